@@ -1,0 +1,1 @@
+"""The simulated controller: configuration, cluster state, placement, handlers, server, CLI."""

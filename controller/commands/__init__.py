@@ -1,0 +1,1 @@
+"""Subcommands of the placement-sim command line."""

@@ -1,0 +1,97 @@
+"""The replica placer plugin API (KIP-660 with KIP-879's ClusterView and broker subsets).
+
+A placer receives a :class:`PlacementSpec` and a :class:`ClusterView` and returns one replica
+list per partition, leader first, or ``None`` to defer to the default placer.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = [
+    "ClusterView",
+    "InvalidReplicationFactorError",
+    "PlacementResult",
+    "PlacementSpec",
+    "ReplicaPlacementError",
+    "ReplicaPlacer",
+    "UsableBroker",
+]
+
+
+@dataclass(frozen=True)
+class UsableBroker:
+    """A broker where a replica can be placed (KIP-660)."""
+
+    id: int
+    rack: str | None
+    fenced: bool
+
+
+@dataclass(frozen=True)
+class PlacementSpec:
+    """What to place: partitions ``start_partition .. start_partition + num_partitions - 1``."""
+
+    start_partition: int
+    num_partitions: int
+    num_replicas: int
+    topic: str | None = None
+    broker_ids: tuple[int, ...] | None = None  # KIP-879 subset; None = all brokers
+    force_simple: bool = False
+
+
+_EMPTY: Mapping[tuple[str, int], tuple[int, ...]] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """The brokers and the current assignments a placer may look at (KIP-879)."""
+
+    brokers: tuple[UsableBroker, ...]
+    assignments: Mapping[tuple[str, int], tuple[int, ...]] = field(default=_EMPTY)
+
+    def usable(self, spec: PlacementSpec) -> tuple[UsableBroker, ...]:
+        """The brokers a placement may use: all of them, or the spec's ``broker_ids`` subset."""
+        if spec.broker_ids is None:
+            return self.brokers
+        wanted = set(spec.broker_ids)
+        return tuple(b for b in self.brokers if b.id in wanted)
+
+
+PlacementResult = Sequence[Sequence[int]] | None
+
+
+class ReplicaPlacer(ABC):
+    """The interface a replica placement plugin implements (``replica.placer.class.name``).
+
+    ``place`` may also be declared ``async def``. It raises :class:`InvalidReplicationFactorError`
+    when the replication factor cannot be met and :class:`ReplicaPlacementError` when no placement
+    can be computed.
+    """
+
+    #: Placers that promise to spread each partition over min(RF, racks) racks set this to True;
+    #: the conformance kit then checks it.
+    rack_aware: bool = False
+
+    def configure(self, configs: Mapping[str, str]) -> None:  # noqa: B027 - optional hook
+        """Receives every server property once, before the first placement."""
+
+    @abstractmethod
+    def place(
+        self, spec: PlacementSpec, cluster: ClusterView
+    ) -> PlacementResult | Awaitable[PlacementResult]:
+        """One replica list per partition, leader first; or None to defer to the default placer."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Releases resources at shutdown."""
+
+
+class InvalidReplicationFactorError(Exception):
+    """The replication factor cannot be met; maps to INVALID_REPLICATION_FACTOR (38)."""
+
+
+class ReplicaPlacementError(Exception):
+    """The placer could not compute a placement; maps to REPLICA_PLACEMENT_FAILED (1001)."""

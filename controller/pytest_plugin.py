@@ -1,0 +1,1 @@
+"""pytest plugin registered under ``pytest11``: fixtures that start placement-sim servers."""

@@ -1,0 +1,1 @@
+"""PySpark jobs that evaluate replica placers at scale."""

@@ -51,7 +51,7 @@ class ClusterView:
     """The brokers and the current assignments a placer may look at (KIP-879)."""
 
     brokers: tuple[UsableBroker, ...]
-    assignments: Mapping[tuple[str, int], tuple[int, ...]] = field(default=_EMPTY)
+    assignments: Mapping[tuple[str, int], tuple[int, ...]] = field(default_factory=lambda: _EMPTY)
 
     def usable(self, spec: PlacementSpec) -> tuple[UsableBroker, ...]:
         """The brokers a placement may use: all of them, or the spec's ``broker_ids`` subset."""

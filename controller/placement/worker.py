@@ -1,0 +1,145 @@
+"""The process that hosts a plugin placer when the server isolates it (``simulator.placer.isolation``).
+
+The parent speaks to it over stdin/stdout with length-prefixed pickles (stdout is moved to a private
+descriptor first, so a plugin that prints cannot corrupt the channel; what it prints goes to stderr).
+
+Messages, parent to worker: ``("load", name, configs, sys_path)`` once, then ``("place", spec, cluster)``.
+Worker to parent: ``("ready", label)``, ``("ok", result)``, ``("none",)``, ``("raised", kind, label, message)``
+where kind is ``"invalid_rf"``, ``"placement"`` or ``"unexpected"``, and ``("bad", message)`` for a
+result that cannot be sent back as replica lists.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import pickle
+import struct
+import sys
+from typing import Any, BinaryIO
+
+_LEN = struct.Struct(">I")
+
+
+def write_message(stream: BinaryIO, message: Any) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_LEN.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def read_message(stream: BinaryIO) -> Any:
+    header = stream.read(_LEN.size)
+    if len(header) < _LEN.size:
+        return None
+    (size,) = _LEN.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        return None
+    return pickle.loads(payload)
+
+
+def _as_lists(result: Any) -> list[list[Any]] | str:
+    """Replica lists as plain lists (their contents are validated by the parent), or what is wrong."""
+    if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
+        return f"returned {type(result).__name__}, not a list of replica lists"
+    out: list[list[Any]] = []
+    for index, replicas in enumerate(result):
+        if isinstance(replicas, (str, bytes)) or not hasattr(replicas, "__iter__"):
+            return f"partition entry {index} is {type(replicas).__name__} {replicas!r:.60}, not a list of broker ids"
+        out.append([r if isinstance(r, int) else _describe(r) for r in replicas])
+    return out
+
+
+class _Opaque(str):
+    """Stands for a replica entry that is not an int; carries its description back to the parent."""
+
+
+def _describe(value: Any) -> _Opaque:
+    return _Opaque(f"{type(value).__name__} {value!r:.40}")
+
+
+def classify_exception(exc: BaseException, label: str) -> tuple[Any, ...]:
+    """The reply for a placer that raised: Kafka's two documented exceptions, or anything else."""
+    from controller.placement.api import InvalidReplicationFactorError, ReplicaPlacementError
+
+    if isinstance(exc, InvalidReplicationFactorError):
+        return ("raised", "invalid_rf", label, str(exc))
+    if isinstance(exc, ReplicaPlacementError):
+        return ("raised", "placement", label, str(exc))
+    return ("raised", "unexpected", label, f"{type(exc).__name__}: {exc}")
+
+
+def classify_result(result: Any) -> tuple[Any, ...]:
+    """The reply for a placer that returned: deferral, replica lists, or what is wrong with them."""
+    if result is None:
+        return ("none",)
+    try:
+        lists = _as_lists(result)
+    except BaseException as exc:  # noqa: BLE001 - iterating a hostile result
+        return ("bad", f"iterating the result raised {type(exc).__name__}: {exc}")
+    if isinstance(lists, str):
+        return ("bad", lists)
+    return ("ok", [[str(r) if isinstance(r, _Opaque) else r for r in rs] for rs in lists])
+
+
+def _call(placer: Any, spec: Any, cluster: Any) -> tuple[Any, ...]:
+    from controller.placement.loader import placer_label
+
+    label = placer_label(placer)
+    try:
+        result = placer.place(spec, cluster)
+        if inspect.isawaitable(result):
+            import asyncio
+
+            async def _await() -> Any:
+                return await result
+
+            result = asyncio.run(_await())
+    except BaseException as exc:  # noqa: BLE001 - a plugin's failure is reported, never fatal
+        return classify_exception(exc, label)
+    return classify_result(result)
+
+
+def main() -> int:
+    channel_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    channel_in = sys.stdin.buffer
+    first = read_message(channel_in)
+    if not first or first[0] != "load":
+        return 2
+    _, name, configs, sys_path = first
+    for entry in reversed(sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    from controller.placement.loader import load_placer, placer_label
+
+    try:
+        placer = load_placer(name, configs)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops startup
+        write_message(channel_out, ("raised", "load", name, str(exc)))
+        return 1
+    write_message(channel_out, ("ready", placer_label(placer)))
+    while True:
+        message = read_message(channel_in)
+        if message is None or message[0] == "close":
+            break
+        _, spec, cluster = message
+        reply = _call(placer, spec, cluster)
+        try:
+            write_message(channel_out, reply)
+        except Exception as exc:  # noqa: BLE001 - e.g. a result that does not pickle
+            write_message(
+                channel_out, ("bad", f"the result cannot be sent back: {type(exc).__name__}: {exc}")
+            )
+    close = getattr(placer, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:  # noqa: BLE001
+            print(f"placer close() failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 # Each module defines ``register(subparsers)``, adding its subcommand(s) with a ``func(args) -> int``.
 COMMAND_MODULES = [
+    "serve",
 ]
 
 
@@ -18,7 +19,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="placement-sim",
         description="A Kafka-wire-compatible controller simulator for replica placement.",
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-v info, -vv debug)")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-v info, -vv debug)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(f"controller.commands.{name}").register(subparsers)

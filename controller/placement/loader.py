@@ -117,7 +117,9 @@ def resolve_placer_class(name: str) -> type:
         if not path.is_file():
             raise PlacerLoadError(f"placer file {path} does not exist")
         module = _import_file(path)
-        cls = _from_module(module.__name__, attr or None, name) if attr else _only_placer_in(module, str(path))
+        cls = (
+            _from_module(module.__name__, attr or None, name) if attr else _only_placer_in(module, str(path))
+        )
         return _check_class(cls, name)
     if ":" in name:
         module_name, _, attr = name.partition(":")
@@ -146,7 +148,9 @@ def load_placer(name: str, configs: Mapping[str, str] | None = None) -> ReplicaP
     try:
         placer = cls()
     except Exception as exc:
-        raise PlacerLoadError(f"placer {name!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
+        raise PlacerLoadError(
+            f"placer {name!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}"
+        ) from exc
     configure = getattr(placer, "configure", None)
     if callable(configure):
         try:

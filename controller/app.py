@@ -1,0 +1,60 @@
+"""The controller's state shared by all connections: configuration, cluster, placer, handlers, codecs."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from controller.cluster import Cluster
+from controller.config import ServerConfig
+from controller.handlers import Handler, load_handlers
+from controller.placements import PlacementService
+from protocol import Schemas, load_schemas
+
+log = logging.getLogger(__name__)
+
+
+class Controller:
+    """Everything a request handler may touch. Built by :meth:`start`, released by :meth:`close`."""
+
+    def __init__(
+        self, config: ServerConfig, schemas: Schemas, cluster: Cluster, placements: PlacementService
+    ) -> None:
+        self.config = config
+        self.schemas = schemas
+        self.cluster = cluster
+        self.placements = placements
+        self.handlers: dict[int, Handler] = load_handlers()
+        self.stats: Counter[str] = Counter()
+        # The broker listeners, filled in by the server once bound: broker id -> (host, port).
+        self.endpoints: dict[int, tuple[str, int]] = {}
+        self._api_versions = self._build_api_versions()
+
+    @classmethod
+    async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
+        schemas = schemas or load_schemas()
+        cluster = Cluster(config.brokers, seed=config.seed)
+        placements = await PlacementService.start(config, cluster)
+        return cls(config, schemas, cluster, placements)
+
+    async def close(self) -> None:
+        await self.placements.close()
+
+    def _build_api_versions(self) -> dict[str, Any]:
+        keys = []
+        for api_key in sorted(self.handlers):
+            handler = self.handlers[api_key]
+            low, high = self.schemas.request(api_key).valid_versions
+            if not (low <= handler.min_version <= handler.max_version <= high):
+                raise RuntimeError(
+                    f"handler for apiKey {api_key} answers {handler.min_version}-{handler.max_version}, "
+                    f"outside the spec's {low}-{high}"
+                )
+            keys.append(
+                {"ApiKey": api_key, "MinVersion": handler.min_version, "MaxVersion": handler.max_version}
+            )
+        return {"ErrorCode": 0, "ApiKeys": keys, "ThrottleTimeMs": 0}
+
+    def api_versions_response(self) -> dict[str, Any]:
+        return self._api_versions

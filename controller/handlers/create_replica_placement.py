@@ -1,0 +1,45 @@
+"""CreateReplicaPlacement (68, KIP-879): a placement computed by the configured placer, not applied."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from protocol.errors import error_by_name
+
+from controller.handlers import RequestContext
+from controller.placements import PlacementFailure, PlacementRequest
+
+log = logging.getLogger(__name__)
+
+API_KEY = 68
+VERSIONS = (0, 0)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    placement = PlacementRequest(
+        num_partitions=request["NumPartitions"],
+        replication_factor=request["ReplicationFactor"],
+        node_ids=tuple(request["NodeId"]),
+        force_simple=request["ForceSimplePlacement"],
+        topic=request.get("TopicName"),
+        start_partition=request.get("StartPartition", 0),
+        timeout_ms=request["timeoutMs"],
+    )
+    try:
+        replicas = await ctx.controller.placements.place(placement)
+    except PlacementFailure as failure:
+        log.info("placement for %s failed: %s %s", ctx.peer, failure.error, failure.message)
+        return {
+            "ThrottleTimeMs": 0,
+            "ErrorCode": error_by_name(failure.error).code,
+            "ErrorMessage": failure.message,
+            "ReplicaPlacement": [],
+        }
+    start = placement.start_partition
+    return {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "ReplicaPlacement": [{"PartitionId": start + i, "Replicas": rs} for i, rs in enumerate(replicas)],
+    }

@@ -1,0 +1,208 @@
+"""The asyncio TCP server: listeners and the per-connection request loop.
+
+Connection rules (as Kafka): a frame size <= 0 or above ``socket.request.max.bytes`` closes the
+connection before the body is read; an unknown apiKey, an unsupported version (except ApiVersions,
+answered in v0 with UNSUPPORTED_VERSION) or a body that does not decode closes the connection; so does
+``connections.max.idle.ms`` without a complete request. Every close is logged with the peer and the
+reason and counted in :attr:`Server.stats`. Requests on one connection are answered one at a time in
+order (pipelined requests queue in the socket), connections are served concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from typing import Any
+
+from protocol.framing import (
+    FrameError,
+    encode_response,
+    parse_request_header,
+    read_frame,
+    response_header_version,
+)
+
+from controller.app import Controller
+from controller.config import ServerConfig
+from controller.handlers import RequestContext
+from controller.handlers.api_versions import API_KEY as API_VERSIONS
+from controller.handlers.api_versions import unsupported_version_response
+from protocol import DecodeError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Server"]
+
+_WRITE_HIGH_WATER = 1 << 20
+
+
+class _Close(Exception):
+    """Ends a connection; the message is the reason that is logged and counted."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Server:
+    """Serves one controller on the configured listener (and on one listener per broker, when enabled)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.controller: Controller | None = None
+        self._servers: list[asyncio.base_events.Server] = []
+        self._connections: set[asyncio.Task[Any]] = set()
+        self.address: tuple[str, int] | None = None
+
+    @property
+    def stats(self) -> Counter[str]:
+        assert self.controller is not None
+        return self.controller.stats
+
+    @property
+    def bootstrap(self) -> str:
+        assert self.address is not None
+        host, port = self.address
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    async def start(self) -> None:
+        """Loads the placer and binds the listener; raises on configuration or plugin errors."""
+        self.controller = await Controller.start(self.config)
+        listener = self.config.listener
+        try:
+            server = await asyncio.start_server(self._on_connection, listener.host, listener.port)
+        except OSError:
+            await self.controller.close()
+            raise
+        self._servers.append(server)
+        sockname = server.sockets[0].getsockname()
+        self.address = (sockname[0], sockname[1])
+        log.info("listening on %s with placer %s", self.bootstrap, self.controller.placements.placer_label)
+
+    async def serve_forever(self) -> None:
+        await asyncio.gather(*(s.serve_forever() for s in self._servers))
+
+    async def stop(self) -> None:
+        for server in self._servers:
+            server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+        self._servers.clear()
+        if self.controller is not None:
+            await self.controller.close()
+
+    async def __aenter__(self) -> Server:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await self._serve_connection(reader, writer, None)
+        finally:
+            self._connections.discard(task)
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None
+    ) -> None:
+        controller = self.controller
+        assert controller is not None
+        peername = writer.get_extra_info("peername")
+        peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
+        stats = controller.stats
+        stats["connections"] += 1
+        idle = controller.config.idle_ms / 1000
+        max_bytes = controller.config.max_request_bytes
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(idle):
+                        frame = await read_frame(reader, max_bytes)
+                except TimeoutError:
+                    raise _Close(
+                        "idle",
+                        f"no complete request within connections.max.idle.ms={controller.config.idle_ms}",
+                    ) from None
+                except FrameError as exc:
+                    raise _Close("bad frame size", str(exc)) from None
+                except asyncio.IncompleteReadError:
+                    raise _Close("disconnected mid-request") from None
+                if frame is None:
+                    stats["closed:client"] += 1
+                    log.debug("%s closed the connection", peer)
+                    return
+                response = await self._answer(controller, frame, peer, broker)
+                writer.write(response)
+                if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+                    await writer.drain()
+        except _Close as close:
+            stats[f"closed:{close.reason}"] += 1
+            log.warning(
+                "closing connection from %s: %s%s",
+                peer,
+                close.reason,
+                f" ({close.detail})" if close.detail else "",
+            )
+        except (ConnectionError, OSError) as exc:
+            stats["closed:connection error"] += 1
+            log.warning("closing connection from %s: connection error (%s)", peer, exc)
+        except asyncio.CancelledError:
+            stats["closed:shutdown"] += 1
+            raise
+        except Exception:
+            stats["closed:internal error"] += 1
+            log.exception("closing connection from %s: internal error", peer)
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _answer(self, controller: Controller, frame: bytes, peer: str, broker: int | None) -> bytes:
+        """The response frame for one request frame, or _Close."""
+        schemas = controller.schemas
+        try:
+            header, offset = parse_request_header(frame, schemas)
+        except DecodeError as exc:
+            raise _Close("malformed request header", str(exc)) from None
+        api_key, version = header.api_key, header.api_version
+        handler = controller.handlers.get(api_key)
+        if handler is None:
+            raise _Close("unknown apiKey", f"apiKey {api_key}")
+        if not handler.supports(version):
+            if api_key != API_VERSIONS:
+                raise _Close("unsupported version", f"apiKey {api_key} version {version}")
+            controller.stats["requests:18:unsupported"] += 1
+            body = schemas.response(API_VERSIONS).encode(unsupported_version_response(controller), 0)
+            return encode_response(header.correlation_id, 0, body)
+        try:
+            request = schemas.request(api_key).decode(frame[offset:], version)
+        except DecodeError as exc:
+            raise _Close("malformed request body", str(exc)) from None
+        log.debug(
+            "%s: apiKey %d v%d correlation %d from %s",
+            peer,
+            api_key,
+            version,
+            header.correlation_id,
+            header.client_id,
+        )
+        controller.stats[f"requests:{api_key}"] += 1
+        ctx = RequestContext(controller, header, peer, broker)
+        response = await handler.handle(ctx, request, version)
+        body = schemas.response(api_key).encode(response, version)
+        return encode_response(
+            header.correlation_id, response_header_version(schemas, api_key, version), body
+        )

@@ -1,0 +1,306 @@
+"""An asyncio Kafka protocol client: version negotiation, pipelining, timeouts, clear errors.
+
+>>> client = await KafkaClient.connect("127.0.0.1:9092")
+>>> await client.send("MetadataRequest", {"Topics": None})
+>>> await client.create_replica_placement(12, 3)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import error_by_code
+from protocol.framing import encode_request, parse_response_header, response_header_version
+
+from protocol import DecodeError, Schemas, load_schemas
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ClientError",
+    "ConnectionClosedError",
+    "ConnectError",
+    "ErrorResponse",
+    "KafkaClient",
+    "RequestTimedOutError",
+    "UnsupportedVersionError",
+    "parse_bootstrap",
+]
+
+API_VERSIONS = 18
+CREATE_REPLICA_PLACEMENT = 68
+_SIZE = struct.Struct(">i")
+
+
+class ClientError(Exception):
+    """Base class of the client's errors."""
+
+
+class ConnectError(ClientError):
+    """The connection could not be made (refused, unreachable, timed out)."""
+
+
+class ConnectionClosedError(ClientError):
+    """The server closed the connection before answering."""
+
+
+class RequestTimedOutError(ClientError):
+    """No answer within the request timeout."""
+
+
+class UnsupportedVersionError(ClientError):
+    """The server answers no version of this API that the client knows."""
+
+
+class ErrorResponse(ClientError):
+    """The server answered with an error code."""
+
+    def __init__(self, code: int, message: str | None) -> None:
+        self.code = code
+        self.name = error_by_code(code).name
+        self.message = message
+        super().__init__(f"{self.name} ({code}): {message}" if message else f"{self.name} ({code})")
+
+
+def parse_bootstrap(bootstrap: str) -> tuple[str, int]:
+    """``host:port`` or ``[v6]:port`` (the first of a comma-separated list)."""
+    first = bootstrap.split(",")[0].strip()
+    host, sep, port = first.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"bootstrap address {bootstrap!r} is not HOST:PORT")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+@dataclass
+class _Pending:
+    future: asyncio.Future[tuple[bytes, int]]
+    header_version: int
+
+
+class KafkaClient:
+    """One connection to a Kafka-protocol server. Use :meth:`connect`; close with :meth:`close`."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        schemas: Schemas,
+        client_id: str | None,
+        request_timeout: float,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.schemas = schemas
+        self.client_id = client_id
+        self.request_timeout = request_timeout
+        self._correlation = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._closed: BaseException | None = None
+        self._reader_task = asyncio.ensure_future(self._read_responses())
+        #: The server's ranges by apiKey, after negotiation.
+        self.api_versions: dict[int, tuple[int, int]] = {}
+
+    @classmethod
+    async def connect(
+        cls,
+        bootstrap: str,
+        *,
+        client_id: str | None = "placement-sim-client",
+        connect_timeout: float = 10.0,
+        request_timeout: float = 30.0,
+        schemas: Schemas | None = None,
+        negotiate: bool = True,
+    ) -> KafkaClient:
+        host, port = parse_bootstrap(bootstrap)
+        try:
+            async with asyncio.timeout(connect_timeout):
+                reader, writer = await asyncio.open_connection(host, port)
+        except TimeoutError:
+            raise ConnectError(f"connecting to {host}:{port} timed out after {connect_timeout:g}s") from None
+        except ConnectionRefusedError:
+            raise ConnectError(f"connection to {host}:{port} refused: is the server running?") from None
+        except OSError as exc:
+            raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+        client = cls(reader, writer, schemas or load_schemas(), client_id, request_timeout)
+        if negotiate:
+            try:
+                await client.negotiate()
+            except BaseException:
+                await client.close()
+                raise
+        return client
+
+    async def __aenter__(self) -> KafkaClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def negotiate(self) -> dict[int, tuple[int, int]]:
+        """ApiVersions at the newest version we know; on UNSUPPORTED_VERSION, again at the server's newest."""
+        ours = self.schemas.request(API_VERSIONS).valid_versions[1]
+        response = await self._api_versions(ours)
+        if response["ErrorCode"] == 35:
+            theirs = {k["ApiKey"]: k["MaxVersion"] for k in response["ApiKeys"]}.get(API_VERSIONS, 0)
+            response = await self._api_versions(min(ours, theirs))
+        if response["ErrorCode"] != 0:
+            raise ErrorResponse(response["ErrorCode"], "ApiVersions failed")
+        self.api_versions = {k["ApiKey"]: (k["MinVersion"], k["MaxVersion"]) for k in response["ApiKeys"]}
+        return self.api_versions
+
+    async def _api_versions(self, version: int) -> dict[str, Any]:
+        data = (
+            {"ClientSoftwareName": "placement-sim", "ClientSoftwareVersion": "0.1.0"} if version >= 3 else {}
+        )
+        body = await self._roundtrip(API_VERSIONS, version, data)
+        message = self.schemas.response(API_VERSIONS)
+        # A server that does not know our version answers in v0 (Kafka's rule): the error code comes first.
+        if len(body) >= 2 and struct.unpack_from(">h", body)[0] == 35:
+            return message.decode(body, 0)
+        return message.decode(body, version)
+
+    def choose_version(self, api_key: int) -> int:
+        low, high = self.schemas.request(api_key).valid_versions
+        if not self.api_versions:
+            return high
+        if api_key not in self.api_versions:
+            raise UnsupportedVersionError(f"the server does not answer apiKey {api_key}")
+        server_low, server_high = self.api_versions[api_key]
+        best = min(high, server_high)
+        if best < max(low, server_low):
+            raise UnsupportedVersionError(
+                f"apiKey {api_key}: the server answers {server_low}-{server_high}, the client knows {low}-{high}"
+            )
+        return best
+
+    async def send(
+        self,
+        name_or_key: str | int,
+        data: dict[str, Any],
+        version: int | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Sends any request (by message name or apiKey) and returns the decoded response."""
+        message = (
+            self.schemas.request(name_or_key)
+            if isinstance(name_or_key, int)
+            else self.schemas.message(name_or_key)
+        )
+        if message.api_key is None or message.type != "request":
+            raise ValueError(f"{name_or_key!r} is not a request message")
+        api_key = message.api_key
+        if version is None:
+            version = self.choose_version(api_key)
+        body = await self._roundtrip(api_key, version, data, timeout)
+        try:
+            return self.schemas.response(api_key).decode(body, version)
+        except DecodeError as exc:
+            raise ClientError(f"cannot decode the response: {exc}") from exc
+
+    async def send_many(
+        self, requests: Iterable[tuple[str | int, dict[str, Any]]], timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Pipelines several requests on this connection and returns the responses in order."""
+        return list(
+            await asyncio.gather(*(self.send(name, data, timeout=timeout) for name, data in requests))
+        )
+
+    async def _roundtrip(
+        self, api_key: int, version: int, data: dict[str, Any], timeout: float | None = None
+    ) -> bytes:
+        if self._closed is not None:
+            raise ConnectionClosedError(f"connection is closed: {self._closed}")
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        body = self.schemas.request(api_key).encode(data, version)
+        frame = encode_request(self.schemas, api_key, version, correlation_id, self.client_id, body)
+        future: asyncio.Future[tuple[bytes, int]] = asyncio.get_running_loop().create_future()
+        self._pending[correlation_id] = _Pending(
+            future, response_header_version(self.schemas, api_key, version)
+        )
+        self._writer.write(frame)
+        limit = self.request_timeout if timeout is None else timeout
+        try:
+            async with asyncio.timeout(limit):
+                await self._writer.drain()
+                payload, offset = await future
+        except TimeoutError:
+            raise RequestTimedOutError(
+                f"apiKey {api_key} v{version}: no response within {limit:g}s"
+            ) from None
+        except ConnectionError as exc:
+            raise ConnectionClosedError(f"connection lost: {exc}") from None
+        finally:
+            self._pending.pop(correlation_id, None)
+        return payload[offset:]
+
+    async def _read_responses(self) -> None:
+        reason: BaseException
+        try:
+            while True:
+                size = _SIZE.unpack(await self._reader.readexactly(4))[0]
+                if size < 4:
+                    raise ClientError(f"server sent a frame of size {size}")
+                frame = await self._reader.readexactly(size)
+                correlation_id = _SIZE.unpack_from(frame)[0]
+                pending = self._pending.get(correlation_id)
+                if pending is None:
+                    log.warning("response with unknown correlation id %d dropped", correlation_id)
+                    continue
+                _, offset = parse_response_header(frame, pending.header_version)
+                if not pending.future.done():
+                    pending.future.set_result((frame, offset))
+        except asyncio.IncompleteReadError:
+            reason = ConnectionClosedError("the server closed the connection")
+        except (ConnectionError, OSError) as exc:
+            reason = ConnectionClosedError(f"connection lost: {exc}")
+        except asyncio.CancelledError:
+            reason = ConnectionClosedError("the client was closed")
+        except Exception as exc:  # noqa: BLE001 - any read failure ends the connection for all waiters
+            reason = ConnectionClosedError(f"bad response stream: {exc}")
+        self._closed = reason
+        for pending in self._pending.values():
+            if not pending.future.done():
+                pending.future.set_exception(reason)
+
+    async def close(self) -> None:
+        self._reader_task.cancel()
+        with contextlib.suppress(BaseException):
+            await self._reader_task
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
+
+    async def create_replica_placement(
+        self,
+        num_partitions: int,
+        replication_factor: int,
+        node_ids: Iterable[int] = (),
+        force_simple: bool = False,
+        topic: str | None = None,
+        start_partition: int = 0,
+        timeout_ms: int = 60000,
+    ) -> list[list[int]]:
+        """CreateReplicaPlacement (apiKey 68): the replica lists, leader first, or ErrorResponse."""
+        response = await self.send(
+            CREATE_REPLICA_PLACEMENT,
+            {
+                "NumPartitions": num_partitions,
+                "ReplicationFactor": replication_factor,
+                "ForceSimplePlacement": force_simple,
+                "NodeId": list(node_ids),
+                "timeoutMs": timeout_ms,
+                "TopicName": topic,
+                "StartPartition": start_partition,
+            },
+            timeout=max(self.request_timeout, timeout_ms / 1000 + 5),
+        )
+        if response["ErrorCode"] != 0:
+            raise ErrorResponse(response["ErrorCode"], response.get("ErrorMessage"))
+        return [list(p["Replicas"]) for p in response["ReplicaPlacement"]]

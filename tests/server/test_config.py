@@ -1,0 +1,74 @@
+"""server.properties parsing and validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.config import ConfigError, ServerConfig, parse_properties
+from controller.defaults import DEFAULT_BROKERS
+from controller.placement import UsableBroker
+
+
+def test_no_configuration_is_the_embedded_default():
+    config = ServerConfig.from_properties({})
+    assert config.brokers == DEFAULT_BROKERS
+    assert len({b.rack for b in config.brokers}) == 3 and len(config.brokers) == 6
+    assert (config.listener.host, config.listener.port) == ("127.0.0.1", 9092)
+    assert config.placer == "striped"
+    assert config.seed is None
+
+
+def test_java_properties_syntax():
+    text = "# comment\n! also a comment\n  a.b = 1 \nc: two words\nd three\nlong=x\\\n   y\nempty=\n"
+    assert parse_properties(text) == {"a.b": "1", "c": "two words", "d": "three", "long": "xy", "empty": ""}
+
+
+def test_brokers_racks_and_fencing():
+    config = ServerConfig.from_properties(
+        {"simulator.brokers": "1:/dc1/r1, 2:/dc1/r2,3", "simulator.brokers.fenced": "3", "simulator.seed": "9"}
+    )
+    assert config.brokers == (
+        UsableBroker(1, "/dc1/r1", False),
+        UsableBroker(2, "/dc1/r2", False),
+        UsableBroker(3, None, True),
+    )
+    assert config.placer_properties()["simulator.seed"] == "9"
+
+
+def test_kafka_listener_syntax():
+    assert str(ServerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0"}).listener) == "127.0.0.1:0"
+    assert ServerConfig.from_properties({"listeners": "[::1]:19092"}).listener.host == "::1"
+
+
+def test_unknown_keys_are_passed_to_the_placer():
+    config = ServerConfig.from_properties({"my.placer.weight": "3"})
+    assert config.placer_properties()["my.placer.weight"] == "3"
+
+
+@pytest.mark.parametrize(
+    ("props", "key"),
+    [
+        ({"simulator.seed": "abc"}, "simulator.seed"),
+        ({"num.partitions": "0"}, "num.partitions"),
+        ({"default.replication.factor": "-1"}, "default.replication.factor"),
+        ({"simulator.brokers": "1,1"}, "simulator.brokers"),
+        ({"simulator.brokers": "1:"}, "simulator.brokers"),
+        ({"simulator.brokers": "1,,2"}, "simulator.brokers"),
+        ({"simulator.brokers.fenced": "a"}, "simulator.brokers.fenced"),
+        ({"listeners": "127.0.0.1:99999"}, "listeners"),
+        ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
+        ({"connections.max.idle.ms": "0"}, "connections.max.idle.ms"),
+    ],
+)
+def test_malformed_values_name_the_key(props, key):
+    with pytest.raises(ConfigError) as info:
+        ServerConfig.from_properties(props)
+    assert info.value.key == key
+    assert str(info.value).startswith(key)
+
+
+def test_unparseable_line_names_the_file_and_line(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text("ok=1\n=broken\n")
+    with pytest.raises(ConfigError, match=r"server.properties:2"):
+        ServerConfig.load(path)

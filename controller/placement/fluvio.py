@@ -128,6 +128,16 @@ class FluvioReplicaPlacer(ReplicaPlacer):
         if IGNORE_RACK_KEY in configs:
             self._ignore_rack = _parse_bool(IGNORE_RACK_KEY, configs[IGNORE_RACK_KEY])
 
+    def _rack_mode(self, usable: Sequence[UsableBroker]) -> bool:
+        return not self._ignore_rack and any(b.rack is not None for b in usable)
+
+    def unmet_precondition(self, spec: PlacementSpec, cluster: ClusterView) -> str | None:
+        """Why this call is refused with ReplicaPlacementError, or None (see the conformance kit)."""
+        if spec.num_partitions <= 0:
+            return "partition must be greater than 0"
+        usable = cluster.usable(spec)
+        return _missing_racks(usable) if self._rack_mode(usable) else None
+
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         rf = spec.num_replicas
         if spec.num_partitions <= 0:
@@ -138,9 +148,11 @@ class FluvioReplicaPlacer(ReplicaPlacer):
         online = [b for b in usable if not b.fenced]
         if len(online) < rf:
             raise InvalidReplicationFactorError(f"need {rf - len(online)} more SPU")
-        rack_mode = not self._ignore_rack and any(b.rack is not None for b in usable)
+        rack_mode = self._rack_mode(usable)
         if rack_mode:
-            _require_racks(usable)
+            problem = _missing_racks(usable)
+            if problem is not None:
+                raise ReplicaPlacementError(problem)
         with self._lock:
             start = self._next_index
             if rack_mode:
@@ -162,11 +174,12 @@ class FluvioReplicaPlacer(ReplicaPlacer):
         return result
 
 
-def _require_racks(brokers: Sequence[UsableBroker]) -> None:
+def _missing_racks(brokers: Sequence[UsableBroker]) -> str | None:
     missing = sorted(b.id for b in brokers if b.rack is None)
-    if missing:
-        ids = ", ".join(str(i) for i in missing)
-        raise ReplicaPlacementError(
-            f"rack-aware assignment needs a rack on every SPU; SPU(s) without a rack: {ids} "
-            f"(set {IGNORE_RACK_KEY}=true to ignore racks)"
-        )
+    if not missing:
+        return None
+    ids = ", ".join(str(i) for i in missing)
+    return (
+        f"rack-aware assignment needs a rack on every SPU; SPU(s) without a rack: {ids} "
+        f"(set {IGNORE_RACK_KEY}=true to ignore racks)"
+    )

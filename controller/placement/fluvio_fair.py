@@ -69,6 +69,10 @@ class FluvioFairReplicaPlacer(ReplicaPlacer):
 
     rack_aware = False
 
+    def unmet_precondition(self, spec: PlacementSpec, cluster: ClusterView) -> str | None:
+        """Why this call is refused with ReplicaPlacementError, or None (see the conformance kit)."""
+        return "partition must be greater than 0" if spec.num_partitions <= 0 else None
+
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         rf = spec.num_replicas
         if spec.num_partitions <= 0:

@@ -262,15 +262,16 @@ class _PartitionPlacer:
             node = node.parent
 
 
-def _check_racks(brokers: Sequence[UsableBroker]) -> None:
+def _rack_problem(brokers: Sequence[UsableBroker]) -> str | None:
     bad = [b for b in brokers if b.rack is None or not b.rack.startswith(ROOT)]
-    if bad:
-        shown = ", ".join(f"broker {b.id} has {b.rack!r}" for b in bad[:5])
-        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-        raise ReplicaPlacementError(
-            f"Multi-level rack awareness needs every rack id to be a path starting with '/' "
-            f"(like /dc1/rack2): {shown}{more}."
-        )
+    if not bad:
+        return None
+    shown = ", ".join(f"broker {b.id} has {b.rack!r}" for b in bad[:5])
+    more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    return (
+        f"Multi-level rack awareness needs every rack id to be a path starting with '/' "
+        f"(like /dc1/rack2): {shown}{more}."
+    )
 
 
 class MultiLevelReplicaPlacer(ReplicaPlacer):
@@ -292,6 +293,10 @@ class MultiLevelReplicaPlacer(ReplicaPlacer):
         if not self._random_given:
             self._random = random_from_configs(configs)
 
+    def unmet_precondition(self, spec: PlacementSpec, cluster: ClusterView) -> str | None:
+        """Why this call is refused with ReplicaPlacementError, or None (see the conformance kit)."""
+        return _rack_problem(cluster.usable(spec))
+
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         rf = spec.num_replicas
         usable = cluster.usable(spec)
@@ -306,7 +311,9 @@ class MultiLevelReplicaPlacer(ReplicaPlacer):
                 f"The target replication factor of {rf} cannot be reached because only {len(usable)} "
                 "broker(s) are registered."
             )
-        _check_racks(usable)
+        problem = _rack_problem(usable)
+        if problem is not None:
+            raise ReplicaPlacementError(problem)
         if spec.num_partitions <= 0:
             return []
         root = _build_tree(usable)

@@ -1,0 +1,248 @@
+"""The per-placer aggregates of a sweep, declared once and computed by Spark SQL or by pandas.
+
+The Spark job runs them as Spark SQL over the Parquet tables; the single-process path runs the same
+declarations with pandas, so a sweep without Spark gets the same report. Every figure aggregates
+columns the metrics library computed (``PlacementMetrics.summary()`` and its rack failures).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AGGREGATES", "Aggregate", "Measure", "pandas_aggregates", "spark_aggregates"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Output column ``name`` = ``func`` over input column ``source`` (``count`` counts rows)."""
+
+    name: str
+    func: str  # count, count_distinct, sum, mean, max
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``measures`` of ``table`` grouped by ``by``, ordered by ``by``."""
+
+    name: str
+    title: str
+    table: str
+    by: tuple[str, ...]
+    measures: tuple[Measure, ...]
+
+
+def _m(name: str, func: str, source: str = "") -> Measure:
+    return Measure(name, func, source)
+
+
+AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate(
+        "by_placer",
+        "Per placer: balance, rack spread, failure impact and failed requests over all scenarios",
+        "metrics",
+        ("placer",),
+        (
+            _m("runs", "count"),
+            _m("leaders_skew_mean", "mean", "leaders_skew"),
+            _m("leaders_skew_worst", "max", "leaders_skew"),
+            _m("replicas_skew_mean", "mean", "replicas_skew"),
+            _m("replicas_skew_worst", "max", "replicas_skew"),
+            _m("leaders_within_10pct_mean", "mean", "leaders_within_10pct"),
+            _m("replicas_within_10pct_mean", "mean", "replicas_within_10pct"),
+            _m("balance_bound_share", "mean", "within_balance_bound"),
+            _m("rack_violations_total", "sum", "rack_violations"),
+            _m("runs_with_rack_violations_share", "mean", "has_rack_violations"),
+            _m("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
+            _m("rack_failure_leader_growth_worst", "max", "rack_failure_leader_growth"),
+            _m("rack_failure_offline_partitions_worst", "max", "rack_failure_max_offline_partitions"),
+            _m("failed_requests", "sum", "failures"),
+            _m("placer_ms_mean", "mean", "placer_ms"),
+        ),
+    ),
+    Aggregate(
+        "by_placer_family",
+        "Per placer and cluster family",
+        "metrics",
+        ("family", "placer"),
+        (
+            _m("runs", "count"),
+            _m("leaders_skew_mean", "mean", "leaders_skew"),
+            _m("leaders_skew_worst", "max", "leaders_skew"),
+            _m("replicas_skew_mean", "mean", "replicas_skew"),
+            _m("balance_bound_share", "mean", "within_balance_bound"),
+            _m("rack_violations_total", "sum", "rack_violations"),
+            _m("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
+            _m("failed_requests", "sum", "failures"),
+        ),
+    ),
+    Aggregate(
+        "failure_impact",
+        "Failure impact per placer: losing one rack, or one data centre (top level of multi-level racks)",
+        "rack_losses",
+        ("scope", "placer"),
+        (
+            _m("losses", "count"),
+            _m("offline_partitions_mean", "mean", "offline_partitions"),
+            _m("offline_partitions_worst", "max", "offline_partitions"),
+            _m("moved_leaders_mean", "mean", "moved_leaders"),
+            _m("max_leaders_mean", "mean", "max_leaders"),
+            _m("max_leaders_worst", "max", "max_leaders"),
+            _m("leader_growth_mean", "mean", "leader_growth"),
+            _m("leader_growth_worst", "max", "leader_growth"),
+        ),
+    ),
+    Aggregate(
+        "failures_by_error",
+        "Failed placement requests per placer and error code",
+        "failures",
+        ("placer", "error"),
+        (
+            _m("requests", "count"),
+            _m("runs", "count_distinct", "scenario"),
+        ),
+    ),
+)
+
+#: Columns computed per row before aggregating: (table, name, Spark expression, pandas function).
+#: ``within_balance_bound``: every broker within +-10% of the mean for both replicas and leaders.
+#: ``leader_growth``: a rack loss's most leaders on a surviving broker over the most before (the
+#: library's ``rack_failure_leader_growth``, for one rack instead of the worst).
+
+
+def _spark_derived() -> list[tuple[str, str, Callable[[], Column]]]:
+    from pyspark.sql import functions as F
+
+    return [
+        (
+            "metrics",
+            "within_balance_bound",
+            lambda: ((F.col("leaders_within_10pct") >= 1.0) & (F.col("replicas_within_10pct") >= 1.0)).cast(
+                "double"
+            ),
+        ),
+        ("metrics", "has_rack_violations", lambda: (F.col("rack_violations") > 0).cast("double")),
+        ("metrics", "placer_ms", lambda: F.col("placer_seconds") * 1000.0),
+        (
+            "rack_losses",
+            "leader_growth",
+            lambda: F.when(F.col("leaders_max") > 0, F.col("max_leaders") / F.col("leaders_max")).otherwise(
+                0.0
+            ),
+        ),
+    ]
+
+
+_PANDAS_DERIVED: list[tuple[str, str, Callable[[pd.DataFrame], pd.Series]]] = [
+    (
+        "metrics",
+        "within_balance_bound",
+        lambda d: ((d["leaders_within_10pct"] >= 1.0) & (d["replicas_within_10pct"] >= 1.0)).astype(
+            "float64"
+        ),
+    ),
+    ("metrics", "has_rack_violations", lambda d: (d["rack_violations"] > 0).astype("float64")),
+    ("metrics", "placer_ms", lambda d: d["placer_seconds"] * 1000.0),
+    (
+        "rack_losses",
+        "leader_growth",
+        lambda d: (
+            (d["max_leaders"] / d["leaders_max"].where(d["leaders_max"] > 0)).fillna(0.0).astype("float64")
+        ),
+    ),
+]
+
+#: Columns that depend on wall-clock time (differ between two runs of the same sweep).
+TIMING_MEASURES: tuple[str, ...] = ("placer_ms_mean",)
+
+_SQL_FUNCS = {
+    "count": "COUNT(*)",
+    "count_distinct": "COUNT(DISTINCT {})",
+    "sum": "SUM({})",
+    "mean": "AVG({})",
+    "max": "MAX({})",
+}
+
+
+def _quote(name: str) -> str:
+    return f"`{name}`"
+
+
+def aggregate_sql(agg: Aggregate, view: str) -> str:
+    """The Spark SQL text of one aggregate over a temporary view of its table."""
+    by = ", ".join(_quote(c) for c in agg.by)
+    measures = ", ".join(
+        f"{_SQL_FUNCS[m.func].format(_quote(m.source))} AS {_quote(m.name)}" for m in agg.measures
+    )
+    return f"SELECT {by}, {measures} FROM {view} GROUP BY {by} ORDER BY {by}"
+
+
+def spark_aggregates(spark: SparkSession, tables: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
+    """Every aggregate whose table is present, as Spark SQL over temporary views."""
+    frames = dict(tables)
+    for table, name, expr in _spark_derived():
+        if table in frames:
+            frames[table] = frames[table].withColumn(name, expr())
+    result: dict[str, DataFrame] = {}
+    for agg in AGGREGATES:
+        if agg.table not in frames:
+            continue
+        view = f"sweep_{agg.table}"
+        frames[agg.table].createOrReplaceTempView(view)
+        result[agg.name] = spark.sql(aggregate_sql(agg, view))
+    return result
+
+
+def _measure_dtype(m: Measure, frame: pd.DataFrame) -> str:
+    """Spark's result types: COUNT and SUM of integers are 64-bit, MAX keeps its type, AVG is a double."""
+    if m.func in ("count", "count_distinct"):
+        return "int64"
+    if m.func == "max":
+        return str(frame[m.source].dtype)
+    if m.func == "sum" and pd.api.types.is_integer_dtype(frame[m.source]):
+        return "int64"
+    return "float64"
+
+
+def _pandas_one(agg: Aggregate, frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        columns = {c: pd.Series(dtype=frame[c].dtype) for c in agg.by}
+        columns.update({m.name: pd.Series(dtype=_measure_dtype(m, frame)) for m in agg.measures})
+        return pd.DataFrame(columns)
+    spec: dict[str, tuple[str, str]] = {}
+    for m in agg.measures:
+        if m.func == "count":
+            spec[m.name] = (agg.by[0], "size")
+        elif m.func == "count_distinct":
+            spec[m.name] = (m.source, "nunique")
+        else:
+            spec[m.name] = (m.source, m.func)
+    grouped = frame.groupby(list(agg.by), sort=True, dropna=False).agg(**spec).reset_index()
+    for m in agg.measures:
+        grouped[m.name] = grouped[m.name].astype(_measure_dtype(m, frame))
+    return grouped
+
+
+def pandas_aggregates(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
+    """Every aggregate whose table is present, computed with pandas (the single-process path)."""
+    frames = {name: table.to_pandas() for name, table in tables.items()}
+    for table, name, fn in _PANDAS_DERIVED:
+        if table in frames:
+            frame = frames[table]
+            frame[name] = fn(frame) if not frame.empty else pd.Series(dtype="float64")
+    result: dict[str, pa.Table] = {}
+    for agg in AGGREGATES:
+        if agg.table in frames:
+            result[agg.name] = pa.Table.from_pandas(_pandas_one(agg, frames[agg.table]), preserve_index=False)
+    return result

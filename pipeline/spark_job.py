@@ -1,0 +1,231 @@
+"""The sweep on Spark: scenarios expanded in Spark, runs on the executors, Parquet out, SQL aggregates.
+
+Plan::
+
+    cluster families --mapInArrow(expand_family)--> shapes
+    shapes x workloads x seeds x placers (cross joins) --repartition--> runs to do
+    runs to do --mapInArrow(run_scenario, to_record_batch)--> results (persisted)
+    results --> metrics/, placements/, failures/, rack_losses/ (Parquet) --> Spark SQL aggregates
+
+The executors run :func:`pipeline.runner.run_scenario`, the same function the single-process path
+calls, on Arrow batches. Placers are loaded there by the server's loader: third-party placers must
+be importable on the executors (installed, or shipped with ``--py-files`` / ``addPyFile``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache, partial
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from pipeline import aggregates, output
+from pipeline.grid import ClusterFamily, Grid, WorkloadSpec
+from pipeline.progress import ProgressCallback, Ticker
+from pipeline.records import NESTED_COLUMNS, SPLITS, metrics_columns, result_schema, to_record_batch
+from pipeline.runner import run_scenario
+from pipeline.scenarios import ClusterShape, ScenarioSpec, expand_family, scenario_id
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SparkSweep", "run_sweep_spark", "spark_session"]
+
+#: Spark settings the sweep wants unless the caller sets them.
+SESSION_DEFAULTS: dict[str, str] = {
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Small Arrow batches keep each executor's memory flat however large its partition is.
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "256",
+    "spark.python.worker.reuse": "true",
+}
+
+_SHAPE_SCHEMA = "family string, shape string, shape_json string"
+_JOB_GROUP = "placement-sim-sweep"
+
+
+def spark_session(
+    master: str | None = None,
+    app_name: str = "placement-sim sweep",
+    conf: Mapping[str, str] | None = None,
+    py_files: Sequence[str] = (),
+    ui: bool = False,
+) -> SparkSession:
+    """A SparkSession for the sweep.
+
+    ``master`` None means: the one ``spark-submit`` set, else ``local[*]``. With a local master the
+    Python workers use this interpreter (``PYSPARK_PYTHON``). ``py_files`` (modules, packages as .zip,
+    .egg) are shipped to the executors and importable on the driver too.
+    """
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
+    if master is None and not submitted:
+        master = "local[*]"
+    if master is not None and master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    settings = {**SESSION_DEFAULTS, "spark.ui.enabled": "true" if ui else "false", **(conf or {})}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("PLACEMENT_SIM_SPARK_LOG_LEVEL", "WARN"))
+    for path in py_files:
+        spark.sparkContext.addPyFile(path)
+    log.info("Spark %s on %s", spark.version, spark.sparkContext.master)
+    return spark
+
+
+# --- executor side ---------------------------------------------------------------------------------
+
+
+def _expand_families(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        rows = []
+        for text in batch.column("family_json").to_pylist():
+            family = ClusterFamily.from_json(json.loads(text))
+            rows.extend((family.name, s.name, s.to_json()) for s in expand_family(family))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([r[i] for r in rows], pa.string()) for i in range(3)],
+            names=["family", "shape", "shape_json"],
+        )
+
+
+@lru_cache(maxsize=256)
+def _workload(text: str) -> WorkloadSpec:
+    return WorkloadSpec.from_json(json.loads(text))
+
+
+def _run_batches(
+    batches: Iterator[pa.RecordBatch], configs: Mapping[str, str], counter: object | None = None
+) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        results = []
+        for row in batch.to_pylist():
+            shape = ClusterShape.from_json(row["shape_json"])
+            workload = _workload(row["workload_json"])
+            seed = int(row["seed"])
+            spec = ScenarioSpec(scenario_id(shape.name, workload.name, seed), shape, workload, seed)
+            results.append(run_scenario(spec, row["placer"], configs))
+        if counter is not None:
+            counter.add(len(results))  # type: ignore[attr-defined]
+        yield to_record_batch(results)
+
+
+# --- driver side -----------------------------------------------------------------------------------
+
+
+def scenario_frame(spark: SparkSession, grid: Grid) -> DataFrame:
+    """Scenarios x placers, one row per run to do, expanded in Spark."""
+    families = spark.createDataFrame(
+        [(f.name, json.dumps(f.to_json())) for f in grid.clusters], "family string, family_json string"
+    )
+    shapes = families.repartition(max(1, min(len(grid.clusters), 8))).mapInArrow(
+        _expand_families, _SHAPE_SCHEMA
+    )
+    workloads = spark.createDataFrame(
+        [(w.name, json.dumps(w.to_json())) for w in grid.workloads], "workload string, workload_json string"
+    )
+    if grid.seeds == tuple(range(len(grid.seeds))):
+        seeds = spark.range(len(grid.seeds)).withColumnRenamed("id", "seed")
+    else:
+        seeds = spark.createDataFrame([(s,) for s in grid.seeds], "seed long")
+    placers = spark.createDataFrame([(p,) for p in grid.placers], "placer string")
+    return shapes.crossJoin(workloads).crossJoin(seeds).crossJoin(placers)
+
+
+@dataclass(frozen=True)
+class SparkSweep:
+    """What a Spark sweep wrote and how long it took."""
+
+    out: str
+    runs: int
+    scenarios: int
+    partitions: int
+    seconds: float
+    tables: Mapping[str, DataFrame]
+    aggregates: Mapping[str, pa.Table]
+
+
+def default_partitions(spark: SparkSession, runs: int) -> int:
+    """Four tasks per core (load balance and progress), but at least ~50 runs per task."""
+    cores = spark.sparkContext.defaultParallelism
+    return max(1, min(cores * 4, runs // 50 or 1))
+
+
+def run_sweep_spark(
+    spark: SparkSession,
+    grid: Grid,
+    out: str,
+    *,
+    partitions: int | None = None,
+    write_placements: bool = True,
+    progress: ProgressCallback | None = None,
+) -> SparkSweep:
+    """Runs every (scenario, placer) of ``grid`` on the executors and writes ``out`` (any Hadoop path)."""
+    started = time.perf_counter()
+    total = grid.run_count
+    partitions = partitions or default_partitions(spark, total)
+    sc = spark.sparkContext
+    counter = sc.accumulator(0)
+    schema = result_schema()
+    todo = scenario_frame(spark, grid).repartition(partitions)
+    results = todo.mapInArrow(
+        partial(_run_batches, configs=dict(grid.placer_configs), counter=counter), from_arrow_schema(schema)
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    log.info(
+        "sweep: %d runs (%d scenarios x %d placers) in %d tasks",
+        total,
+        grid.scenario_count,
+        len(grid.placers),
+        partitions,
+    )
+    ticker = Ticker(lambda: progress(min(counter.value, total), total)) if progress else None
+    sc.setJobGroup(_JOB_GROUP, f"placement-sim sweep of {total} runs")
+    if ticker:
+        ticker.start()
+    try:
+        metrics = results.select(*metrics_columns(schema))
+        metrics.write.mode("overwrite").parquet(f"{out}/{output.METRICS}")
+        if ticker:
+            ticker.stop()
+            ticker = None
+        if progress:
+            progress(total, total)
+        tables: dict[str, DataFrame] = {output.METRICS: metrics}
+        for split in SPLITS:
+            if split.name == output.PLACEMENTS and not write_placements:
+                continue
+            table = results.select(*split.keys, F.inline(split.column))
+            table.write.mode("overwrite").parquet(f"{out}/{split.name}")
+            tables[split.name] = spark.read.parquet(f"{out}/{split.name}")
+        tables[output.METRICS] = spark.read.parquet(f"{out}/{output.METRICS}")
+        agg = aggregates.spark_aggregates(spark, tables)
+        for name, frame in agg.items():
+            frame.coalesce(1).write.mode("overwrite").parquet(f"{out}/{output.AGGREGATES}/{name}")
+        collected = {name: frame.toArrow() for name, frame in agg.items()}
+    finally:
+        if ticker:
+            ticker.stop()
+        results.unpersist()
+    assert set(NESTED_COLUMNS) == {s.column for s in SPLITS}
+    return SparkSweep(
+        out=out,
+        runs=total,
+        scenarios=grid.scenario_count,
+        partitions=partitions,
+        seconds=time.perf_counter() - started,
+        tables=tables,
+        aggregates=collected,
+    )

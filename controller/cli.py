@@ -11,6 +11,8 @@ from collections.abc import Sequence
 # Each module defines ``register(subparsers)``, adding its subcommand(s) with a ``func(args) -> int``.
 COMMAND_MODULES = [
     "serve",
+    "place",
+    "compare",
 ]
 
 

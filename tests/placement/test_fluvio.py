@@ -15,6 +15,7 @@ from controller.placement.api import (
 )
 from controller.placement.fluvio import FluvioReplicaPlacer, rack_sequence
 from controller.placement.loader import load_placer
+from controller.placement.testing import check_placer
 
 
 def brokers(*ids: int, rack: str | None = None) -> tuple[UsableBroker, ...]:
@@ -190,3 +191,8 @@ def test_every_partition_has_distinct_known_brokers(
         assert len(replicas) == rf
         assert len(set(replicas)) == rf
         assert set(replicas) <= set(ids)
+
+
+def test_passes_the_conformance_kit() -> None:
+    report = check_placer("fluvio", max_examples=150)
+    assert report.passed, report.describe()

@@ -17,6 +17,7 @@ from controller.placement.api import (
 )
 from controller.placement.fluvio_fair import FluvioFairReplicaPlacer
 from controller.placement.loader import load_placer
+from controller.placement.testing import check_placer
 
 
 def spus(*ids: int, fenced: tuple[int, ...] = ()) -> tuple[UsableBroker, ...]:
@@ -102,3 +103,8 @@ def test_leaders_and_followers_stay_within_one_of_each_other(ids: list[int], dat
     assert max(leaders[i] for i in ids) - min(leaders[i] for i in ids) <= 1
     for replicas in result:
         assert len(set(replicas)) == rf and set(replicas) <= set(ids)
+
+
+def test_passes_the_conformance_kit() -> None:
+    report = check_placer("fluvio-fair", max_examples=150)
+    assert report.passed, report.describe()

@@ -18,6 +18,7 @@ from controller.placement.api import (
 from controller.placement.java_random import JavaRandom
 from controller.placement.loader import load_placer
 from controller.placement.multi_level import MultiLevelReplicaPlacer, rack_path
+from controller.placement.testing import check_placer
 
 
 class FirstChild:
@@ -178,3 +179,8 @@ def test_distinct_unfenced_leader_and_min_rf_racks(racks: list[str], data: st.Da
         assert len(replicas) == rf and len(set(replicas)) == rf
         assert not by_id[replicas[0]].fenced
         assert len({rack_path(by_id[b].rack or "") for b in replicas}) == min(rf, len(all_racks))
+
+
+def test_passes_the_conformance_kit() -> None:
+    report = check_placer("multi-level", max_examples=150)
+    assert report.passed, report.describe()

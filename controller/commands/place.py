@@ -52,7 +52,11 @@ NO_RACK = "-"
 
 
 class PlacementError(Exception):
-    """A placement that gave no replicas: ``kind`` is what was raised, ``error`` the wire error name."""
+    """A placement that gave no replicas.
+
+    ``kind`` names what went wrong (the class of the exception raised, or ``InvalidPartitions``,
+    ``Deferred``, ``MalformedPlacement``); ``error`` is the error name the server would answer with.
+    """
 
     def __init__(self, kind: str, error: str, message: str) -> None:
         super().__init__(message)

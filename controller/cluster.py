@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from controller.placement.api import ClusterView, UsableBroker
+from controller.topic_names import collision_key
 
 __all__ = ["Cluster", "PartitionState", "Topic"]
 
@@ -41,6 +42,11 @@ class Cluster:
     def __init__(self, brokers: Iterable[UsableBroker], seed: int | None = None) -> None:
         self._brokers: dict[int, UsableBroker] = {b.id: b for b in brokers}
         self.topics: dict[str, Topic] = {}
+        self._topics_by_id: dict[uuid.UUID, Topic] = {}
+        # Topic names with '.' and '_' unified -> the topic holding that key (Kafka's collision rule).
+        self._collision_keys: dict[str, str] = {}
+        #: Bumped on every change of topics or partitions, so that readers can cache what they derive.
+        self.generation = 0
         self._assignments: dict[tuple[str, int], tuple[int, ...]] = {}
         self._view: ClusterView | None = None
         # Topic ids are deterministic when seeded (same requests give the same bytes).
@@ -52,6 +58,20 @@ class Cluster:
 
     def broker(self, broker_id: int) -> UsableBroker | None:
         return self._brokers.get(broker_id)
+
+    @property
+    def controller_id(self) -> int:
+        """The broker that clients send administrative requests to: the lowest unfenced id (-1: none)."""
+        live = [b.id for b in self._brokers.values() if not b.fenced]
+        return min(live) if live else -1
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._topics_by_id.get(topic_id)
+
+    def colliding_topic(self, name: str) -> str | None:
+        """The existing topic whose name equals ``name`` up to '.' versus '_', if any (not ``name`` itself)."""
+        other = self._collision_keys.get(collision_key(name))
+        return other if other is not None and other != name else None
 
     def view(self) -> ClusterView:
         """What a placer sees: the brokers and every current assignment (read-only, cached)."""
@@ -69,6 +89,8 @@ class Cluster:
             raise ValueError(f"topic {name!r} already exists")
         topic = Topic(name, self._uuid_source.next(), [])
         self.topics[name] = topic
+        self._topics_by_id[topic.topic_id] = topic
+        self._collision_keys.setdefault(collision_key(name), name)
         self.add_partitions(name, replicas)
         return topic
 
@@ -80,12 +102,17 @@ class Cluster:
             topic.partitions.append(self._partition_state(index, rs))
             self._assignments[(name, index)] = tuple(rs)
         self._view = None
+        self.generation += 1
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name)
+        self._topics_by_id.pop(topic.topic_id, None)
+        if self._collision_keys.get(collision_key(name)) == name:
+            del self._collision_keys[collision_key(name)]
         for p in topic.partitions:
             self._assignments.pop((name, p.index), None)
         self._view = None
+        self.generation += 1
         return topic
 
 

@@ -1,0 +1,39 @@
+"""Kafka's rules for topic names, with Kafka's messages (the client sees them as INVALID_TOPIC_EXCEPTION).
+
+A legal name is 1 to 249 characters of ``[a-zA-Z0-9._-]`` and neither ``.`` nor ``..``. Because Kafka's
+metric names turn ``.`` into ``_``, two topics whose names differ only there collide: the second one
+cannot be created.
+"""
+
+from __future__ import annotations
+
+import re
+__all__ = ["MAX_TOPIC_NAME_LENGTH", "collision_key", "topic_name_problem"]
+
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+def topic_name_problem(name: str | None) -> str | None:
+    """Why ``name`` is not a legal topic name (Kafka's wording), or None when it is legal."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return (
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
+            f"topic name: {name}"
+        )
+    if not _LEGAL.fullmatch(name):
+        return (
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
+            "'.', '_' and '-'"
+        )
+    return None
+
+
+def collision_key(name: str) -> str:
+    """The name with ``.`` and ``_`` unified: two topics with the same key collide."""
+    return name.replace(".", "_")
+

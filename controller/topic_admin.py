@@ -1,0 +1,301 @@
+"""Topic administration as the controller performs it: create topics, add partitions, delete topics.
+
+The wire handlers (CreateTopics, CreatePartitions, DeleteTopics, Metadata's auto-creation) translate
+requests into these calls and the results back into responses. Every placement goes through
+:class:`~controller.placements.PlacementService` with the topic's name and its first new partition.
+Checks follow Kafka's controller, in Kafka's order and wording; manual assignments follow seed 000's
+rules (:mod:`controller.manual_assignment`). One topic's failure never affects another in the same call.
+
+Calls are serialised by a lock, so a check and the change it guards are never interleaved with another
+request's (placements may await a placer in a worker process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from controller.cluster import Cluster, Topic
+from controller.config import ServerConfig
+from controller.manual_assignment import (
+    AssignmentProblem,
+    check_brokers,
+    check_new_partitions,
+    check_replica_map,
+)
+from controller.placement.api import UsableBroker
+from controller.placements import PlacementFailure, PlacementRequest, PlacementService
+from controller.topic_names import topic_name_problem
+
+log = logging.getLogger(__name__)
+
+__all__ = ["NewPartitions", "NewTopic", "TopicAdmin", "TopicResult", "UNKNOWN_TOPIC_MESSAGE"]
+
+#: The timeout a placement gets when the client sends none (timeoutMs <= 0 means "do not wait").
+DEFAULT_TIMEOUT_MS = 60000
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """A topic to create; -1 means the server's default (``num.partitions``, ``default.replication.factor``)."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    #: A manual assignment as (partition id, replicas) pairs in request order; empty = use the placer.
+    assignments: Sequence[tuple[int, Sequence[int]]] = ()
+    configs: Mapping[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewPartitions:
+    """Grow ``name`` to ``count`` partitions; ``assignments`` (one per new partition) or None for the placer."""
+
+    name: str
+    count: int
+    assignments: Sequence[Sequence[int]] | None = None
+
+
+@dataclass
+class TopicResult:
+    """The outcome for one topic: ``error`` is None on success, else a wire error name with ``message``."""
+
+    name: str | None
+    error: str | None = None
+    message: str | None = None
+    topic_id: uuid.UUID | None = None
+    #: The replica lists of the partitions the call created (or would create, when validating only).
+    replicas: list[list[int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @classmethod
+    def failed(cls, name: str | None, error: str, message: str | None) -> TopicResult:
+        return cls(name, error, message)
+
+
+class _Refused(Exception):
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+class TopicAdmin:
+    """Creates, grows and deletes topics of one cluster, placing replicas with the configured placer."""
+
+    def __init__(self, config: ServerConfig, cluster: Cluster, placements: PlacementService) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.placements = placements
+        self._lock = asyncio.Lock()
+
+    async def create_topics(
+        self, topics: Sequence[NewTopic], validate_only: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS
+    ) -> list[TopicResult]:
+        """One result per distinct name, in request order; a name given twice fails as INVALID_REQUEST."""
+        counts = Counter(t.name for t in topics)
+        results: list[TopicResult] = []
+        async with self._lock:
+            reported: set[str] = set()
+            for topic in topics:
+                if counts[topic.name] > 1:
+                    if topic.name not in reported:
+                        reported.add(topic.name)
+                        results.append(
+                            TopicResult.failed(topic.name, "INVALID_REQUEST", "Duplicate topic name.")
+                        )
+                    continue
+                try:
+                    results.append(await self._create_topic(topic, validate_only, timeout_ms))
+                except _Refused as refused:
+                    results.append(TopicResult.failed(topic.name, refused.error, refused.message))
+        for result in results:
+            if result.ok:
+                log.info(
+                    "%s topic %s: %d partition(s)",
+                    "validated" if validate_only else "created",
+                    result.name,
+                    len(result.replicas),
+                )
+            else:
+                log.info("topic %s not created: %s %s", result.name, result.error, result.message)
+        return results
+
+    async def _create_topic(self, topic: NewTopic, validate_only: bool, timeout_ms: int) -> TopicResult:
+        name = topic.name
+        problem = topic_name_problem(name)
+        if problem is not None:
+            raise _Refused("INVALID_TOPIC_EXCEPTION", problem)
+        other = self.cluster.colliding_topic(name)
+        if other is not None:
+            raise _Refused("INVALID_TOPIC_EXCEPTION", f"Topic '{name}' collides with existing topic: {other}")
+        if name in self.cluster.topics:
+            raise _Refused("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+        null_configs = [key for key, value in topic.configs.items() if value is None]
+        if null_configs:
+            raise _Refused(
+                "INVALID_CONFIG", f"Null value not supported for topic configs: {','.join(null_configs)}"
+            )
+        if topic.assignments:
+            replicas = self._manual_topic(topic)
+        else:
+            replicas = await self._placed_topic(topic, timeout_ms)
+        if validate_only:
+            return TopicResult(name, replicas=replicas)
+        created = self.cluster.add_topic(name, replicas)
+        return TopicResult(name, topic_id=created.topic_id, replicas=replicas)
+
+    def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
+        if topic.replication_factor != -1:
+            raise _Refused(
+                "INVALID_REQUEST",
+                "A manual partition assignment was specified, but replication factor was not set to -1.",
+            )
+        if topic.num_partitions != -1:
+            raise _Refused(
+                "INVALID_REQUEST",
+                "A manual partition assignment was specified, but numPartitions was not set to -1.",
+            )
+        try:
+            replicas = check_replica_map(topic.assignments)
+            check_brokers(replicas, self._brokers())
+        except AssignmentProblem as problem:
+            raise _Refused(problem.error, problem.message) from None
+        return replicas
+
+    async def _placed_topic(self, topic: NewTopic, timeout_ms: int) -> list[list[int]]:
+        if topic.replication_factor < -1 or topic.replication_factor == 0:
+            raise _Refused(
+                "INVALID_REPLICATION_FACTOR",
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            )
+        if topic.num_partitions < -1 or topic.num_partitions == 0:
+            raise _Refused(
+                "INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."
+            )
+        num_partitions = self.config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+        rf = (
+            self.config.default_replication_factor
+            if topic.replication_factor == -1
+            else topic.replication_factor
+        )
+        return await self._place(topic.name, num_partitions, rf, 0, timeout_ms)
+
+    async def _place(
+        self, name: str, num_partitions: int, rf: int, start: int, timeout_ms: int
+    ) -> list[list[int]]:
+        request = PlacementRequest(
+            num_partitions=num_partitions,
+            replication_factor=rf,
+            topic=name,
+            start_partition=start,
+            timeout_ms=timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS,
+        )
+        try:
+            return [list(rs) for rs in await self.placements.place(request)]
+        except PlacementFailure as failure:
+            if failure.error == "INVALID_REPLICATION_FACTOR":
+                raise _Refused(
+                    failure.error, f"Unable to replicate the partition {rf} time(s): {failure.message}"
+                ) from None
+            raise _Refused(failure.error, failure.message) from None
+
+    async def create_partitions(
+        self,
+        requests: Sequence[NewPartitions],
+        validate_only: bool = False,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    ) -> list[TopicResult]:
+        """One result per distinct topic, in request order; a topic given twice fails as INVALID_REQUEST."""
+        counts = Counter(r.name for r in requests)
+        results: list[TopicResult] = []
+        async with self._lock:
+            reported: set[str] = set()
+            for request in requests:
+                if counts[request.name] > 1:
+                    if request.name not in reported:
+                        reported.add(request.name)
+                        results.append(
+                            TopicResult.failed(request.name, "INVALID_REQUEST", "Duplicate topic name.")
+                        )
+                    continue
+                try:
+                    results.append(await self._create_partitions(request, validate_only, timeout_ms))
+                except _Refused as refused:
+                    log.info(
+                        "partitions of %s not added: %s %s", request.name, refused.error, refused.message
+                    )
+                    results.append(TopicResult.failed(request.name, refused.error, refused.message))
+        return results
+
+    async def _create_partitions(
+        self, request: NewPartitions, validate_only: bool, timeout_ms: int
+    ) -> TopicResult:
+        topic = self.cluster.topics.get(request.name)
+        if topic is None:
+            raise _Refused("UNKNOWN_TOPIC_OR_PARTITION", UNKNOWN_TOPIC_MESSAGE)
+        current = len(topic.partitions)
+        if request.count < current:
+            raise _Refused(
+                "INVALID_PARTITIONS",
+                f"The topic {topic.name} currently has {current} partition(s); {request.count} would not be "
+                "an increase.",
+            )
+        if request.count == current:
+            raise _Refused("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
+        rf = topic.replication_factor
+        if request.assignments is not None:
+            try:
+                replicas = check_new_partitions(request.assignments, current, request.count, rf)
+                check_brokers(replicas, self._brokers(), start_partition=current)
+            except AssignmentProblem as problem:
+                raise _Refused(problem.error, problem.message) from None
+        else:
+            replicas = await self._place(topic.name, request.count - current, rf, current, timeout_ms)
+        if not validate_only:
+            self.cluster.add_partitions(topic.name, replicas)
+            log.info("added %d partition(s) to %s", len(replicas), topic.name)
+        return TopicResult(topic.name, topic_id=topic.topic_id, replicas=replicas)
+
+    async def delete_topics(self, topics: Sequence[tuple[str | None, uuid.UUID | None]]) -> list[TopicResult]:
+        """Deletes topics named by name (preferred) or id; one result per entry, in request order."""
+        results: list[TopicResult] = []
+        async with self._lock:
+            for name, topic_id in topics:
+                found: Topic | None
+                if name is not None:
+                    found = self.cluster.topics.get(name)
+                    if found is None:
+                        results.append(
+                            TopicResult(name, "UNKNOWN_TOPIC_OR_PARTITION", UNKNOWN_TOPIC_MESSAGE, topic_id)
+                        )
+                        continue
+                elif topic_id is not None and topic_id.int != 0:
+                    found = self.cluster.topic_by_id(topic_id)
+                    if found is None:
+                        results.append(
+                            TopicResult(
+                                None, "UNKNOWN_TOPIC_ID", "This server does not host this topic ID.", topic_id
+                            )
+                        )
+                        continue
+                else:
+                    results.append(
+                        TopicResult(None, "INVALID_REQUEST", "Neither a topic name nor a topic id was given.")
+                    )
+                    continue
+                self.cluster.delete_topic(found.name)
+                log.info("deleted topic %s", found.name)
+                results.append(TopicResult(found.name, topic_id=found.topic_id))
+        return results
+
+    def _brokers(self) -> dict[int, UsableBroker]:
+        return {b.id: b for b in self.cluster.brokers}

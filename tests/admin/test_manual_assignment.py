@@ -1,0 +1,78 @@
+"""Manual replica assignments: Fluvio's replica-map rules and messages (seed 000), plus Kafka's broker checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.manual_assignment import (
+    AssignmentProblem,
+    check_brokers,
+    check_new_partitions,
+    check_replica_map,
+)
+from controller.placement.api import UsableBroker
+
+BROKERS = {i: UsableBroker(i, None, i == 3) for i in range(5)}  # broker 3 is fenced
+
+
+def problem(fn, *args) -> str:
+    with pytest.raises(AssignmentProblem) as info:
+        fn(*args)
+    assert info.value.error == "INVALID_REPLICA_ASSIGNMENT"
+    return info.value.message
+
+
+def test_a_valid_map_comes_back_in_partition_order():
+    assert check_replica_map([(0, [0, 1, 2]), (1, [1, 2, 0])]) == [[0, 1, 2], [1, 2, 0]]
+
+
+@pytest.mark.parametrize(
+    ("partitions", "message"),
+    [
+        ([], "no assigned partitions found"),
+        ([(1, [0]), (2, [2])], "assigned partitions must start with id 0"),
+        ([(0, [0]), (2, [2])], "assigned partition ids must be in sequence and without gaps"),
+        ([(0, [0]), (2, [2]), (1, [1])], "assigned partition ids must be in sequence and without gaps"),
+        ([(0, [0]), (1, [1]), (1, [1])], "assigned partition ids must be in sequence and without gaps"),
+        ([(0, []), (1, [1])], "assigned replicas must have at least one spu id"),
+        ([(0, [1, 2]), (1, [1])], "all assigned replicas must have the same number of spu ids: 2"),
+        ([(0, [1, 2]), (1, [1, 1])], "duplicate spu ids found in assigned partition with id: 1"),
+        ([(0, [3, 1, 2, 3])], "duplicate spu ids found in assigned partition with id: 0"),
+        ([(0, [1, 2]), (1, [1, -2])], "invalid spu id: -2 in assigned partition with id: 1"),
+    ],
+)
+def test_fluvio_rules_and_messages(partitions, message):
+    assert problem(check_replica_map, partitions) == message
+
+
+def test_unknown_brokers_are_named_in_order_of_appearance():
+    assert problem(check_brokers, [[0, 1], [7, 9], [9, 2]], BROKERS) == "invalid spu id: 7"
+
+
+def test_a_partition_needs_an_unfenced_replica():
+    message = problem(check_brokers, [[0, 1], [3]], BROKERS, 4)
+    assert message == (
+        "All brokers specified in the manual partition assignment for partition 5 are fenced or in controlled "
+        "shutdown."
+    )
+    check_brokers([[3, 0]], BROKERS)  # a fenced follower is fine
+
+
+def test_new_partitions_need_one_assignment_each():
+    assert check_new_partitions([[1, 2], [2, 0]], 3, 5, 2) == [[1, 2], [2, 0]]
+    assert problem(check_new_partitions, [[1, 2]], 3, 6, 2) == (
+        "Attempted to add 3 additional partition(s), but only 1 assignment(s) were specified."
+    )
+    assert problem(check_new_partitions, [], 3, 4, 2) == (
+        "Attempted to add 1 additional partition(s), but only 0 assignment(s) were specified."
+    )
+
+
+def test_new_partitions_keep_the_topics_replication_factor():
+    assert problem(check_new_partitions, [[1, 2, 0]], 3, 4, 2) == (
+        "all assigned replicas must have the same number of spu ids: 2"
+    )
+    assert problem(check_new_partitions, [[1, 2], [0, 0]], 3, 5, 2) == (
+        "duplicate spu ids found in assigned partition with id: 4"
+    )
+    assert problem(check_new_partitions, [[]], 3, 4, 2) == "assigned replicas must have at least one spu id"

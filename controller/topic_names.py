@@ -8,6 +8,7 @@ cannot be created.
 from __future__ import annotations
 
 import re
+
 __all__ = ["MAX_TOPIC_NAME_LENGTH", "collision_key", "topic_name_problem"]
 
 MAX_TOPIC_NAME_LENGTH = 249
@@ -36,4 +37,3 @@ def topic_name_problem(name: str | None) -> str | None:
 def collision_key(name: str) -> str:
     """The name with ``.`` and ``_`` unified: two topics with the same key collide."""
     return name.replace(".", "_")
-

@@ -1,0 +1,38 @@
+"""CreatePartitions (37): new partitions placed from the current count on, or assigned by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import error_by_name
+
+from controller.handlers import RequestContext
+from controller.topic_admin import NewPartitions
+
+API_KEY = 37
+VERSIONS = (0, 3)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    wanted = [
+        NewPartitions(
+            name=t["Name"],
+            count=t["Count"],
+            assignments=None if t["Assignments"] is None else [a["BrokerIds"] for a in t["Assignments"]],
+        )
+        for t in request["Topics"]
+    ]
+    results = await ctx.controller.topic_admin.create_partitions(
+        wanted, validate_only=bool(request["ValidateOnly"]), timeout_ms=request["TimeoutMs"]
+    )
+    return {
+        "ThrottleTimeMs": 0,
+        "Results": [
+            {
+                "Name": r.name,
+                "ErrorCode": 0 if r.error is None else error_by_name(r.error).code,
+                "ErrorMessage": r.message,
+            }
+            for r in results
+        ],
+    }

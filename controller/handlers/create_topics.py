@@ -1,0 +1,56 @@
+"""CreateTopics (19): topics placed by the configured placer, or assigned by hand; see topic_admin."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from protocol.errors import error_by_name
+
+from controller.handlers import RequestContext
+from controller.topic_admin import NewTopic, TopicResult
+
+API_KEY = 19
+VERSIONS = (0, 7)
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    topics = [
+        NewTopic(
+            name=t["Name"],
+            num_partitions=t["NumPartitions"],
+            replication_factor=t["ReplicationFactor"],
+            assignments=[(a["PartitionIndex"], a["BrokerIds"]) for a in t["Assignments"]],
+            configs={c["Name"]: c["Value"] for c in t["Configs"]},
+        )
+        for t in request["Topics"]
+    ]
+    results = await ctx.controller.topic_admin.create_topics(
+        topics, validate_only=bool(request.get("validateOnly", False)), timeout_ms=request["timeoutMs"]
+    )
+    return {"ThrottleTimeMs": 0, "Topics": [_result(r) for r in results]}
+
+
+def _result(result: TopicResult) -> dict[str, Any]:
+    if result.error is not None:
+        return {
+            "Name": result.name,
+            "TopicId": ZERO_UUID,
+            "ErrorCode": error_by_name(result.error).code,
+            "ErrorMessage": result.message,
+            "NumPartitions": -1,
+            "ReplicationFactor": -1,
+            "Configs": [],
+        }
+    return {
+        "Name": result.name,
+        "TopicId": result.topic_id or ZERO_UUID,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "TopicConfigErrorCode": 0,
+        "NumPartitions": len(result.replicas),
+        "ReplicationFactor": len(result.replicas[0]),
+        "Configs": [],
+    }

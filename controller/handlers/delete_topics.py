@@ -1,0 +1,35 @@
+"""DeleteTopics (20): topics named by name (all versions) or by id (v6+)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from protocol.errors import error_by_name
+
+from controller.handlers import RequestContext
+
+API_KEY = 20
+VERSIONS = (0, 6)
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    if version >= 6:
+        wanted = [(t["Name"], t["TopicId"]) for t in request["Topics"]]
+    else:
+        wanted = [(name, None) for name in request["TopicNames"]]
+    results = await ctx.controller.topic_admin.delete_topics(wanted)
+    return {
+        "ThrottleTimeMs": 0,
+        "Responses": [
+            {
+                "Name": r.name,
+                "TopicId": r.topic_id or ZERO_UUID,
+                "ErrorCode": 0 if r.error is None else error_by_name(r.error).code,
+                "ErrorMessage": r.message,
+            }
+            for r in results
+        ],
+    }

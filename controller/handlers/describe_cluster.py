@@ -1,0 +1,63 @@
+"""DescribeCluster (60): the cluster id, the controller and the brokers with their listeners and racks.
+
+Fenced brokers are listed only when a v2+ client asks for them (``IncludeFencedBrokers``), marked
+``IsFenced``. The simulator's listeners are broker endpoints: asking for controllers (EndpointType 2)
+answers MISMATCHED_ENDPOINT_TYPE, any other type UNSUPPORTED_ENDPOINT_TYPE, as a Kafka broker does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import error_by_name
+
+from controller.handlers import RequestContext
+
+API_KEY = 60
+VERSIONS = (0, 2)
+
+BROKER_ENDPOINTS = 1
+CONTROLLER_ENDPOINTS = 2
+NO_OPERATIONS = -(2**31)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    controller = ctx.controller
+    endpoint_type = request.get("EndpointType", BROKER_ENDPOINTS)
+    response: dict[str, Any] = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "EndpointType": endpoint_type,
+        "ClusterId": controller.config.cluster_id,
+        "ControllerId": controller.cluster.controller_id,
+        "Brokers": [],
+        "ClusterAuthorizedOperations": NO_OPERATIONS,
+    }
+    if endpoint_type != BROKER_ENDPOINTS:
+        error = (
+            "MISMATCHED_ENDPOINT_TYPE"
+            if endpoint_type == CONTROLLER_ENDPOINTS
+            else "UNSUPPORTED_ENDPOINT_TYPE"
+        )
+        response["ErrorCode"] = error_by_name(error).code
+        response["ErrorMessage"] = (
+            f"The request was sent to a broker endpoint, but asked for endpoint type {endpoint_type}."
+        )
+        return response
+    include_fenced = bool(request.get("IncludeFencedBrokers", False))
+    endpoints = controller.endpoints
+    for broker in controller.cluster.brokers:
+        if (broker.fenced and not include_fenced) or broker.id not in endpoints:
+            continue
+        host, port = endpoints[broker.id]
+        response["Brokers"].append(
+            {
+                "BrokerId": broker.id,
+                "Host": host,
+                "Port": port,
+                "Rack": broker.rack,
+                "IsFenced": broker.fenced,
+            }
+        )
+    return response

@@ -1,0 +1,320 @@
+"""Codecs per (message, version), made from the spec model and compiled with construct's compiler.
+
+:func:`build_message` turns a :class:`~protocol.spec.MessageSpec` at one version into a
+:class:`~protocol.types.KafkaMessage` construct. :class:`VersionCodec` compiles it (``.compile()``) and
+runs the generated functions; when they fail (malformed input, unusual data) it re-runs the
+interpreted construct, which either produces the result or raises an error naming the field.
+:class:`Message` is the public face: one spec, every version, codecs compiled on first use.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from protocol import types as t
+from protocol.exceptions import DecodeError, EncodeError, ProtocolError
+from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, Versions
+
+log = logging.getLogger(__name__)
+
+_PRIMITIVES: dict[str, t.KafkaType] = {
+    "bool": t.BOOLEAN,
+    "int8": t.INT8,
+    "int16": t.INT16,
+    "uint16": t.UINT16,
+    "int32": t.INT32,
+    "uint32": t.UINT32,
+    "int64": t.INT64,
+    "float64": t.FLOAT64,
+    "uuid": t.UUID,
+}
+
+
+# -- spec -> construct --------------------------------------------------------------------------------
+
+
+def build_message(spec: MessageSpec, version: int) -> t.KafkaMessage:
+    """The construct for ``spec`` at ``version`` (which must be a valid version)."""
+    return t.KafkaMessage(
+        spec.name, version, build_struct(spec.name, spec.fields, version, spec.flexible_versions)
+    )
+
+
+def build_struct(name: str, fields: Sequence[FieldSpec], version: int, flexible: Versions) -> t.KafkaStruct:
+    """The struct made of ``fields`` at ``version``; ``flexible`` is the message's flexibleVersions."""
+    present: list[t.StructField] = []
+    tagged: list[t.TaggedField] = []
+    absent: list[t.AbsentField] = []
+    for field in fields:
+        if version not in field.versions:
+            default = _absent_default(field, flexible)
+            absent.append(t.AbsentField(field.name, str(field.versions), default, field.ignorable))
+            continue
+        kind = build_type(field, version, flexible)
+        default = field_default(field, version, kind)
+        if field.is_tagged(version):
+            assert field.tag is not None
+            tagged.append(t.TaggedField(field.name, kind, default, tag=field.tag))
+        else:
+            present.append(t.StructField(field.name, kind, default))
+    tags = t.TaggedFields(tagged) if version in flexible else None
+    return t.KafkaStruct(name, version, present, tags, absent)
+
+
+def build_type(field: FieldSpec, version: int, flexible: Versions) -> t.KafkaType:
+    """The construct for one field at ``version``."""
+    compact = version in flexible
+    nullable = field.is_nullable(version)
+    ftype = field.type
+    if ftype.kind == "array":
+        assert ftype.element is not None
+        element = ftype.element
+        if element.kind == "struct":
+            assert element.struct_name is not None
+            item: t.KafkaType = build_struct(element.struct_name, field.fields, version, flexible)
+        else:
+            item = _scalar(element.kind, _compact(field, version, compact), nullable=False)
+        return t.Array(item, compact=compact, nullable=nullable)
+    if ftype.kind == "struct":
+        assert ftype.struct_name is not None
+        struct = build_struct(ftype.struct_name, field.fields, version, flexible)
+        return t.NullableStruct(struct) if nullable else struct
+    return _scalar(ftype.kind, _compact(field, version, compact), nullable)
+
+
+def _compact(field: FieldSpec, version: int, flexible: bool) -> bool:
+    """Strings and bytes are compact in flexible versions unless the field overrides it."""
+    if field.flexible_versions is not None:
+        return version in field.flexible_versions
+    return flexible
+
+
+def _scalar(kind: str, compact: bool, nullable: bool) -> t.KafkaType:
+    if kind in _PRIMITIVES:
+        return _PRIMITIVES[kind]
+    if kind == "string":
+        return t.String(compact, nullable)
+    if kind in ("bytes", "records"):
+        return t.Bytes(compact, nullable, kind)
+    raise ValueError(f"not a scalar type: {kind}")  # pragma: no cover - the spec loader rejects these
+
+
+def field_default(field: FieldSpec, version: int, kind: t.KafkaType) -> Any:
+    """The value a field takes at ``version`` when the data leaves it out (immutable form)."""
+    default = field.default
+    if default is STRUCT_DEFAULT:
+        struct = kind.struct if isinstance(kind, t.NullableStruct) else kind
+        assert isinstance(struct, t.KafkaStruct)
+        return struct.default_value()
+    if field.type.kind == "records" and field.default_text == "" and field.is_nullable(version):
+        return None  # Kafka's records default to null
+    return default
+
+
+def _absent_default(field: FieldSpec, flexible: Versions) -> Any:
+    if field.default is STRUCT_DEFAULT:
+        lowest = field.versions.lowest
+        return field_default(field, lowest, build_type(field, lowest, flexible))
+    return field.default
+
+
+# -- compiled codec for one version -----------------------------------------------------------------
+
+
+class VersionCodec:
+    """The compiled codec of one message at one version."""
+
+    def __init__(self, spec: MessageSpec, version: int) -> None:
+        self.name = spec.name
+        self.version = version
+        self.construct = build_message(spec, version)
+        self.compiled = self.construct.compile()
+        namespace = self.compiled.module.__dict__
+        self._decode = namespace[self.construct.decode_function]
+        self._encode = namespace[self.construct.encode_function]
+
+    @property
+    def source(self) -> str:
+        """The generated Python source (for inspection)."""
+        return str(self.compiled.source)
+
+    def decode(self, buf: bytes | bytearray | memoryview) -> dict[str, Any]:
+        """Decode a whole message body; trailing bytes are an error."""
+        value, end = self.decode_from(buf, 0)
+        if end != len(buf):
+            raise DecodeError(f"{len(buf) - end} trailing bytes after the message", offset=end).within(
+                self.name, self.version
+            )
+        return value
+
+    def decode_from(self, buf: bytes | bytearray | memoryview, offset: int) -> tuple[dict[str, Any], int]:
+        """Decode a message body starting at ``offset``; returns the value and the offset after it."""
+        if type(buf) is not bytes:
+            buf = bytes(buf)
+        try:
+            return self._decode(buf, offset)  # type: ignore[no-any-return]
+        except Exception as exc:  # any failure of the fast path: let the interpreted codec explain it
+            return self._decode_slowly(buf, offset, exc)
+
+    def _decode_slowly(self, buf: bytes, offset: int, cause: Exception) -> tuple[dict[str, Any], int]:
+        stream = io.BytesIO(buf)
+        stream.seek(offset)
+        try:
+            value = self.construct.read(stream, "")
+        except DecodeError as exc:
+            raise exc.within(self.name, self.version) from None
+        except Exception as exc:  # pragma: no cover - a bug in the interpreted codec
+            raise DecodeError(f"malformed input ({exc!r})").within(self.name, self.version) from exc
+        log.warning(
+            "%s v%d: compiled decoder failed (%r) where the interpreted one did not",
+            self.name,
+            self.version,
+            cause,
+        )
+        return value, stream.tell()
+
+    def decode_interpreted(self, buf: bytes, offset: int = 0) -> tuple[dict[str, Any], int]:
+        """Decode with the interpreted construct only (reference behaviour, used in tests)."""
+        stream = io.BytesIO(buf)
+        stream.seek(offset)
+        try:
+            return self.construct.read(stream, ""), stream.tell()
+        except DecodeError as exc:
+            raise exc.within(self.name, self.version) from None
+
+    def encode(self, data: Mapping[str, Any]) -> bytes:
+        out = bytearray()
+        self.encode_into(data, out)
+        return bytes(out)
+
+    def encode_into(self, data: Mapping[str, Any], out: bytearray) -> None:
+        """Append the encoding of ``data`` to ``out``."""
+        start = len(out)
+        try:
+            self._encode(data, out)
+        except Exception:  # unusual data or an error: the interpreted codec decides, and names the field
+            del out[start:]
+            out += self.encode_interpreted(data)
+
+    def encode_interpreted(self, data: Mapping[str, Any]) -> bytes:
+        """Encode with the interpreted construct only (reference behaviour, used in tests)."""
+        stream = io.BytesIO()
+        try:
+            self.construct.write(data, stream, "")
+        except EncodeError as exc:
+            raise exc.within(self.name, self.version) from None
+        return stream.getvalue()
+
+    def encode_compiled(self, data: Mapping[str, Any]) -> bytes:
+        """Encode with the generated code only, without the fallback (used in tests)."""
+        out = bytearray()
+        self._encode(data, out)
+        return bytes(out)
+
+
+# -- a message, all versions ----------------------------------------------------------------------------
+
+
+class Message:
+    """One spec: request, response, header or data message, at all its versions."""
+
+    def __init__(self, spec: MessageSpec) -> None:
+        self.spec = spec
+        self._codecs: dict[int, VersionCodec] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def api_key(self) -> int | None:
+        return self.spec.api_key
+
+    @property
+    def type(self) -> str:
+        return self.spec.type
+
+    @property
+    def valid_versions(self) -> tuple[int, int]:
+        """``(lowest, highest)``; ``(0, -1)`` for a message with no valid versions."""
+        return self.spec.valid_versions.lowest, self.spec.valid_versions.highest
+
+    def supports(self, version: int) -> bool:
+        return version in self.spec.valid_versions
+
+    def is_flexible(self, version: int) -> bool:
+        return self.spec.is_flexible(version)
+
+    def codec(self, version: int) -> VersionCodec:
+        """The compiled codec for ``version`` (compiled on first use, then cached)."""
+        codec = self._codecs.get(version)
+        if codec is None:
+            if not self.supports(version):
+                raise UnsupportedVersion(self.name, version, self.spec.valid_versions)
+            with self._lock:
+                codec = self._codecs.get(version)
+                if codec is None:
+                    codec = VersionCodec(self.spec, version)
+                    self._codecs[version] = codec
+                    log.debug("compiled %s v%d", self.name, version)
+        return codec
+
+    def compile_all(self) -> None:
+        """Compile every version now (a server may do this at start-up)."""
+        for version in self.spec.valid_versions:
+            self.codec(version)
+
+    def decode(self, buf: bytes | bytearray | memoryview, version: int) -> dict[str, Any]:
+        """Decode a whole body at ``version``. Raises DecodeError only."""
+        try:
+            codec = self.codec(version)
+        except UnsupportedVersion as exc:
+            raise DecodeError(str(exc), message=self.name, version=version) from None
+        return codec.decode(buf)
+
+    def decode_from(
+        self, buf: bytes | bytearray | memoryview, offset: int, version: int
+    ) -> tuple[dict[str, Any], int]:
+        """Decode a body that starts at ``offset``; returns ``(value, end offset)``."""
+        try:
+            codec = self.codec(version)
+        except UnsupportedVersion as exc:
+            raise DecodeError(str(exc), message=self.name, version=version) from None
+        return codec.decode_from(buf, offset)
+
+    def encode(self, data: Mapping[str, Any], version: int) -> bytes:
+        """Encode ``data`` (field name -> value; absent fields take their defaults). Raises EncodeError."""
+        try:
+            codec = self.codec(version)
+        except UnsupportedVersion as exc:
+            raise EncodeError(str(exc), message=self.name, version=version) from None
+        return codec.encode(data)
+
+    def encode_into(self, data: Mapping[str, Any], version: int, out: bytearray) -> None:
+        """Append the encoding of ``data`` to ``out`` (for building frames without copies)."""
+        try:
+            codec = self.codec(version)
+        except UnsupportedVersion as exc:
+            raise EncodeError(str(exc), message=self.name, version=version) from None
+        codec.encode_into(data, out)
+
+    def default(self, version: int) -> dict[str, Any]:
+        """The message at ``version`` with every field at its default."""
+        return self.codec(version).construct.root.default_value()
+
+    def __repr__(self) -> str:
+        key = "" if self.api_key is None else f" apiKey={self.api_key}"
+        return f"<Message {self.name}{key} versions={self.spec.valid_versions}>"
+
+
+class UnsupportedVersion(ProtocolError, LookupError):
+    """A version outside the message's validVersions."""
+
+    def __init__(self, message: str, version: int, valid: object) -> None:
+        self.message, self.version = message, version
+        super().__init__(f"{message} has no version {version} (valid versions: {valid})")

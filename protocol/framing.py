@@ -1,0 +1,170 @@
+"""Size-prefixed frames and the request/response headers, by Kafka's rules.
+
+A frame is an int32 size followed by that many bytes: a header, then the body. Request headers are
+version 2 when the request's version is flexible, version 1 otherwise (version 0 only for
+ControlledShutdown v0); the header still parses when the API key or version is unknown, because
+ClientId always keeps its int16 length. Response headers are version 1 when the response's version
+is flexible, version 0 otherwise, and always version 0 for ApiVersions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from protocol.exceptions import DecodeError
+from protocol.registry import Schemas
+from protocol.wire import UNKNOWN_TAGGED_FIELDS, read_unknown_tags
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FRAME: Final = 104857600
+"""Kafka's default ``socket.request.max.bytes``."""
+
+API_VERSIONS: Final = 18
+CONTROLLED_SHUTDOWN: Final = 7
+_SIZE = struct.Struct(">i")
+_KEY_VERSION = struct.Struct(">hh")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+
+
+class FrameError(Exception):
+    """A frame size prefix that is not positive or is above the maximum; the body is not read."""
+
+    def __init__(self, size: int, max_size: int) -> None:
+        self.size, self.max_size = size, max_size
+        super().__init__(f"invalid frame size {size} (must be between 1 and {max_size})")
+
+
+async def read_frame(reader: asyncio.StreamReader, max_size: int = DEFAULT_MAX_FRAME) -> bytes | None:
+    """The next frame's content (without its size prefix), or None on a clean end of stream.
+
+    Raises FrameError for a bad size before reading the body, and ``asyncio.IncompleteReadError``
+    when the stream ends inside a frame.
+    """
+    try:
+        prefix = await reader.readexactly(4)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise
+    (size,) = _SIZE.unpack(prefix)
+    if size <= 0 or size > max_size:
+        raise FrameError(size, max_size)
+    return await reader.readexactly(size)
+
+
+@dataclass
+class RequestHeader:
+    """A parsed request header. ``tagged_fields`` holds the header's tagged fields (tag -> raw bytes)."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    header_version: int
+    tagged_fields: dict[int, bytes] = field(default_factory=dict)
+
+
+def request_header_version(schemas: Schemas, api_key: int, api_version: int) -> int:
+    """The request header version for this API and version (1 when either is unknown)."""
+    if api_key == CONTROLLED_SHUTDOWN and api_version == 0:
+        return 0
+    if not schemas.has_request(api_key):
+        return 1
+    request = schemas.request(api_key)
+    if not request.supports(api_version):
+        return 1
+    return 2 if request.is_flexible(api_version) else 1
+
+
+def response_header_version(schemas: Schemas, api_key: int, api_version: int) -> int:
+    """The response header version for this API and version (ApiVersions: always 0)."""
+    if api_key == API_VERSIONS:
+        return 0
+    if schemas.has_response(api_key):
+        message = schemas.response(api_key)
+    elif schemas.has_request(api_key):
+        message = schemas.request(api_key)
+    else:
+        return 0
+    return 1 if message.supports(api_version) and message.is_flexible(api_version) else 0
+
+
+def parse_request_header(
+    frame: bytes | bytearray | memoryview, schemas: Schemas
+) -> tuple[RequestHeader, int]:
+    """Parse the header at the start of a frame; returns it and the offset where the body starts."""
+    if len(frame) < _KEY_VERSION.size:
+        raise DecodeError(f"{len(frame)} bytes is too short for a request header", message="RequestHeader")
+    api_key, api_version = _KEY_VERSION.unpack_from(frame, 0)
+    version = request_header_version(schemas, api_key, api_version)
+    values, end = schemas.message("RequestHeader").decode_from(frame, 0, version)
+    header = RequestHeader(
+        api_key=api_key,
+        api_version=api_version,
+        correlation_id=values["CorrelationId"],
+        client_id=values.get("ClientId"),
+        header_version=version,
+        tagged_fields=dict(values.get(UNKNOWN_TAGGED_FIELDS) or {}),
+    )
+    return header, end
+
+
+def encode_request(
+    schemas: Schemas, api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: bytes
+) -> bytes:
+    """A whole request frame: size prefix, header (version by Kafka's rule), body."""
+    version = request_header_version(schemas, api_key, api_version)
+    header: dict[str, Any] = {
+        "RequestApiKey": api_key,
+        "RequestApiVersion": api_version,
+        "CorrelationId": correlation_id,
+    }
+    if version >= 1:
+        header["ClientId"] = client_id
+    out = bytearray(4)
+    schemas.message("RequestHeader").encode_into(header, version, out)
+    out += body
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def encode_response(correlation_id: int, header_version: int, body: bytes) -> bytes:
+    """A whole response frame: size prefix, header v0 (correlation id) or v1 (plus an empty tag section), body."""
+    if header_version not in (0, 1):
+        raise ValueError(f"response header version must be 0 or 1, not {header_version}")
+    header_size = 4 + header_version
+    prefix = _SIZE_AND_CORRELATION.pack(header_size + len(body), correlation_id)
+    return prefix + (b"\x00" if header_version else b"") + body
+
+
+def encode_response_frame(
+    schemas: Schemas, api_key: int, api_version: int, correlation_id: int, data: Mapping[str, Any]
+) -> bytearray:
+    """Encode a response body straight into its frame (no intermediate copy of the body)."""
+    header_version = response_header_version(schemas, api_key, api_version)
+    out = bytearray(_SIZE_AND_CORRELATION.pack(0, correlation_id))
+    if header_version:
+        out.append(0)
+    schemas.response(api_key).encode_into(data, api_version, out)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return out
+
+
+def parse_response_header(frame: bytes | bytearray | memoryview, header_version: int) -> tuple[int, int]:
+    """The correlation id of a response frame's content and the offset where the body starts."""
+    if len(frame) < 4:
+        raise DecodeError(f"{len(frame)} bytes is too short for a response header", message="ResponseHeader")
+    (correlation_id,) = _SIZE.unpack_from(frame, 0)
+    if header_version == 0:
+        return correlation_id, 4
+    try:
+        _, end = read_unknown_tags(frame, 4, len(frame))
+    except (IndexError, ValueError) as exc:
+        raise DecodeError(f"bad tag section ({exc})", message="ResponseHeader", version=1, offset=4) from None
+    return correlation_id, end

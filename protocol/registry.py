@@ -1,0 +1,130 @@
+"""A set of message specs (a folder of spec files) and its lookups by name and API key."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from protocol.codec import Message
+from protocol.exceptions import SpecError
+from protocol.resources import project_schemas
+from protocol.spec import parse_spec
+
+log = logging.getLogger(__name__)
+
+ERRORS_FILE = "errors.json"
+
+
+class UnknownMessage(LookupError):
+    """No spec with that name or API key in this set."""
+
+
+class Schemas:
+    """Messages loaded from one folder: look them up by name, or requests/responses by API key."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self._by_name: dict[str, Message] = {}
+        self._requests: dict[int, Message] = {}
+        self._responses: dict[int, Message] = {}
+        for message in messages:
+            source = message.spec.source
+            if message.name in self._by_name:
+                raise SpecError(
+                    source,
+                    f"message {message.name} is also defined in {self._by_name[message.name].spec.source}",
+                )
+            self._by_name[message.name] = message
+            index = {"request": self._requests, "response": self._responses}.get(message.type)
+            if index is not None and message.api_key is not None:
+                if message.api_key in index:
+                    other = index[message.api_key]
+                    raise SpecError(
+                        source, f"apiKey {message.api_key} is already the {message.type} {other.name}"
+                    )
+                index[message.api_key] = message
+
+    @classmethod
+    def from_files(cls, files: Iterable[Traversable | Path]) -> Schemas:
+        """Parse spec files (``errors.json`` is not a message spec and is skipped)."""
+        messages = []
+        for entry in sorted(files, key=lambda f: f.name):
+            if not entry.name.endswith(".json") or entry.name == ERRORS_FILE:
+                continue
+            try:
+                text = entry.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SpecError(str(entry), f"cannot read the file: {exc}") from exc
+            messages.append(Message(parse_spec(text, str(entry))))
+        log.debug("loaded %d message specs", len(messages))
+        return cls(messages)
+
+    def message(self, name: str) -> Message:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise UnknownMessage(f"no message named {name!r}") from None
+
+    def request(self, api_key: int) -> Message:
+        try:
+            return self._requests[api_key]
+        except KeyError:
+            raise UnknownMessage(f"no request with apiKey {api_key}") from None
+
+    def response(self, api_key: int) -> Message:
+        try:
+            return self._responses[api_key]
+        except KeyError:
+            raise UnknownMessage(f"no response with apiKey {api_key}") from None
+
+    def has_request(self, api_key: int) -> bool:
+        return api_key in self._requests
+
+    def has_response(self, api_key: int) -> bool:
+        return api_key in self._responses
+
+    def requests(self) -> list[Message]:
+        """Every request, by API key (what an ApiVersions response advertises)."""
+        return [self._requests[key] for key in sorted(self._requests)]
+
+    def responses(self) -> list[Message]:
+        return [self._responses[key] for key in sorted(self._responses)]
+
+    def compile_all(self) -> None:
+        """Compile every version of every message now rather than on first use."""
+        for message in self:
+            message.compile_all()
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._by_name.values())
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __repr__(self) -> str:
+        return f"<Schemas {len(self)} messages>"
+
+
+def load_schemas(path: str | os.PathLike[str] | None = None) -> Schemas:
+    """The specs in folder ``path``, or the project's own ``schemas/`` when ``path`` is None.
+
+    The project's set is loaded once and shared (its compiled codecs with it); a folder is read anew
+    on every call.
+    """
+    if path is None:
+        return _project_set()
+    folder = Path(path)
+    if not folder.is_dir():
+        raise SpecError(str(folder), "not a folder of spec files")
+    return Schemas.from_files(folder.glob("*.json"))
+
+
+@functools.cache
+def _project_set() -> Schemas:
+    return Schemas.from_files(project_schemas().iterdir())

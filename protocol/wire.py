@@ -1,0 +1,223 @@
+"""Low-level helpers shared by the interpreted codecs and the generated (compiled) code.
+
+Generated code imports these by name, so they are plain functions and constants. Functions that read
+from a buffer take ``(buf, pos)`` and return ``(value, new_pos)``; on malformed input they raise
+:class:`Malformed` (or let ``IndexError``/``struct.error`` escape): the codec turns any failure of the
+fast path into a precise :class:`~protocol.exceptions.DecodeError` by re-reading with the interpreted codec.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable, Mapping
+from typing import IO, Any, Final
+
+UNKNOWN_TAGGED_FIELDS: Final = "_unknown_tagged_fields"
+"""Key under which decoded structs keep tagged fields this spec does not know (``{tag: raw bytes}``)."""
+
+MAX_STRING_BYTES: Final = 0x7FFF
+"""Kafka limits every string, classic or compact, to 32767 bytes of UTF-8."""
+
+SMALL_ARRAY: Final = 64
+"""Arrays of fixed-size values shorter than this use a pre-built ``struct.Struct``."""
+
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+_int_from_bytes = int.from_bytes
+_SAFE_UNKNOWN = uuid.SafeUUID.unknown
+
+
+class Malformed(ValueError):
+    """Raised by the fast path on input that cannot be valid; the codec re-reads to explain it."""
+
+
+class Fallback(Exception):
+    """Raised by the generated encoder when the data needs the interpreted encoder's full checks."""
+
+
+def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
+    """An unsigned varint of at most 5 bytes whose value fits 32 bits."""
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    b = buf[pos + 1]
+    result |= (b & 0x7F) << 7
+    if b < 0x80:
+        return result, pos + 2
+    b = buf[pos + 2]
+    result |= (b & 0x7F) << 14
+    if b < 0x80:
+        return result, pos + 3
+    b = buf[pos + 3]
+    result |= (b & 0x7F) << 21
+    if b < 0x80:
+        return result, pos + 4
+    b = buf[pos + 4]
+    if b > 0x0F:
+        raise Malformed("unsigned varint longer than 5 bytes or above 32 bits")
+    return result | (b << 28), pos + 5
+
+
+def read_uvarlong(buf: Any, pos: int) -> tuple[int, int]:
+    """An unsigned varint of at most 10 bytes whose value fits 64 bits."""
+    result = 0
+    shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            if result >> 64:
+                raise Malformed("unsigned varlong above 64 bits")
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise Malformed("unsigned varlong longer than 10 bytes")
+
+
+def read_varint(buf: Any, pos: int) -> tuple[int, int]:
+    """A zig-zag signed varint (32 bits)."""
+    raw, pos = read_uvarint(buf, pos)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_varlong(buf: Any, pos: int) -> tuple[int, int]:
+    """A zig-zag signed varlong (64 bits)."""
+    raw, pos = read_uvarlong(buf, pos)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def uvarint_bytes(value: int) -> bytes:
+    """Encode an unsigned varint (any non-negative int; callers enforce the 32/64-bit range)."""
+    if value < 0:
+        raise ValueError(f"unsigned varint cannot be negative: {value}")
+    if value < 0x80:
+        return _SINGLE_BYTES[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def zigzag32(value: int) -> int:
+    if not -(2**31) <= value < 2**31:
+        raise ValueError(f"{value} does not fit a 32-bit varint")
+    return ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF
+
+
+def zigzag64(value: int) -> int:
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"{value} does not fit a 64-bit varlong")
+    return ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+_SINGLE_BYTES: Final = tuple(bytes([i]) for i in range(256))
+
+
+def uuid_from_bytes(raw: bytes) -> uuid.UUID:
+    """A ``uuid.UUID`` from 16 big-endian bytes, without ``UUID.__init__``'s argument parsing."""
+    value = _object_new(uuid.UUID)
+    _object_setattr(value, "int", _int_from_bytes(raw, "big"))
+    _object_setattr(value, "is_safe", _SAFE_UNKNOWN)
+    return value
+
+
+def array_unpackers(code: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
+    """``unpack_from`` of ``>{n}{code}`` for n in 0..SMALL_ARRAY-1."""
+    return tuple(struct.Struct(f">{n}{code}").unpack_from for n in range(SMALL_ARRAY))
+
+
+def array_packers(code: str) -> tuple[Callable[..., bytes], ...]:
+    """``pack`` of ``>{n}{code}`` for n in 0..SMALL_ARRAY-1."""
+    return tuple(struct.Struct(f">{n}{code}").pack for n in range(SMALL_ARRAY))
+
+
+def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] | None, int]:
+    """Read a tag section in which no tag is known: every field is kept as raw bytes."""
+    count, pos = read_uvarint(buf, pos)
+    if count > bound - pos:
+        raise Malformed("tag count exceeds the remaining bytes")
+    fields: dict[int, bytes] = {}
+    last = -1
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        if tag <= last:
+            raise Malformed("tags out of order or repeated")
+        last = tag
+        end = pos + size
+        if end > bound:
+            raise Malformed("tagged field overruns the input")
+        fields[tag] = bytes(buf[pos:end])
+        pos = end
+    return (fields or None), pos
+
+
+def write_tag_section(out: bytearray, items: list[tuple[int, bytes]]) -> None:
+    """Write a tag section from ``(tag, raw bytes)`` pairs (sorted here; tags must be distinct)."""
+    items.sort(key=_first)
+    out += uvarint_bytes(len(items))
+    last = -1
+    for tag, data in items:
+        if tag == last:
+            raise ValueError(f"tag {tag} is given twice")
+        last = tag
+        out += uvarint_bytes(tag)
+        out += uvarint_bytes(len(data))
+        out += data
+
+
+def write_unknown_tags(out: bytearray, fields: Mapping[int, Any]) -> None:
+    """Write a tag section holding only kept unknown fields."""
+    write_tag_section(out, checked_unknown_tags(fields, frozenset()))
+
+
+def checked_unknown_tags(fields: Mapping[int, Any], known: frozenset[int]) -> list[tuple[int, bytes]]:
+    """Validate kept unknown tagged fields; raises ValueError/TypeError on bad ones."""
+    items = []
+    for tag, data in fields.items():
+        if type(tag) is not int or not 0 <= tag <= 0xFFFFFFFF:
+            raise ValueError(f"unknown tagged field has an invalid tag {tag!r}")
+        if tag in known:
+            raise ValueError(f"tag {tag} is a known field of this version; set the field by name instead")
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"unknown tagged field {tag} must be bytes, not {type(data).__name__}")
+        items.append((tag, bytes(data)))
+    return items
+
+
+def _first(item: tuple[int, bytes]) -> int:
+    return item[0]
+
+
+def stream_decode(stream: IO[bytes], decode: Callable[[bytes, int], tuple[Any, int]], slow: Any) -> Any:
+    """Run an offset-based decoder on a stream (construct's calling convention) and advance the stream.
+
+    On any failure the stream is rewound and ``slow`` (the interpreted construct) reads it instead, which
+    either raises a precise DecodeError or returns the value.
+    """
+    start = stream.tell()
+    data = stream.read()
+    try:
+        value, end = decode(data, 0)
+    except Exception:
+        stream.seek(start)
+        return slow._parse(stream, None, "")
+    stream.seek(start + end)
+    return value
+
+
+def stream_encode(obj: Any, stream: IO[bytes], encode: Callable[[Any, bytearray], None], slow: Any) -> Any:
+    """Run a bytearray-based encoder for construct's calling convention; ``slow`` builds on failure."""
+    out = bytearray()
+    try:
+        encode(obj, out)
+    except Exception:
+        slow._build(obj, stream, None, "")
+        return obj
+    stream.write(out)
+    return obj

@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "serve",
     "place",
     "compare",
+    "check_placer",
 ]
 
 

@@ -25,11 +25,16 @@ __all__ = ["AGGREGATES", "Aggregate", "Measure", "pandas_aggregates", "spark_agg
 
 @dataclass(frozen=True)
 class Measure:
-    """Output column ``name`` = ``func`` over input column ``source`` (``count`` counts rows)."""
+    """Output column ``name`` = ``func`` over input column ``source`` (``count`` counts rows).
+
+    With ``placed`` only the rows of runs that placed at least one partition count: the balance and
+    failure figures of a run that placed nothing (every request failed) say nothing about the placer.
+    """
 
     name: str
     func: str  # count, count_distinct, sum, mean, max
     source: str = ""
+    placed: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,10 @@ def _m(name: str, func: str, source: str = "") -> Measure:
     return Measure(name, func, source)
 
 
+def _p(name: str, func: str, source: str = "") -> Measure:
+    return Measure(name, func, source, placed=True)
+
+
 AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate(
         "by_placer",
@@ -55,18 +64,19 @@ AGGREGATES: tuple[Aggregate, ...] = (
         ("placer",),
         (
             _m("runs", "count"),
-            _m("leaders_skew_mean", "mean", "leaders_skew"),
-            _m("leaders_skew_worst", "max", "leaders_skew"),
-            _m("replicas_skew_mean", "mean", "replicas_skew"),
-            _m("replicas_skew_worst", "max", "replicas_skew"),
-            _m("leaders_within_10pct_mean", "mean", "leaders_within_10pct"),
-            _m("replicas_within_10pct_mean", "mean", "replicas_within_10pct"),
-            _m("balance_bound_share", "mean", "within_balance_bound"),
+            _p("runs_placed", "count"),
+            _p("leaders_skew_mean", "mean", "leaders_skew"),
+            _p("leaders_skew_worst", "max", "leaders_skew"),
+            _p("replicas_skew_mean", "mean", "replicas_skew"),
+            _p("replicas_skew_worst", "max", "replicas_skew"),
+            _p("leaders_within_10pct_mean", "mean", "leaders_within_10pct"),
+            _p("replicas_within_10pct_mean", "mean", "replicas_within_10pct"),
+            _p("balance_bound_share", "mean", "within_balance_bound"),
             _m("rack_violations_total", "sum", "rack_violations"),
-            _m("runs_with_rack_violations_share", "mean", "has_rack_violations"),
-            _m("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
-            _m("rack_failure_leader_growth_worst", "max", "rack_failure_leader_growth"),
-            _m("rack_failure_offline_partitions_worst", "max", "rack_failure_max_offline_partitions"),
+            _p("runs_with_rack_violations_share", "mean", "has_rack_violations"),
+            _p("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
+            _p("rack_failure_leader_growth_worst", "max", "rack_failure_leader_growth"),
+            _p("rack_failure_offline_partitions_worst", "max", "rack_failure_max_offline_partitions"),
             _m("failed_requests", "sum", "failures"),
             _m("placer_ms_mean", "mean", "placer_ms"),
         ),
@@ -78,12 +88,13 @@ AGGREGATES: tuple[Aggregate, ...] = (
         ("family", "placer"),
         (
             _m("runs", "count"),
-            _m("leaders_skew_mean", "mean", "leaders_skew"),
-            _m("leaders_skew_worst", "max", "leaders_skew"),
-            _m("replicas_skew_mean", "mean", "replicas_skew"),
-            _m("balance_bound_share", "mean", "within_balance_bound"),
+            _p("runs_placed", "count"),
+            _p("leaders_skew_mean", "mean", "leaders_skew"),
+            _p("leaders_skew_worst", "max", "leaders_skew"),
+            _p("replicas_skew_mean", "mean", "replicas_skew"),
+            _p("balance_bound_share", "mean", "within_balance_bound"),
             _m("rack_violations_total", "sum", "rack_violations"),
-            _m("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
+            _p("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
             _m("failed_requests", "sum", "failures"),
         ),
     ),
@@ -93,14 +104,14 @@ AGGREGATES: tuple[Aggregate, ...] = (
         "rack_losses",
         ("scope", "placer"),
         (
-            _m("losses", "count"),
-            _m("offline_partitions_mean", "mean", "offline_partitions"),
-            _m("offline_partitions_worst", "max", "offline_partitions"),
-            _m("moved_leaders_mean", "mean", "moved_leaders"),
-            _m("max_leaders_mean", "mean", "max_leaders"),
-            _m("max_leaders_worst", "max", "max_leaders"),
-            _m("leader_growth_mean", "mean", "leader_growth"),
-            _m("leader_growth_worst", "max", "leader_growth"),
+            _p("losses", "count"),
+            _p("offline_partitions_mean", "mean", "offline_partitions"),
+            _p("offline_partitions_worst", "max", "offline_partitions"),
+            _p("moved_leaders_mean", "mean", "moved_leaders"),
+            _p("max_leaders_mean", "mean", "max_leaders"),
+            _p("max_leaders_worst", "max", "max_leaders"),
+            _p("leader_growth_mean", "mean", "leader_growth"),
+            _p("leader_growth_worst", "max", "leader_growth"),
         ),
     ),
     Aggregate(
@@ -115,16 +126,17 @@ AGGREGATES: tuple[Aggregate, ...] = (
     ),
 )
 
-#: Columns computed per row before aggregating: (table, name, Spark expression, pandas function).
-#: ``within_balance_bound``: every broker within +-10% of the mean for both replicas and leaders.
-#: ``leader_growth``: a rack loss's most leaders on a surviving broker over the most before (the
-#: library's ``rack_failure_leader_growth``, for one rack instead of the worst).
+#: Columns computed per row before aggregating, per table: the same definition for Spark and pandas.
+#: ``placed``: the run placed at least one partition. ``within_balance_bound``: every broker within
+#: +-10% of the mean for both replicas and leaders. ``leader_growth``: a rack loss's most leaders on a
+#: surviving broker over the most before (the library's ``rack_failure_leader_growth`` for one rack).
 
 
 def _spark_derived() -> list[tuple[str, str, Callable[[], Column]]]:
     from pyspark.sql import functions as F
 
     return [
+        ("metrics", "placed", lambda: F.col("partitions") > 0),
         (
             "metrics",
             "within_balance_bound",
@@ -134,17 +146,13 @@ def _spark_derived() -> list[tuple[str, str, Callable[[], Column]]]:
         ),
         ("metrics", "has_rack_violations", lambda: (F.col("rack_violations") > 0).cast("double")),
         ("metrics", "placer_ms", lambda: F.col("placer_seconds") * 1000.0),
-        (
-            "rack_losses",
-            "leader_growth",
-            lambda: F.when(F.col("leaders_max") > 0, F.col("max_leaders") / F.col("leaders_max")).otherwise(
-                0.0
-            ),
-        ),
+        ("rack_losses", "placed", lambda: F.col("leaders_max") > 0),
+        ("rack_losses", "leader_growth", lambda: F.try_divide(F.col("max_leaders"), F.col("leaders_max"))),
     ]
 
 
 _PANDAS_DERIVED: list[tuple[str, str, Callable[[pd.DataFrame], pd.Series]]] = [
+    ("metrics", "placed", lambda d: d["partitions"] > 0),
     (
         "metrics",
         "within_balance_bound",
@@ -154,12 +162,11 @@ _PANDAS_DERIVED: list[tuple[str, str, Callable[[pd.DataFrame], pd.Series]]] = [
     ),
     ("metrics", "has_rack_violations", lambda d: (d["rack_violations"] > 0).astype("float64")),
     ("metrics", "placer_ms", lambda d: d["placer_seconds"] * 1000.0),
+    ("rack_losses", "placed", lambda d: d["leaders_max"] > 0),
     (
         "rack_losses",
         "leader_growth",
-        lambda d: (
-            (d["max_leaders"] / d["leaders_max"].where(d["leaders_max"] > 0)).fillna(0.0).astype("float64")
-        ),
+        lambda d: d["max_leaders"] / d["leaders_max"].where(d["leaders_max"] > 0),
     ),
 ]
 
@@ -167,7 +174,7 @@ _PANDAS_DERIVED: list[tuple[str, str, Callable[[pd.DataFrame], pd.Series]]] = [
 TIMING_MEASURES: tuple[str, ...] = ("placer_ms_mean",)
 
 _SQL_FUNCS = {
-    "count": "COUNT(*)",
+    "count": "COUNT({})",
     "count_distinct": "COUNT(DISTINCT {})",
     "sum": "SUM({})",
     "mean": "AVG({})",
@@ -179,12 +186,17 @@ def _quote(name: str) -> str:
     return f"`{name}`"
 
 
+def _sql_measure(m: Measure) -> str:
+    source = "1" if m.func == "count" else _quote(m.source)
+    if m.placed:
+        source = f"CASE WHEN `placed` THEN {source} END"
+    return f"{_SQL_FUNCS[m.func].format(source)} AS {_quote(m.name)}"
+
+
 def aggregate_sql(agg: Aggregate, view: str) -> str:
     """The Spark SQL text of one aggregate over a temporary view of its table."""
     by = ", ".join(_quote(c) for c in agg.by)
-    measures = ", ".join(
-        f"{_SQL_FUNCS[m.func].format(_quote(m.source))} AS {_quote(m.name)}" for m in agg.measures
-    )
+    measures = ", ".join(_sql_measure(m) for m in agg.measures)
     return f"SELECT {by}, {measures} FROM {view} GROUP BY {by} ORDER BY {by}"
 
 
@@ -205,11 +217,15 @@ def spark_aggregates(spark: SparkSession, tables: Mapping[str, DataFrame]) -> di
 
 
 def _measure_dtype(m: Measure, frame: pd.DataFrame) -> str:
-    """Spark's result types: COUNT and SUM of integers are 64-bit, MAX keeps its type, AVG is a double."""
+    """Spark's result types: COUNT and SUM of integers are 64-bit, MAX keeps its type, AVG is a double.
+
+    A MAX over the rows of placing runs may find none: integers are then nullable, as in Spark.
+    """
     if m.func in ("count", "count_distinct"):
         return "int64"
     if m.func == "max":
-        return str(frame[m.source].dtype)
+        dtype = str(frame[m.source].dtype)
+        return dtype.capitalize() if m.placed and dtype.startswith("int") else dtype
     if m.func == "sum" and pd.api.types.is_integer_dtype(frame[m.source]):
         return "int64"
     return "float64"
@@ -220,15 +236,22 @@ def _pandas_one(agg: Aggregate, frame: pd.DataFrame) -> pd.DataFrame:
         columns = {c: pd.Series(dtype=frame[c].dtype) for c in agg.by}
         columns.update({m.name: pd.Series(dtype=_measure_dtype(m, frame)) for m in agg.measures})
         return pd.DataFrame(columns)
+    work = frame[list(agg.by)].copy()
     spec: dict[str, tuple[str, str]] = {}
-    for m in agg.measures:
+    for i, m in enumerate(agg.measures):
+        column = f"__m{i}"
         if m.func == "count":
-            spec[m.name] = (agg.by[0], "size")
-        elif m.func == "count_distinct":
-            spec[m.name] = (m.source, "nunique")
-        else:
-            spec[m.name] = (m.source, m.func)
-    grouped = frame.groupby(list(agg.by), sort=True, dropna=False).agg(**spec).reset_index()
+            work[column] = frame["placed"].astype("int64") if m.placed else 1
+            spec[m.name] = (column, "sum")
+            continue
+        values = frame[m.source]
+        if m.placed:
+            values = values.astype(_measure_dtype(m, frame) if m.func == "max" else "float64").where(
+                frame["placed"]
+            )
+        work[column] = values
+        spec[m.name] = (column, "nunique" if m.func == "count_distinct" else m.func)
+    grouped = work.groupby(list(agg.by), sort=True, dropna=False).agg(**spec).reset_index()
     for m in agg.measures:
         grouped[m.name] = grouped[m.name].astype(_measure_dtype(m, frame))
     return grouped
@@ -244,5 +267,6 @@ def pandas_aggregates(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
     result: dict[str, pa.Table] = {}
     for agg in AGGREGATES:
         if agg.table in frames:
-            result[agg.name] = pa.Table.from_pandas(_pandas_one(agg, frames[agg.table]), preserve_index=False)
+            table = pa.Table.from_pandas(_pandas_one(agg, frames[agg.table]), preserve_index=False)
+            result[agg.name] = table.replace_schema_metadata(None)  # plain Arrow types, as Spark writes
     return result

@@ -48,6 +48,7 @@ SESSION_DEFAULTS: dict[str, str] = {
     # Small Arrow batches keep each executor's memory flat however large its partition is.
     "spark.sql.execution.arrow.maxRecordsPerBatch": "256",
     "spark.python.worker.reuse": "true",
+    "spark.sql.debug.maxToStringFields": "200",
 }
 
 _SHAPE_SCHEMA = "family string, shape string, shape_json string"

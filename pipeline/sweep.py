@@ -1,0 +1,167 @@
+"""A whole sweep: check the placers, run the grid (Spark or single-process), write the report.
+
+This is what ``placement-sim sweep`` calls; tests and the benchmark call it too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from controller.placement.loader import resolve_placer_class
+from pipeline import output
+from pipeline.grid import Grid
+from pipeline.local_job import run_sweep_local
+from pipeline.progress import ProgressCallback
+from pipeline.report import (
+    SKEW_COLUMNS,
+    ReportData,
+    load_report_data,
+    pick_scenario,
+    report_data,
+    write_report,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from pipeline.spark_job import SparkSweep
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SweepResult", "check_placers", "run_sweep"]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What a sweep did and where it put it."""
+
+    mode: str  # "spark" or "single-process"
+    out: str
+    report: Path | None
+    runs: int
+    scenarios: int
+    seconds: float
+    aggregates: Mapping[str, pa.Table]
+    info: Mapping[str, str]
+
+
+def check_placers(placers: Sequence[str]) -> None:
+    """Resolves every placer name on the driver first, so that a typo fails before any work starts."""
+    for name in placers:
+        resolve_placer_class(name)  # raises PlacerLoadError saying why
+        if ".py" in name:
+            log.warning(
+                "placer %s is a file path: on a cluster the executors need the same path; "
+                "ship the module with --py-files and name it by module instead",
+                name,
+            )
+
+
+def default_report_path(out: str) -> Path:
+    return output.local_path(out) / output.REPORT_FILE if output.is_local(out) else Path(output.REPORT_FILE)
+
+
+def _spark_report_data(sweep: SparkSweep, info: Mapping[str, str], wanted: str | None) -> ReportData:
+    from pyspark.sql import functions as F
+
+    metrics = sweep.tables[output.METRICS]
+    skews = metrics.select(*SKEW_COLUMNS).toArrow()
+    if wanted is not None and metrics.filter(F.col("scenario") == wanted).limit(1).count():
+        chosen: str | None = wanted
+    else:
+        first = metrics.agg(F.min("scenario")).first()
+        chosen = pick_scenario([first[0]] if first and first[0] else [], wanted)
+    details = metrics.filter(F.col("scenario") == chosen).select("placer", "details").toArrow()
+    return report_data(info, sweep.aggregates, skews, chosen, details)
+
+
+def run_sweep(
+    grid: Grid,
+    out: str,
+    *,
+    use_spark: bool = True,
+    spark: SparkSession | None = None,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    py_files: Sequence[str] = (),
+    partitions: int | None = None,
+    write_placements: bool = True,
+    report: str | Path | None = None,
+    report_scenario: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> SweepResult:
+    """Runs ``grid`` and writes its tables under ``out`` plus ``report.html``.
+
+    With ``use_spark`` the runs happen on Spark (``spark`` if given, else a session on ``master``,
+    stopped afterwards); without, in this process (``out`` must then be a local folder).
+    """
+    started = time.perf_counter()
+    wanted = report_scenario or grid.report_scenario
+    report_path = Path(report) if report is not None else default_report_path(out)
+    info: dict[str, str] = {
+        "started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "placers": ", ".join(grid.placers),
+        "scenarios": f"{grid.scenario_count:,} ({grid.shape_count} cluster shapes x {len(grid.workloads)} "
+        f"workloads x {len(grid.seeds)} seeds)",
+        "runs": f"{grid.run_count:,}",
+        "output": out,
+    }
+    if use_spark:
+        from pipeline.spark_job import run_sweep_spark, spark_session
+
+        own_session = spark is None
+        session = spark if spark is not None else spark_session(master, conf=conf, py_files=py_files)
+        if not own_session:
+            for path in py_files:
+                session.sparkContext.addPyFile(path)
+        try:
+            check_placers(grid.placers)
+            info["mode"] = f"Spark {session.version} on {session.sparkContext.master}"
+            sweep = run_sweep_spark(
+                session,
+                grid,
+                out,
+                partitions=partitions,
+                write_placements=write_placements,
+                progress=progress,
+            )
+            info["seconds"] = f"{time.perf_counter() - started:.1f}"
+            data = _spark_report_data(sweep, info, wanted)
+            aggregates = sweep.aggregates
+        finally:
+            if own_session:
+                session.stop()
+    else:
+        if not output.is_local(out):
+            raise ValueError(f"the single-process path writes local folders only, not {out}")
+        check_placers(grid.placers)
+        info["mode"] = "single process"
+        local = run_sweep_local(
+            grid, output.local_path(out), write_placements=write_placements, progress=progress
+        )
+        info["seconds"] = f"{time.perf_counter() - started:.1f}"
+        data = load_report_data(output.local_path(out), wanted, info)
+        aggregates = local.aggregates
+    if output.is_local(out):
+        folder = output.local_path(out)
+        output.write_json(grid.to_json(), folder, output.GRID_FILE)
+        output.write_json(info, folder, output.SWEEP_FILE)
+    written = write_report(data, report_path)
+    return SweepResult(
+        mode="spark" if use_spark else "single-process",
+        out=out,
+        report=written,
+        runs=grid.run_count,
+        scenarios=grid.scenario_count,
+        seconds=time.perf_counter() - started,
+        aggregates=aggregates,
+        info=info,
+    )

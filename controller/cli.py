@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "place",
     "compare",
     "check_placer",
+    "sweep",
 ]
 
 

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.commands.place import (
     PlacementError,
     add_placement_arguments,
-    cluster_from_args,
     configs_from_args,
     error_to_json,
+    inputs_from_args,
     place_in_process,
-    spec_from_args,
 )
 from controller.placement.api import ClusterView, PlacementSpec
-from controller.placement.clusterfile import ClusterFileError
 from controller.placement.loader import BUILTIN_PLACERS
 from controller.placement.metrics import SUMMARY_KEYS, PlacementMetrics, compute_metrics
 
@@ -134,12 +131,10 @@ def _to_json(spec: PlacementSpec, comparisons: Sequence[Comparison]) -> dict[str
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cluster = cluster_from_args(args)
-    except ClusterFileError as exc:
-        print(f"placement-sim: {exc}", file=sys.stderr)
+    inputs = inputs_from_args(args)
+    if inputs is None:
         return 2
-    spec = spec_from_args(args)
+    cluster, spec = inputs
     comparisons = compare_placers(args.placers, configs_from_args(args), spec, cluster)
     if args.json:
         print(json.dumps(_to_json(spec, comparisons), indent=2))

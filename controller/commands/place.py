@@ -41,6 +41,7 @@ __all__ = [
     "cluster_from_args",
     "configs_from_args",
     "error_to_json",
+    "inputs_from_args",
     "place_in_process",
     "placement_to_json",
     "register",
@@ -133,6 +134,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"short name, dotted path or file.py (default {DEFAULT_PLACER})",
     )
     p.set_defaults(func=run)
+
+
+def inputs_from_args(args: argparse.Namespace) -> tuple[ClusterView, PlacementSpec] | None:
+    """The cluster and the spec the arguments describe; None (after saying why) for a bad cluster file."""
+    try:
+        cluster = cluster_from_args(args)
+    except ClusterFileError as exc:
+        print(f"placement-sim: {exc}", file=sys.stderr)
+        return None
+    return cluster, spec_from_args(args)
 
 
 def cluster_from_args(args: argparse.Namespace) -> ClusterView:
@@ -340,12 +351,10 @@ def error_to_json(error: PlacementError) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cluster = cluster_from_args(args)
-    except ClusterFileError as exc:
-        print(f"placement-sim: {exc}", file=sys.stderr)
+    inputs = inputs_from_args(args)
+    if inputs is None:
         return 2
-    spec = spec_from_args(args)
+    cluster, spec = inputs
     try:
         replicas = place_in_process(args.placer, configs_from_args(args), spec, cluster)
     except PlacementError as exc:

@@ -57,6 +57,19 @@ def _parse_start_index(value: str) -> int:
     return index
 
 
+PARTITIONS_NOT_POSITIVE = "partition must be greater than 0"
+
+
+def check_fluvio_request(spec: PlacementSpec, online_spus: int) -> None:
+    """Fluvio's checks, with its messages: partitions and replication factor positive, enough SPUs."""
+    if spec.num_partitions <= 0:
+        raise ReplicaPlacementError(PARTITIONS_NOT_POSITIVE)
+    if spec.num_replicas <= 0:
+        raise InvalidReplicationFactorError("replication factor must be greater than 0")
+    if online_spus < spec.num_replicas:
+        raise InvalidReplicationFactorError(f"need {spec.num_replicas - online_spus} more SPU")
+
+
 def round_robin_with_gaps(
     spu_ids: Sequence[int], num_partitions: int, replication_factor: int, start_index: int
 ) -> list[list[int]]:
@@ -134,20 +147,15 @@ class FluvioReplicaPlacer(ReplicaPlacer):
     def unmet_precondition(self, spec: PlacementSpec, cluster: ClusterView) -> str | None:
         """Why this call is refused with ReplicaPlacementError, or None (see the conformance kit)."""
         if spec.num_partitions <= 0:
-            return "partition must be greater than 0"
+            return PARTITIONS_NOT_POSITIVE
         usable = cluster.usable(spec)
         return _missing_racks(usable) if self._rack_mode(usable) else None
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         rf = spec.num_replicas
-        if spec.num_partitions <= 0:
-            raise ReplicaPlacementError("partition must be greater than 0")
-        if rf <= 0:
-            raise InvalidReplicationFactorError("replication factor must be greater than 0")
         usable = cluster.usable(spec)
         online = [b for b in usable if not b.fenced]
-        if len(online) < rf:
-            raise InvalidReplicationFactorError(f"need {rf - len(online)} more SPU")
+        check_fluvio_request(spec, len(online))
         rack_mode = self._rack_mode(usable)
         if rack_mode:
             problem = _missing_racks(usable)

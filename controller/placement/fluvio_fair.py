@@ -17,13 +17,8 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from controller.placement.api import (
-    ClusterView,
-    InvalidReplicationFactorError,
-    PlacementSpec,
-    ReplicaPlacementError,
-    ReplicaPlacer,
-)
+from controller.placement.api import ClusterView, PlacementSpec, ReplicaPlacer
+from controller.placement.fluvio import PARTITIONS_NOT_POSITIVE, check_fluvio_request
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +66,12 @@ class FluvioFairReplicaPlacer(ReplicaPlacer):
 
     def unmet_precondition(self, spec: PlacementSpec, cluster: ClusterView) -> str | None:
         """Why this call is refused with ReplicaPlacementError, or None (see the conformance kit)."""
-        return "partition must be greater than 0" if spec.num_partitions <= 0 else None
+        return PARTITIONS_NOT_POSITIVE if spec.num_partitions <= 0 else None
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         rf = spec.num_replicas
-        if spec.num_partitions <= 0:
-            raise ReplicaPlacementError("partition must be greater than 0")
-        if rf <= 0:
-            raise InvalidReplicationFactorError("replication factor must be greater than 0")
         online = sorted({b.id for b in cluster.usable(spec) if not b.fenced})
-        if len(online) < rf:
-            raise InvalidReplicationFactorError(f"need {rf - len(online)} more SPU")
+        check_fluvio_request(spec, len(online))
         skip: set[tuple[str, int]] | None = None
         if spec.topic is not None:
             skip = {

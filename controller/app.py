@@ -10,6 +10,7 @@ from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.handlers import Handler, load_handlers
 from controller.placements import PlacementService
+from controller.topic_admin import TopicAdmin
 from protocol import Schemas, load_schemas
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,7 @@ class Controller:
         self.schemas = schemas
         self.cluster = cluster
         self.placements = placements
+        self.topic_admin = TopicAdmin(config, cluster, placements)
         self.handlers: dict[int, Handler] = load_handlers()
         self.stats: Counter[str] = Counter()
         # The broker listeners, filled in by the server once bound: broker id -> (host, port).

@@ -121,6 +121,12 @@ class ServerThread:
         return self.server.address[1]
 
     @property
+    def brokers(self) -> dict[int, str]:
+        """Each broker's own listener as ``host:port``, by broker id (what Metadata advertises)."""
+        assert self.server.controller is not None
+        return {b: f"{h}:{p}" for b, (h, p) in sorted(self.server.controller.endpoints.items())}
+
+    @property
     def stats(self) -> Counter[str]:
         """A snapshot of the server's counters (connections, closes by reason, requests by apiKey)."""
         return Counter(self.server.stats)

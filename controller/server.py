@@ -6,16 +6,29 @@ answered in v0 with UNSUPPORTED_VERSION) or a body that does not decode closes t
 ``connections.max.idle.ms`` without a complete request. Every close is logged with the peer and the
 reason and counted in :attr:`Server.stats`. Requests on one connection are answered one at a time in
 order (pipelined requests queue in the socket), connections are served concurrently.
+
+Besides the configured (bootstrap) listener, every simulated broker gets a listener of its own on the
+same host: port ``simulator.broker.port.base + broker id``, or an ephemeral port when the base is 0
+(the default). Metadata and DescribeCluster advertise them; a wildcard host is advertised as
+127.0.0.1. All listeners serve the one controller and cluster state; fenced brokers listen too, but
+Metadata does not list them (as Kafka).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections import Counter
 from typing import Any
 
+from controller.app import Controller
+from controller.config import ServerConfig
+from controller.handlers import RequestContext
+from controller.handlers.api_versions import API_KEY as API_VERSIONS
+from controller.handlers.api_versions import unsupported_version_response
+from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError
 from protocol.framing import (
     FrameError,
     encode_response,
@@ -24,18 +37,29 @@ from protocol.framing import (
     response_header_version,
 )
 
-from controller.app import Controller
-from controller.config import ServerConfig
-from controller.handlers import RequestContext
-from controller.handlers.api_versions import API_KEY as API_VERSIONS
-from controller.handlers.api_versions import unsupported_version_response
-from protocol import DecodeError
-
 log = logging.getLogger(__name__)
 
 __all__ = ["Server"]
 
 _WRITE_HIGH_WATER = 1 << 20
+_WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+
+
+def _unknown_tags(value: Any, path: str = "") -> list[str]:
+    """Where a decoded request holds tagged fields its spec does not know: ``path: tags``."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        tags = value.get(UNKNOWN_TAGGED_FIELDS)
+        if tags:
+            found.append(f"{path or 'body'}: tag(s) {sorted(tags)}")
+        for key, item in value.items():
+            if key != UNKNOWN_TAGGED_FIELDS and isinstance(item, (dict, list)):
+                found.extend(_unknown_tags(item, f"{path}.{key}" if path else key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                found.extend(_unknown_tags(item, f"{path}[{index}]"))
+    return found
 
 
 class _Close(Exception):
@@ -74,13 +98,43 @@ class Server:
         listener = self.config.listener
         try:
             server = await asyncio.start_server(self._on_connection, listener.host, listener.port)
+            self._servers.append(server)
+            sockname = server.sockets[0].getsockname()
+            self.address = (sockname[0], sockname[1])
+            await self._start_broker_listeners(listener.host)
         except OSError:
+            for started in self._servers:
+                started.close()
+            self._servers.clear()
             await self.controller.close()
             raise
-        self._servers.append(server)
-        sockname = server.sockets[0].getsockname()
-        self.address = (sockname[0], sockname[1])
         log.info("listening on %s with placer %s", self.bootstrap, self.controller.placements.placer_label)
+
+    async def _start_broker_listeners(self, host: str) -> None:
+        """One listener per broker, recorded in ``controller.endpoints`` as the address to advertise."""
+        assert self.controller is not None
+        advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
+        base = self.config.broker_port_base
+        for broker in self.config.brokers:
+            port = base + broker.id if base else 0
+            if port > 65535:
+                raise OSError(
+                    f"broker {broker.id}: port {port} (simulator.broker.port.base {base} + id) is above 65535"
+                )
+            try:
+                server = await asyncio.start_server(
+                    functools.partial(self._on_connection, broker=broker.id), host, port
+                )
+            except OSError as exc:
+                raise OSError(
+                    exc.errno, f"cannot listen for broker {broker.id} on {host}:{port}: {exc.strerror or exc}"
+                ) from exc
+            self._servers.append(server)
+            self.controller.endpoints[broker.id] = (advertised, server.sockets[0].getsockname()[1])
+        log.info(
+            "broker listeners: %s",
+            ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.controller.endpoints.items())),
+        )
 
     async def serve_forever(self) -> None:
         await asyncio.gather(*(s.serve_forever() for s in self._servers))
@@ -106,12 +160,14 @@ class Server:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None = None
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
         try:
-            await self._serve_connection(reader, writer, None)
+            await self._serve_connection(reader, writer, broker)
         finally:
             self._connections.discard(task)
 
@@ -187,10 +243,32 @@ class Server:
             controller.stats["requests:18:unsupported"] += 1
             body = schemas.response(API_VERSIONS).encode(unsupported_version_response(controller), 0)
             return encode_response(header.correlation_id, 0, body)
+        message = schemas.request(api_key)
         try:
-            request = schemas.request(api_key).decode(frame[offset:], version)
+            request, end = message.decode_from(frame, offset, version)
         except DecodeError as exc:
             raise _Close("malformed request body", str(exc)) from None
+        if end != len(frame):
+            # Kafka ignores bytes after a request body (some clients send them), and so do we.
+            controller.stats["requests:trailing bytes"] += 1
+            log.debug(
+                "%s: apiKey %d v%d: %d byte(s) after the body ignored",
+                peer,
+                api_key,
+                version,
+                len(frame) - end,
+            )
+        if message.is_flexible(version):
+            unknown = _unknown_tags(request)
+            if unknown:
+                controller.stats["requests:unknown tagged fields"] += 1
+                log.warning(
+                    "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
+                    peer,
+                    api_key,
+                    version,
+                    ", ".join(unknown),
+                )
         log.debug(
             "%s: apiKey %d v%d correlation %d from %s",
             peer,

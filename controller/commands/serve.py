@@ -79,6 +79,8 @@ async def _serve(config: ServerConfig) -> int:
     )
     print(f"placer {server.controller.placements.placer_label}; brokers {brokers}", flush=True)
     print(f"listening on {server.bootstrap}", flush=True)
+    endpoints = server.controller.endpoints
+    print("brokers on " + ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items())), flush=True)
     serving = asyncio.ensure_future(server.serve_forever())
     await stop.wait()
     serving.cancel()

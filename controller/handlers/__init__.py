@@ -12,15 +12,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from protocol.framing import RequestHeader
-
     from controller.app import Controller
+    from protocol.framing import RequestHeader
 
 __all__ = ["HANDLER_MODULES", "Handler", "RequestContext", "load_handlers"]
 
 HANDLER_MODULES = [
     "api_versions",
     "create_replica_placement",
+    "metadata",
+    "create_topics",
+    "delete_topics",
+    "create_partitions",
+    "describe_cluster",
 ]
 
 

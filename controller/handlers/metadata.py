@@ -12,12 +12,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol.errors import error_by_name
-
 from controller.cluster import Cluster, Topic
 from controller.handlers import RequestContext
 from controller.topic_admin import NewTopic
 from controller.topic_names import topic_name_problem
+from protocol.errors import error_by_name
 
 API_KEY = 3
 VERSIONS = (0, 13)

@@ -423,6 +423,8 @@ def _factory_for(placer: PlacerSource) -> tuple[Callable[[], Any], str]:
         from controller.placement.loader import resolve_placer_class
 
         cls = resolve_placer_class(placer)
+        if cls.__module__.startswith("_placement_sim_plugin_"):  # loaded from a file: no module path
+            return cls, f"{placer} ({cls.__qualname__})"
         return cls, f"{placer} ({cls.__module__}.{cls.__qualname__})"
     if isinstance(placer, type):
         return placer, f"{placer.__module__}.{placer.__qualname__}"
@@ -642,6 +644,12 @@ class _CaseRunner:
                 "exceptions",
                 f"returned a placement although a replication factor of {rf} with {len(usable)} usable "
                 "broker(s) calls for InvalidReplicationFactorError",
+            )
+        if unfenced == 0:
+            return (
+                "unfenced leader",
+                "returned a placement although every usable broker is fenced "
+                "(no leader can be unfenced: raise InvalidReplicationFactorError)",
             )
         problems = placement_problems(spec, cluster, outcome.result)
         if problems:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import error_by_name
-
 from controller.handlers import RequestContext
+from protocol.errors import error_by_name
 
 API_KEY = 60
 VERSIONS = (0, 2)
@@ -28,12 +27,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         "ThrottleTimeMs": 0,
         "ErrorCode": 0,
         "ErrorMessage": None,
-        "EndpointType": endpoint_type,
         "ClusterId": controller.config.cluster_id,
         "ControllerId": controller.cluster.controller_id,
         "Brokers": [],
         "ClusterAuthorizedOperations": NO_OPERATIONS,
     }
+    if version >= 1:  # not ignorable: only in the versions that have it
+        response["EndpointType"] = endpoint_type
     if endpoint_type != BROKER_ENDPOINTS:
         error = (
             "MISMATCHED_ENDPOINT_TYPE"
@@ -51,13 +51,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         if (broker.fenced and not include_fenced) or broker.id not in endpoints:
             continue
         host, port = endpoints[broker.id]
-        response["Brokers"].append(
-            {
-                "BrokerId": broker.id,
-                "Host": host,
-                "Port": port,
-                "Rack": broker.rack,
-                "IsFenced": broker.fenced,
-            }
-        )
+        entry = {"BrokerId": broker.id, "Host": host, "Port": port, "Rack": broker.rack}
+        if version >= 2:
+            entry["IsFenced"] = broker.fenced
+        response["Brokers"].append(entry)
     return response

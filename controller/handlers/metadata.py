@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from controller.cluster import Cluster, Topic
+from controller.cluster import Topic
 from controller.handlers import RequestContext
 from controller.topic_admin import NewTopic
 from controller.topic_names import topic_name_problem
@@ -36,19 +36,25 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     cluster = controller.cluster
     wanted = request.get("Topics")
     if wanted is None or (version == 0 and not wanted):
-        topics = [_topic_entry(cluster, topic) for topic in cluster.topics.values()]
+        topics = [_topic_entry(topic) for topic in cluster.topics.values()]
     else:
         allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
         topics = await _named_topics(ctx, wanted, allow_auto and controller.config.auto_create_topics)
-    return {
+    if version >= 8:
+        # Fields that are not ignorable go only into the versions that have them (the codec insists).
+        for topic in topics:
+            topic["TopicAuthorizedOperations"] = NO_OPERATIONS
+    response = {
         "ThrottleTimeMs": 0,
         "Brokers": broker_entries(ctx),
         "ClusterId": controller.config.cluster_id,
         "ControllerId": cluster.controller_id,
         "Topics": topics,
-        "ClusterAuthorizedOperations": NO_OPERATIONS,
         "ErrorCode": 0,
     }
+    if 8 <= version <= 10:
+        response["ClusterAuthorizedOperations"] = NO_OPERATIONS
+    return response
 
 
 def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
@@ -79,9 +85,7 @@ async def _named_topics(
         if name is None:
             by_id = cluster.topic_by_id(topic_id)
             entries.append(
-                _topic_entry(cluster, by_id)
-                if by_id is not None
-                else _error_entry(None, topic_id, _UNKNOWN_TOPIC_ID)
+                _topic_entry(by_id) if by_id is not None else _error_entry(None, topic_id, _UNKNOWN_TOPIC_ID)
             )
             continue
         topic = cluster.topics.get(name)
@@ -94,7 +98,7 @@ async def _named_topics(
         if topic is None:
             entries.append(_error_entry(name, ZERO_UUID, _UNKNOWN_TOPIC))
         else:
-            entries.append(_topic_entry(cluster, topic))
+            entries.append(_topic_entry(topic))
     return entries
 
 
@@ -115,11 +119,10 @@ def _error_entry(name: str | None, topic_id: uuid.UUID, code: int) -> dict[str, 
         "TopicId": topic_id,
         "IsInternal": False,
         "Partitions": [],
-        "TopicAuthorizedOperations": NO_OPERATIONS,
     }
 
 
-def _topic_entry(cluster: Cluster, topic: Topic) -> dict[str, Any]:
+def _topic_entry(topic: Topic) -> dict[str, Any]:
     return {
         "ErrorCode": 0,
         "Name": topic.name,
@@ -137,5 +140,4 @@ def _topic_entry(cluster: Cluster, topic: Topic) -> dict[str, Any]:
             }
             for p in topic.partitions
         ],
-        "TopicAuthorizedOperations": NO_OPERATIONS,
     }

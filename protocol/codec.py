@@ -15,6 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from protocol import structs as s
 from protocol import types as t
 from protocol.exceptions import DecodeError, EncodeError, ProtocolError
 from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, Versions
@@ -37,32 +38,32 @@ _PRIMITIVES: dict[str, t.KafkaType] = {
 # -- spec -> construct --------------------------------------------------------------------------------
 
 
-def build_message(spec: MessageSpec, version: int) -> t.KafkaMessage:
+def build_message(spec: MessageSpec, version: int) -> s.KafkaMessage:
     """The construct for ``spec`` at ``version`` (which must be a valid version)."""
-    return t.KafkaMessage(
+    return s.KafkaMessage(
         spec.name, version, build_struct(spec.name, spec.fields, version, spec.flexible_versions)
     )
 
 
-def build_struct(name: str, fields: Sequence[FieldSpec], version: int, flexible: Versions) -> t.KafkaStruct:
+def build_struct(name: str, fields: Sequence[FieldSpec], version: int, flexible: Versions) -> s.KafkaStruct:
     """The struct made of ``fields`` at ``version``; ``flexible`` is the message's flexibleVersions."""
-    present: list[t.StructField] = []
-    tagged: list[t.TaggedField] = []
-    absent: list[t.AbsentField] = []
+    present: list[s.StructField] = []
+    tagged: list[s.TaggedField] = []
+    absent: list[s.AbsentField] = []
     for field in fields:
         if version not in field.versions:
             default = _absent_default(field, flexible)
-            absent.append(t.AbsentField(field.name, str(field.versions), default, field.ignorable))
+            absent.append(s.AbsentField(field.name, str(field.versions), default, field.ignorable))
             continue
         kind = build_type(field, version, flexible)
         default = field_default(field, version, kind)
         if field.is_tagged(version):
             assert field.tag is not None
-            tagged.append(t.TaggedField(field.name, kind, default, tag=field.tag))
+            tagged.append(s.TaggedField(field.name, kind, default, tag=field.tag))
         else:
-            present.append(t.StructField(field.name, kind, default))
-    tags = t.TaggedFields(tagged) if version in flexible else None
-    return t.KafkaStruct(name, version, present, tags, absent)
+            present.append(s.StructField(field.name, kind, default))
+    tags = s.TaggedFields(tagged) if version in flexible else None
+    return s.KafkaStruct(name, version, present, tags, absent)
 
 
 def build_type(field: FieldSpec, version: int, flexible: Versions) -> t.KafkaType:
@@ -78,11 +79,11 @@ def build_type(field: FieldSpec, version: int, flexible: Versions) -> t.KafkaTyp
             item: t.KafkaType = build_struct(element.struct_name, field.fields, version, flexible)
         else:
             item = _scalar(element.kind, _compact(field, version, compact), nullable=False)
-        return t.Array(item, compact=compact, nullable=nullable)
+        return s.Array(item, compact=compact, nullable=nullable)
     if ftype.kind == "struct":
         assert ftype.struct_name is not None
         struct = build_struct(ftype.struct_name, field.fields, version, flexible)
-        return t.NullableStruct(struct) if nullable else struct
+        return s.NullableStruct(struct) if nullable else struct
     return _scalar(ftype.kind, _compact(field, version, compact), nullable)
 
 
@@ -107,8 +108,8 @@ def field_default(field: FieldSpec, version: int, kind: t.KafkaType) -> Any:
     """The value a field takes at ``version`` when the data leaves it out (immutable form)."""
     default = field.default
     if default is STRUCT_DEFAULT:
-        struct = kind.struct if isinstance(kind, t.NullableStruct) else kind
-        assert isinstance(struct, t.KafkaStruct)
+        struct = kind.struct if isinstance(kind, s.NullableStruct) else kind
+        assert isinstance(struct, s.KafkaStruct)
         return struct.default_value()
     if field.type.kind == "records" and field.default_text == "" and field.is_nullable(version):
         return None  # Kafka's records default to null

@@ -221,3 +221,89 @@ def stream_encode(obj: Any, stream: IO[bytes], encode: Callable[[Any, bytearray]
         return obj
     stream.write(out)
     return obj
+
+
+def read_count(buf: Any, pos: int, bound: int, compact: bool, nullable: bool) -> tuple[int, int]:
+    """An array count (compact: uvarint count + 1; classic: int32); -1 for null (when nullable).
+
+    Checks that the count does not exceed the bytes left (every element takes at least one byte, and
+    a bounded count keeps zero-size elements from looping for long).
+    """
+    if compact:
+        raw, pos = read_uvarint(buf, pos)
+        count = raw - 1
+    else:
+        (count,) = _INT32.unpack_from(buf, pos)
+        pos += 4
+    if count < 0:
+        if count != -1 or not nullable:
+            raise Malformed("null or negative count")
+        return -1, pos
+    if count > bound - pos:
+        raise Malformed("count exceeds the bytes left")
+    return count, pos
+
+
+def read_length(
+    buf: Any, pos: int, bound: int, compact: bool, classic: Any, nullable: bool
+) -> tuple[int, int]:
+    """A string/bytes length (compact: uvarint length + 1; classic: ``classic`` int16/int32 struct);
+    -1 for null (when nullable). Checks the data fits before ``bound``."""
+    if compact:
+        raw, pos = read_uvarint(buf, pos)
+        length = raw - 1
+    else:
+        (length,) = classic.unpack_from(buf, pos)
+        pos += classic.size
+    if length < 0:
+        if length != -1 or not nullable:
+            raise Malformed("null or negative length")
+        return -1, pos
+    if pos + length > bound:
+        raise Malformed("length overruns the input")
+    return length, pos
+
+
+def read_string(buf: Any, pos: int, bound: int, compact: bool, nullable: bool) -> tuple[str | None, int]:
+    """A string, any length form (the generated code inlines the common short compact case)."""
+    length, pos = read_length(buf, pos, bound, compact, _INT16, nullable)
+    if length < 0:
+        return None, pos
+    if length > MAX_STRING_BYTES:
+        raise Malformed("string longer than 32767 bytes")
+    end = pos + length
+    return bytes(buf[pos:end]).decode(), end
+
+
+def read_bytes(buf: Any, pos: int, bound: int, compact: bool, nullable: bool) -> tuple[bytes | None, int]:
+    """Bytes or records, any length form."""
+    length, pos = read_length(buf, pos, bound, compact, _INT32, nullable)
+    if length < 0:
+        return None, pos
+    end = pos + length
+    return bytes(buf[pos:end]), end
+
+
+def read_fixed_array(
+    buf: Any,
+    pos: int,
+    bound: int,
+    compact: bool,
+    nullable: bool,
+    unit: str,
+    size: int,
+    convert: Callable[[Any], Any] | None,
+) -> tuple[list[Any] | None, int]:
+    """An array of fixed-size values (``unit`` is their struct code), any count form."""
+    count, pos = read_count(buf, pos, bound, compact, nullable)
+    if count < 0:
+        return None, pos
+    values = struct.unpack_from(">" + unit * count, buf, pos)
+    pos += size * count
+    if convert is not None:
+        return [convert(v) for v in values], pos
+    return list(values), pos
+
+
+_INT16: Final = struct.Struct(">h")
+_INT32: Final = struct.Struct(">i")

@@ -1,0 +1,101 @@
+"""Real Kafka clients against the simulator: a server per test module, and a record of what each client sent.
+
+The server logs every request it decodes (apiKey, version, client id) and warns about any tagged field
+its specs do not know. :class:`WireLog` collects both while a module runs, so that the tests can assert
+that a client's bytes decoded cleanly, and the versions each client negotiated are printed at the end
+of the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.embedded import ServerThread
+
+#: ``replica.placer.class.name`` of a plugin that refuses topics named ``reject...`` (REPLICA_PLACEMENT_FAILED).
+PICKY_PLACER = f"{Path(__file__).parents[1] / 'admin' / 'placers.py'}:PickyPlacer"
+
+API_NAMES = {3: "Metadata", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 37: "CreatePartitions",
+             60: "DescribeCluster", 68: "CreateReplicaPlacement"}  # fmt: skip
+
+OWN_CLIENT_ID = "placement-sim-client"
+
+# client label -> API name -> versions it used; printed in the terminal summary.
+NEGOTIATED: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+
+
+class WireLog(logging.Handler):
+    """Collects the server's per-request log lines and its unknown-tagged-field warnings."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.label = label
+        self.requests: list[tuple[int, int, str | None]] = []
+        self.warnings: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            self.warnings.append(record.getMessage())
+        elif isinstance(record.msg, str) and record.msg.startswith("%s: apiKey %d v%d correlation"):
+            _, api_key, version, _, client_id = record.args  # type: ignore[misc]
+            self.requests.append((api_key, version, client_id))
+            if client_id != OWN_CLIENT_ID:  # set-up done with the project's own client is not the client's
+                NEGOTIATED[self.label][API_NAMES.get(api_key, str(api_key))].add(version)
+
+    def assert_clean(self, server: ServerThread) -> None:
+        """Every request decoded without unknown tagged fields, and no connection was closed for bad bytes."""
+        assert self.requests, "the client sent nothing"
+        assert not [w for w in self.warnings if "unknown tagged field" in w]
+        stats = server.stats
+        assert stats["requests:unknown tagged fields"] == 0
+        bad = {
+            k: v
+            for k, v in stats.items()
+            if k.startswith("closed:") and ("malformed" in k or "unsupported" in k)
+        }
+        assert not bad, bad
+
+
+@pytest.fixture(scope="module")
+def wire_log(request: pytest.FixtureRequest) -> Iterator[WireLog]:
+    label = getattr(request.module, "CLIENT", request.module.__name__)
+    handler = WireLog(label)
+    logger = logging.getLogger("controller.server")
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
+@pytest.fixture(scope="module")
+def cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    """The embedded default cluster (6 brokers in 3 racks, striped, seed 0), shared by a module's tests."""
+    with ServerThread.start() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def picky_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    """The default brokers with a plugin that refuses topics named ``reject...`` (run inline: fast)."""
+    with ServerThread.start(
+        placer=PICKY_PLACER, properties={"simulator.placer.isolation": "inline"}
+    ) as server:
+        yield server
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not NEGOTIATED:
+        return
+    terminalreporter.section("versions the real clients negotiated with the simulator")
+    for label, apis in sorted(NEGOTIATED.items()):
+        used = ", ".join(f"{api} v{'/'.join(map(str, sorted(v)))}" for api, v in sorted(apis.items()))
+        terminalreporter.write_line(f"{label}: {used}")

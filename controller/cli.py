@@ -15,6 +15,8 @@ COMMAND_MODULES = [
     "compare",
     "check_placer",
     "sweep",
+    "topics",
+    "cluster",
 ]
 
 

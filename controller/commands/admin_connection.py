@@ -54,9 +54,9 @@ def run_with_client(args: argparse.Namespace, action: Callable[[KafkaClient], Aw
 
 
 def describe_error(code: int, message: str | None) -> str:
-    """``NAME (code): message`` for an error code from a response."""
-    name = error_by_code(code).name
-    return f"{name} ({code}): {message}" if message else f"{name} ({code})"
+    """``NAME (code): message`` for an error code from a response (the table's message when it has none)."""
+    error = error_by_code(code)
+    return f"{error.name} ({code}): {message or error.message}"
 
 
 def kafka_uuid(value: uuid.UUID) -> str:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import dataclasses
 import inspect
 import logging
 from collections import Counter
@@ -59,6 +60,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 
 from controller.placement.api import (
     ClusterView,
@@ -451,11 +453,14 @@ class Failure:
     case: PlacementCase
     outcomes: tuple[str, ...] = ()
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: False for the hand-picked layouts the kit ends with: hypothesis shrinks only what it generates.
+    shrunk: bool = True
+    note: str = ""
 
     def describe(self) -> str:
         lines = [
             f"placer {self.placer} failed the {self.check!r} check: {self.message}",
-            "smallest failing example:",
+            "smallest failing example:" if self.shrunk else "failing example (a hand-picked layout):",
             f"  configs: {dict(self.configs)!r}",
             "  brokers:",
         ]
@@ -468,6 +473,8 @@ class Failure:
             if n <= len(self.outcomes):
                 lines.append(f"          -> {self.outcomes[n - 1]}")
         lines.append(f"  cluster = {self.case.cluster!r}")
+        if self.note:
+            lines.append(f"note: {self.note}")
         return "\n".join(lines)
 
 
@@ -720,9 +727,21 @@ def check_placer(
             test()
             # Hand-picked layouts last: a failure there is shown as is (hypothesis shrinks only its own).
             for case in _explicit_cases():
-                case_runner.run(case)
+                try:
+                    case_runner.run(case)
+                except _Violation as violation:
+                    return dataclasses.replace(violation.failure, shrunk=False)
         except _Violation as violation:
             return violation.failure
+        except Flaky as flaky:  # the same example failed, then passed: the placer is not deterministic
+            violations = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, _Violation)]
+            if not violations:
+                raise
+            return dataclasses.replace(
+                violations[0].failure,
+                note="replaying this example gave a different outcome: the placer's results depend on "
+                "something other than its configuration and its calls (unseeded randomness, shared state)",
+            )
         finally:
             runner.close()
         return None

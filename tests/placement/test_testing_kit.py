@@ -156,6 +156,18 @@ def test_nondeterminism_is_caught() -> None:
     assert "same simulator.seed" in failure.message
 
 
+def test_state_shared_between_instances_is_caught() -> None:
+    class SharedCounter(RoundRobin):
+        created = 0
+
+        def configure(self, configs: Mapping[str, str]) -> None:
+            SharedCounter.created += 1
+            self.shift = SharedCounter.created
+
+    failure = failure_of(SharedCounter).report.failure
+    assert failure is not None and failure.check == "determinism"
+
+
 def test_an_undocumented_exception_is_caught() -> None:
     class Crashes(RoundRobin):
         def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
@@ -377,3 +389,16 @@ def test_ready_made_preconditions() -> None:
     )
     assert racks_are_paths(spec, ClusterView((b(1, "/a"),))) is None
     assert racks_are_paths(spec, ClusterView((b(1, "a"), b(2)))) == "racks 'a', None do not start with '/'"
+
+
+def test_hand_picked_layouts_run_after_the_generated_ones() -> None:
+    class FailsOnKafkasTestCluster(RoundRobin):
+        def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
+            if {b.id for b in cluster.brokers} == {10, 11, 20, 21, 30, 31}:
+                return []
+            return super().place(spec, cluster)
+
+    error = failure_of(FailsOnKafkasTestCluster)
+    failure = error.report.failure
+    assert failure is not None and failure.check == "shape" and not failure.shrunk
+    assert "failing example (a hand-picked layout):" in str(error)

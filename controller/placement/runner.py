@@ -172,7 +172,9 @@ class ProcessRunner:
             except TimeoutError:
                 raise PlacerTimedOut() from None
             assert proc.stdin is not None
-            proc.stdin.write(_frame(("place", spec, cluster)))
+            # The view's read-only mapping does not pickle; the worker gets its own plain copy.
+            sendable = ClusterView(cluster.brokers, dict(cluster.assignments))
+            proc.stdin.write(_frame(("place", spec, sendable)))
             try:
                 async with asyncio.timeout_at(deadline):
                     reply = await _read(proc)

@@ -15,10 +15,12 @@ from controller.topic_admin import NewPartitions, NewTopic, TopicAdmin
 PICKY = f"{Path(__file__).with_name('placers.py')}:PickyPlacer"
 
 
-async def make_admin(placer: str = "striped", brokers=None, **props: str) -> TopicAdmin:
+async def make_admin(
+    placer: str = "striped", brokers=None, isolation: str = "inline", **props: str
+) -> TopicAdmin:
     properties = {k.replace("_", "."): v for k, v in props.items()}
     properties.update({"replica.placer.class.name": placer, "simulator.seed": "7"})
-    properties["simulator.placer.isolation"] = "inline"
+    properties["simulator.placer.isolation"] = isolation
     if brokers is not None:
         properties["simulator.brokers"] = ",".join(f"{b[0]}:{b[1]}" for b in brokers)
         properties["simulator.brokers.fenced"] = ",".join(str(b[0]) for b in brokers if len(b) > 2 and b[2])
@@ -213,3 +215,15 @@ async def test_a_client_that_does_not_wait_still_gets_its_topic(timeout_ms):
     admin = await make_admin()
     [result] = await admin.create_topics([NewTopic("quick", 1, 1)], timeout_ms=timeout_ms)
     assert result.ok
+
+
+async def test_a_plugin_in_its_own_process_places_and_fails_per_topic():
+    admin = await make_admin(PICKY, isolation="process")
+    try:
+        await admin.create_topics([NewTopic("first", 2, 2)])
+        results = await admin.create_topics([NewTopic("second", 2, 2), NewTopic("reject-third", 1, 1)])
+    finally:
+        await admin.placements.close()
+    assert results[0].ok and results[0].replicas == [[0, 1], [1, 2]]
+    assert results[1].error == "REPLICA_PLACEMENT_FAILED"
+    assert results[1].message.endswith("PickyPlacer: no room for topic reject-third (partitions from 0)")

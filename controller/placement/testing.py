@@ -21,7 +21,7 @@ Returning ``None`` (defer to the default placer) is always accepted. ``place`` m
 When an exception is justified:
 
 - ``num_replicas <= 0`` or more than the usable brokers: the placer must raise
-  ``InvalidReplicationFactorError`` (or defer);
+  ``InvalidReplicationFactorError`` (or defer), whatever its preconditions: check it first;
 - no usable broker is unfenced: it must refuse with either exception (or defer);
 - fewer unfenced usable brokers than ``num_replicas``: either exception is accepted, and so is a
   placement that puts followers on fenced brokers;

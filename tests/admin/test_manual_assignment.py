@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.manual_assignment import (
     AssignmentProblem,
@@ -76,3 +78,38 @@ def test_new_partitions_keep_the_topics_replication_factor():
         "duplicate spu ids found in assigned partition with id: 4"
     )
     assert problem(check_new_partitions, [[]], 3, 4, 2) == "assigned replicas must have at least one spu id"
+
+
+@st.composite
+def replica_maps(draw) -> list[tuple[int, list[int]]]:
+    rf = draw(st.integers(1, 5))
+    count = draw(st.integers(1, 8))
+    return [(i, draw(st.permutations(range(8)))[:rf]) for i in range(count)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(replica_maps())
+def test_every_well_formed_map_is_accepted_as_given(partitions):
+    assert check_replica_map(partitions) == [rs for _, rs in partitions]
+
+
+@settings(max_examples=150, deadline=None)
+@given(replica_maps(), st.data())
+def test_breaking_any_rule_is_refused(partitions, data):
+    index = data.draw(st.integers(0, len(partitions) - 1))
+    pid, replicas = partitions[index]
+    broken = list(partitions)
+    rules = ["id", "repeat", "negative"] + (
+        ["length"] if len(partitions) > 1 else []
+    )  # one partition sets it
+    how = data.draw(st.sampled_from(rules))
+    if how == "id":
+        broken[index] = (pid + data.draw(st.integers(1, 3)), replicas)
+    elif how == "repeat":
+        broken[index] = (pid, [*replicas, replicas[0]])  # a repeat (and, past the first, a length change)
+    elif how == "negative":
+        broken[index] = (pid, [*replicas[:-1], -1 - replicas[-1]])
+    else:
+        broken[index] = (pid, [*replicas, 99])
+    with pytest.raises(AssignmentProblem):
+        check_replica_map(broken)

@@ -227,3 +227,14 @@ async def test_a_plugin_in_its_own_process_places_and_fails_per_topic():
     assert results[0].ok and results[0].replicas == [[0, 1], [1, 2]]
     assert results[1].error == "REPLICA_PLACEMENT_FAILED"
     assert results[1].message.endswith("PickyPlacer: no room for topic reject-third (partitions from 0)")
+
+
+async def test_a_config_without_a_value_is_invalid_config():
+    admin = await make_admin()
+    [result] = await admin.create_topics(
+        [NewTopic("configured", 1, 1, configs={"retention.ms": None, "a": "1"})]
+    )
+    assert (result.error, result.message) == (
+        "INVALID_CONFIG",
+        "Null value not supported for topic configs: retention.ms",
+    )

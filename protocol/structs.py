@@ -359,12 +359,15 @@ class TaggedFields(KafkaType):
             "False" if _compares_encoded(s) else s.type.emit_is_default(em, v, s.default)
             for s, v in zip(self.fields, values, strict=True)
         ]
-        params = ", ".join(values)
-        writer = em.function("write_tags", f"out, {params}, u", lambda fn: self._emit_writer(fn, values))
+        # The writer's parameters get names of their own: its body makes locals with the usual hints.
+        params = [f"arg_{index}" for index in range(len(values))]
+        writer = em.function(
+            "write_tags", f"out, {', '.join(params)}, u", lambda fn: self._emit_writer(fn, params)
+        )
         with em.block(f"if {' and '.join(tests)} and not {unknown}:"):
             em(f"{em.out}.append(0)")
         with em.block("else:"):
-            em(f"{writer}({em.out}, {params}, {unknown})")
+            em(f"{writer}({em.out}, {', '.join(values)}, {unknown})")
 
     def _emit_writer(self, fn: Emitter, values: Sequence[str]) -> None:
         fn("items = []")
@@ -490,26 +493,20 @@ class KafkaStruct(KafkaType):
         local = {spec.name: em.local("f") for spec in every}
         unknown = em.local("u") if self.tags is not None else None
         # Data holding exactly this version's fields (a decoded message, a complete handler result) is
-        # read with subscripts; anything else goes through the checks and the defaults.
+        # read with subscripts; anything else goes through a helper that checks names and fills defaults.
+        targets = [local[spec.name] for spec in every] + ([unknown] if unknown else [])
+        assign = f"{', '.join(targets)}, = " if targets else ""
+        general = em.function("fields", "v", self._emit_fields)
         with em.block(f"if len({value}) == {len(every)}:"):
-            for spec in every:
-                em(f"{local[spec.name]} = {value}[{spec.name!r}]")
-            if unknown:
-                em(f"{unknown} = None")
+            with em.block("try:"):
+                for spec in every:
+                    em(f"{local[spec.name]} = {value}[{spec.name!r}]")
+                if unknown:
+                    em(f"{unknown} = None")
+            with em.block("except KeyError:"):
+                em(f"{assign}{general}({value})")
         with em.block("else:"):
-            allowed = set(self.names) | {name for name, f in self.absent.items() if f.ignorable}
-            if self.tags is not None:
-                allowed.add(UNKNOWN_TAGGED_FIELDS)
-            keys = em.constant(f"frozenset({sorted(allowed)!r})", "keys")
-            getter = em.local("g")
-            em(f"if not {keys}.issuperset({value}): raise Fallback")
-            em(f"{getter} = {value}.get")
-            for spec in every:
-                em(
-                    f"{local[spec.name]} = {getter}({spec.name!r}, {em.constant(literal(spec.default), 'dflt')})"
-                )
-            if unknown:
-                em(f"{unknown} = {getter}(UNKNOWN_TAGGED_FIELDS)")
+            em(f"{assign}{general}({value})")
         batch: list[tuple[StructField, str]] = []
         for spec in self.fields:
             if spec.type.fixed is not None:
@@ -520,6 +517,23 @@ class KafkaStruct(KafkaType):
         _flush_encode(em, batch)
         if self.tags is not None and unknown:
             self.tags.emit_encode_from(em, [local[spec.name] for spec in self.tagged], unknown)
+
+    def _emit_fields(self, fn: Emitter) -> None:
+        """Body of ``fields(v)``: check the names in ``v``, return every field's value (defaults for the
+        absent ones) and, in flexible versions, the kept unknown tagged fields."""
+        allowed = set(self.names) | {name for name, f in self.absent.items() if f.ignorable}
+        if self.tags is not None:
+            allowed.add(UNKNOWN_TAGGED_FIELDS)
+        keys = fn.constant(f"frozenset({sorted(allowed)!r})", "keys")
+        fn(f"if not {keys}.issuperset(v): raise Fallback")
+        fn("g = v.get")
+        items = [
+            f"g({spec.name!r}, {fn.constant(literal(spec.default), 'dflt')})"
+            for spec in (*self.fields, *self.tagged)
+        ]
+        if self.tags is not None:
+            items.append("g(UNKNOWN_TAGGED_FIELDS)")
+        fn(f"return ({', '.join(items)}{',' if items else ''})")
 
 
 def _flush_decode(em: Emitter, batch: list[tuple[StructField, str]]) -> None:

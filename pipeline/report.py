@@ -117,6 +117,8 @@ def load_report_data(
 ) -> ReportData:
     """Reads what the report needs from a sweep's output folder (no Spark)."""
     out = Path(out)
+    if not (out / output.METRICS).is_dir():
+        raise FileNotFoundError(f"{out / output.METRICS} does not exist: is {out} a sweep output folder?")
     metrics = ds.dataset(out / output.METRICS, format="parquet")
     skews = metrics.to_table(columns=list(SKEW_COLUMNS))
     scenarios = pc.unique(metrics.to_table(columns=["scenario"]).column("scenario")).to_pylist()

@@ -61,6 +61,7 @@ def spark_session(
     conf: Mapping[str, str] | None = None,
     py_files: Sequence[str] = (),
     ui: bool = False,
+    log_level: str = "WARN",
 ) -> SparkSession:
     """A SparkSession for the sweep.
 
@@ -81,7 +82,7 @@ def spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("PLACEMENT_SIM_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(log_level)
     for path in py_files:
         spark.sparkContext.addPyFile(path)
     log.info("Spark %s on %s", spark.version, spark.sparkContext.master)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SweepResult", "check_placers", "run_sweep"]
+__all__ = ["SweepResult", "add_local_py_files", "check_placers", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,18 @@ def check_placers(placers: Sequence[str]) -> None:
                 "ship the module with --py-files and name it by module instead",
                 name,
             )
+
+
+def add_local_py_files(py_files: Sequence[str]) -> None:
+    """Makes ``py_files`` importable in this process, as ``--py-files`` does on Spark's executors.
+
+    A ``.py`` file is importable by its module name (its folder goes on ``sys.path``); a ``.zip`` or
+    ``.egg`` goes on ``sys.path`` itself.
+    """
+    for path in py_files:
+        entry = str(Path(path).resolve().parent) if path.endswith(".py") else str(Path(path).resolve())
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
 
 
 def default_report_path(out: str) -> Path:
@@ -115,11 +128,14 @@ def run_sweep(
         "output": out,
     }
     if use_spark:
+        from pyspark.sql import SparkSession
+
         from pipeline.spark_job import run_sweep_spark, spark_session
 
-        own_session = spark is None
+        # Stop the session afterwards only when this sweep started it.
+        own_session = spark is None and SparkSession.getActiveSession() is None
         session = spark if spark is not None else spark_session(master, conf=conf, py_files=py_files)
-        if not own_session:
+        if spark is not None:
             for path in py_files:
                 session.sparkContext.addPyFile(path)
         try:
@@ -142,6 +158,7 @@ def run_sweep(
     else:
         if not output.is_local(out):
             raise ValueError(f"the single-process path writes local folders only, not {out}")
+        add_local_py_files(py_files)
         check_placers(grid.placers)
         info["mode"] = "single process"
         local = run_sweep_local(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from controller.placement.loader import PlacerLoadError
 
@@ -123,9 +122,6 @@ def run(args: argparse.Namespace) -> int:
         print("placement-sim sweep: --partitions must be positive", file=sys.stderr)
         return 2
     py_files = [f.strip() for f in (args.py_files or "").split(",") if f.strip()]
-    if args.no_spark and py_files:
-        # Importable here as they would be on the executors: a module by its folder, an archive itself.
-        sys.path[:0] = [str(Path(f).resolve().parent) if f.endswith(".py") else f for f in py_files]
     from pipeline.progress import ConsoleProgress
     from pipeline.sweep import run_sweep
 

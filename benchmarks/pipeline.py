@@ -1,0 +1,165 @@
+"""Sweep throughput: the Spark path on local[2] against the single-process path, same grid, same run.
+
+    .venv/bin/python benchmarks/pipeline.py [--seeds 100] [--master local[2]] [--placers a,b]
+
+The grid has 25 cluster shapes x 4 workloads; ``--seeds 100`` makes 10,000 scenarios, each run
+through every placer. Both paths write the same Parquet tables and aggregates (no report). The
+single-process path is the reference: ratio = Spark's scenarios/s over the single-process path's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.grid import Grid, parse_grid  # noqa: E402
+from pipeline.local_job import run_sweep_local  # noqa: E402
+from pipeline.progress import ConsoleProgress  # noqa: E402
+
+GRID = """
+placers = ["striped", "legacy", "fluvio", "fluvio-fair", "multi-level"]
+
+[[clusters]]
+name = "balanced"
+racks = [2, 3, 4, 6]
+brokers_per_rack = [2, 3]
+fenced_share = [0.0, 0.15]
+
+[[clusters]]
+name = "unbalanced"
+rack_sizes = [[1, 2, 3], [4, 1, 5], [2, 2, 6], [1, 1, 1, 5]]
+
+[[clusters]]
+name = "no-rack"
+brokers = [3, 6, 12]
+
+[[clusters]]
+name = "multi-dc"
+levels = [[3, 2]]
+brokers_per_rack = [2]
+fenced_share = [0.0, 0.15]
+
+[[workloads]]
+name = "fluvio-example"
+topics = 1
+partitions = 6
+replication_factor = 3
+
+[[workloads]]
+name = "many-small-topics"
+topics = 40
+partitions = [1, 2, 3, 6]
+replication_factor = { values = [1, 2, 3], weights = [1, 3, 6] }
+partition_additions = 8
+added_partitions = [1, 2]
+
+[[workloads]]
+name = "few-large-topics"
+topics = 4
+partitions = [24, 48, 96]
+replication_factor = 3
+partition_additions = 2
+added_partitions = [12, 24]
+
+[[workloads]]
+name = "growing-topics"
+topics = 5
+partitions = [3, 6]
+replication_factor = [2, 3]
+partition_additions = 20
+added_partitions = [1, 3]
+"""
+
+
+def benchmark_grid(seeds: int, placers: list[str] | None) -> Grid:
+    grid = parse_grid(GRID, "toml", source="benchmark grid").with_seeds(seeds)
+    return grid.with_placers(placers) if placers else grid
+
+
+def _row(name: str, scenarios: int, runs: int, seconds: float, reference: float) -> list[str]:
+    rate = scenarios / seconds
+    return [name, f"{scenarios:,}", f"{runs:,}", f"{seconds:.1f}", f"{rate:,.0f}", f"{rate / reference:.2f}"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=100, help="seeds per (shape, workload); 100 = 10,000 scenarios"
+    )
+    parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument("--placers", help="comma-separated placers (default: the five built-ins)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    grid = benchmark_grid(args.seeds, args.placers.split(",") if args.placers else None)
+    progress = None if args.quiet else ConsoleProgress(interval=10)
+    print(
+        f"grid: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers; cpus: {os.cpu_count()}",
+        file=sys.stderr,
+    )
+
+    with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
+        print("single-process path ...", file=sys.stderr)
+        started = time.perf_counter()
+        local = run_sweep_local(grid, Path(tmp) / "local", progress=progress)
+        local_seconds = time.perf_counter() - started
+
+        from pipeline.spark_job import run_sweep_spark, spark_session
+
+        print(f"Spark path on {args.master} ...", file=sys.stderr)
+        started = time.perf_counter()
+        spark = spark_session(args.master)
+        session_seconds = time.perf_counter() - started
+        try:
+            progress = None if args.quiet else ConsoleProgress(interval=10)
+            started = time.perf_counter()
+            sweep = run_sweep_spark(spark, grid, str(Path(tmp) / "spark"), progress=progress)
+            spark_seconds = time.perf_counter() - started
+            spark_rows = spark.read.parquet(str(Path(tmp) / "spark" / "metrics")).count()
+        finally:
+            spark.stop()
+
+    if spark_rows != local.tables["metrics"].num_rows:
+        print(
+            f"error: Spark wrote {spark_rows} metric rows, the single-process path {local.tables['metrics'].num_rows}"
+        )
+        return 1
+    reference = grid.scenario_count / local_seconds
+    rows = [
+        ["path", "scenarios", "runs", "seconds", "scenarios/s", "ratio"],
+        _row("single process (reference)", grid.scenario_count, grid.run_count, local_seconds, reference),
+        _row(f"Spark {args.master}, job", grid.scenario_count, grid.run_count, spark_seconds, reference),
+        _row(
+            f"Spark {args.master}, job + session start",
+            grid.scenario_count,
+            grid.run_count,
+            spark_seconds + session_seconds,
+            reference,
+        ),
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    print("| " + " | ".join(c.ljust(w) for c, w in zip(rows[0], widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows[1:]:
+        print(
+            "| "
+            + " | ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+            + " |"
+        )
+    print(f"\nSpark: {sweep.partitions} tasks; session start {session_seconds:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Fixtures for the sweep tests: one local[2] SparkSession per test session, and one small sweep run
+both on Spark and in a single process, shared by the tests that check its tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.grid import Grid, parse_grid
+from pipeline.sweep import SweepResult, run_sweep
+
+HERE = Path(__file__).parent
+THIRDPARTY_FILE = HERE / "sweep_thirdparty_placer.py"
+THIRDPARTY = "sweep_thirdparty_placer.DescendingPlacer"
+
+#: The seed 000 examples (Fluvio's unbalanced 1-2-3 racks and balanced 4 x 3 racks), a multi-level
+#: cluster, and a 3-broker cluster that cannot take 4 replicas.
+SMALL_GRID = f"""
+seeds = 2
+placers = ["fluvio", "striped", "multi-level", "{THIRDPARTY}"]
+
+[report]
+scenario = "unbalanced-1-2-3/fluvio-example/s0"
+
+[[clusters]]
+name = "unbalanced"
+rack_sizes = [[1, 2, 3]]
+
+[[clusters]]
+name = "balanced"
+racks = [4]
+brokers_per_rack = [3]
+
+[[clusters]]
+name = "multi-dc"
+levels = [[3, 2]]
+brokers_per_rack = [2]
+
+[[clusters]]
+name = "no-rack"
+brokers = [3]
+
+[[workloads]]
+name = "fluvio-example"
+topics = 1
+partitions = 6
+replication_factor = 3
+
+[[workloads]]
+name = "balanced-example"
+topics = 1
+partitions = 12
+replication_factor = 4
+
+[[workloads]]
+name = "mixed"
+topics = 6
+partitions = [1, 3]
+replication_factor = [1, 2, 3]
+partition_additions = 3
+added_partitions = [1, 2]
+"""
+
+
+@pytest.fixture(scope="session")
+def small_grid() -> Grid:
+    return parse_grid(SMALL_GRID)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    from pipeline.spark_job import spark_session
+
+    session = spark_session(
+        "local[2]",
+        app_name="placement-sim tests",
+        conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
+        log_level="ERROR",
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_sweep(spark: object, small_grid: Grid, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
+    out = tmp_path_factory.mktemp("spark-sweep")
+    return run_sweep(small_grid, str(out), spark=spark, py_files=[str(THIRDPARTY_FILE)])  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def local_sweep(small_grid: Grid, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
+    out = tmp_path_factory.mktemp("local-sweep")
+    return run_sweep(small_grid, str(out), use_spark=False, py_files=[str(THIRDPARTY_FILE)])
+
+
+@pytest.fixture(scope="session")
+def thirdparty_placer() -> str:
+    """The dotted path of the test's third-party placer (shipped with py_files, never installed)."""
+    return THIRDPARTY
+
+
+@pytest.fixture(scope="session")
+def read_table() -> Callable[[str | Path, str], pd.DataFrame]:
+    """Reads one table of a sweep's output folder as pandas, sorted by its key columns."""
+
+    def read(out: str | Path, name: str) -> pd.DataFrame:
+        frame = pq.read_table(Path(out) / name).to_pandas()
+        keys = [
+            c
+            for c in ("scenario", "placer", "topic", "partition", "rack", "op", "scope", "error", "family")
+            if c in frame.columns
+        ]
+        return frame.sort_values(keys).reset_index(drop=True)
+
+    return read

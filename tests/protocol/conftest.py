@@ -8,13 +8,17 @@ a peer implementation maps the wire value into a narrower Python type.
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import kafka.protocol.schemas
 import pytest
 from hypothesis import strategies as st
+
+with warnings.catch_warnings():  # kafka-python reads its spec files with a deprecated importlib API
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import kafka.protocol.schemas
 
 from protocol import UNKNOWN_TAGGED_FIELDS, Schemas, load_schemas
 from protocol.structs import Array, KafkaStruct, NullableStruct, TaggedFields

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import io
 import pkgutil
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,11 @@ PEER = settings(
 
 def _kafka_python_classes() -> dict[str, type]:
     """kafka-python's message classes by spec name (importing its protocol modules registers them)."""
-    for module in pkgutil.walk_packages(kafka.protocol.__path__, "kafka.protocol."):
-        if ".old" not in module.name and not module.name.endswith("generate_stubs"):
-            importlib.import_module(module.name)
+    with warnings.catch_warnings():  # kafka-python reads its spec files with a deprecated importlib API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for module in pkgutil.walk_packages(kafka.protocol.__path__, "kafka.protocol."):
+            if ".old" not in module.name and not module.name.endswith("generate_stubs"):
+                importlib.import_module(module.name)
     found: dict[str, type] = {"RequestHeader": RequestHeader, "ResponseHeader": ResponseHeader}
     pending = [ApiMessage, ApiData]
     while pending:

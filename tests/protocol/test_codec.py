@@ -1,0 +1,221 @@
+"""The public API of the wire layer: schema lookups, defaults, version rules, errors that name fields,
+kept unknown tagged fields, and the compiled codecs."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+from construct.core import Compiled
+
+from protocol import (
+    UNKNOWN_TAGGED_FIELDS,
+    DecodeError,
+    EncodeError,
+    Schemas,
+    UnknownMessage,
+    UnsupportedVersion,
+    load_schemas,
+)
+from protocol.resources import project_schemas as project_folder
+
+OWN_SPECS = {
+    "RequestHeader",
+    "ResponseHeader",
+    "ApiVersionsRequest",
+    "ApiVersionsResponse",
+    "CreateReplicaPlacementRequest",
+    "CreateReplicaPlacementResponse",
+}
+
+
+def test_load_schemas_finds_the_project_specs():
+    schemas = load_schemas()
+    assert isinstance(schemas, Schemas)
+    assert OWN_SPECS <= {m.name for m in schemas}
+    assert load_schemas() is schemas  # loaded once, compiled codecs shared
+    assert "errors.json" in {entry.name for entry in project_folder().iterdir()}
+
+
+def test_load_schemas_from_a_folder(tmp_path):
+    for name in ("ApiVersionsRequest.json", "ApiVersionsResponse.json"):
+        (tmp_path / name).write_text(project_folder().joinpath(name).read_text())
+    schemas = load_schemas(tmp_path)
+    assert sorted(m.name for m in schemas) == ["ApiVersionsRequest", "ApiVersionsResponse"]
+    assert load_schemas(str(tmp_path)) is not schemas
+
+
+def test_lookups(project_schemas):
+    request = project_schemas.request(68)
+    assert (request.name, request.api_key, request.type) == ("CreateReplicaPlacementRequest", 68, "request")
+    assert project_schemas.response(68).name == "CreateReplicaPlacementResponse"
+    assert project_schemas.message("ApiVersionsResponse") is project_schemas.response(18)
+    assert project_schemas.has_request(18) and not project_schemas.has_request(9999)
+    keys = [m.api_key for m in project_schemas.requests()]
+    assert keys == sorted(keys) and {18, 68} <= set(keys)
+    assert all(m.type == "request" for m in project_schemas.requests())
+    for lookup, argument in [
+        (project_schemas.request, 9999),
+        (project_schemas.response, 9999),
+        (project_schemas.message, "Nope"),
+    ]:
+        with pytest.raises(UnknownMessage):
+            lookup(argument)
+    assert issubclass(UnknownMessage, LookupError)
+
+
+def test_versions(project_schemas):
+    api_versions = project_schemas.request(18)
+    assert api_versions.valid_versions == (0, 4)
+    assert [api_versions.supports(v) for v in (-1, 0, 4, 5)] == [False, True, True, False]
+    assert [api_versions.is_flexible(v) for v in range(5)] == [False, False, False, True, True]
+    with pytest.raises(
+        UnsupportedVersion, match="ApiVersionsRequest has no version 5 \\(valid versions: 0-4\\)"
+    ):
+        api_versions.codec(5)
+    with pytest.raises(DecodeError, match="ApiVersionsRequest v5"):
+        api_versions.decode(b"", 5)
+    with pytest.raises(EncodeError, match="ApiVersionsRequest v5"):
+        api_versions.encode({}, 5)
+
+
+def test_absent_fields_take_their_defaults(project_schemas):
+    request = project_schemas.request(68)
+    decoded = request.decode(request.encode({}, 0), 0)
+    assert decoded == {
+        "NumPartitions": 0,
+        "ReplicationFactor": 0,
+        "ForceSimplePlacement": False,
+        "NodeId": [],
+        "timeoutMs": 60000,
+        "TopicName": None,
+        "StartPartition": 0,
+    }
+    assert request.default(0) == decoded
+
+
+def test_fields_outside_the_version(project_schemas, kafka_specs):
+    response = project_schemas.response(18)
+    # ThrottleTimeMs (1+) is ignorable: dropped at version 0.
+    assert response.encode({"ApiKeys": [], "ThrottleTimeMs": 30}, 0) == response.encode({"ApiKeys": []}, 0)
+    assert "ThrottleTimeMs" not in response.decode(response.encode({}, 0), 0)
+    metadata = kafka_specs.request(3)
+    # AllowAutoTopicCreation (4+) is not ignorable: only its default may be given at version 3.
+    assert metadata.encode({"Topics": [], "AllowAutoTopicCreation": True}, 3) == metadata.encode(
+        {"Topics": []}, 3
+    )
+    with pytest.raises(EncodeError) as caught:
+        metadata.encode({"Topics": [], "AllowAutoTopicCreation": False}, 3)
+    assert str(caught.value) == (
+        "cannot encode MetadataRequest v3: field AllowAutoTopicCreation: version 3 lacks this field "
+        "(versions 4+) and it is not ignorable; leave it out or at its default True"
+    )
+
+
+def test_unknown_fields_are_refused(project_schemas):
+    with pytest.raises(EncodeError) as caught:
+        project_schemas.response(68).encode({"ReplicaPlacement": [{"PartitionId": 0, "Replica": [1]}]}, 0)
+    assert caught.value.field == "ReplicaPlacement[0]"
+    assert "ReplicaPlacement has no field 'Replica' (its fields: PartitionId, Replicas)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "reason"),
+    [
+        (
+            {"ReplicaPlacement": [{"PartitionId": 0}, {"Replicas": [1, None]}]},
+            "ReplicaPlacement[1].Replicas[1]",
+            "int32 needs an int",
+        ),
+        ({"ErrorCode": 40000}, "ErrorCode", "40000 is out of range for int16"),
+        ({"ErrorMessage": 5}, "ErrorMessage", "string needs a str, not int 5"),
+        ({"ReplicaPlacement": None}, "ReplicaPlacement", "null is not allowed"),
+        (
+            {"ReplicaPlacement": [7]},
+            "ReplicaPlacement[0]",
+            "ReplicaPlacement needs a mapping of field names, not int",
+        ),
+    ],
+)
+def test_encode_errors_name_the_field(project_schemas, data, field, reason):
+    with pytest.raises(EncodeError) as caught:
+        project_schemas.response(68).encode(data, 0)
+    error = caught.value
+    assert (error.message, error.version, error.field) == ("CreateReplicaPlacementResponse", 0, field)
+    assert reason in error.reason
+
+
+def test_unknown_tagged_fields_are_kept_byte_for_byte(project_schemas):
+    response = project_schemas.response(68)
+    body = bytes.fromhex(
+        "00000000 0000 00"
+        "02 00000001 02 00000002 01 07 03 414243"  # one placement; its tag section: tag 7 = "ABC" (3 bytes)
+        "02 02 01 ff 09 00"  # message tag section: tag 2 = ff, tag 9 = empty
+    )
+    decoded = response.decode(body, 0)
+    assert decoded[UNKNOWN_TAGGED_FIELDS] == {2: b"\xff", 9: b""}
+    assert decoded["ReplicaPlacement"] == [
+        {"PartitionId": 1, "Replicas": [2], UNKNOWN_TAGGED_FIELDS: {7: b"ABC"}}
+    ]
+    assert response.encode(decoded, 0) == body
+
+
+def test_unknown_tagged_fields_next_to_known_ones(project_schemas):
+    request = project_schemas.request(68)
+    data = {"TopicName": "t", "StartPartition": 4, UNKNOWN_TAGGED_FIELDS: {0x80: b"\x01", 3: b""}}
+    decoded = request.decode(request.encode(data, 0), 0)
+    assert decoded["TopicName"] == "t" and decoded[UNKNOWN_TAGGED_FIELDS] == {3: b"", 128: b"\x01"}
+    with pytest.raises(EncodeError, match="tag 1 is a known field of this version"):
+        request.encode({UNKNOWN_TAGGED_FIELDS: {1: b"\x00"}}, 0)
+    with pytest.raises(EncodeError, match="must be bytes"):
+        request.encode({UNKNOWN_TAGGED_FIELDS: {5: "text"}}, 0)
+
+
+def test_unknown_tagged_fields_need_a_flexible_version(project_schemas):
+    response = project_schemas.response(18)
+    assert response.encode({UNKNOWN_TAGGED_FIELDS: {}}, 0) == response.encode({}, 0)
+    with pytest.raises(EncodeError, match="version 0 is not flexible: it has no tagged fields"):
+        response.encode({UNKNOWN_TAGGED_FIELDS: {4: b"x"}}, 0)
+
+
+def test_decode_takes_any_bytes_like_and_offsets(project_schemas):
+    request = project_schemas.request(68)
+    body = request.encode({"NumPartitions": 2, "ReplicationFactor": 1}, 0)
+    expected = request.decode(body, 0)
+    assert request.decode(memoryview(body), 0) == expected
+    assert request.decode(bytearray(body), 0) == expected
+    framed = b"head" + body + b"tail"
+    assert request.decode_from(memoryview(framed), 4, 0) == (expected, 4 + len(body))
+
+
+def test_any_mapping_encodes(project_schemas):
+    response = project_schemas.response(68)
+    data = {
+        "ErrorCode": 1001,
+        "ErrorMessage": "no",
+        "ReplicaPlacement": [{"PartitionId": 1, "Replicas": (3, 4)}],
+    }
+    frozen = types.MappingProxyType(
+        {**data, "ReplicaPlacement": [types.MappingProxyType(data["ReplicaPlacement"][0])]}
+    )
+    assert response.encode(frozen, 0) == response.encode(data, 0)
+    out = bytearray(b"prefix")
+    response.encode_into(data, 0, out)
+    assert bytes(out) == b"prefix" + response.encode(data, 0)
+
+
+def test_codecs_are_compiled_by_construct(project_schemas):
+    codec = project_schemas.request(68).codec(0)
+    assert isinstance(codec.compiled, Compiled)
+    assert "def decode_CreateReplicaPlacementRequest_v0(buf, pos):" in codec.source
+    assert "def encode_CreateReplicaPlacementRequest_v0(data, out):" in codec.source
+    assert project_schemas.request(68).codec(0) is codec
+    body = codec.encode({"NumPartitions": 1})
+    assert codec.compiled.parse(body) == codec.decode(body)  # construct's own entry points work too
+    assert codec.compiled.build({"NumPartitions": 1}) == body
+
+
+def test_compile_all(project_schemas):
+    project_schemas.compile_all()
+    for message in project_schemas:
+        assert all(message.codec(v) for v in range(message.valid_versions[0], message.valid_versions[1] + 1))

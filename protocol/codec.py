@@ -145,20 +145,25 @@ class VersionCodec:
 
     def decode(self, buf: bytes | bytearray | memoryview) -> dict[str, Any]:
         """Decode a whole message body; trailing bytes are an error."""
-        value, end = self.decode_from(buf, 0)
+        if buf.__class__ is not bytes:
+            buf = bytes(buf)
+        try:
+            value, end = self._decode(buf, 0)
+        except Exception as exc:  # any failure of the fast path: let the interpreted codec explain it
+            value, end = self._decode_slowly(buf, 0, exc)
         if end != len(buf):
             raise DecodeError(f"{len(buf) - end} trailing bytes after the message", offset=end).within(
                 self.name, self.version
             )
-        return value
+        return value  # type: ignore[no-any-return]
 
     def decode_from(self, buf: bytes | bytearray | memoryview, offset: int) -> tuple[dict[str, Any], int]:
         """Decode a message body starting at ``offset``; returns the value and the offset after it."""
-        if type(buf) is not bytes:
+        if buf.__class__ is not bytes:
             buf = bytes(buf)
         try:
             return self._decode(buf, offset)  # type: ignore[no-any-return]
-        except Exception as exc:  # any failure of the fast path: let the interpreted codec explain it
+        except Exception as exc:
             return self._decode_slowly(buf, offset, exc)
 
     def _decode_slowly(self, buf: bytes, offset: int, cause: Exception) -> tuple[dict[str, Any], int]:
@@ -189,7 +194,10 @@ class VersionCodec:
 
     def encode(self, data: Mapping[str, Any]) -> bytes:
         out = bytearray()
-        self.encode_into(data, out)
+        try:
+            self._encode(data, out)
+        except Exception:  # unusual data or an error: the interpreted codec decides, and names the field
+            return self.encode_interpreted(data)
         return bytes(out)
 
     def encode_into(self, data: Mapping[str, Any], out: bytearray) -> None:
@@ -272,37 +280,32 @@ class Message:
 
     def decode(self, buf: bytes | bytearray | memoryview, version: int) -> dict[str, Any]:
         """Decode a whole body at ``version``. Raises DecodeError only."""
-        try:
-            codec = self.codec(version)
-        except UnsupportedVersion as exc:
-            raise DecodeError(str(exc), message=self.name, version=version) from None
+        codec = self._codecs.get(version) or self._codec_or(version, DecodeError)
         return codec.decode(buf)
 
     def decode_from(
         self, buf: bytes | bytearray | memoryview, offset: int, version: int
     ) -> tuple[dict[str, Any], int]:
         """Decode a body that starts at ``offset``; returns ``(value, end offset)``."""
-        try:
-            codec = self.codec(version)
-        except UnsupportedVersion as exc:
-            raise DecodeError(str(exc), message=self.name, version=version) from None
+        codec = self._codecs.get(version) or self._codec_or(version, DecodeError)
         return codec.decode_from(buf, offset)
 
     def encode(self, data: Mapping[str, Any], version: int) -> bytes:
         """Encode ``data`` (field name -> value; absent fields take their defaults). Raises EncodeError."""
-        try:
-            codec = self.codec(version)
-        except UnsupportedVersion as exc:
-            raise EncodeError(str(exc), message=self.name, version=version) from None
+        codec = self._codecs.get(version) or self._codec_or(version, EncodeError)
         return codec.encode(data)
 
     def encode_into(self, data: Mapping[str, Any], version: int, out: bytearray) -> None:
         """Append the encoding of ``data`` to ``out`` (for building frames without copies)."""
-        try:
-            codec = self.codec(version)
-        except UnsupportedVersion as exc:
-            raise EncodeError(str(exc), message=self.name, version=version) from None
+        codec = self._codecs.get(version) or self._codec_or(version, EncodeError)
         codec.encode_into(data, out)
+
+    def _codec_or(self, version: int, error: type[DecodeError] | type[EncodeError]) -> VersionCodec:
+        """The codec, compiling it if needed; an unsupported version raises ``error``."""
+        try:
+            return self.codec(version)
+        except UnsupportedVersion as exc:
+            raise error(str(exc), message=self.name, version=version) from None
 
     def default(self, version: int) -> dict[str, Any]:
         """The message at ``version`` with every field at its default."""

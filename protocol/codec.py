@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from protocol import structs as s
@@ -135,8 +135,12 @@ class VersionCodec:
         self.construct = build_message(spec, version)
         self.compiled = self.construct.compile()
         namespace = self.compiled.module.__dict__
-        self._decode = namespace[self.construct.decode_function]
-        self._encode = namespace[self.construct.encode_function]
+        self._decode: Callable[[bytes, int], tuple[dict[str, Any], int]] = namespace[
+            self.construct.decode_function
+        ]
+        self._encode: Callable[[Mapping[str, Any], bytearray], None] = namespace[
+            self.construct.encode_function
+        ]
 
     @property
     def source(self) -> str:
@@ -155,14 +159,14 @@ class VersionCodec:
             raise DecodeError(f"{len(buf) - end} trailing bytes after the message", offset=end).within(
                 self.name, self.version
             )
-        return value  # type: ignore[no-any-return]
+        return value
 
     def decode_from(self, buf: bytes | bytearray | memoryview, offset: int) -> tuple[dict[str, Any], int]:
         """Decode a message body starting at ``offset``; returns the value and the offset after it."""
         if buf.__class__ is not bytes:
             buf = bytes(buf)
         try:
-            return self._decode(buf, offset)  # type: ignore[no-any-return]
+            return self._decode(buf, offset)
         except Exception as exc:
             return self._decode_slowly(buf, offset, exc)
 

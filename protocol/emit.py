@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -32,6 +33,10 @@ from protocol.wire import (
 """
 
 
+# Module-level names already bound in each CodeGen: expression source -> name.
+_CONSTANTS: weakref.WeakKeyDictionary[CodeGen, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
 class Emitter:
     """The body of one generated function, plus access to module-level definitions."""
 
@@ -42,8 +47,6 @@ class Emitter:
         self.out = out
         self._names = itertools.count()
         code.append(PRELUDE)
-        if not hasattr(code, "kafka_constants"):
-            code.kafka_constants = {}  # type: ignore[attr-defined]
 
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -76,7 +79,7 @@ class Emitter:
 
     def constant(self, source: str, hint: str = "k") -> str:
         """A module-level name bound to the expression ``source`` (one per distinct source)."""
-        constants: dict[str, str] = self.code.kafka_constants  # type: ignore[attr-defined]
+        constants = _CONSTANTS.setdefault(self.code, {})
         name = constants.get(source)
         if name is None:
             name = f"_{hint}{self.code.allocateId()}"

@@ -10,13 +10,12 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from protocol.codec import Message
+from protocol.errors import ERRORS_FILE
 from protocol.exceptions import SpecError
 from protocol.resources import project_schemas
 from protocol.spec import parse_spec
 
 log = logging.getLogger(__name__)
-
-ERRORS_FILE = "errors.json"
 
 
 class UnknownMessage(LookupError):

@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -165,7 +165,7 @@ class Versions:
         result = Versions(max(self.lowest, other.lowest), min(self.highest, other.highest))
         return NO_VERSIONS if result.empty else result
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[int]:
         return iter(range(self.lowest, self.highest + 1))
 
     def __str__(self) -> str:

@@ -17,17 +17,17 @@ from construct.core import CodeGen
 from protocol.emit import Emitter, literal
 from protocol.exceptions import DecodeError
 from protocol.types import (
-    _NULL_COMPACT,
-    _NULL_INT32,
+    NULL_COMPACT,
+    NULL_INT32,
     Fixed,
     KafkaType,
-    _bad,
-    _fail,
-    _join,
-    _read_length,
+    decode_error,
     emit_null_or,
     emit_write_length,
+    encode_error,
+    join_path,
     read_exact,
+    read_length_prefix,
     read_stream_uvarint,
     remaining,
     write_length,
@@ -47,13 +47,13 @@ class Array(KafkaType):
 
     def read(self, stream: IO[bytes], where: str) -> list[Any] | None:
         start = stream.tell()
-        count = _read_length(stream, where, self.compact, 4)
+        count = read_length_prefix(stream, where, self.compact, 4)
         if count is None:
             if not self.nullable:
-                raise _fail("null in a non-nullable array", where, offset=start)
+                raise decode_error("null in a non-nullable array", where, offset=start)
             return None
         if count > remaining(stream):
-            raise _fail(
+            raise decode_error(
                 f"array count {count} exceeds the {remaining(stream)} bytes left", where, offset=start
             )
         return [self.element.read(stream, f"{where}[{index}]") for index in range(count)]
@@ -61,13 +61,13 @@ class Array(KafkaType):
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if value is None:
             if not self.nullable:
-                raise _bad("null is not allowed (the field is not nullable in this version)", where)
-            stream.write(_NULL_COMPACT if self.compact else _NULL_INT32)
+                raise encode_error("null is not allowed (the field is not nullable in this version)", where)
+            stream.write(NULL_COMPACT if self.compact else NULL_INT32)
             return
         if isinstance(value, str | bytes | bytearray | Mapping) or not isinstance(value, Sequence):
-            raise _bad(f"array needs a list or tuple, not {type(value).__name__}", where)
+            raise encode_error(f"array needs a list or tuple, not {type(value).__name__}", where)
         if len(value) > _MAX_COUNT:
-            raise _bad(f"{len(value)} elements is too many", where)
+            raise encode_error(f"{len(value)} elements is too many", where)
         stream.write(write_length(len(value), self.compact, 4))
         for index, item in enumerate(value):
             self.element.write(item, stream, f"{where}[{index}]")
@@ -132,7 +132,7 @@ class Array(KafkaType):
             em(f"{target}, pos = {general}")
 
     def emit_encode(self, em: Emitter, value: str) -> None:
-        with emit_null_or(em, value, self.nullable, _NULL_COMPACT if self.compact else _NULL_INT32):
+        with emit_null_or(em, value, self.nullable, NULL_COMPACT if self.compact else NULL_INT32):
             em(f"if {value}.__class__ is not list and {value}.__class__ is not tuple: raise Fallback")
             n = em.local("n")
             em(f"{n} = len({value})")
@@ -235,33 +235,35 @@ class TaggedFields(KafkaType):
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, Mapping):
-            raise _bad(f"a tag section needs a mapping, not {type(value).__name__}", where)
+            raise encode_error(f"a tag section needs a mapping, not {type(value).__name__}", where)
         self.write_from(value, stream, where)
 
     def read_into(self, stream: IO[bytes], where: str, result: dict[str, Any]) -> None:
         for spec in self.fields:
             result[spec.name] = _fresh(spec.default)
-        section = _join(where, "<tags>")
+        section = join_path(where, "<tags>")
         start = stream.tell()
         count = read_stream_uvarint(stream, section)
         if count > remaining(stream):
-            raise _fail(f"tag count {count} exceeds the bytes left", section, offset=start)
+            raise decode_error(f"tag count {count} exceeds the bytes left", section, offset=start)
         unknown: dict[int, bytes] = {}
         last = -1
         for _ in range(count):
             tag_start = stream.tell()
             tag = read_stream_uvarint(stream, section)
-            size = read_stream_uvarint(stream, _join(where, f"<tag {tag}>"))
+            size = read_stream_uvarint(stream, join_path(where, f"<tag {tag}>"))
             if tag <= last:
-                raise _fail(f"tag {tag} after tag {last}: tags must be ascending", section, offset=tag_start)
+                raise decode_error(
+                    f"tag {tag} after tag {last}: tags must be ascending", section, offset=tag_start
+                )
             last = tag
             data_start = stream.tell()
-            data = read_exact(stream, size, _join(where, f"<tag {tag}>"))
+            data = read_exact(stream, size, join_path(where, f"<tag {tag}>"))
             spec = self.by_tag.get(tag)
             if spec is None:
                 unknown[tag] = data
                 continue
-            field_where = _join(where, spec.name)
+            field_where = join_path(where, spec.name)
             sub = io.BytesIO(data)
             try:
                 value = spec.type.read(sub, field_where)
@@ -269,7 +271,7 @@ class TaggedFields(KafkaType):
                 offset = None if exc.offset is None else exc.offset + data_start
                 raise DecodeError(exc.reason, field=exc.field, offset=offset) from None
             if sub.tell() != size:
-                raise _fail(
+                raise decode_error(
                     f"{size - sub.tell()} unread bytes in tagged field", field_where, offset=data_start
                 )
             result[spec.name] = value
@@ -283,16 +285,16 @@ class TaggedFields(KafkaType):
             if self._omitted(spec, field_value):
                 continue
             sub = io.BytesIO()
-            spec.type.write(field_value, sub, _join(where, spec.name))
+            spec.type.write(field_value, sub, join_path(where, spec.name))
             items.append((spec.tag, sub.getvalue()))
         unknown = value.get(UNKNOWN_TAGGED_FIELDS)
         if unknown:
             if not isinstance(unknown, Mapping):
-                raise _bad("must map tags to bytes", _join(where, UNKNOWN_TAGGED_FIELDS))
+                raise encode_error("must map tags to bytes", join_path(where, UNKNOWN_TAGGED_FIELDS))
             try:
                 items.extend(checked_unknown_tags(unknown, self.known_tags))
             except (TypeError, ValueError) as exc:
-                raise _bad(str(exc), _join(where, UNKNOWN_TAGGED_FIELDS)) from exc
+                raise encode_error(str(exc), join_path(where, UNKNOWN_TAGGED_FIELDS)) from exc
         out = bytearray()
         write_tag_section(out, items)
         stream.write(out)
@@ -433,17 +435,19 @@ class KafkaStruct(KafkaType):
         return {f.name: _fresh(f.default) for f in (*self.fields, *self.tagged)}
 
     def read(self, stream: IO[bytes], where: str) -> dict[str, Any]:
-        result = {f.name: f.type.read(stream, _join(where, f.name)) for f in self.fields}
+        result = {f.name: f.type.read(stream, join_path(where, f.name)) for f in self.fields}
         if self.tags is not None:
             self.tags.read_into(stream, where, result)
         return result
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, Mapping):
-            raise _bad(f"{self.kafka_name} needs a mapping of field names, not {type(value).__name__}", where)
+            raise encode_error(
+                f"{self.kafka_name} needs a mapping of field names, not {type(value).__name__}", where
+            )
         self._check_keys(value, where)
         for spec in self.fields:
-            spec.type.write(value.get(spec.name, spec.default), stream, _join(where, spec.name))
+            spec.type.write(value.get(spec.name, spec.default), stream, join_path(where, spec.name))
         if self.tags is not None:
             self.tags.write_from(value, stream, where)
 
@@ -453,19 +457,20 @@ class KafkaStruct(KafkaType):
                 continue
             if key == UNKNOWN_TAGGED_FIELDS:
                 if self.tags is None and value[key]:
-                    raise _bad(
-                        f"version {self.version} is not flexible: it has no tagged fields", _join(where, key)
+                    raise encode_error(
+                        f"version {self.version} is not flexible: it has no tagged fields",
+                        join_path(where, key),
                     )
                 continue
             absent = self.absent.get(key)
             if absent is None:
                 known = ", ".join(sorted(self.names | set(self.absent))) or "none"
-                raise _bad(f"{self.kafka_name} has no field {key!r} (its fields: {known})", where)
+                raise encode_error(f"{self.kafka_name} has no field {key!r} (its fields: {known})", where)
             if not absent.allows(value[key]):
-                raise _bad(
+                raise encode_error(
                     f"version {self.version} lacks this field (versions {absent.versions}) and it is not "
                     f"ignorable; leave it out or at its default {absent.default!r}",
-                    _join(where, key),
+                    join_path(where, key),
                 )
 
     def is_default(self, value: Any, default: Any) -> bool:
@@ -578,7 +583,9 @@ class NullableStruct(KafkaType):
         if marker == -1:
             return None
         if marker != 1:
-            raise _fail(f"invalid nullable struct marker {marker} (expected -1 or 1)", where, offset=start)
+            raise decode_error(
+                f"invalid nullable struct marker {marker} (expected -1 or 1)", where, offset=start
+            )
         return self.struct.read(stream, where)
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:

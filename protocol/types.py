@@ -34,9 +34,9 @@ from protocol.exceptions import DecodeError, EncodeError
 from protocol.wire import MAX_STRING_BYTES, uuid_from_bytes, uvarint_bytes, zigzag32, zigzag64
 
 ZERO_UUID: Final = uuid.UUID(int=0)
-_NULL_COMPACT: Final = b"\x00"
-_NULL_INT16: Final = b"\xff\xff"
-_NULL_INT32: Final = b"\xff\xff\xff\xff"
+NULL_COMPACT: Final = b"\x00"
+NULL_INT16: Final = b"\xff\xff"
+NULL_INT32: Final = b"\xff\xff\xff\xff"
 
 
 # -- stream helpers for the interpreted path -------------------------------------------------------------
@@ -50,7 +50,8 @@ def _where(path: str | None) -> str:
     return ".".join(parts)
 
 
-def _join(where: str, name: str) -> str:
+def join_path(where: str, name: str) -> str:
+    """``where.name`` (field paths in error messages)."""
     return f"{where}.{name}" if where else name
 
 
@@ -87,13 +88,11 @@ def read_stream_uvarint(stream: IO[bytes], where: str, max_bytes: int = 5) -> in
     raise DecodeError(f"varint longer than {max_bytes} bytes", field=where or None, offset=start)
 
 
-def _fail(reason: str, where: str, stream: IO[bytes] | None = None, offset: int | None = None) -> DecodeError:
-    if offset is None and stream is not None:
-        offset = stream.tell()
+def decode_error(reason: str, where: str, offset: int | None = None) -> DecodeError:
     return DecodeError(reason, field=where or None, offset=offset)
 
 
-def _bad(reason: str, where: str) -> EncodeError:
+def encode_error(reason: str, where: str) -> EncodeError:
     return EncodeError(reason, field=where or None)
 
 
@@ -194,17 +193,19 @@ class Integer(KafkaType):
         super().__init__()
         self.kafka_name = kafka_name
         self.low, self.high = low, high
-        self.fixed = Fixed(code, struct.calcsize(">" + code))
         self._struct = struct.Struct(">" + code)
+        self.fixed = Fixed(code, self._struct.size)
 
     def read(self, stream: IO[bytes], where: str) -> int:
-        return int(self._struct.unpack(read_exact(stream, self.fixed.size, where))[0])  # type: ignore[union-attr]
+        return int(self._struct.unpack(read_exact(stream, self._struct.size, where))[0])
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, int):
-            raise _bad(f"{self.kafka_name} needs an int, not {type(value).__name__} {value!r}", where)
+            raise encode_error(f"{self.kafka_name} needs an int, not {type(value).__name__} {value!r}", where)
         if not self.low <= value <= self.high:
-            raise _bad(f"{value} is out of range for {self.kafka_name} ({self.low}..{self.high})", where)
+            raise encode_error(
+                f"{value} is out of range for {self.kafka_name} ({self.low}..{self.high})", where
+            )
         stream.write(self._struct.pack(value))
 
 
@@ -238,11 +239,11 @@ class Float64(KafkaType):
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, int | float):
-            raise _bad(f"float64 needs a float, not {type(value).__name__} {value!r}", where)
+            raise encode_error(f"float64 needs a float, not {type(value).__name__} {value!r}", where)
         try:
             stream.write(struct.pack(">d", value))
         except OverflowError as exc:
-            raise _bad(f"{value} does not fit a float64", where) from exc
+            raise encode_error(f"{value} does not fit a float64", where) from exc
 
 
 class Uuid(KafkaType):
@@ -256,7 +257,7 @@ class Uuid(KafkaType):
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, uuid.UUID):
-            raise _bad(f"uuid needs a uuid.UUID, not {type(value).__name__} {value!r}", where)
+            raise encode_error(f"uuid needs a uuid.UUID, not {type(value).__name__} {value!r}", where)
         stream.write(value.bytes)
 
 
@@ -298,7 +299,7 @@ class Varint(KafkaType):
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, int):
-            raise _bad(f"{self.kafka_name} needs an int, not {type(value).__name__} {value!r}", where)
+            raise encode_error(f"{self.kafka_name} needs an int, not {type(value).__name__} {value!r}", where)
         try:
             if self.signed:
                 raw = zigzag32(value) if self.bits == 32 else zigzag64(value)
@@ -307,7 +308,7 @@ class Varint(KafkaType):
             else:
                 raw = value
         except ValueError as exc:
-            raise _bad(str(exc), where) from exc
+            raise encode_error(str(exc), where) from exc
         stream.write(uvarint_bytes(raw))
 
     def emit_decode(self, em: Emitter, target: str, bound: str) -> None:
@@ -330,7 +331,7 @@ VARLONG: Final = Varint("varlong", 64, signed=True)
 # -- length-prefixed types ------------------------------------------------------------------------------
 
 
-def _read_length(stream: IO[bytes], where: str, compact: bool, classic_size: int) -> int | None:
+def read_length_prefix(stream: IO[bytes], where: str, compact: bool, classic_size: int) -> int | None:
     """The length of a string/bytes/array, or None for null; DecodeError for negative lengths but -1."""
     start = stream.tell()
     if compact:
@@ -340,7 +341,7 @@ def _read_length(stream: IO[bytes], where: str, compact: bool, classic_size: int
     if value == -1:
         return None
     if value < 0:
-        raise _fail(f"negative length {value}", where, offset=start)
+        raise decode_error(f"negative length {value}", where, offset=start)
     return value
 
 
@@ -384,33 +385,33 @@ class String(KafkaType):
 
     def read(self, stream: IO[bytes], where: str) -> str | None:
         start = stream.tell()
-        length = _read_length(stream, where, self.compact, 2)
+        length = read_length_prefix(stream, where, self.compact, 2)
         if length is None:
             if not self.nullable:
-                raise _fail("null in a non-nullable string", where, offset=start)
+                raise decode_error("null in a non-nullable string", where, offset=start)
             return None
         if length > MAX_STRING_BYTES:
-            raise _fail(f"string length {length} is above {MAX_STRING_BYTES}", where, offset=start)
+            raise decode_error(f"string length {length} is above {MAX_STRING_BYTES}", where, offset=start)
         data = read_exact(stream, length, where)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _fail(f"invalid UTF-8 ({exc.reason})", where, offset=start) from exc
+            raise decode_error(f"invalid UTF-8 ({exc.reason})", where, offset=start) from exc
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if value is None:
             if not self.nullable:
-                raise _bad("null is not allowed (the field is not nullable in this version)", where)
-            stream.write(_NULL_COMPACT if self.compact else _NULL_INT16)
+                raise encode_error("null is not allowed (the field is not nullable in this version)", where)
+            stream.write(NULL_COMPACT if self.compact else NULL_INT16)
             return
         if not isinstance(value, str):
-            raise _bad(f"string needs a str, not {type(value).__name__} {value!r}", where)
+            raise encode_error(f"string needs a str, not {type(value).__name__} {value!r}", where)
         try:
             data = value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise _bad(f"not encodable as UTF-8 ({exc.reason})", where) from exc
+            raise encode_error(f"not encodable as UTF-8 ({exc.reason})", where) from exc
         if len(data) > MAX_STRING_BYTES:
-            raise _bad(f"string of {len(data)} bytes is longer than {MAX_STRING_BYTES}", where)
+            raise encode_error(f"string of {len(data)} bytes is longer than {MAX_STRING_BYTES}", where)
         stream.write(write_length(len(data), self.compact, 2))
         stream.write(data)
 
@@ -431,7 +432,7 @@ class String(KafkaType):
             em(f"{target}, pos = {general}")
 
     def emit_encode(self, em: Emitter, value: str) -> None:
-        with emit_null_or(em, value, self.nullable, _NULL_COMPACT if self.compact else _NULL_INT16):
+        with emit_null_or(em, value, self.nullable, NULL_COMPACT if self.compact else NULL_INT16):
             data, n = em.local("s"), em.local("n")
             em(f"{data} = {value}.encode()")
             em(f"{n} = len({data})")
@@ -450,24 +451,24 @@ class Bytes(KafkaType):
 
     def read(self, stream: IO[bytes], where: str) -> bytes | None:
         start = stream.tell()
-        length = _read_length(stream, where, self.compact, 4)
+        length = read_length_prefix(stream, where, self.compact, 4)
         if length is None:
             if not self.nullable:
-                raise _fail("null in non-nullable bytes", where, offset=start)
+                raise decode_error("null in non-nullable bytes", where, offset=start)
             return None
         return read_exact(stream, length, where)
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if value is None:
             if not self.nullable:
-                raise _bad("null is not allowed (the field is not nullable in this version)", where)
-            stream.write(_NULL_COMPACT if self.compact else _NULL_INT32)
+                raise encode_error("null is not allowed (the field is not nullable in this version)", where)
+            stream.write(NULL_COMPACT if self.compact else NULL_INT32)
             return
         if not isinstance(value, bytes | bytearray | memoryview):
-            raise _bad(f"bytes needs bytes, not {type(value).__name__}", where)
+            raise encode_error(f"bytes needs bytes, not {type(value).__name__}", where)
         data = bytes(value)
         if len(data) >= 2**31 - 1:
-            raise _bad(f"{len(data)} bytes is too long", where)
+            raise encode_error(f"{len(data)} bytes is too long", where)
         stream.write(write_length(len(data), self.compact, 4))
         stream.write(data)
 
@@ -481,7 +482,7 @@ class Bytes(KafkaType):
         em(f"{target}, pos = read_bytes(buf, pos, {bound}, {self.compact}, {self.nullable})")
 
     def emit_encode(self, em: Emitter, value: str) -> None:
-        with emit_null_or(em, value, self.nullable, _NULL_COMPACT if self.compact else _NULL_INT32):
+        with emit_null_or(em, value, self.nullable, NULL_COMPACT if self.compact else NULL_INT32):
             n = em.local("n")
             em(f"if {value}.__class__ is not bytes: raise Fallback")
             em(f"{n} = len({value})")

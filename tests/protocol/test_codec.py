@@ -219,3 +219,25 @@ def test_compile_all(project_schemas):
     project_schemas.compile_all()
     for message in project_schemas:
         assert all(message.codec(v) for v in range(message.valid_versions[0], message.valid_versions[1] + 1))
+
+
+def test_large_values_take_the_general_paths(project_schemas):
+    """Multi-byte varint lengths and counts, and arrays past the pre-built struct sizes."""
+    response = project_schemas.response(68)
+    codec = response.codec(0)
+    data = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": 1001,
+        "ErrorMessage": "é" * 300,  # 600 bytes: a two-byte length
+        "ReplicaPlacement": [{"PartitionId": p, "Replicas": list(range(p % 130))} for p in range(200)],
+    }
+    encoded = codec.encode_compiled(data)
+    assert encoded == codec.encode_interpreted(data)
+    assert encoded[6:8] == bytes.fromhex("d904")  # 601 as a varint
+    assert codec.decode(encoded) == data
+    assert codec.decode_interpreted(encoded) == (data, len(encoded))
+    header = project_schemas.message("RequestHeader")
+    long_id = {"RequestApiKey": 1, "RequestApiVersion": 2, "CorrelationId": 3, "ClientId": "c" * 32767}
+    assert header.decode(header.encode(long_id, 2), 2) == long_id
+    with pytest.raises(EncodeError, match="string of 32768 bytes is longer than 32767"):
+        header.encode({**long_id, "ClientId": "c" * 32768}, 2)

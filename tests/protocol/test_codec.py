@@ -4,6 +4,7 @@ kept unknown tagged fields, and the compiled codecs."""
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import pytest
 from construct.core import Compiled
@@ -241,3 +242,15 @@ def test_large_values_take_the_general_paths(project_schemas):
     assert header.decode(header.encode(long_id, 2), 2) == long_id
     with pytest.raises(EncodeError, match="string of 32768 bytes is longer than 32767"):
         header.encode({**long_id, "ClientId": "c" * 32768}, 2)
+
+
+def test_project_folder_is_the_one_beside_the_protocol_package(tmp_path, monkeypatch):
+    import protocol
+    import schemas
+
+    foreign = tmp_path / "schemas"
+    foreign.mkdir()
+    (foreign / "errors.json").write_text('{"errors": []}')
+    monkeypatch.setattr(schemas, "__path__", [str(foreign), *schemas.__path__])
+    expected = Path(protocol.__file__).resolve().parent.parent / "schemas"
+    assert Path(str(project_folder())).resolve() == expected

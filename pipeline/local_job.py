@@ -89,6 +89,8 @@ def run_sweep_local(
     tables = output_tables(results, write_placements)
     agg = aggregates.pandas_aggregates(tables)
     if out is not None:
+        if not write_placements:
+            output.remove_table(out, output.PLACEMENTS)  # a table left by an earlier sweep would not match
         for name, table in tables.items():
             output.write_table(table, out, name)
         for name, table in agg.items():

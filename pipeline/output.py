@@ -33,6 +33,7 @@ __all__ = [
     "PLACEMENTS",
     "is_local",
     "read_table",
+    "remove_table",
     "write_json",
     "write_table",
 ]
@@ -66,6 +67,13 @@ def write_table(table: pa.Table, out: str | Path, name: str) -> Path:
     pq.write_table(table, path)
     log.debug("wrote %d row(s) to %s", table.num_rows, path)
     return path
+
+
+def remove_table(out: str | Path, name: str) -> None:
+    """Removes ``OUT/NAME`` if it exists."""
+    folder = Path(out) / name
+    if folder.is_dir():
+        shutil.rmtree(folder)
 
 
 def read_table(out: str | Path, name: str, columns: list[str] | None = None) -> pa.Table:

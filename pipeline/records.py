@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 import pyarrow as pa
@@ -179,32 +180,12 @@ def _metric_value(field: pa.Field, run: RunResult) -> object:
 def _nested_array(items_per_run: Sequence[Sequence[tuple[Any, ...]]], list_type: pa.ListType) -> pa.Array:
     """A list<struct> array from one sequence of tuples (in the struct's field order) per run."""
     struct_type: pa.StructType = list_type.value_type
-    offsets = [0]
-    columns: list[list[Any]] = [[] for _ in range(struct_type.num_fields)]
-    for items in items_per_run:
-        for item in items:
-            for column, value in zip(columns, item, strict=True):
-                column.append(value)
-        offsets.append(len(columns[0]))
-    children = []
-    for field, values in zip(struct_type, columns, strict=True):
-        if pa.types.is_list(field.type):
-            inner_offsets = [0]
-            flat: list[Any] = []
-            for v in values:
-                flat.extend(v)
-                inner_offsets.append(len(flat))
-            children.append(
-                pa.ListArray.from_arrays(
-                    pa.array(inner_offsets, pa.int32()),
-                    pa.array(flat, field.type.value_type),
-                    type=field.type,
-                )
-            )
-        else:
-            children.append(pa.array(values, field.type))
+    offsets = pa.array(list(accumulate((len(items) for items in items_per_run), initial=0)), pa.int32())
+    flat = [item for items in items_per_run for item in items]
+    columns = list(zip(*flat, strict=True)) if flat else [()] * struct_type.num_fields
+    children = [pa.array(column, type=field.type) for column, field in zip(columns, struct_type, strict=True)]
     structs = pa.StructArray.from_arrays(children, fields=list(struct_type))
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs, type=list_type)
+    return pa.ListArray.from_arrays(offsets, structs, type=list_type)
 
 
 _NESTED_ITEMS: dict[str, Callable[[RunResult], list[tuple[Any, ...]]]] = {

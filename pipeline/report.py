@@ -173,14 +173,15 @@ def plot_leaders(details: Mapping[str, Mapping[str, Any]], placers: Sequence[str
     """Grouped bars: leaders on each broker of ``scenario``, one bar per placer."""
     present = [p for p in placers if p in details]
     brokers = details[present[0]]["brokers"]
-    fig = Figure(figsize=(max(6.0, 0.5 * len(brokers) * max(1, len(present)) / 2 + 3), 4.2))
+    fig = Figure(figsize=(min(16.0, max(6.0, 0.25 * len(brokers) * len(present) + 3)), 4.2))
     ax = fig.subplots()
     colors = _placer_colors(placers)
     width = 0.8 / max(1, len(present))
     for i, placer in enumerate(present):
         counts = [b["leaders"] for b in details[placer]["brokers"]]
         xs = [j + (i - (len(present) - 1) / 2) * width for j in range(len(counts))]
-        ax.bar(xs, counts, width=width, label=placer, color=colors[placer])
+        label = placer if sum(counts) else f"{placer} (placed nothing)"
+        ax.bar(xs, counts, width=width, label=label, color=colors[placer])
     labels = [f"{b['id']}\n{b['rack'] or '-'}" for b in brokers]
     ax.set_xticks(range(len(brokers)), labels, fontsize=7 if len(brokers) > 12 else 9)
     ax.set_ylabel("leaders")

@@ -29,7 +29,15 @@ from pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Failure", "Placement", "RackLoss", "RunResult", "rack_losses", "run_scenario"]
+__all__ = [
+    "Failure",
+    "Placement",
+    "RackLoss",
+    "RunResult",
+    "placer_properties",
+    "rack_losses",
+    "run_scenario",
+]
 
 
 @dataclass(frozen=True)

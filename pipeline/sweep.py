@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from controller.placement.loader import resolve_placer_class
+from controller.config import ServerConfig
+from controller.placement.loader import load_placer
 from pipeline import output
 from pipeline.grid import Grid
 from pipeline.local_job import run_sweep_local
@@ -29,6 +30,7 @@ from pipeline.report import (
     report_data,
     write_report,
 )
+from pipeline.runner import placer_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,11 +56,16 @@ class SweepResult:
     info: Mapping[str, str]
 
 
-def check_placers(placers: Sequence[str]) -> None:
-    """Resolves every placer name on the driver first, so that a typo fails before any work starts."""
+def check_placers(placers: Sequence[str], configs: Mapping[str, str], cluster: bool = False) -> None:
+    """Loads and configures every placer once on the driver, as a run will, so that a typo or a bad
+    setting fails before any work starts (PlacerLoadError or ConfigError, saying why)."""
     for name in placers:
-        resolve_placer_class(name)  # raises PlacerLoadError saying why
-        if ".py" in name:
+        props = ServerConfig.from_properties(placer_properties(name, 0, configs)).placer_properties()
+        placer = load_placer(name, props)
+        close = getattr(placer, "close", None)
+        if callable(close):
+            close()
+        if cluster and ".py" in name:
             log.warning(
                 "placer %s is a file path: on a cluster the executors need the same path; "
                 "ship the module with --py-files and name it by module instead",
@@ -139,7 +146,9 @@ def run_sweep(
             for path in py_files:
                 session.sparkContext.addPyFile(path)
         try:
-            check_placers(grid.placers)
+            check_placers(
+                grid.placers, grid.placer_configs, cluster=not session.sparkContext.master.startswith("local")
+            )
             info["mode"] = f"Spark {session.version} on {session.sparkContext.master}"
             sweep = run_sweep_spark(
                 session,
@@ -159,7 +168,7 @@ def run_sweep(
         if not output.is_local(out):
             raise ValueError(f"the single-process path writes local folders only, not {out}")
         add_local_py_files(py_files)
-        check_placers(grid.placers)
+        check_placers(grid.placers, grid.placer_configs)
         info["mode"] = "single process"
         local = run_sweep_local(
             grid, output.local_path(out), write_placements=write_placements, progress=progress

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from controller.config import ConfigError
 from controller.placement.loader import PlacerLoadError
 
 DEFAULT_OUT = "sweep-out"
@@ -125,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.progress import ConsoleProgress
     from pipeline.sweep import run_sweep
 
-    mode = "in this process" if args.no_spark else f"on Spark ({args.master or 'local[*]'})"
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
+    master = args.master or ("the spark-submit master" if submitted else "local[*]")
+    mode = "in this process" if args.no_spark else f"on Spark ({master})"
     print(
         f"sweep: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers = {grid.run_count:,} runs {mode}",
         file=sys.stderr,
@@ -144,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             report_scenario=args.report_scenario,
             progress=None if args.quiet else ConsoleProgress(),
         )
-    except PlacerLoadError as exc:
+    except (PlacerLoadError, ConfigError) as exc:
         print(f"placement-sim sweep: {exc}", file=sys.stderr)
         return 2
     _print_summary(result)

@@ -100,3 +100,10 @@ def test_an_unknown_placer_is_refused_before_any_run(grid_file, tmp_path, capsys
 def test_conf_must_be_key_value(grid_file, tmp_path, capsys) -> None:
     assert main(["sweep", "--grid", str(grid_file), "--conf", "novalue", "--out", str(tmp_path)]) == 2
     assert "--conf 'novalue': expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_bad_placer_setting_is_refused_before_any_run(tmp_path, capsys) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID + '[placer_configs]\n"simulator.placer.fluvio.start.index" = "-1"\n')
+    assert main(["sweep", "--no-spark", "--grid", str(grid), "--out", str(tmp_path / "out")]) == 2
+    assert "simulator.placer.fluvio.start.index must be a non-negative integer" in capsys.readouterr().err

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.grid import Grid, parse_grid  # noqa: E402
@@ -111,8 +113,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
         print("single-process path ...", file=sys.stderr)
         started = time.perf_counter()
-        local = run_sweep_local(grid, Path(tmp) / "local", progress=progress)
+        run_sweep_local(grid, Path(tmp) / "local", progress=progress)
         local_seconds = time.perf_counter() - started
+        local_rows = pq.read_table(Path(tmp) / "local" / "metrics", columns=["scenario"]).num_rows
 
         from pipeline.spark_job import run_sweep_spark, spark_session
 
@@ -129,10 +132,8 @@ def main() -> int:
         finally:
             spark.stop()
 
-    if spark_rows != local.tables["metrics"].num_rows:
-        print(
-            f"error: Spark wrote {spark_rows} metric rows, the single-process path {local.tables['metrics'].num_rows}"
-        )
+    if spark_rows != local_rows:
+        print(f"error: Spark wrote {spark_rows} metric rows, the single-process path {local_rows}")
         return 1
     reference = grid.scenario_count / local_seconds
     rows = [

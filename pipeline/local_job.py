@@ -1,7 +1,7 @@
 """The sweep in one process, without Spark: the same runs, tables and aggregates as the Spark job.
 
 It calls :func:`pipeline.runner.run_scenario` for every (scenario, placer) of the grid in order,
-builds the same Arrow batches, writes the same Parquet tables with pyarrow, and computes the
+builds the same Arrow batches, streams the same Parquet tables out with pyarrow, and computes the
 aggregates with pandas.
 """
 
@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline import aggregates, output
 from pipeline.grid import Grid
@@ -34,11 +35,10 @@ BATCH_RUNS = 256
 class LocalSweep:
     """What a single-process sweep produced."""
 
-    out: Path | None
+    out: Path
     runs: int
     scenarios: int
     seconds: float
-    tables: Mapping[str, pa.Table]
     aggregates: Mapping[str, pa.Table]
 
 
@@ -76,30 +76,82 @@ def output_tables(results: pa.Table, write_placements: bool = True) -> dict[str,
     return tables
 
 
+#: Rows buffered per table before they are written as one Parquet row group.
+ROW_GROUP_ROWS = 65_536
+
+#: The columns the aggregates read; what else the tables hold (placements, details) is only written.
+_AGGREGATED = {output.METRICS, output.FAILURES, "rack_losses"}
+
+
+class _TableWriters:
+    """Streams tables to ``OUT/NAME/part-00000.parquet`` in row groups of about ROW_GROUP_ROWS."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._pending: dict[str, list[pa.Table]] = {}
+
+    def write(self, name: str, table: pa.Table) -> None:
+        pending = self._pending.setdefault(name, [])
+        pending.append(table)
+        if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
+            self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        tables = self._pending.pop(name, [])
+        if not tables:
+            return
+        table = pa.concat_tables(tables)
+        writer = self._writers.get(name)
+        if writer is None:
+            folder = self.out / name
+            output.remove_table(self.out, name)
+            folder.mkdir(parents=True)
+            writer = self._writers[name] = pq.ParquetWriter(folder / "part-00000.parquet", table.schema)
+        writer.write_table(table)
+
+    def close(self) -> None:
+        for name in list(self._pending):
+            self._flush(name)
+        for writer in self._writers.values():
+            writer.close()
+
+
 def run_sweep_local(
     grid: Grid,
-    out: str | Path | None,
+    out: str | Path,
     *,
     write_placements: bool = True,
     progress: ProgressCallback | None = None,
 ) -> LocalSweep:
-    """Runs the grid in this process; writes the tables under ``out`` unless it is None."""
+    """Runs the grid in this process and writes its tables and aggregates under ``out``.
+
+    The tables are written as the runs finish; only the columns the aggregates need stay in memory.
+    """
     started = time.perf_counter()
-    results = results_table(grid, progress)
-    tables = output_tables(results, write_placements)
+    out = Path(out)
+    if not write_placements:
+        output.remove_table(out, output.PLACEMENTS)  # a table left by an earlier sweep would not match
+    writers = _TableWriters(out)
+    kept: dict[str, list[pa.Table]] = {}
+    try:
+        for batch in iter_results(grid, progress):
+            for name, table in output_tables(pa.Table.from_batches([batch]), write_placements).items():
+                writers.write(name, table)
+                if name in _AGGREGATED:
+                    kept.setdefault(name, []).append(
+                        table.drop_columns(["details"]) if name == output.METRICS else table
+                    )
+    finally:
+        writers.close()
+    tables = {name: pa.concat_tables(parts) for name, parts in kept.items()}
     agg = aggregates.pandas_aggregates(tables)
-    if out is not None:
-        if not write_placements:
-            output.remove_table(out, output.PLACEMENTS)  # a table left by an earlier sweep would not match
-        for name, table in tables.items():
-            output.write_table(table, out, name)
-        for name, table in agg.items():
-            output.write_table(table, Path(out) / output.AGGREGATES, name)
+    for name, table in agg.items():
+        output.write_table(table, out / output.AGGREGATES, name)
     return LocalSweep(
-        out=Path(out) if out is not None else None,
+        out=out,
         runs=grid.run_count,
         scenarios=grid.scenario_count,
         seconds=time.perf_counter() - started,
-        tables=tables,
         aggregates=agg,
     )

@@ -86,15 +86,46 @@ def spark() -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
-def spark_sweep(spark: object, small_grid: Grid, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
-    out = tmp_path_factory.mktemp("spark-sweep")
-    return run_sweep(small_grid, str(out), spark=spark, py_files=[str(THIRDPARTY_FILE)])  # type: ignore[arg-type]
+def spark_progress() -> list[tuple[int, int]]:
+    """The (runs done, runs in total) reports of the Spark sweep."""
+    return []
 
 
 @pytest.fixture(scope="session")
-def local_sweep(small_grid: Grid, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
+def local_progress() -> list[tuple[int, int]]:
+    """The (runs done, runs in total) reports of the single-process sweep."""
+    return []
+
+
+@pytest.fixture(scope="session")
+def spark_sweep(
+    spark: object,
+    small_grid: Grid,
+    tmp_path_factory: pytest.TempPathFactory,
+    spark_progress: list[tuple[int, int]],
+) -> SweepResult:
+    out = tmp_path_factory.mktemp("spark-sweep")
+    return run_sweep(
+        small_grid,
+        str(out),
+        spark=spark,  # type: ignore[arg-type]
+        py_files=[str(THIRDPARTY_FILE)],
+        progress=lambda done, total: spark_progress.append((done, total)),
+    )
+
+
+@pytest.fixture(scope="session")
+def local_sweep(
+    small_grid: Grid, tmp_path_factory: pytest.TempPathFactory, local_progress: list[tuple[int, int]]
+) -> SweepResult:
     out = tmp_path_factory.mktemp("local-sweep")
-    return run_sweep(small_grid, str(out), use_spark=False, py_files=[str(THIRDPARTY_FILE)])
+    return run_sweep(
+        small_grid,
+        str(out),
+        use_spark=False,
+        py_files=[str(THIRDPARTY_FILE)],
+        progress=lambda done, total: local_progress.append((done, total)),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -159,3 +159,13 @@ def test_the_single_process_path_gives_the_same_aggregates(spark_sweep, local_sw
     local_agg = _comparable(local_sweep.aggregates[name].to_pandas())
     # Sums of floats may differ in the last bits between Spark's AVG and pandas' mean.
     pd.testing.assert_frame_equal(spark_agg, local_agg, check_exact=False, rtol=1e-12)
+
+
+def test_both_paths_report_progress_up_to_every_run(
+    spark_sweep, local_sweep, spark_progress, local_progress, small_grid
+) -> None:
+    total = small_grid.run_count
+    for reports in (spark_progress, local_progress):
+        assert reports[-1] == (total, total)
+        done = [d for d, _ in reports]
+        assert done == sorted(done) and all(t == total for _, t in reports)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -134,6 +135,11 @@ def run_sweep(
         "runs": f"{grid.run_count:,}",
         "output": out,
     }
+    if not use_spark and not output.is_local(out):
+        raise ValueError(f"the single-process path writes local folders only, not {out}")
+    add_local_py_files(py_files)  # the driver resolves the placers too
+    on_cluster = "PYSPARK_GATEWAY_PORT" in os.environ if master is None else not master.startswith("local")
+    check_placers(grid.placers, grid.placer_configs, cluster=use_spark and on_cluster)
     if use_spark:
         from pyspark.sql import SparkSession
 
@@ -146,9 +152,6 @@ def run_sweep(
             for path in py_files:
                 session.sparkContext.addPyFile(path)
         try:
-            check_placers(
-                grid.placers, grid.placer_configs, cluster=not session.sparkContext.master.startswith("local")
-            )
             info["mode"] = f"Spark {session.version} on {session.sparkContext.master}"
             sweep = run_sweep_spark(
                 session,
@@ -165,10 +168,6 @@ def run_sweep(
             if own_session:
                 session.stop()
     else:
-        if not output.is_local(out):
-            raise ValueError(f"the single-process path writes local folders only, not {out}")
-        add_local_py_files(py_files)
-        check_placers(grid.placers, grid.placer_configs)
         info["mode"] = "single process"
         local = run_sweep_local(
             grid, output.local_path(out), write_placements=write_placements, progress=progress

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from controller.config import ConfigError
 from controller.placement.loader import PlacerLoadError
+
+if TYPE_CHECKING:
+    from pipeline.sweep import SweepResult
 
 DEFAULT_OUT = "sweep-out"
 
@@ -80,10 +84,7 @@ def _conf(items: list[str]) -> dict[str, str]:
     return conf
 
 
-def _print_summary(result: object) -> None:
-    from pipeline.sweep import SweepResult
-
-    assert isinstance(result, SweepResult)
+def _print_summary(result: SweepResult) -> None:
     table = result.aggregates.get("by_placer")
     if table is None:
         return
@@ -106,6 +107,7 @@ def _print_summary(result: object) -> None:
 def run(args: argparse.Namespace) -> int:
     from pipeline.default_grid import DEFAULT_GRID_TOML, default_grid
     from pipeline.grid import GridError, load_grid
+    from pipeline.output import is_local
 
     if args.print_default_grid:
         print(DEFAULT_GRID_TOML, end="")
@@ -119,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
         conf = _conf(args.conf)
     except (GridError, ValueError) as exc:
         print(f"placement-sim sweep: {exc}", file=sys.stderr)
+        return 2
+    if args.no_spark and not is_local(args.out):
+        print(f"placement-sim sweep: --no-spark writes local folders only, not {args.out}", file=sys.stderr)
         return 2
     if args.partitions is not None and args.partitions <= 0:
         print("placement-sim sweep: --partitions must be positive", file=sys.stderr)

@@ -107,3 +107,8 @@ def test_a_bad_placer_setting_is_refused_before_any_run(tmp_path, capsys) -> Non
     grid.write_text(GRID + '[placer_configs]\n"simulator.placer.fluvio.start.index" = "-1"\n')
     assert main(["sweep", "--no-spark", "--grid", str(grid), "--out", str(tmp_path / "out")]) == 2
     assert "simulator.placer.fluvio.start.index must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_without_spark_the_output_must_be_a_local_folder(grid_file, capsys) -> None:
+    assert main(["sweep", "--no-spark", "--grid", str(grid_file), "--out", "hdfs:///sweeps/1"]) == 2
+    assert "--no-spark writes local folders only, not hdfs:///sweeps/1" in capsys.readouterr().err

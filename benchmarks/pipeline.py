@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/pipeline.py [--seeds 100] [--master local[2]] [--placers a,b]
 
-The grid has 25 cluster shapes x 4 workloads; ``--seeds 100`` makes 10,000 scenarios, each run
-through every placer. Both paths write the same Parquet tables and aggregates (no report). The
-single-process path is the reference: ratio = Spark's scenarios/s over the single-process path's.
+The grid is the built-in one (25 cluster shapes x 3 workloads) plus a workload of growing topics;
+``--seeds 100`` makes 10,000 scenarios, each run through every placer. Both paths write the same
+Parquet tables and aggregates (no report). The single-process path is the reference: ratio = Spark's
+scenarios/s over the single-process path's.
 Target: Spark, session start included, no slower than the single process (exit 1 if it misses).
 """
 
@@ -16,73 +17,33 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.grid import Grid, parse_grid  # noqa: E402
+from pipeline.default_grid import default_grid  # noqa: E402
+from pipeline.grid import Distribution, Grid, WorkloadSpec  # noqa: E402
 from pipeline.local_job import run_sweep_local  # noqa: E402
 from pipeline.progress import ConsoleProgress  # noqa: E402
 
-GRID = """
-placers = ["striped", "legacy", "fluvio", "fluvio-fair", "multi-level"]
-
-[[clusters]]
-name = "balanced"
-racks = [2, 3, 4, 6]
-brokers_per_rack = [2, 3]
-fenced_share = [0.0, 0.15]
-
-[[clusters]]
-name = "unbalanced"
-rack_sizes = [[1, 2, 3], [4, 1, 5], [2, 2, 6], [1, 1, 1, 5]]
-
-[[clusters]]
-name = "no-rack"
-brokers = [3, 6, 12]
-
-[[clusters]]
-name = "multi-dc"
-levels = [[3, 2]]
-brokers_per_rack = [2]
-fenced_share = [0.0, 0.15]
-
-[[workloads]]
-name = "fluvio-example"
-topics = 1
-partitions = 6
-replication_factor = 3
-
-[[workloads]]
-name = "many-small-topics"
-topics = 40
-partitions = [1, 2, 3, 6]
-replication_factor = { values = [1, 2, 3], weights = [1, 3, 6] }
-partition_additions = 8
-added_partitions = [1, 2]
-
-[[workloads]]
-name = "few-large-topics"
-topics = 4
-partitions = [24, 48, 96]
-replication_factor = 3
-partition_additions = 2
-added_partitions = [12, 24]
-
-[[workloads]]
-name = "growing-topics"
-topics = 5
-partitions = [3, 6]
-replication_factor = [2, 3]
-partition_additions = 20
-added_partitions = [1, 3]
-"""
+#: A workload the built-in grid lacks: few topics that keep growing by partition additions.
+GROWING_TOPICS = WorkloadSpec(
+    name="growing-topics",
+    topics=5,
+    partitions=Distribution((3, 6)),
+    replication_factor=Distribution((2, 3)),
+    partition_additions=20,
+    added_partitions=Distribution((1, 3)),
+)
 
 
 def benchmark_grid(seeds: int, placers: list[str] | None) -> Grid:
-    grid = parse_grid(GRID, "toml", source="benchmark grid").with_seeds(seeds)
+    """The built-in grid (25 cluster shapes x 3 workloads) plus GROWING_TOPICS, over ``seeds`` seeds."""
+    grid = default_grid()
+    grid = replace(grid, workloads=(*grid.workloads, GROWING_TOPICS)).with_seeds(seeds)
     return grid.with_placers(placers) if placers else grid
 
 

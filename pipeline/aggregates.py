@@ -56,6 +56,20 @@ def _p(name: str, func: str, source: str = "") -> Measure:
     return Measure(name, func, source, placed=True)
 
 
+#: The figures of one run's metrics row, summed up over a group of runs (both metrics aggregates).
+_RUN_FIGURES: tuple[Measure, ...] = (
+    _m("runs", "count"),
+    _p("runs_placed", "count"),
+    _p("leaders_skew_mean", "mean", "leaders_skew"),
+    _p("leaders_skew_worst", "max", "leaders_skew"),
+    _p("replicas_skew_mean", "mean", "replicas_skew"),
+    _p("replicas_skew_worst", "max", "replicas_skew"),
+    _p("balance_bound_share", "mean", "within_balance_bound"),
+    _m("rack_violations_total", "sum", "rack_violations"),
+    _p("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
+    _m("failed_requests", "sum", "failures"),
+)
+
 AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate(
         "by_placer",
@@ -63,40 +77,17 @@ AGGREGATES: tuple[Aggregate, ...] = (
         "metrics",
         ("placer",),
         (
-            _m("runs", "count"),
-            _p("runs_placed", "count"),
-            _p("leaders_skew_mean", "mean", "leaders_skew"),
-            _p("leaders_skew_worst", "max", "leaders_skew"),
-            _p("replicas_skew_mean", "mean", "replicas_skew"),
-            _p("replicas_skew_worst", "max", "replicas_skew"),
+            *_RUN_FIGURES,
             _p("leaders_within_10pct_mean", "mean", "leaders_within_10pct"),
             _p("replicas_within_10pct_mean", "mean", "replicas_within_10pct"),
-            _p("balance_bound_share", "mean", "within_balance_bound"),
-            _m("rack_violations_total", "sum", "rack_violations"),
             _p("runs_with_rack_violations_share", "mean", "has_rack_violations"),
-            _p("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
             _p("rack_failure_leader_growth_worst", "max", "rack_failure_leader_growth"),
             _p("rack_failure_offline_partitions_worst", "max", "rack_failure_max_offline_partitions"),
-            _m("failed_requests", "sum", "failures"),
             _m("placer_ms_mean", "mean", "placer_ms"),
         ),
     ),
     Aggregate(
-        "by_placer_family",
-        "Per placer and cluster family",
-        "metrics",
-        ("family", "placer"),
-        (
-            _m("runs", "count"),
-            _p("runs_placed", "count"),
-            _p("leaders_skew_mean", "mean", "leaders_skew"),
-            _p("leaders_skew_worst", "max", "leaders_skew"),
-            _p("replicas_skew_mean", "mean", "replicas_skew"),
-            _p("balance_bound_share", "mean", "within_balance_bound"),
-            _m("rack_violations_total", "sum", "rack_violations"),
-            _p("rack_failure_leader_growth_mean", "mean", "rack_failure_leader_growth"),
-            _m("failed_requests", "sum", "failures"),
-        ),
+        "by_placer_family", "Per placer and cluster family", "metrics", ("family", "placer"), _RUN_FIGURES
     ),
     Aggregate(
         "failure_impact",

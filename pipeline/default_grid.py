@@ -25,7 +25,7 @@ scenario = "unbalanced-1-2-3/fluvio-example/s0"
 
 [[clusters]]
 name = "balanced"
-racks = [2, 3, 4]
+racks = [2, 3, 4, 6]
 brokers_per_rack = [2, 3]
 fenced_share = [0.0, 0.15]
 
@@ -39,7 +39,7 @@ brokers = [3, 6, 12]
 
 [[clusters]]
 name = "multi-dc"
-levels = [[3, 2], [2, 3]]
+levels = [[3, 2]]
 brokers_per_rack = [2]
 fenced_share = [0.0, 0.15]
 

@@ -5,6 +5,7 @@
     OUT/metrics/          Parquet: one row per (scenario, placer) run (keys, counts, metric scalars, details)
     OUT/placements/       Parquet: one row per placed partition (scenario, placer, topic, partition, leader, replicas)
     OUT/failures/         Parquet: one row per request answered with an error
+    OUT/rack_losses/      Parquet: one row per rack (every level) per run: what losing it does
     OUT/aggregates/NAME/  Parquet: the per-placer aggregates (see pipeline.aggregates)
     OUT/grid.json         the grid the sweep ran
     OUT/sweep.json        what ran: mode, counts, seconds
@@ -29,9 +30,13 @@ log = logging.getLogger(__name__)
 __all__ = [
     "AGGREGATES",
     "FAILURES",
+    "GRID_FILE",
     "METRICS",
     "PLACEMENTS",
+    "REPORT_FILE",
+    "SWEEP_FILE",
     "is_local",
+    "local_path",
     "read_table",
     "remove_table",
     "write_json",

@@ -109,7 +109,7 @@ AGGREGATES: tuple[Aggregate, ...] = (
         "failures_by_error",
         "Failed placement requests per placer and error code",
         "failures",
-        ("placer", "error"),
+        ("placer", "error_code", "error"),
         (
             _m("requests", "count"),
             _m("runs", "count_distinct", "scenario"),

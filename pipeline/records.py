@@ -72,7 +72,11 @@ def _list(t: pa.DataType) -> pa.ListType:
 
 PLACEMENT_TYPE = _struct(("topic", pa.string()), ("partition", pa.int32()), ("replicas", _list(pa.int32())))
 FAILURE_TYPE = _struct(
-    ("op", pa.int32()), ("topic", pa.string()), ("error", pa.string()), ("message", pa.string())
+    ("op", pa.int32()),
+    ("topic", pa.string()),
+    ("error_code", pa.int16()),
+    ("error", pa.string()),
+    ("message", pa.string()),
 )
 RACK_LOSS_TYPE = _struct(
     ("rack", pa.string()),
@@ -190,7 +194,7 @@ def _nested_array(items_per_run: Sequence[Sequence[tuple[Any, ...]]], list_type:
 
 _NESTED_ITEMS: dict[str, Callable[[RunResult], list[tuple[Any, ...]]]] = {
     "placement_list": lambda run: [(p.topic, p.partition, p.replicas) for p in run.placements],
-    "failure_list": lambda run: [(f.op, f.topic, f.error, f.message) for f in run.failures],
+    "failure_list": lambda run: [(f.op, f.topic, f.error_code, f.error, f.message) for f in run.failures],
     "rack_loss_list": lambda run: [
         (r.rack, r.scope, r.lost_brokers, r.offline_partitions, r.moved_leaders, r.max_leaders)
         for r in run.rack_losses

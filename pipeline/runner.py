@@ -26,6 +26,7 @@ from controller.config import ISOLATION, PLACER, SEED, ServerConfig
 from controller.placement.metrics import PlacementMetrics, compute_metrics, rack_levels
 from controller.placements import PlacementFailure, PlacementRequest, PlacementService
 from pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
+from protocol.errors import error_by_name
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class Failure:
 
     op: int
     topic: str
+    error_code: int
     error: str
     message: str
 
@@ -118,7 +120,8 @@ async def _run_workload(
             try:
                 replicas = await service.place(request)
             except PlacementFailure as exc:
-                failures.append(Failure(index, op.topic, exc.error, exc.message))
+                code = error_by_name(exc.error).code
+                failures.append(Failure(index, op.topic, code, exc.error, exc.message))
                 continue
             if topic is None:
                 cluster.add_topic(op.topic, replicas)

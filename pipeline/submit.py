@@ -2,11 +2,11 @@
 
 ::
 
-    spark-submit --master yarn --py-files placement_sim.zip pipeline/submit.py \\
+    spark-submit --master yarn --archives sweep-env.tar.gz#environment pipeline/submit.py \\
         --grid grid.toml --out hdfs:///sweeps/1 --report report.html
 
-The Spark master and resources come from ``spark-submit``. Only the sweep command is loaded, so the
-executors and the driver need just the ``controller`` and ``pipeline`` packages.
+The Spark master and resources come from ``spark-submit``; the driver and the executors need the
+project installed (see the README). Only the sweep command is loaded, not the server's.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def test_losing_the_largest_rack_moves_three_leaders_onto_broker_2() -> None:
 def test_a_replication_factor_above_the_brokers_is_recorded_with_its_error_code() -> None:
     workload = WorkloadSpec("too-many", 2, Distribution((2,)), Distribution((7,)), 1, Distribution((1,)))
     run = run_scenario(scenario(UNBALANCED, workload), "striped")
-    assert [f.error for f in run.failures] == ["INVALID_REPLICATION_FACTOR"] * 2
+    assert [(f.error_code, f.error) for f in run.failures] == [(38, "INVALID_REPLICATION_FACTOR")] * 2
     assert "cannot be reached because only 6 broker(s) are registered" in run.failures[0].message
     assert run.skipped == 1  # the addition's topic was never created
     assert run.placements == ()
@@ -66,7 +66,7 @@ def test_a_replication_factor_above_the_brokers_is_recorded_with_its_error_code(
 
 def test_multi_level_refuses_flat_rack_names_as_a_placement_failure() -> None:
     run = run_scenario(scenario(UNBALANCED, ONE_TOPIC_6x3), "multi-level")
-    assert [f.error for f in run.failures] == ["REPLICA_PLACEMENT_FAILED"]
+    assert [(f.error_code, f.error) for f in run.failures] == [(1001, "REPLICA_PLACEMENT_FAILED")]
 
 
 def test_each_run_gets_a_fresh_placer_that_sees_its_calls_in_order_and_the_cluster_so_far() -> None:

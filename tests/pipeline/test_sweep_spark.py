@@ -102,16 +102,19 @@ def test_data_centre_losses_are_their_own_scope(spark_sweep, read_table) -> None
 
 
 def test_placement_failures_are_aggregated_by_error_code(spark_sweep, read_table, thirdparty_placer) -> None:
-    errors = spark_sweep.aggregates["failures_by_error"].to_pandas().set_index(["placer", "error"])
+    errors = (
+        spark_sweep.aggregates["failures_by_error"].to_pandas().set_index(["placer", "error_code", "error"])
+    )
     # 4 replicas on the 3-broker cluster, once per seed.
     for placer in ("fluvio", "striped", thirdparty_placer):
-        assert errors.loc[(placer, "INVALID_REPLICATION_FACTOR"), ["requests", "runs"]].tolist() == [2, 2]
+        assert errors.loc[(placer, 38, "INVALID_REPLICATION_FACTOR"), ["requests", "runs"]].tolist() == [2, 2]
     # Rack ids must be paths for the multi-level placer.
-    assert errors.loc[("multi-level", "REPLICA_PLACEMENT_FAILED"), "requests"] > 0
+    assert errors.loc[("multi-level", 1001, "REPLICA_PLACEMENT_FAILED"), "requests"] > 0
     failures = read_table(spark_sweep.out, "failures")
     refused = failures[(failures["placer"] == "fluvio")]
     assert set(refused["scenario"]) == {"no-rack-3/balanced-example/s0", "no-rack-3/balanced-example/s1"}
     assert refused["message"].str.contains("need 1 more SPU").all()
+    assert (refused["error_code"] == 38).all()
 
 
 def test_per_placer_aggregates_agree_with_the_metrics_table(spark_sweep, read_table, small_grid) -> None:

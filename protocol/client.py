@@ -16,10 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from protocol import DecodeError, Schemas, load_schemas
 from protocol.errors import error_by_code
 from protocol.framing import encode_request, parse_response_header, response_header_version
-
-from protocol import DecodeError, Schemas, load_schemas
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from protocol.errors import error_by_name
-
 from controller.handlers import RequestContext
+from protocol.errors import error_by_name
 
 if TYPE_CHECKING:
     from controller.app import Controller

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import error_by_name
-
 from controller.handlers import RequestContext
 from controller.topic_admin import NewPartitions
+from protocol.errors import error_by_name
 
 API_KEY = 37
 VERSIONS = (0, 3)

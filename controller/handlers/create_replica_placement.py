@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from protocol.errors import error_by_name
-
 from controller.handlers import RequestContext
 from controller.placements import PlacementFailure, PlacementRequest
+from protocol.errors import error_by_name
 
 log = logging.getLogger(__name__)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol.errors import error_by_name
-
 from controller.handlers import RequestContext
 from controller.topic_admin import NewTopic, TopicResult
+from protocol.errors import error_by_name
 
 API_KEY = 19
 VERSIONS = (0, 7)

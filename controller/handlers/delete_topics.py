@@ -5,9 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol.errors import error_by_name
-
 from controller.handlers import RequestContext
+from protocol.errors import error_by_name
 
 API_KEY = 20
 VERSIONS = (0, 6)

@@ -108,6 +108,8 @@ class ProcessRunner:
         self._proc: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Future[None] | None = None
         self._lock = asyncio.Lock()
+        # Killed workers still being reaped (their pipes and exit status), awaited by close().
+        self._reaping: set[asyncio.Future[None]] = set()
 
     async def start(self) -> None:
         """Starts the worker and loads the placer; PlacerLoadError if it cannot be loaded."""
@@ -126,7 +128,7 @@ class ProcessRunner:
             async with asyncio.timeout(self.start_timeout):
                 reply = await _read(proc)
         except TimeoutError:
-            _kill(proc)
+            await _kill_and_reap(proc)
             raise PlacerLoadError(
                 f"placer {self.name!r}: worker did not start within {self.start_timeout:g}s"
             ) from None
@@ -134,7 +136,7 @@ class ProcessRunner:
             code = await proc.wait()
             raise PlacerLoadError(f"placer {self.name!r}: worker exited with code {code} while loading")
         if reply[0] != "ready":
-            _kill(proc)
+            await _kill_and_reap(proc)
             raise PlacerLoadError(reply[3])
         self.label = reply[1]
         self._proc = proc
@@ -151,7 +153,9 @@ class ProcessRunner:
 
     def _discard(self, proc: asyncio.subprocess.Process) -> None:
         """Kills a worker that cannot be trusted any more and starts a fresh one in the background."""
-        _kill(proc)
+        reaping = asyncio.ensure_future(_kill_and_reap(proc))
+        self._reaping.add(reaping)
+        reaping.add_done_callback(self._reaping.discard)
         self.restarts += 1
         self._proc = None
         self._starting = asyncio.ensure_future(self.start())
@@ -206,6 +210,8 @@ class ProcessRunner:
             self._starting.cancel()
             with contextlib.suppress(BaseException):
                 await self._starting
+        if self._reaping:
+            await asyncio.gather(*self._reaping, return_exceptions=True)
         proc, self._proc = self._proc, None
         if proc is None or proc.returncode is not None:
             return
@@ -216,8 +222,7 @@ class ProcessRunner:
             async with asyncio.timeout(5):
                 await proc.wait()
         except (TimeoutError, ConnectionError):
-            _kill(proc)
-            await proc.wait()
+            await _kill_and_reap(proc)
 
 
 async def _read(proc: asyncio.subprocess.Process) -> tuple[Any, ...] | None:
@@ -235,9 +240,11 @@ def _frame(message: Any) -> bytes:
     return _LEN.pack(len(payload)) + payload
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+async def _kill_and_reap(proc: asyncio.subprocess.Process) -> None:
+    """Kills a worker and waits for its exit, so that its pipes are closed while the loop runs."""
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
+    await proc.wait()
 
 
 def _log_start_failure(task: asyncio.Future[None]) -> None:

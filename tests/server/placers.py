@@ -45,16 +45,30 @@ class Spinning(ReplicaPlacer):
 
 
 class SlowOnce(ReplicaPlacer):
-    """Sleeps past any short timeout on its first call in each process, then answers."""
+    """Sleeps past any short timeout on the first call for topic "slow" of a server, then answers.
+
+    "Once" holds across worker restarts: the marker file named by the property ``test.slow.marker``
+    records that the sleep happened (without the property, every worker sleeps once).
+    """
 
     def configure(self, configs):
-        self.calls = 0
+        self.marker = configs.get("test.slow.marker")
+        self.slept = False
 
     def place(self, spec, cluster):
-        self.calls += 1
-        if self.calls == 1 and spec.topic == "slow":
+        if spec.topic == "slow" and not self._slept_before():
             time.sleep(3600)
         return _round_robin(spec, cluster)
+
+    def _slept_before(self) -> bool:
+        if self.marker is None:
+            slept, self.slept = self.slept, True
+            return slept
+        try:
+            with open(self.marker, "x"):
+                return False
+        except FileExistsError:
+            return True
 
 
 class Exiting(ReplicaPlacer):

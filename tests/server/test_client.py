@@ -7,9 +7,15 @@ import socket
 import struct
 
 import pytest
-from conftest import SCHEMAS
 
-from protocol.client import ConnectError, ConnectionClosedError, ErrorResponse, KafkaClient, RequestTimedOutError
+from protocol.client import (
+    ConnectError,
+    ConnectionClosedError,
+    ErrorResponse,
+    KafkaClient,
+    RequestTimedOutError,
+)
+from tests.server.rawwire import SCHEMAS
 
 
 def free_port() -> int:

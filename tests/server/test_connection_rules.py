@@ -8,9 +8,9 @@ import threading
 import time
 
 import pytest
-from conftest import SCHEMAS, closed_by_server, raw_connect, read_response, request_frame
 
 from protocol.client import KafkaClient
+from tests.server.rawwire import SCHEMAS, closed_by_server, raw_connect, read_response, request_frame
 
 
 class GoodClient:

@@ -6,9 +6,10 @@ import logging
 import socket
 import struct
 
-from conftest import SCHEMAS, raw_connect, read_response, request_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.server.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 
 VALID = [
     request_frame(68, 0, {"NumPartitions": 4, "ReplicationFactor": 3, "NodeId": [0, 1, 2, 3], "TopicName": "t"}),

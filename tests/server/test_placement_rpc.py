@@ -6,11 +6,11 @@ import asyncio
 import time
 
 import pytest
-from conftest import placer
 
-from controller.placement import ClusterView, PlacementSpec, load_placer
 from controller.defaults import DEFAULT_BROKERS
+from controller.placement import ClusterView, PlacementSpec, load_placer
 from protocol.client import ErrorResponse, KafkaClient
+from tests.server.rawwire import placer
 
 FENCED_CLUSTER = [(0, "r1"), (1, "r2"), (2, "r3"), (3, "r1", True), (4, "r2"), (5, "r3")]
 
@@ -229,8 +229,10 @@ async def test_a_stuck_placer_times_out_while_others_are_served(placement_sim_fa
     assert worst < 0.5
 
 
-async def test_later_placements_work_after_a_timeout(placement_sim_factory):
-    server = placement_sim_factory(placer=placer("SlowOnce"))
+async def test_later_placements_work_after_a_timeout(placement_sim_factory, tmp_path):
+    server = placement_sim_factory(
+        placer=placer("SlowOnce"), properties={"test.slow.marker": str(tmp_path / "slept")}
+    )
     async with await KafkaClient.connect(server.bootstrap) as client:
         error = await place_error(client, 3, 2, topic="slow", timeout_ms=500)
         assert error.name == "REQUEST_TIMED_OUT"

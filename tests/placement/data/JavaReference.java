@@ -34,31 +34,51 @@ public class JavaReference {
         return j.toString();
     }
 
+    /** Kafka's test generator: java.util.Random with next(bits) from a 64-bit LCG whose state starts at 17. */
+    static class MockRandom extends Random {
+        private long state;
+
+        MockRandom(long state) {
+            this.state = state;
+        }
+
+        @Override
+        protected int next(int bits) {
+            state = state * 2862933555777941757L + 3037000493L;
+            return (int) (state >>> (64 - bits));
+        }
+    }
+
+    static final long[] MOCK_STATES = {17L, 0L, 1L, -5L, Long.MAX_VALUE};
+
+    static String draws(String key, long seed, Random r) {
+        List<Object> ints = new ArrayList<>();
+        for (int i = 0; i < 5; i++) ints.add(r.nextInt());
+        List<Object> bounded = new ArrayList<>();
+        for (int bound : BOUNDS) for (int i = 0; i < 3; i++) bounded.add(r.nextInt(bound));
+        List<Object> longs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) longs.add(r.nextLong());
+        List<Object> doubles = new ArrayList<>();
+        for (int i = 0; i < 3; i++) doubles.add(r.nextDouble());
+        List<Object> floats = new ArrayList<>();
+        for (int i = 0; i < 3; i++) floats.add(r.nextFloat());
+        List<Object> booleans = new ArrayList<>();
+        for (int i = 0; i < 5; i++) booleans.add(r.nextBoolean());
+        List<Integer> shuffled = new ArrayList<>();
+        for (int i = 0; i < 20; i++) shuffled.add(i);
+        Collections.shuffle(shuffled, r);
+        return "    {\"" + key + "\": " + seed + ", \"next_int\": " + list(ints) + ", \"bounds\": "
+            + list(Arrays.asList(Arrays.stream(BOUNDS).boxed().toArray())) + ", \"next_int_bounded\": "
+            + list(bounded) + ", \"next_long\": " + list(longs) + ", \"next_double\": " + list(doubles)
+            + ", \"next_float\": " + list(floats) + ", \"next_boolean\": " + list(booleans)
+            + ", \"shuffle_0_to_19\": " + list(shuffled) + "}";
+    }
+
     public static void main(String[] args) {
         StringJoiner randoms = new StringJoiner(",\n", "[\n", "\n  ]");
-        for (long seed : SEEDS) {
-            Random r = new Random(seed);
-            List<Object> ints = new ArrayList<>();
-            for (int i = 0; i < 5; i++) ints.add(r.nextInt());
-            List<Object> bounded = new ArrayList<>();
-            for (int bound : BOUNDS) for (int i = 0; i < 3; i++) bounded.add(r.nextInt(bound));
-            List<Object> longs = new ArrayList<>();
-            for (int i = 0; i < 3; i++) longs.add(r.nextLong());
-            List<Object> doubles = new ArrayList<>();
-            for (int i = 0; i < 3; i++) doubles.add(r.nextDouble());
-            List<Object> floats = new ArrayList<>();
-            for (int i = 0; i < 3; i++) floats.add(r.nextFloat());
-            List<Object> booleans = new ArrayList<>();
-            for (int i = 0; i < 5; i++) booleans.add(r.nextBoolean());
-            List<Integer> shuffled = new ArrayList<>();
-            for (int i = 0; i < 20; i++) shuffled.add(i);
-            Collections.shuffle(shuffled, r);
-            randoms.add("    {\"seed\": " + seed + ", \"next_int\": " + list(ints) + ", \"bounds\": "
-                + list(Arrays.asList(Arrays.stream(BOUNDS).boxed().toArray())) + ", \"next_int_bounded\": "
-                + list(bounded) + ", \"next_long\": " + list(longs) + ", \"next_double\": " + list(doubles)
-                + ", \"next_float\": " + list(floats) + ", \"next_boolean\": " + list(booleans)
-                + ", \"shuffle_0_to_19\": " + list(shuffled) + "}");
-        }
+        for (long seed : SEEDS) randoms.add(draws("seed", seed, new Random(seed)));
+        StringJoiner mocks = new StringJoiner(",\n", "[\n", "\n  ]");
+        for (long state : MOCK_STATES) mocks.add(draws("state", state, new MockRandom(state)));
 
         String[] names = {"", "a", "1", "rack-1", "Aa", "BB", "AaAa", "BBBB", "AaBB", "BBAa", "us-east-1a",
             "/dc1/r2", "\u00e9t\u00e9", "\u673a\u67b6", "\ud83d\ude80rocket", "\uffff", "\ud800\udc00",
@@ -96,6 +116,7 @@ public class JavaReference {
         System.out.println("{");
         System.out.println("  \"java_version\": " + str(System.getProperty("java.version")) + ",");
         System.out.println("  \"random\": " + randoms + ",");
+        System.out.println("  \"mock_random\": " + mocks + ",");
         System.out.println("  \"string_hash\": " + hashes + ",");
         System.out.println("  \"string_sorted\": " + list(sorted) + ",");
         System.out.println("  \"hashmap_order\": " + orders);

@@ -122,6 +122,15 @@ def test_rack_sequences(racks: dict[str, list[int]], expected: list[int]) -> Non
     assert rack_sequence(racks) == expected
 
 
+def test_racks_of_equal_size_keep_rack_name_order_whatever_the_broker_order() -> None:
+    """Fluvio sorts racks by size with a stable sort over its name-ordered rack map."""
+    assert rack_sequence({"r4": [9, 8], "r2": [5, 4, 3], "r3": [7, 6], "r1": [2, 1, 0]}) == [
+        0, 4, 6, 8, 1, 5, 9, 2, 3, 7,
+    ]  # fmt: skip
+    cluster = racked(r4=(9, 8), r3=(7, 6), r2=(5, 4, 3), r1=(2, 1, 0))
+    assert place(cluster, 2, 3) == [[0, 4, 6], [4, 6, 8]]
+
+
 def test_seed_example_1_balanced_racks() -> None:
     cluster = racked(**{"rack-a": (0, 1, 2), "rack-b": (3, 4, 5), "rack-c": (6, 7, 8), "rack-d": (9, 10, 11)})
     assert place(cluster, 12, 4) == [

@@ -136,6 +136,24 @@ def test_even_distribution() -> None:
     }  # fmt: skip
 
 
+def test_first_placement_on_twelve_brokers_without_racks() -> None:
+    """Kafka's testPlaceShiftsInitialOffsetsRackUnaware, first call (no existing partitions)."""
+    result = place(StripedReplicaPlacer(MockRandom()), 2, 3, [b(i) for i in range(12)])
+    assert result == [[7, 8, 9], [8, 9, 10]]
+
+
+def test_first_placement_on_three_racks_of_four() -> None:
+    """Kafka's testPlaceShiftsInitialOffsetsRackAware, first call (no existing partitions)."""
+    result = place(StripedReplicaPlacer(MockRandom()), 2, 3, [b(i, str(i // 4 + 1)) for i in range(12)])
+    assert result == [[6, 8, 2], [9, 3, 7]]
+
+
+def test_first_placement_on_four_racks_of_one() -> None:
+    """Kafka's testPlaceShiftsInitialOffsetsRackAwareAndUsesUnusedRacks, first call."""
+    result = place(StripedReplicaPlacer(MockRandom()), 1, 2, [b(i, str(i + 1)) for i in range(4)])
+    assert result == [[0, 1]]
+
+
 def test_rack_list_all_brokers_fenced() -> None:
     rack_list = RackList(MockRandom(), [b(0, fenced=True), b(1, fenced=True), b(2, fenced=True)])
     assert rack_list.num_total_brokers == 3

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -290,3 +292,21 @@ def test_spreads_over_racks_and_brokers_evenly() -> None:
     leaders = Counter(replicas[0] for replicas in result)
     assert set(per_broker.values()) == {30}
     assert set(leaders.values()) == {10}
+
+
+JVM_CASES = json.loads((Path(__file__).parent / "data" / "striped_reference.json").read_text())
+
+
+@pytest.mark.parametrize("case", JVM_CASES, ids=lambda case: f"seed={case['seed']}")
+def test_matches_placements_computed_on_the_jvm(case: dict) -> None:
+    """Odd rack names (hash collisions, non-ASCII, surrogates, the absent rack, up to 16 racks), fenced
+    brokers and enough partitions to reshuffle: the same placements as the JVM's collections give
+    (data/StripedReference.java)."""
+    brokers = [b(broker_id, rack, fenced) for broker_id, rack, fenced in case["brokers"]]
+    placer = StripedReplicaPlacer(JavaRandom(case["seed"]))
+    if "error" in case:
+        with pytest.raises(InvalidReplicationFactorError) as error:
+            place(placer, case["partitions"], case["rf"], brokers)
+        assert str(error.value) == case["error"]
+    else:
+        assert place(placer, case["partitions"], case["rf"], brokers) == case["result"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,52 @@ def test_place_prints_the_seed_tables(capsys: pytest.CaptureFixture[str], unbala
     followers = next(line for line in lines if line.strip().startswith("Followers"))
     assert leaders.split()[1:] == ["1", "2", "3"]
     assert followers.split()[1:] == ["2", "4", "6"]
+
+
+# Seed 000, example 1, stage 3, as the seed prints it (4 racks x 3 SPUs, 12 partitions x 4 replicas).
+SEED_EXAMPLE_1_TABLE = """\
+       0  |   [ 0, 4, 8, 9]      [1]     [ ] 1   [ ] 1   [ ] 1
+       1  |   [ 4, 8, 9, 1]      [1] 1   [1] 1   [ ] 2   [ ] 2
+       2  |   [ 8, 9, 1, 5]      [1] 2   [1] 2   [1] 2   [ ] 3
+       3  |   [ 9, 1, 5, 6]      [1] 3   [1] 3   [1] 3   [1] 3
+       4  |   [ 1, 5, 6,10]      [2] 3   [1] 4   [1] 4   [1] 4
+       5  |   [ 5, 6,10, 2]      [2] 4   [2] 4   [1] 5   [1] 5
+       6  |   [ 6,10, 2, 3]      [2] 5   [2] 5   [2] 5   [1] 6
+       7  |   [10, 2, 3, 7]      [2] 6   [2] 6   [2] 6   [2] 6
+       8  |   [ 2, 3, 7,11]      [3] 6   [2] 7   [2] 7   [2] 7
+       9  |   [ 3, 7,11, 0]      [3] 7   [3] 7   [2] 8   [2] 8
+      10  |   [ 7,11, 0, 4]      [3] 8   [3] 8   [3] 8   [2] 9
+      11  |   [11, 0, 4, 8]      [3] 9   [3] 9   [3] 9   [3] 9
+                    Leaders        3       3       3       3
+                    Followers      9       9       9       9
+"""
+
+
+def table_rows(text: str) -> list[tuple[str, ...]]:
+    """Partition rows as (partition, replicas, cells...) and the totals rows, spacing ignored."""
+    rows: list[tuple[str, ...]] = []
+    for line in text.splitlines():
+        row = re.match(r"^\s*(\d+)\s+\|\s+\[([\d, ]+)\](.*)$", line)
+        if row:
+            replicas = ",".join(r.strip() for r in row[2].split(","))
+            cells = re.findall(r"\[([ \d]+)\](?: (\d+))?", row[3])
+            rows.append((row[1], replicas, *(f"{lead.strip()}/{follow}" for lead, follow in cells)))
+        elif line.strip().startswith(("Leaders", "Followers")):
+            rows.append(tuple(line.split()))
+    return rows
+
+
+def test_place_reproduces_the_seed_example_1_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "balanced.json"
+    path.write_text(json.dumps([{"id": i, "rack": f"rack-{'abcd'[i // 3]}"} for i in range(12)]))
+    code, out, err = run(capsys, "place", "-p", "12", "-r", "4", "--placer", "fluvio", "--cluster", str(path))
+    assert code == 0, err
+    per_rack = out.split("running totals", 1)[1]
+    assert "Partition |   Replicas        rack-a  rack-b  rack-c  rack-d" in per_rack
+    assert table_rows(per_rack) == table_rows(SEED_EXAMPLE_1_TABLE)
+    assert len(table_rows(per_rack)) == 14
 
 
 def test_place_json(capsys: pytest.CaptureFixture[str], unbalanced: str) -> None:

@@ -17,8 +17,8 @@ HERE = Path(__file__).parent
 THIRDPARTY_FILE = HERE / "sweep_thirdparty_placer.py"
 THIRDPARTY = "sweep_thirdparty_placer.DescendingPlacer"
 
-#: The seed 000 examples (Fluvio's unbalanced 1-2-3 racks and balanced 4 x 3 racks), a multi-level
-#: cluster, and a 3-broker cluster that cannot take 4 replicas.
+#: The seed 000 examples (Fluvio's unbalanced 1-2-3 racks and balanced 4 x 3 racks), unbalanced racks
+#: of 4, 1 and 5 brokers, a multi-level cluster, and a 3-broker cluster that cannot take 4 replicas.
 SMALL_GRID = f"""
 seeds = 2
 placers = ["fluvio", "striped", "multi-level", "{THIRDPARTY}"]
@@ -28,7 +28,7 @@ scenario = "unbalanced-1-2-3/fluvio-example/s0"
 
 [[clusters]]
 name = "unbalanced"
-rack_sizes = [[1, 2, 3]]
+rack_sizes = [[1, 2, 3], [4, 1, 5]]
 
 [[clusters]]
 name = "balanced"

@@ -71,7 +71,7 @@ def test_workload_requests_are_deterministic_and_additions_follow_their_topic() 
 
 def test_iter_scenarios_is_shapes_x_workloads_x_seeds(small_grid) -> None:
     scenarios = list(iter_scenarios(small_grid))
-    assert len(scenarios) == small_grid.scenario_count == 4 * 3 * 2
+    assert len(scenarios) == small_grid.scenario_count == 5 * 3 * 2
     assert len({s.scenario for s in scenarios}) == len(scenarios)
     assert scenarios[0].scenario == "unbalanced-1-2-3/fluvio-example/s0"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -51,29 +52,67 @@ def test_sweep_without_spark_writes_the_tables_and_the_report(grid_file, tmp_pat
     )
 
 
+#: A placer module that only ``--py-files`` makes importable on the executors (written to a fresh folder).
+SHIPPED_PLACER = """
+from controller.placement.api import ReplicaPlacer
+
+
+class FirstBrokersPlacer(ReplicaPlacer):
+    \"\"\"Every partition on the lowest unfenced broker ids, in order.\"\"\"
+
+    def place(self, spec, cluster):
+        ids = sorted(b.id for b in cluster.usable(spec) if not b.fenced)
+        return [ids[: spec.num_replicas] for _ in range(spec.num_partitions)]
+"""
+
+
 def test_sweep_on_spark_with_placers_and_settings_from_the_command_line(
     spark, grid_file, tmp_path, capsys
 ) -> None:
+    shipped = tmp_path / "shipped" / "cli_shipped_placer.py"
+    shipped.parent.mkdir()
+    shipped.write_text(SHIPPED_PLACER)
     out = tmp_path / "out"
     code = main(
         [
             "sweep",
             "--grid", str(grid_file),
-            "--placers", "fluvio,legacy",
+            "--placers", "fluvio,legacy,cli_shipped_placer.FirstBrokersPlacer",
+            "--py-files", str(shipped),
             "--out", str(out),
             "--master", "local[2]",
             "--conf", "spark.sql.shuffle.partitions=2",
             "--partitions", "2",
-            "--no-placements",
             "--quiet",
         ]
     )  # fmt: skip
     assert code == 0
     assert "on Spark (local[2])" in capsys.readouterr().err
     metrics = pq.read_table(out / "metrics").to_pandas()
-    assert sorted(metrics["placer"]) == ["fluvio", "legacy"]
-    assert not (out / "placements").exists()
+    assert sorted(metrics["placer"]) == ["cli_shipped_placer.FirstBrokersPlacer", "fluvio", "legacy"]
+    placements = pq.read_table(out / "placements").to_pandas()
+    shipped_rows = placements[placements["placer"] == "cli_shipped_placer.FirstBrokersPlacer"]
+    assert [list(r) for r in shipped_rows["replicas"]] == [[0, 1, 2]] * 6
     assert spark.range(3).count() == 3  # the test session was reused, not stopped
+
+
+def test_no_placements_leaves_no_placements_table(spark, grid_file, tmp_path) -> None:
+    out = tmp_path / "out"
+    (out / "placements").mkdir(parents=True)  # left by an earlier sweep into the same folder
+    code = main(
+        ["sweep", "--grid", str(grid_file), "--out", str(out), "--master", "local[2]", "--no-placements",
+         "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    assert pq.read_table(out / "metrics").num_rows == 2
+    assert not (out / "placements").exists()
+
+
+def test_long_runs_print_progress(grid_file, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["sweep", "--no-spark", "--grid", str(grid_file), "--out", str(out), "--seeds", "3"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^runs 6/6 \(100%\) in \d+s$", err, re.MULTILINE), err
 
 
 def test_print_default_grid_prints_the_grid_that_runs_without_arguments(capsys) -> None:

@@ -13,9 +13,15 @@ from pipeline.records import TIMING_COLUMNS
 
 UNBALANCED = "unbalanced-1-2-3/fluvio-example/s0"
 BALANCED = "balanced-4x3/balanced-example/s0"
+RACKS_4_1_5 = "unbalanced-4-1-5/fluvio-example/s0"
 
 # Seed 000, example 2: 6 SPUs in racks of 1, 2 and 3, 6 partitions x 3 replicas.
 SEED_000_UNBALANCED = [[3, 2, 0], [2, 0, 4], [0, 4, 1], [4, 1, 5], [1, 5, 3], [5, 3, 2]]
+# Racks of 4, 1 and 5 brokers (rack-a: 0-3, rack-b: 4, rack-c: 5-9), worked by hand with seed 000's
+# three stages. Matrix, largest rack first: rack-c 5 6 7 8 9 / rack-a 0 1 2 3 / rack-b 4. Read
+# diagonally (a rack's column wraps, SPUs already taken are skipped): 5 1 4 6 2 7 3 8 0 9. Partition p
+# takes 3 consecutive SPUs from position p.
+RACKS_4_1_5_MAP = [[5, 1, 4], [1, 4, 6], [4, 6, 2], [6, 2, 7], [2, 7, 3], [7, 3, 8]]
 # Seed 000, example 1: 12 SPUs in 4 racks of 3, 12 partitions x 4 replicas.
 SEED_000_BALANCED = [
     [0, 4, 8, 9], [4, 8, 9, 1], [8, 9, 1, 5], [9, 1, 5, 6], [1, 5, 6, 10], [5, 6, 10, 2],
@@ -55,6 +61,35 @@ def test_rack_violations_of_the_unbalanced_example(spark_sweep, read_table) -> N
     violations = json.loads(row["details"])["rack_violations"]
     assert violations == [{"topic": "topic-0", "partition": p} for p in (3, 4, 5)]
     assert _replica_lists(spark_sweep, read_table, UNBALANCED, "fluvio")[3] == [4, 1, 5]
+
+
+def test_rack_violations_of_racks_4_1_5(spark_sweep, read_table) -> None:
+    assert _replica_lists(spark_sweep, read_table, RACKS_4_1_5, "fluvio") == RACKS_4_1_5_MAP
+    row = _metrics_row(spark_sweep, read_table, RACKS_4_1_5, "fluvio")
+    # [6, 2, 7], [2, 7, 3] and [7, 3, 8] put two replicas in rack-c, rack-a and rack-c.
+    assert row["rack_violations"] == 3
+    assert json.loads(row["details"])["rack_violations"] == [
+        {"topic": "topic-0", "partition": p} for p in (3, 4, 5)
+    ]
+    # Leaders 5, 1, 4, 6, 2, 7: three in rack-c, two in rack-a, one in rack-b; 0, 3, 8, 9 lead none.
+    racks = {r["rack"]: r["leaders"] for r in json.loads(row["details"])["racks"]}
+    assert racks == {"rack-a": 2, "rack-b": 1, "rack-c": 3}
+    assert (row["leaders_min"], row["leaders_max"]) == (0, 1)
+    assert (row["replicas_min"], row["replicas_max"]) == (0, 3)
+
+
+def test_losing_the_largest_of_racks_4_1_5(spark_sweep, read_table) -> None:
+    losses = _run(read_table(spark_sweep.out, "rack_losses"), RACKS_4_1_5, "fluvio").set_index("rack")
+    # rack-c (5-9) led partitions 0, 3 and 5: their leadership moves to 1, 2 and 3, so brokers 1 and 2
+    # lead two partitions each; every partition keeps a replica outside rack-c.
+    assert losses.loc["rack-c", ["lost_brokers", "offline_partitions", "moved_leaders", "max_leaders"]].tolist() == [
+        5, 0, 3, 2,
+    ]  # fmt: skip
+    # Losing rack-a moves partitions 1 and 4 to 4 and 7; losing rack-b moves partition 2 to 6.
+    assert losses.loc["rack-a", ["moved_leaders", "max_leaders"]].tolist() == [2, 2]
+    assert losses.loc["rack-b", ["moved_leaders", "max_leaders"]].tolist() == [1, 2]
+    row = _metrics_row(spark_sweep, read_table, RACKS_4_1_5, "fluvio")
+    assert (row["rack_failure_max_leaders"], row["rack_failure_leader_growth"]) == (2, 2.0)
 
 
 def test_fluvio_on_balanced_4x3_racks_is_perfectly_even(spark_sweep, read_table) -> None:

@@ -86,6 +86,22 @@ def test_skew_stddev_and_share_within_ten_percent() -> None:
     assert m.racks == () and m.rack_violations == () and m.rack_failures == ()
 
 
+def test_rack_balance_of_the_unbalanced_example() -> None:
+    m = compute_metrics(UNBALANCED, topic(UNBALANCED_MAP))
+    # replicas per rack 3, 6, 9 (mean 6); leaders per rack 1, 2, 3 (mean 2).
+    assert m.rack_replica_balance == Balance(3, 18, 3, 9, 6.0, math.sqrt(6), 1.5, 1 / 3)
+    assert m.rack_leader_balance.skew == 1.5
+    assert m.rack_leader_balance.stddev == pytest.approx(math.sqrt(2 / 3))
+    summary = m.summary()
+    assert (summary["rack_replicas_skew"], summary["rack_leaders_skew"]) == (1.5, 1.5)
+
+
+def test_the_ten_percent_band_is_inclusive() -> None:
+    assert Balance.of([9, 10, 11, 12]).within_10pct == 0.5  # mean 10.5, band 1.05: 10 and 11
+    assert Balance.of([9, 11]).within_10pct == 1.0  # mean 10, band 1: both on its edge
+    assert Balance.of([8, 12]).within_10pct == 0.0
+
+
 def test_rack_violation_of_a_single_partition() -> None:
     m = compute_metrics(UNBALANCED, {("x", 0): [4, 1, 5], ("x", 1): [3, 2, 0], ("y", 0): [3]})
     assert m.rack_violations == (("x", 0),)

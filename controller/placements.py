@@ -52,29 +52,55 @@ class PlacementRequest:
 
 def validate_placement(replicas: Any, spec: PlacementSpec, brokers: Sequence[UsableBroker]) -> str | None:
     """What exactly is wrong with a placer's result, or None when it is a valid placement of ``spec``."""
-    by_id = {b.id: b for b in brokers}
-    allowed = set(spec.broker_ids) if spec.broker_ids is not None else None
     if len(replicas) != spec.num_partitions:
         return f"returned {len(replicas)} partition(s), expected {spec.num_partitions}"
+    # The common case, a valid placement, with set operations; the first partition that fails them is
+    # explained by the checks below, in their order.
+    rf = spec.num_replicas
+    allowed = {b.id for b in brokers}
+    if spec.broker_ids is not None:
+        allowed.intersection_update(spec.broker_ids)
+    leaders = {b.id for b in brokers if not b.fenced}
+    kinds: set[type] = set()
     for offset, rs in enumerate(replicas):
-        partition = spec.start_partition + offset
-        if len(rs) != spec.num_replicas:
-            return f"partition {partition} has {len(rs)} replica(s), expected {spec.num_replicas}: {list(rs)}"
-        for r in rs:
-            if not isinstance(r, int) or isinstance(r, bool):
-                return f"partition {partition} has a replica that is not a broker id: {r!r}"
-        dupes = sorted(b for b, n in Counter(rs).items() if n > 1)
-        if dupes:
-            return f"partition {partition} repeats broker(s) {dupes}: {list(rs)}"
-        unknown = [r for r in rs if r not in by_id]
-        if unknown:
-            return f"partition {partition} names unknown broker(s) {unknown}: {list(rs)}"
-        if allowed is not None:
-            outside = [r for r in rs if r not in allowed]
-            if outside:
-                return f"partition {partition} uses broker(s) {outside} outside NodeId {sorted(allowed)}"
-        if rs and by_id[rs[0]].fenced:
-            return f"partition {partition} has fenced broker {rs[0]} as its leader: {list(rs)}"
+        kinds.update(map(type, rs))
+        try:
+            valid = len(rs) == rf and rs[0] in leaders and allowed.issuperset(rs) and len(set(rs)) == rf
+        except (TypeError, IndexError):  # unhashable entries, no replicas at all
+            valid = False
+        if not valid:
+            problem = _partition_problem(spec.start_partition + offset, rs, spec, brokers)
+            if problem is not None:
+                return problem
+    if kinds - {int}:
+        for offset, rs in enumerate(replicas):
+            problem = _partition_problem(spec.start_partition + offset, rs, spec, brokers)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _partition_problem(
+    partition: int, rs: Sequence[Any], spec: PlacementSpec, brokers: Sequence[UsableBroker]
+) -> str | None:
+    by_id = {b.id: b for b in brokers}
+    if len(rs) != spec.num_replicas:
+        return f"partition {partition} has {len(rs)} replica(s), expected {spec.num_replicas}: {list(rs)}"
+    for r in rs:
+        if type(r) is not int:
+            return f"partition {partition} has a replica that is not a broker id: {r!r}"
+    dupes = sorted(b for b, n in Counter(rs).items() if n > 1)
+    if dupes:
+        return f"partition {partition} repeats broker(s) {dupes}: {list(rs)}"
+    unknown = [r for r in rs if r not in by_id]
+    if unknown:
+        return f"partition {partition} names unknown broker(s) {unknown}: {list(rs)}"
+    if spec.broker_ids is not None:
+        outside = [r for r in rs if r not in spec.broker_ids]
+        if outside:
+            return f"partition {partition} uses broker(s) {outside} outside NodeId {sorted(spec.broker_ids)}"
+    if rs and by_id[rs[0]].fenced:
+        return f"partition {partition} has fenced broker {rs[0]} as its leader: {list(rs)}"
     return None
 
 

@@ -62,6 +62,46 @@ def _unknown_tags(value: Any, path: str = "") -> list[str]:
     return found
 
 
+class _IdleWatch:
+    """``connections.max.idle.ms`` for one connection, without a timer per request.
+
+    The connection sets ``waiting`` while it waits for a request and clears it while it answers one.
+    One timer checks, at the earliest moment the limit could be reached, whether the connection has
+    been waiting since before then; if so it cancels the connection's task with ``expired`` set,
+    otherwise it looks again when the current wait could reach the limit.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, idle: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.expired = False
+        self._loop = loop
+        self._idle = idle
+        self._waiting_since: float | None = None
+        self._handle = loop.call_at(loop.time() + idle, self._check)
+
+    @property
+    def waiting(self) -> bool:
+        return self._waiting_since is not None
+
+    @waiting.setter
+    def waiting(self, value: bool) -> None:
+        self._waiting_since = self._loop.time() if value else None
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        since = self._waiting_since
+        if since is not None and now - since >= self._idle:
+            self.expired = True
+            self.task.cancel()
+            return
+        self._handle = self._loop.call_at((since if since is not None else now) + self._idle, self._check)
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
 class _Close(Exception):
     """Ends a connection; the message is the reason that is logged and counted."""
 
@@ -182,12 +222,26 @@ class Server:
         stats["connections"] += 1
         idle = controller.config.idle_ms / 1000
         max_bytes = controller.config.max_request_bytes
+        loop = asyncio.get_running_loop()
+        pending = bytearray()
+
+        def flush() -> None:
+            if pending and not writer.is_closing():
+                writer.write(bytes(pending))
+            pending.clear()
+
+        watch = _IdleWatch(loop, idle)
         try:
             while True:
+                if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+                    await writer.drain()  # a client that does not read its responses waits here
+                watch.waiting = True
                 try:
-                    async with asyncio.timeout(idle):
-                        frame = await read_frame(reader, max_bytes)
-                except TimeoutError:
+                    frame = await read_frame(reader, max_bytes)
+                except asyncio.CancelledError:
+                    if not watch.expired:
+                        raise
+                    watch.task.uncancel()
                     raise _Close(
                         "idle",
                         f"no complete request within connections.max.idle.ms={controller.config.idle_ms}",
@@ -196,13 +250,19 @@ class Server:
                     raise _Close("bad frame size", str(exc)) from None
                 except asyncio.IncompleteReadError:
                     raise _Close("disconnected mid-request") from None
+                watch.waiting = False
                 if frame is None:
                     stats["closed:client"] += 1
                     log.debug("%s closed the connection", peer)
                     return
                 response = await self._answer(controller, frame, peer, broker)
-                writer.write(response)
-                if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+                # Responses are gathered and written once the requests already received are answered
+                # (a flush scheduled for the loop's next turn): pipelined requests cost one send.
+                if not pending:
+                    loop.call_soon(flush)
+                pending += response
+                if len(pending) > _WRITE_HIGH_WATER:
+                    flush()
                     await writer.drain()
         except _Close as close:
             stats[f"closed:{close.reason}"] += 1
@@ -222,6 +282,8 @@ class Server:
             stats["closed:internal error"] += 1
             log.exception("closing connection from %s: internal error", peer)
         finally:
+            watch.stop()
+            flush()
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

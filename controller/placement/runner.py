@@ -83,7 +83,7 @@ class InlineRunner:
             raise
         except Exception as exc:  # noqa: BLE001 - a placer's failure becomes an error response
             return PlacerOutcome.from_reply(worker.classify_exception(exc, self.label), self.label)
-        return PlacerOutcome.from_reply(worker.classify_result(result), self.label)
+        return PlacerOutcome.from_reply(worker.classify_result(result, describe_opaque=False), self.label)
 
     async def close(self) -> None:
         close = getattr(self.placer, "close", None)

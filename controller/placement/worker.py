@@ -38,24 +38,40 @@ def read_message(stream: BinaryIO) -> Any:
     return pickle.loads(payload)
 
 
-def _as_lists(result: Any) -> list[list[Any]] | str:
-    """Replica lists as plain lists (their contents are validated by the parent), or what is wrong."""
+def _as_lists(result: Any, describe_opaque: bool) -> list[list[Any]] | str:
+    """Replica lists as fresh plain lists (their contents are validated by the parent), or what is wrong.
+
+    With ``describe_opaque`` an entry that is not an int is replaced by its description, so that the
+    lists always pickle and the parent can say what the entry was.
+    """
     if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
         return f"returned {type(result).__name__}, not a list of replica lists"
+    if not describe_opaque and type(result) in _PLAIN and set(map(type, result)) <= _PLAIN:
+        return [list(replicas) for replicas in result]  # the usual shape, copied in one pass
     out: list[list[Any]] = []
-    for index, replicas in enumerate(result):
-        if isinstance(replicas, (str, bytes)) or not hasattr(replicas, "__iter__"):
-            return f"partition entry {index} is {type(replicas).__name__} {replicas!r:.60}, not a list of broker ids"
-        out.append([r if isinstance(r, int) else _describe(r) for r in replicas])
+    append = out.append
+    for replicas in result:
+        kind = type(replicas)
+        if kind is not list and kind is not tuple:
+            if isinstance(replicas, (str, bytes)) or not hasattr(replicas, "__iter__"):
+                return (
+                    f"partition entry {len(out)} is {type(replicas).__name__} {replicas!r:.60}, "
+                    "not a list of broker ids"
+                )
+        entries = list(replicas)
+        if describe_opaque:
+            for i, r in enumerate(entries):
+                if type(r) is not int:
+                    entries[i] = _describe(r)
+        append(entries)
     return out
 
 
-class _Opaque(str):
-    """Stands for a replica entry that is not an int; carries its description back to the parent."""
+_PLAIN = {list, tuple}
 
 
-def _describe(value: Any) -> _Opaque:
-    return _Opaque(f"{type(value).__name__} {value!r:.40}")
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r:.40}"
 
 
 def classify_exception(exc: BaseException, label: str) -> tuple[Any, ...]:
@@ -69,17 +85,20 @@ def classify_exception(exc: BaseException, label: str) -> tuple[Any, ...]:
     return ("raised", "unexpected", label, f"{type(exc).__name__}: {exc}")
 
 
-def classify_result(result: Any) -> tuple[Any, ...]:
-    """The reply for a placer that returned: deferral, replica lists, or what is wrong with them."""
+def classify_result(result: Any, describe_opaque: bool = True) -> tuple[Any, ...]:
+    """The reply for a placer that returned: deferral, replica lists, or what is wrong with them.
+
+    ``describe_opaque=False`` keeps non-int entries as they are (the caller is in the same process).
+    """
     if result is None:
         return ("none",)
     try:
-        lists = _as_lists(result)
+        lists = _as_lists(result, describe_opaque)
     except BaseException as exc:  # noqa: BLE001 - iterating a hostile result
         return ("bad", f"iterating the result raised {type(exc).__name__}: {exc}")
     if isinstance(lists, str):
         return ("bad", lists)
-    return ("ok", [[str(r) if isinstance(r, _Opaque) else r for r in rs] for rs in lists])
+    return ("ok", lists)
 
 
 def _call(placer: Any, spec: Any, cluster: Any) -> tuple[Any, ...]:

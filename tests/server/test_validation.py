@@ -1,0 +1,66 @@
+"""The server's check of a placer's result: the fast set-based pass agrees with the detailed checks."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.placement.api import PlacementSpec, UsableBroker
+from controller.placements import _partition_problem, validate_placement
+
+BROKERS = (
+    UsableBroker(0, "a", False),
+    UsableBroker(1, "b", False),
+    UsableBroker(2, "c", True),
+    UsableBroker(3, "a", False),
+    UsableBroker(5, "b", False),
+)
+
+entries = st.one_of(
+    st.integers(-1, 7),
+    st.sampled_from([True, False, 1.0, "1", None, (1,), [1]]),
+)
+
+
+def detailed(replicas, spec):
+    """The reference: the detailed checks, partition by partition."""
+    if len(replicas) != spec.num_partitions:
+        return f"returned {len(replicas)} partition(s), expected {spec.num_partitions}"
+    for offset, rs in enumerate(replicas):
+        problem = _partition_problem(spec.start_partition + offset, rs, spec, BROKERS)
+        if problem is not None:
+            return problem
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    num_partitions=st.integers(1, 4),
+    rf=st.integers(1, 3),
+    start=st.integers(0, 5),
+    broker_ids=st.none() | st.sets(st.sampled_from([0, 1, 2, 3, 5]), min_size=1).map(tuple),
+    data=st.data(),
+)
+def test_fast_validation_agrees_with_the_detailed_checks(num_partitions, rf, start, broker_ids, data):
+    spec = PlacementSpec(start, num_partitions, rf, broker_ids=broker_ids)
+    rows = st.lists(entries, min_size=0, max_size=4) | st.lists(st.integers(0, 5), min_size=rf, max_size=rf)
+    replicas = data.draw(st.lists(rows, min_size=num_partitions - 1, max_size=num_partitions + 1))
+    assert validate_placement(replicas, spec, BROKERS) == detailed(replicas, spec)
+
+
+def test_a_valid_placement_passes_and_each_fault_is_named():
+    spec = PlacementSpec(10, 2, 3)
+    assert validate_placement([[0, 1, 2], [1, 3, 5]], spec, BROKERS) is None
+    assert validate_placement([[0, 1, 2], [1, True, 5]], spec, BROKERS) == (
+        "partition 11 has a replica that is not a broker id: True"
+    )
+    assert validate_placement([[0, 1, 1], [1, 3, 5]], spec, BROKERS) == "partition 10 repeats broker(s) [1]: [0, 1, 1]"
+    assert validate_placement([[0, 1, 4], [1, 3, 5]], spec, BROKERS) == (
+        "partition 10 names unknown broker(s) [4]: [0, 1, 4]"
+    )
+    assert validate_placement([[2, 1, 0], [1, 3, 5]], spec, BROKERS) == (
+        "partition 10 has fenced broker 2 as its leader: [2, 1, 0]"
+    )
+    only = PlacementSpec(0, 1, 2, broker_ids=(0, 1))
+    assert validate_placement([[0, 3]], only, BROKERS) == "partition 0 uses broker(s) [3] outside NodeId [0, 1]"
+    assert validate_placement([[0, 1]], PlacementSpec(0, 2, 2), BROKERS) == "returned 1 partition(s), expected 2"

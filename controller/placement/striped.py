@@ -31,7 +31,7 @@ from controller.placement.java_collections import (
 )
 from controller.placement.java_random import JavaRandom, JavaRandomLike, random_from_configs, shuffle
 
-__all__ = ["BrokerList", "RackList", "StripedReplicaPlacer"]
+__all__ = ["BrokerList", "RackLayout", "RackList", "StripedReplicaPlacer"]
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +110,45 @@ class BrokerList:
 class _Rack:
     __slots__ = ("fenced", "unfenced")
 
-    def __init__(self) -> None:
-        self.fenced = BrokerList()
-        self.unfenced = BrokerList()
+    def __init__(self, fenced: list[int] | None = None, unfenced: list[int] | None = None) -> None:
+        self.fenced = BrokerList(fenced or ())
+        self.unfenced = BrokerList(unfenced or ())
+
+
+class RackLayout:
+    """What a placement call derives from its brokers alone, before drawing anything at random.
+
+    Rack names in insertion order (first broker first), in Java ``HashMap`` iteration order and
+    sorted; each rack's fenced and unfenced broker ids, sorted (Kafka sorts them before drawing a
+    broker list's offset, so the sorted order is all that matters). The same brokers give the same
+    layout, so the placer keeps the last one.
+    """
+
+    __slots__ = ("names", "hash_order", "sorted_names", "fenced", "unfenced", "num_total", "num_unfenced")
+
+    def __init__(self, brokers: Iterable[UsableBroker]) -> None:
+        fenced: dict[str | None, list[int]] = {}
+        unfenced: dict[str | None, list[int]] = {}
+        num_total = num_unfenced = 0
+        for broker in brokers:
+            if broker.rack not in fenced:
+                fenced[broker.rack] = []
+                unfenced[broker.rack] = []
+            if broker.fenced:
+                fenced[broker.rack].append(broker.id)
+            else:
+                num_unfenced += 1
+                unfenced[broker.rack].append(broker.id)
+            num_total += 1
+        for ids in (*fenced.values(), *unfenced.values()):
+            ids.sort()
+        self.names: list[str | None] = list(fenced)
+        self.hash_order = hashmap_iteration_order(self.names, optional_string_hash)
+        self.sorted_names = sorted(self.names, key=optional_string_sort_key)
+        self.fenced = fenced
+        self.unfenced = unfenced
+        self.num_total = num_total
+        self.num_unfenced = num_unfenced
 
 
 class RackList:
@@ -120,33 +156,28 @@ class RackList:
 
     Construction draws from ``random`` exactly as Kafka does: each rack's fenced then unfenced
     broker list in ``HashMap`` iteration order of the rack names, then the starting rack.
+    ``layout`` may be given when it was derived from the same brokers before.
     """
 
-    def __init__(self, random: JavaRandomLike, brokers: Iterable[UsableBroker]) -> None:
+    def __init__(
+        self, random: JavaRandomLike, brokers: Iterable[UsableBroker], layout: RackLayout | None = None
+    ) -> None:
         self._random = random
-        racks: dict[str | None, _Rack] = {}
-        num_total = num_unfenced = 0
-        for broker in brokers:
-            rack = racks.get(broker.rack)
-            if rack is None:
-                rack = racks[broker.rack] = _Rack()
-            if broker.fenced:
-                rack.fenced.add(broker.id)
-            else:
-                num_unfenced += 1
-                rack.unfenced.add(broker.id)
-            num_total += 1
+        if layout is None:
+            layout = RackLayout(brokers)
+        racks = {name: _Rack(layout.fenced[name], layout.unfenced[name]) for name in layout.names}
         self._racks = racks
-        #: Rack names in Java HashMap iteration order: the order Kafka initialises and shuffles racks.
-        self._hash_order = [
-            racks[name] for name in hashmap_iteration_order(list(racks), optional_string_hash)
-        ]
+        #: Racks in Java HashMap iteration order of their names: the order Kafka initialises and shuffles them.
+        self._hash_order = [racks[name] for name in layout.hash_order]
         for rack in self._hash_order:
-            rack.fenced.initialize(random)
-            rack.unfenced.initialize(random)
-        self.rack_names: list[str | None] = sorted(racks, key=optional_string_sort_key)
-        self.num_total_brokers = num_total
-        self.num_unfenced_brokers = num_unfenced
+            # BrokerList.initialize, with the ids already sorted: one draw per non-empty list.
+            if rack.fenced.size:
+                rack.fenced.offset = random.next_int(rack.fenced.size)
+            if rack.unfenced.size:
+                rack.unfenced.offset = random.next_int(rack.unfenced.size)
+        self.rack_names: list[str | None] = list(layout.sorted_names)
+        self.num_total_brokers = layout.num_total
+        self.num_unfenced_brokers = layout.num_unfenced
         self._epoch = 0
         self._offset = random.next_int(len(self.rack_names)) if self.rack_names else 0
 
@@ -292,13 +323,20 @@ class StripedReplicaPlacer(ReplicaPlacer):
     def __init__(self, random: JavaRandomLike | None = None) -> None:
         self._random_given = random is not None
         self._random: JavaRandomLike = random if random is not None else JavaRandom()
+        # The layout of the brokers of the last call (the same brokers, call after call, as a rule).
+        self._layout_brokers: tuple[UsableBroker, ...] | None = None
+        self._layout: RackLayout | None = None
 
     def configure(self, configs: Mapping[str, str]) -> None:
         if not self._random_given:
             self._random = random_from_configs(configs)
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
-        rack_list = RackList(self._random, cluster.usable(spec))
+        brokers = cluster.usable(spec)
+        if brokers != self._layout_brokers:
+            self._layout = RackLayout(brokers)
+            self._layout_brokers = brokers
+        rack_list = RackList(self._random, brokers, self._layout)
         _check_positive(spec.num_replicas)
         _check_some_unfenced(rack_list.num_unfenced_brokers)
         _check_enough_brokers(spec.num_replicas, rack_list.num_total_brokers)

@@ -207,3 +207,24 @@ def test_both_paths_report_progress_up_to_every_run(
         assert reports[-1] == (total, total)
         done = [d for d, _ in reports]
         assert done == sorted(done) and all(t == total for _, t in reports)
+
+
+def test_scenarios_are_expanded_on_the_executors(spark, small_grid, monkeypatch) -> None:
+    from pipeline import scenarios, spark_tasks
+    from pipeline.spark_job import scenario_frame
+
+    expected = sorted(
+        (s.shape.name, s.workload.name, s.seed, placer)
+        for s in scenarios.iter_scenarios(small_grid)
+        for placer in small_grid.placers
+    )
+
+    def on_the_driver(*args: object) -> None:
+        raise AssertionError("cluster shapes expanded on the driver")
+
+    # The executors' Python workers import these modules afresh: only the driver sees the patch.
+    monkeypatch.setattr(spark_tasks, "expand_family", on_the_driver)
+    monkeypatch.setattr(scenarios, "expand_family", on_the_driver)
+    frame = scenario_frame(spark, small_grid)
+    rows = frame.select("shape", "workload", "seed", "placer").collect()
+    assert sorted((r["shape"], r["workload"], r["seed"], r["placer"]) for r in rows) == expected

@@ -252,6 +252,28 @@ def test_seed_from_configure_makes_results_reproducible() -> None:
     assert place(first, 20, 3, brokers) != calls[0]  # the generator moves on between calls
 
 
+def test_one_placer_over_changing_clusters_is_a_new_rack_list_per_call() -> None:
+    """Kafka builds a RackList from the usable brokers on every call, drawing from one generator."""
+    base = [b(i, f"r{i % 3}") for i in range(9)]
+    fenced_one = [b(i, f"r{i % 3}", fenced=i == 4) for i in range(9)]
+    moved = [b(i, f"r{i % 4}") for i in range(9)]
+    calls = [
+        (base, None),
+        (base, None),
+        (fenced_one, None),
+        (base, (0, 1, 2, 3, 5)),
+        (moved, None),
+        (base, None),
+    ]
+    placer = StripedReplicaPlacer(JavaRandom(21))
+    rnd = JavaRandom(21)
+    for brokers, subset in calls:
+        spec = PlacementSpec(start_partition=0, num_partitions=7, num_replicas=3, broker_ids=subset)
+        view = ClusterView(tuple(brokers))
+        expected = RackList(rnd, view.usable(spec)).place_partitions(3, 7)
+        assert placer.place(spec, view) == expected
+
+
 def test_seeded_placer_draws_like_kafka_with_the_same_java_random() -> None:
     brokers = [b(i, f"r{i % 3}") for i in range(9)]
     configured = load_placer("striped", {SEED_KEY: "11"})

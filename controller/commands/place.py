@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from controller.commands.admin_connection import run_with_client
 from controller.defaults import DEFAULT_BROKERS
 from controller.placement.api import (
     ClusterView,
@@ -34,6 +35,8 @@ from controller.placement.clusterfile import ClusterFileError, load_cluster_file
 from controller.placement.java_random import SEED_KEY
 from controller.placement.loader import DEFAULT_PLACER, PlacerLoadError, load_placer, placer_label
 from controller.placements import validate_placement
+from protocol.client import ErrorResponse, KafkaClient
+from protocol.errors import error_by_name
 
 __all__ = [
     "PlacementError",
@@ -129,9 +132,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_placement_arguments(p)
     p.add_argument(
         "--placer",
-        default=DEFAULT_PLACER,
         metavar="NAME",
-        help=f"short name, dotted path or file.py (default {DEFAULT_PLACER})",
+        help=f"short name, dotted path or file.py (default {DEFAULT_PLACER}; in-process only)",
+    )
+    remote = p.add_argument_group(
+        "asking a running server",
+        "With --bootstrap the server places (CreateReplicaPlacement) with its own placer on its own brokers, "
+        "so --cluster, --placer, --seed and --set do not apply.",
+    )
+    remote.add_argument(
+        "--bootstrap",
+        metavar="HOST:PORT",
+        help="ask the simulator listening here instead of placing in-process",
+    )
+    remote.add_argument(
+        "--force-simple",
+        action="store_true",
+        help="ForceSimplePlacement: Kafka's classic rack-unaware algorithm instead of the server's placer",
+    )
+    remote.add_argument(
+        "--timeout-ms", type=int, default=60000, metavar="MS", help="the request's timeoutMs (default 60000)"
+    )
+    remote.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="connect timeout (default 30)"
     )
     p.set_defaults(func=run)
 
@@ -351,30 +374,111 @@ def error_to_json(error: PlacementError) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bootstrap:
+        return run_remote(args)
+    if args.force_simple:
+        print("placement-sim: --force-simple asks a server: give --bootstrap", file=sys.stderr)
+        return 2
+    placer = args.placer or DEFAULT_PLACER
     inputs = inputs_from_args(args)
     if inputs is None:
         return 2
     cluster, spec = inputs
     try:
-        replicas = place_in_process(args.placer, configs_from_args(args), spec, cluster)
+        replicas = place_in_process(placer, configs_from_args(args), spec, cluster)
     except PlacementError as exc:
-        if args.json:
-            print(json.dumps({"placer": args.placer, **error_to_json(exc)}, indent=2))
-        else:
-            print(f"placement-sim: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(
-            json.dumps(
-                {"placer": args.placer, **placement_to_json(cluster.brokers, spec.start_partition, replicas)},
-                indent=2,
-            )
-        )
-        return 0
-    topic = f" of {spec.topic}" if spec.topic else ""
-    print(
-        f"{args.placer}: {spec.num_partitions} partition(s){topic} x {spec.num_replicas} replica(s) "
-        f"on {len(cluster.usable(spec))} broker(s)\n"
-    )
-    print(render_placement(cluster.brokers, spec.start_partition, replicas), end="")
+        return _print_failure(args, {"placer": placer}, exc)
+    _print_placement(args, {"placer": placer}, placer, spec, cluster.brokers, replicas)
     return 0
+
+
+def run_remote(args: argparse.Namespace) -> int:
+    """``place --bootstrap``: the placement from a running server (CreateReplicaPlacement), as tables or JSON."""
+    local_only = [
+        option
+        for option, given in (
+            ("--cluster", args.cluster),
+            ("--placer", args.placer),
+            ("--seed", args.seed is not None),
+            ("--set", args.set),
+        )
+        if given
+    ]
+    if local_only:
+        print(
+            f"placement-sim: {', '.join(local_only)}: the server places with its own placer and brokers; "
+            "leave out --bootstrap to place in-process",
+            file=sys.stderr,
+        )
+        return 2
+    spec = spec_from_args(args)
+    where = {"bootstrap": args.bootstrap}
+
+    async def action(client: KafkaClient) -> int:
+        brokers = await _server_brokers(client)
+        try:
+            replicas = await client.create_replica_placement(
+                spec.num_partitions,
+                spec.num_replicas,
+                node_ids=spec.broker_ids or (),
+                force_simple=args.force_simple,
+                topic=spec.topic,
+                start_partition=spec.start_partition,
+                timeout_ms=args.timeout_ms,
+            )
+        except ErrorResponse as exc:
+            return _print_failure(args, where, PlacementError("ErrorResponse", exc.name, exc.message or ""))
+        if brokers is None:  # the server does not describe its cluster: the brokers the placement names
+            brokers = [UsableBroker(b, None, False) for b in sorted({r for rs in replicas for r in rs})]
+        _print_placement(args, where, args.bootstrap, spec, brokers, replicas)
+        return 0
+
+    return run_with_client(args, action)
+
+
+async def _server_brokers(client: KafkaClient) -> list[UsableBroker] | None:
+    """The server's brokers with their racks, fenced ones included (DescribeCluster), or None."""
+    if 60 not in client.api_versions:
+        return None
+    version = client.choose_version(60)
+    request = {"IncludeClusterAuthorizedOperations": False, "EndpointType": 1, "IncludeFencedBrokers": True}
+    response = await client.send("DescribeClusterRequest", request, version=version)
+    if response["ErrorCode"] != 0:
+        return None
+    return [
+        UsableBroker(b["BrokerId"], b["Rack"], bool(b.get("IsFenced", False)))
+        for b in sorted(response["Brokers"], key=lambda b: b["BrokerId"])
+    ]
+
+
+def _print_failure(args: argparse.Namespace, where: dict[str, str], error: PlacementError) -> int:
+    if args.json:
+        print(json.dumps({**where, **error_to_json(error)}, indent=2))
+    elif error.kind == "ErrorResponse":
+        print(
+            f"placement-sim: {error.error} ({error_by_name(error.error).code}): {error.message}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"placement-sim: {error}", file=sys.stderr)
+    return 1
+
+
+def _print_placement(
+    args: argparse.Namespace,
+    where: dict[str, str],
+    source: str,
+    spec: PlacementSpec,
+    brokers: Sequence[UsableBroker],
+    replicas: list[list[int]],
+) -> None:
+    if args.json:
+        print(json.dumps({**where, **placement_to_json(brokers, spec.start_partition, replicas)}, indent=2))
+        return
+    topic = f" of {spec.topic}" if spec.topic else ""
+    usable = len(ClusterView(tuple(brokers)).usable(spec))
+    print(
+        f"{source}: {spec.num_partitions} partition(s){topic} x {spec.num_replicas} replica(s) "
+        f"on {usable} broker(s)\n"
+    )
+    print(render_placement(brokers, spec.start_partition, replicas), end="")

@@ -71,6 +71,14 @@ class SlowOnce(ReplicaPlacer):
             return True
 
 
+class Slow(ReplicaPlacer):
+    """Answers after a second: longer than the fault tests' idle limit, well within timeoutMs."""
+
+    def place(self, spec, cluster):
+        time.sleep(1.0)
+        return _round_robin(spec, cluster)
+
+
 class Exiting(ReplicaPlacer):
     def place(self, spec, cluster):
         os._exit(3)

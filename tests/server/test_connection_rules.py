@@ -10,7 +10,7 @@ import time
 import pytest
 
 from protocol.client import KafkaClient
-from tests.server.rawwire import SCHEMAS, closed_by_server, raw_connect, read_response, request_frame
+from tests.server.rawwire import SCHEMAS, closed_by_server, placer, raw_connect, read_response, request_frame
 
 
 class GoodClient:
@@ -125,6 +125,24 @@ def test_a_silent_client_is_closed_after_the_idle_timeout(fast_idle_server):
         assert closed_by_server(silent)
         assert 0.3 < time.monotonic() - started < 5
     assert fast_idle_server.stats["closed:idle"] >= 1
+
+
+def test_time_spent_answering_is_not_idle_time(placement_sim_factory):
+    server = placement_sim_factory(placer=placer("Slow"), properties={"connections.max.idle.ms": "400"})
+    sock = raw_connect(server.bootstrap)
+    started = time.monotonic()
+    sock.sendall(request_frame(68, 0, {"NumPartitions": 2, "ReplicationFactor": 2}, correlation_id=9))
+    frame = read_response(sock)
+    answered = time.monotonic()
+    assert frame is not None and answered - started >= 1.0  # the placer took 1 s; the limit is 0.4 s
+    assert SCHEMAS.response(68).decode(frame[5:], 0)["ReplicaPlacement"] == [
+        {"PartitionId": 0, "Replicas": [0, 1]},
+        {"PartitionId": 1, "Replicas": [1, 2]},
+    ]
+    # The idle clock starts again once the answer is out.
+    assert closed_by_server(sock)
+    assert 0.3 < time.monotonic() - answered < 5
+    assert server.stats["closed:idle"] == 1
 
 
 def test_a_client_stalling_mid_frame_is_closed_after_the_idle_timeout(fast_idle_server):

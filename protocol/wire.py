@@ -127,13 +127,17 @@ def uuid_from_bytes(raw: bytes) -> uuid.UUID:
 
 
 def array_unpackers(code: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
-    """``unpack_from`` of ``>{n}{code}`` for n in 0..SMALL_ARRAY-1."""
-    return tuple(struct.Struct(f">{n}{code}").unpack_from for n in range(SMALL_ARRAY))
+    """``unpack_from`` of n values of ``code`` for n in 0..SMALL_ARRAY-1.
+
+    The code is repeated rather than given a count: a count before ``16s`` (uuid) would change the
+    string's size instead of the number of values.
+    """
+    return tuple(struct.Struct(">" + code * n).unpack_from for n in range(SMALL_ARRAY))
 
 
 def array_packers(code: str) -> tuple[Callable[..., bytes], ...]:
-    """``pack`` of ``>{n}{code}`` for n in 0..SMALL_ARRAY-1."""
-    return tuple(struct.Struct(f">{n}{code}").pack for n in range(SMALL_ARRAY))
+    """``pack`` of n values of ``code`` for n in 0..SMALL_ARRAY-1 (the code repeated, as above)."""
+    return tuple(struct.Struct(">" + code * n).pack for n in range(SMALL_ARRAY))
 
 
 def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] | None, int]:

@@ -120,6 +120,7 @@ def check_against_kafka_python(message: Message, version: int, value: dict[str, 
     ours = codec.encode(value)
     theirs = peer.encode(peer.decode(ours))
     assert theirs == ours
+    assert codec.decode_compiled(theirs) == (value, len(theirs))
     assert codec.decode(theirs) == value
     assert codec.encode(codec.decode(theirs)) == theirs
 

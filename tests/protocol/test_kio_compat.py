@@ -84,6 +84,7 @@ def check_against_kio(message: Message, version: int, value: dict[str, Any]) -> 
     assert size == len(ours), "kio did not read the whole message"
     theirs = kio_encode(entity_type, entity)
     assert theirs == ours
+    assert codec.decode_compiled(theirs) == (value, len(theirs))
     assert codec.decode(theirs) == value
     assert codec.encode(codec.decode(theirs)) == theirs
 

@@ -43,6 +43,7 @@ def check_round_trip(codec, value, expected) -> None:
     encoded = codec.encode(value)
     assert codec.encode_compiled(value) == encoded
     assert codec.encode_interpreted(value) == encoded
+    assert codec.decode_compiled(encoded) == (expected, len(encoded))  # no fallback on valid input
     assert codec.decode(encoded) == expected
     assert codec.decode_interpreted(encoded) == (expected, len(encoded))
     assert codec.encode(codec.decode(encoded)) == encoded

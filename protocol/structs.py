@@ -115,19 +115,24 @@ class Array(KafkaType):
         )
         n = em.local("n")
         if self.compact:
-            em(f"{n} = buf[pos] - 1")
-            prefix = 1
+            # The count byte itself (count + 1) indexes a table shifted by one: no subtraction.
+            unpackers = em.constant(f"(None,) + {unpackers}", "arrays")
+            em(f"{n} = buf[pos]")
+            test = f"0 < {n} < {SMALL_ARRAY}"
+            values = f"{unpackers}[{n}](buf, pos + 1)"
+            advance = f"{fixed.size} * {n} - {fixed.size - 1}" if fixed.size > 1 else n
         else:
             unpack = em.constant("_Struct('>i').unpack_from", "unpack")
             em(f"{n}, = {unpack}(buf, pos)")
-            prefix = 4
-        with em.block(f"if 0 <= {n} < {SMALL_ARRAY - 1}:"):
-            values = f"{unpackers}[{n}](buf, pos + {prefix})"
+            test = f"0 <= {n} < {SMALL_ARRAY - 1}"
+            values = f"{unpackers}[{n}](buf, pos + 4)"
+            advance = f"4 + {fixed.size} * {n}"
+        with em.block(f"if {test}:"):
             if fixed.post:
                 em(f"{target} = [{fixed.post.format('x')} for x in {values}]")
             else:
-                em(f"{target} = list({values})")
-            em(f"pos += {prefix} + {fixed.size} * {n}")
+                em(f"{target} = [*{values}]")
+            em(f"pos += {advance}")
         with em.block("else:"):
             em(f"{target}, pos = {general}")
 

@@ -420,11 +420,12 @@ class String(KafkaType):
         if not self.compact:
             em(f"{target}, pos = {general}")
             return
-        # The common case inline: a one-byte length, not null.
+        # The common case inline: a one-byte length, not null. That byte holds the length + 1, so the
+        # string ends at pos + byte.
         n, end = em.local("n"), em.local("e")
-        em(f"{n} = buf[pos] - 1")
-        with em.block(f"if 0 <= {n} < 127:"):
-            em(f"{end} = pos + 1 + {n}")
+        em(f"{n} = buf[pos]")
+        with em.block(f"if 0 < {n} < 128:"):
+            em(f"{end} = pos + {n}")
             em(f"if {end} > {bound}: raise Malformed")
             em(f"{target} = buf[pos + 1:{end}].decode()")
             em(f"pos = {end}")

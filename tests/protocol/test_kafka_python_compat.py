@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import kafka.coordinator.assignors.sticky
 import kafka.protocol
 import kafka.protocol.schemas
 import pytest
@@ -24,9 +25,12 @@ from kafka.protocol.api_header import RequestHeader, ResponseHeader
 from kafka.protocol.api_message import ApiMessage
 
 from protocol import Message, load_schemas
+from protocol.spec import load_spec
 from protocol.types import KafkaType
 
 KAFKA_SPEC_DIR = Path(kafka.protocol.schemas.__file__).parent / "resources"
+# The one Kafka spec file that kafka-python ships outside its resources folder.
+STICKY_SPEC = Path(kafka.coordinator.assignors.sticky.__file__).parent / "StickyAssignorUserData.json"
 PEER = settings(
     max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
@@ -199,3 +203,15 @@ def test_request_header_from_kafka_python_objects(project_schemas, flexible):
     decoded = spec.decode(theirs, version)
     assert decoded == {"RequestApiKey": 3, "RequestApiVersion": 12, "CorrelationId": 99, "ClientId": "kp"}
     assert spec.encode(decoded, version) == theirs
+
+
+@pytest.mark.parametrize("version", [0, 1])
+@PEER
+@given(data=st.data())
+def test_sticky_assignor_user_data_matches_kafka_python(message_values, version, data):
+    message = Message(load_spec(STICKY_SPEC))
+    assert message.valid_versions == (0, 1)
+    codec = message.codec(version)
+    value = data.draw(message_values(codec, unknown_tags=False))
+    assert codec.decode_interpreted(codec.encode(value))[0] == value
+    check_against_kafka_python(message, version, value)

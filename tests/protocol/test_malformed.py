@@ -225,3 +225,27 @@ def test_maximal_lengths_and_counts_fail_fast(spec_sets, folder, name, version):
     for size in (1, 5, 64, 4096):
         outcome(lambda data: message.decode(data, version), b"\xff" * size)
     assert time.perf_counter() - start < 2.0
+
+
+LONG_VARINT = b"\x80\x80\x80\x80\x80\x01"  # six bytes: Kafka's uvarints have at most five
+
+
+@pytest.mark.parametrize(
+    ("api_key", "kind", "data"),
+    [
+        (68, "request", HEAD + LONG_VARINT),  # compact array count (NodeId)
+        (68, "request", BODY + LONG_VARINT),  # tag count
+        (68, "request", BODY + b"\x01" + LONG_VARINT),  # tag number
+        (68, "request", BODY + b"\x01\x00" + LONG_VARINT),  # tagged field size
+        (68, "response", struct.pack(">ih", 0, 0) + LONG_VARINT),  # compact string length (ErrorMessage)
+        (18, "request", LONG_VARINT),  # ApiVersions v3: compact string length (ClientSoftwareName)
+    ],
+    ids=["array-count", "tag-count", "tag-number", "tag-size", "string-length", "api-versions"],
+)
+def test_varints_longer_than_five_bytes_everywhere(project_schemas, api_key, kind, data):
+    message = project_schemas.request(api_key) if kind == "request" else project_schemas.response(api_key)
+    version = 3 if api_key == 18 else 0
+    with pytest.raises(DecodeError) as caught:
+        message.decode(data + b"\x00" * 8, version)
+    assert caught.value.reason == "varint longer than 5 bytes"
+    assert (caught.value.message, caught.value.version) == (message.name, version)

@@ -62,21 +62,23 @@ def validate_placement(replicas: Any, spec: PlacementSpec, brokers: Sequence[Usa
         allowed.intersection_update(spec.broker_ids)
     leaders = {b.id for b in brokers if not b.fenced}
     kinds: set[type] = set()
-    for offset, rs in enumerate(replicas):
+    for rs in replicas:
         kinds.update(map(type, rs))
         try:
             valid = len(rs) == rf and rs[0] in leaders and allowed.issuperset(rs) and len(set(rs)) == rf
         except (TypeError, IndexError):  # unhashable entries, no replicas at all
             valid = False
         if not valid:
-            problem = _partition_problem(spec.start_partition + offset, rs, spec, brokers)
-            if problem is not None:
-                return problem
-    if kinds - {int}:
-        for offset, rs in enumerate(replicas):
-            problem = _partition_problem(spec.start_partition + offset, rs, spec, brokers)
-            if problem is not None:
-                return problem
+            break
+    else:
+        if kinds <= {int}:
+            return None
+    # Something is wrong (a value such as True or 1.0 passes the set operations as a broker id, hence
+    # the check of the types): the detailed checks name the first partition at fault.
+    for offset, rs in enumerate(replicas):
+        problem = _partition_problem(spec.start_partition + offset, rs, spec, brokers)
+        if problem is not None:
+            return problem
     return None
 
 

@@ -1,0 +1,16 @@
+"""Settings for the whole suite.
+
+Under CI (``CI`` set in the environment) hypothesis runs derandomized: the same examples every run, so a
+result depends on the code alone; without it, every local run explores new examples. No deadline in
+either case: the machines are shared, and a slow example is not a failure.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")

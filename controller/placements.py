@@ -31,12 +31,18 @@ __all__ = ["PlacementFailure", "PlacementRequest", "PlacementService", "validate
 
 
 class PlacementFailure(Exception):
-    """A placement request that cannot be answered with replicas: ``error`` is the wire error name."""
+    """A placement request that cannot be answered with replicas: ``error`` is the wire error name.
 
-    def __init__(self, error: str, message: str) -> None:
+    ``kind`` says what went wrong on the placer's side, when it was the placer: the class of the
+    exception it raised, ``MalformedPlacement``, ``Deferred`` or ``TimedOut``; None when the request
+    itself was refused.
+    """
+
+    def __init__(self, error: str, message: str, kind: str | None = None) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -193,6 +199,7 @@ class PlacementService:
             raise PlacementFailure(
                 "REQUEST_TIMED_OUT",
                 f"The placer {runner.label} did not answer within timeoutMs={request.timeout_ms}.",
+                "TimedOut",
             ) from None
         return self._accept(outcome, spec, view)
 
@@ -201,9 +208,11 @@ class PlacementService:
         rf = spec.num_replicas
         if outcome.kind == "raised":
             if outcome.exc_kind == "invalid_rf":
-                raise PlacementFailure("INVALID_REPLICATION_FACTOR", outcome.message)
+                raise PlacementFailure("INVALID_REPLICATION_FACTOR", outcome.message, outcome.exc_type)
             prefix = "" if outcome.exc_kind == "placement" else "unexpected error: "
-            raise PlacementFailure("REPLICA_PLACEMENT_FAILED", f"{outcome.label}: {prefix}{outcome.message}")
+            raise PlacementFailure(
+                "REPLICA_PLACEMENT_FAILED", f"{outcome.label}: {prefix}{outcome.message}", outcome.exc_type
+            )
         if rf <= 0:
             raise PlacementFailure(
                 "INVALID_REPLICATION_FACTOR",
@@ -217,12 +226,14 @@ class PlacementService:
             )
         if outcome.kind == "none":
             raise PlacementFailure(
-                "REPLICA_PLACEMENT_FAILED", f"{outcome.label}: the default placer deferred too"
+                "REPLICA_PLACEMENT_FAILED", f"{outcome.label}: the default placer deferred too", "Deferred"
             )
         if outcome.kind == "bad":
-            raise PlacementFailure("REPLICA_PLACEMENT_FAILED", f"{outcome.label} {outcome.message}")
+            raise PlacementFailure(
+                "REPLICA_PLACEMENT_FAILED", f"{outcome.label} {outcome.message}", "MalformedPlacement"
+            )
         assert outcome.replicas is not None
         problem = validate_placement(outcome.replicas, spec, view.brokers)
         if problem is not None:
-            raise PlacementFailure("REPLICA_PLACEMENT_FAILED", f"{outcome.label} {problem}")
+            raise PlacementFailure("REPLICA_PLACEMENT_FAILED", f"{outcome.label} {problem}", "MalformedPlacement")
         return outcome.replicas

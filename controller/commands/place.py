@@ -1,9 +1,10 @@
 """``placement-sim place``: computes one placement and prints it as Fluvio's documentation draws them.
 
-The placement runs in this process: the placer is loaded by name (``--placer``), configured with
-``simulator.seed`` (``--seed``) and any ``--set KEY=VALUE`` properties, and called once on the
-cluster of ``--cluster FILE`` (default: the embedded 6 brokers in 3 racks). A placer that defers
-(returns None) is replaced by the default placer, and the result is checked as the server checks it.
+The placement runs in this process, through the server's own placement service: the placer is
+loaded by name (``--placer``), configured with ``simulator.seed`` (``--seed``) and any
+``--set KEY=VALUE`` properties, and asked once to place on the cluster of ``--cluster FILE`` (default:
+the embedded 6 brokers in 3 racks), with the server's request checks, deferral to the default placer
+and check of the result. With ``--bootstrap`` a running server is asked instead.
 
 The output is the replica map, then the leaders and followers per rack as running totals, as in
 Fluvio's replica assignment tables; ``--json`` prints the same as one JSON document.
@@ -15,26 +16,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import json
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from controller.cluster import Cluster
 from controller.commands.admin_connection import run_with_client
+from controller.config import ISOLATION, PLACER, ConfigError, ServerConfig
 from controller.defaults import DEFAULT_BROKERS
-from controller.placement.api import (
-    ClusterView,
-    InvalidReplicationFactorError,
-    PlacementSpec,
-    ReplicaPlacementError,
-    UsableBroker,
-)
+from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
 from controller.placement.clusterfile import ClusterFileError, load_cluster_file
 from controller.placement.java_random import SEED_KEY
-from controller.placement.loader import DEFAULT_PLACER, PlacerLoadError, load_placer, placer_label
-from controller.placements import validate_placement
+from controller.placement.loader import DEFAULT_PLACER, PlacerLoadError
+from controller.placements import PlacementFailure, PlacementRequest, PlacementService
 from protocol.client import ErrorResponse, KafkaClient
 from protocol.errors import error_by_name
 
@@ -58,8 +54,9 @@ NO_RACK = "-"
 class PlacementError(Exception):
     """A placement that gave no replicas.
 
-    ``kind`` names what went wrong (the class of the exception raised, or ``InvalidPartitions``,
-    ``Deferred``, ``MalformedPlacement``); ``error`` is the error name the server would answer with.
+    ``kind`` names what went wrong (the class of the exception the placer raised, ``Deferred``,
+    ``MalformedPlacement``, ``TimedOut``, ``PlacerLoadError``, or the error name itself when the request
+    was refused before any placer ran); ``error`` is the error name the server would answer with.
     """
 
     def __init__(self, kind: str, error: str, message: str) -> None:
@@ -69,6 +66,8 @@ class PlacementError(Exception):
         self.message = message
 
     def __str__(self) -> str:
+        if self.kind == self.error:
+            return f"{self.error}: {self.message}"
         return f"{self.kind} ({self.error}): {self.message}"
 
 
@@ -197,62 +196,42 @@ def configs_from_args(args: argparse.Namespace) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------- placing
 
 
-def _call(placer: Any, spec: PlacementSpec, cluster: ClusterView) -> Any:
-    result = placer.place(spec, cluster)
-    if inspect.isawaitable(result):
-        result = asyncio.run(_await(result))
-    return result
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
-
-
 def place_in_process(
     placer_name: str, configs: Mapping[str, str], spec: PlacementSpec, cluster: ClusterView
 ) -> list[list[int]]:
-    """Loads the placer, places ``spec`` on ``cluster`` and checks the result as the server does.
+    """Places ``spec`` on ``cluster`` with the placer, in this process, as the server would.
 
-    Raises PlacementError (with the error the server would answer) when there is no valid placement.
+    The request goes through the server's placement service (its request checks, the deferral to the
+    default placer, the check of the result), with the placer loaded inline. Raises PlacementError
+    (with the error the server would answer) when there is no valid placement.
     """
-    if spec.num_partitions <= 0:
-        raise PlacementError(
-            "InvalidPartitions",
-            "INVALID_PARTITIONS",
-            f"the number of partitions must be positive: {spec.num_partitions}",
-        )
+    return asyncio.run(_place(placer_name, configs, spec, cluster))
+
+
+async def _place(
+    placer_name: str, configs: Mapping[str, str], spec: PlacementSpec, cluster: ClusterView
+) -> list[list[int]]:
     try:
-        placer = load_placer(placer_name, configs)
+        config = ServerConfig.from_properties({**configs, PLACER: placer_name, ISOLATION: "inline"})
+    except ConfigError as exc:
+        raise PlacementError("ConfigError", "INVALID_CONFIG", str(exc)) from None
+    try:
+        service = await PlacementService.start(config, Cluster(cluster.brokers, seed=config.seed))
     except PlacerLoadError as exc:
         raise PlacementError("PlacerLoadError", "REPLICA_PLACEMENT_FAILED", str(exc)) from None
+    request = PlacementRequest(
+        num_partitions=spec.num_partitions,
+        replication_factor=spec.num_replicas,
+        node_ids=spec.broker_ids or (),
+        topic=spec.topic,
+        start_partition=spec.start_partition,
+    )
     try:
-        label = placer_label(placer)
-        result = _call(placer, spec, cluster)
-        if result is None:
-            placer = load_placer(DEFAULT_PLACER, configs)
-            label = f"{label}, deferring to {placer_label(placer)}"
-            result = _call(placer, spec, cluster)
-    except InvalidReplicationFactorError as exc:
-        raise PlacementError(type(exc).__name__, "INVALID_REPLICATION_FACTOR", str(exc)) from None
-    except ReplicaPlacementError as exc:
-        raise PlacementError(type(exc).__name__, "REPLICA_PLACEMENT_FAILED", f"{label}: {exc}") from None
-    except Exception as exc:  # a plugin may raise anything; the server reports it the same way
-        raise PlacementError(
-            type(exc).__name__, "REPLICA_PLACEMENT_FAILED", f"{label}: unexpected error: {exc}"
-        ) from None
-    if result is None:
-        raise PlacementError(
-            "Deferred", "REPLICA_PLACEMENT_FAILED", f"{label}: the default placer deferred too"
-        )
-    try:
-        replicas = [list(r) for r in result]
-    except TypeError:
-        problem: str | None = f"returned {type(result).__name__}, not a list of replica lists"
-    else:
-        problem = validate_placement(replicas, spec, cluster.brokers)
-    if problem is not None:
-        raise PlacementError("MalformedPlacement", "REPLICA_PLACEMENT_FAILED", f"{label} {problem}")
-    return replicas
+        return await service.place(request, cluster)
+    except PlacementFailure as failure:
+        raise PlacementError(failure.kind or failure.error, failure.error, failure.message) from None
+    finally:
+        await service.close()
 
 
 # ---------------------------------------------------------------------------------------------- output

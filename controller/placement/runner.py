@@ -37,7 +37,8 @@ class PlacerOutcome:
     """What one call of the placer gave.
 
     kind: ``ok`` (replicas set, contents not yet validated), ``none`` (deferred), ``raised`` (exc_kind is
-    ``invalid_rf``, ``placement`` or ``unexpected``) or ``bad`` (not replica lists; message says why).
+    ``invalid_rf``, ``placement`` or ``unexpected``; exc_type the exception's class name) or ``bad``
+    (not replica lists; message says why).
     """
 
     kind: str
@@ -45,6 +46,7 @@ class PlacerOutcome:
     exc_kind: str | None = None
     label: str = ""
     message: str = ""
+    exc_type: str = ""
 
     @classmethod
     def from_reply(cls, reply: tuple[Any, ...], label: str) -> PlacerOutcome:
@@ -53,7 +55,7 @@ class PlacerOutcome:
         if reply[0] == "none":
             return cls("none", label=label)
         if reply[0] == "raised":
-            return cls("raised", exc_kind=reply[1], label=reply[2], message=reply[3])
+            return cls("raised", exc_kind=reply[1], label=reply[2], message=reply[3], exc_type=reply[4])
         return cls("bad", label=label, message=reply[1])
 
 
@@ -200,6 +202,7 @@ class ProcessRunner:
                     exc_kind="unexpected",
                     label=self.label,
                     message=f"worker process exited with code {code}",
+                    exc_type="WorkerExited",
                 )
             return PlacerOutcome.from_reply(reply, self.label)
         finally:

@@ -4,8 +4,9 @@ The parent speaks to it over stdin/stdout with length-prefixed pickles (stdout i
 descriptor first, so a plugin that prints cannot corrupt the channel; what it prints goes to stderr).
 
 Messages, parent to worker: ``("load", name, configs, sys_path)`` once, then ``("place", spec, cluster)``.
-Worker to parent: ``("ready", label)``, ``("ok", result)``, ``("none",)``, ``("raised", kind, label, message)``
-where kind is ``"invalid_rf"``, ``"placement"`` or ``"unexpected"``, and ``("bad", message)`` for a
+Worker to parent: ``("ready", label)``, ``("ok", result)``, ``("none",)``,
+``("raised", kind, label, message, exception class name)`` where kind is ``"invalid_rf"``, ``"placement"``
+or ``"unexpected"``, and ``("bad", message)`` for a
 result that cannot be sent back as replica lists.
 """
 
@@ -78,11 +79,12 @@ def classify_exception(exc: BaseException, label: str) -> tuple[Any, ...]:
     """The reply for a placer that raised: Kafka's two documented exceptions, or anything else."""
     from controller.placement.api import InvalidReplicationFactorError, ReplicaPlacementError
 
+    name = type(exc).__name__
     if isinstance(exc, InvalidReplicationFactorError):
-        return ("raised", "invalid_rf", label, str(exc))
+        return ("raised", "invalid_rf", label, str(exc), name)
     if isinstance(exc, ReplicaPlacementError):
-        return ("raised", "placement", label, str(exc))
-    return ("raised", "unexpected", label, f"{type(exc).__name__}: {exc}")
+        return ("raised", "placement", label, str(exc), name)
+    return ("raised", "unexpected", label, f"{name}: {exc}", name)
 
 
 def classify_result(result: Any, describe_opaque: bool = True) -> tuple[Any, ...]:

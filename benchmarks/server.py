@@ -144,7 +144,16 @@ def main() -> None:
         asyncio.run(floor_server())
         return
     servers = {
-        "placement-sim (striped)": [sys.executable, "-m", "controller.cli", "serve", "--listen", "127.0.0.1:0", "--seed", "1"],
+        "placement-sim (striped)": [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--seed",
+            "1",
+        ],
         "floor: fixed-response asyncio server": [sys.executable, __file__, "--floor"],
     }
     results = {}
@@ -156,8 +165,10 @@ def main() -> None:
             proc.terminate()
             proc.wait(10)
     floor = results["floor: fixed-response asyncio server"]
-    print(f"\nCreateReplicaPlacement 12 partitions x RF 3; {CONNECTIONS} connections x {IN_FLIGHT} in flight, "
-          f"{args.seconds:g}s; single-connection round trip with 1 in flight\n")
+    print(
+        f"\nCreateReplicaPlacement 12 partitions x RF 3; {CONNECTIONS} connections x {IN_FLIGHT} in flight, "
+        f"{args.seconds:g}s; single-connection round trip with 1 in flight\n"
+    )
     print(
         "| server | requests/s | p50 ms | p99 ms | round trip µs | server CPU µs/request | server CPU busy "
         "| throughput vs floor |"

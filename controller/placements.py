@@ -235,5 +235,7 @@ class PlacementService:
         assert outcome.replicas is not None
         problem = validate_placement(outcome.replicas, spec, view.brokers)
         if problem is not None:
-            raise PlacementFailure("REPLICA_PLACEMENT_FAILED", f"{outcome.label} {problem}", "MalformedPlacement")
+            raise PlacementFailure(
+                "REPLICA_PLACEMENT_FAILED", f"{outcome.label} {problem}", "MalformedPlacement"
+            )
         return outcome.replicas

@@ -7,4 +7,6 @@ import pytest
 
 @pytest.fixture
 def fast_idle_server(placement_sim_factory):
-    return placement_sim_factory(properties={"connections.max.idle.ms": "400", "socket.request.max.bytes": "4096"})
+    return placement_sim_factory(
+        properties={"connections.max.idle.ms": "400", "socket.request.max.bytes": "4096"}
+    )

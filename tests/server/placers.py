@@ -116,7 +116,10 @@ class Counting(ReplicaPlacer):
     def place(self, spec, cluster):
         ids = sorted(b.id for b in cluster.usable(spec) if not b.fenced)
         k, self.calls = self.calls, self.calls + 1
-        return [[ids[(k + p + r) % len(ids)] for r in range(spec.num_replicas)] for p in range(spec.num_partitions)]
+        return [
+            [ids[(k + p + r) % len(ids)] for r in range(spec.num_replicas)]
+            for p in range(spec.num_partitions)
+        ]
 
 
 class EchoTopic(ReplicaPlacer):
@@ -182,7 +185,9 @@ class FencedLeader(ReplicaPlacer):
 class IgnoresNodeId(ReplicaPlacer):
     def place(self, spec, cluster):
         ids = sorted(b.id for b in cluster.brokers if not b.fenced)
-        return [[ids[(p + r) % len(ids)] for r in range(spec.num_replicas)] for p in range(spec.num_partitions)]
+        return [
+            [ids[(p + r) % len(ids)] for r in range(spec.num_replicas)] for p in range(spec.num_partitions)
+        ]
 
 
 class NotAList(ReplicaPlacer):

@@ -70,9 +70,14 @@ async def test_negotiation_falls_back_to_the_servers_newest_api_versions():
             seen_versions.append(version)
             message = SCHEMAS.response(18)
             if version > 2:
-                body = message.encode({"ErrorCode": 35, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2}]}, 0)
+                body = message.encode(
+                    {"ErrorCode": 35, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2}]}, 0
+                )
             else:
-                keys = [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2}, {"ApiKey": 68, "MinVersion": 0, "MaxVersion": 0}]
+                keys = [
+                    {"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2},
+                    {"ApiKey": 68, "MinVersion": 0, "MaxVersion": 0},
+                ]
                 body = message.encode({"ErrorCode": 0, "ApiKeys": keys, "ThrottleTimeMs": 0}, version)
             writer.write(struct.pack(">ii", len(body) + 4, correlation) + body)
 
@@ -94,6 +99,9 @@ async def test_error_response_carries_code_name_and_message(placement_sim):
 async def test_send_by_name_and_pipelining(placement_sim):
     client = placement_sim.client
     responses = await client.send_many(
-        [("CreateReplicaPlacementRequest", {"NumPartitions": n, "ReplicationFactor": 1}) for n in range(1, 21)]
+        [
+            ("CreateReplicaPlacementRequest", {"NumPartitions": n, "ReplicationFactor": 1})
+            for n in range(1, 21)
+        ]
     )
     assert [len(r["ReplicaPlacement"]) for r in responses] == list(range(1, 21))

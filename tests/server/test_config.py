@@ -25,7 +25,11 @@ def test_java_properties_syntax():
 
 def test_brokers_racks_and_fencing():
     config = ServerConfig.from_properties(
-        {"simulator.brokers": "1:/dc1/r1, 2:/dc1/r2,3", "simulator.brokers.fenced": "3", "simulator.seed": "9"}
+        {
+            "simulator.brokers": "1:/dc1/r1, 2:/dc1/r2,3",
+            "simulator.brokers.fenced": "3",
+            "simulator.seed": "9",
+        }
     )
     assert config.brokers == (
         UsableBroker(1, "/dc1/r1", False),
@@ -36,7 +40,9 @@ def test_brokers_racks_and_fencing():
 
 
 def test_kafka_listener_syntax():
-    assert str(ServerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0"}).listener) == "127.0.0.1:0"
+    assert (
+        str(ServerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0"}).listener) == "127.0.0.1:0"
+    )
     assert ServerConfig.from_properties({"listeners": "[::1]:19092"}).listener.host == "::1"
 
 

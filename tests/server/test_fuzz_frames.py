@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from tests.server.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 
 VALID = [
-    request_frame(68, 0, {"NumPartitions": 4, "ReplicationFactor": 3, "NodeId": [0, 1, 2, 3], "TopicName": "t"}),
+    request_frame(
+        68, 0, {"NumPartitions": 4, "ReplicationFactor": 3, "NodeId": [0, 1, 2, 3], "TopicName": "t"}
+    ),
     request_frame(68, 0, {"NumPartitions": 2, "ReplicationFactor": 2, "StartPartition": 5}),
     request_frame(18, 3, {"ClientSoftwareName": "fuzz", "ClientSoftwareVersion": "1.0"}),
     request_frame(18, 0, {}),
@@ -37,7 +39,9 @@ def frames(draw: st.DrawFn) -> bytes:
 
 
 def test_random_and_mutated_frames_never_break_the_server(placement_sim_factory, caplog):
-    server = placement_sim_factory(properties={"connections.max.idle.ms": "300", "socket.request.max.bytes": "2048"})
+    server = placement_sim_factory(
+        properties={"connections.max.idle.ms": "300", "socket.request.max.bytes": "2048"}
+    )
     caplog.set_level(logging.WARNING)
 
     @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)

@@ -178,13 +178,17 @@ async def test_deferring_placer_falls_back_to_the_default(placement_sim_factory)
     server = placement_sim_factory(placer=placer("Deferring"), seed=5)
     async with await KafkaClient.connect(server.bootstrap) as client:
         replicas = await client.create_replica_placement(8, 3)
-    expected = load_placer("striped", {"simulator.seed": "5"}).place(PlacementSpec(0, 8, 3), ClusterView(DEFAULT_BROKERS))
+    expected = load_placer("striped", {"simulator.seed": "5"}).place(
+        PlacementSpec(0, 8, 3), ClusterView(DEFAULT_BROKERS)
+    )
     assert replicas == [list(rs) for rs in expected]
 
 
 @pytest.mark.parametrize("isolation", ["process", "inline"])
 async def test_async_placer(placement_sim_factory, isolation):
-    server = placement_sim_factory(placer=placer("AsyncPlacer"), properties={"simulator.placer.isolation": isolation})
+    server = placement_sim_factory(
+        placer=placer("AsyncPlacer"), properties={"simulator.placer.isolation": isolation}
+    )
     async with await KafkaClient.connect(server.bootstrap) as client:
         assert await client.create_replica_placement(3, 2) == [[0, 1], [1, 2], [2, 3]]
 

@@ -87,7 +87,9 @@ def test_serve_reads_a_properties_file(tmp_path: Path):
 def test_bad_configuration_stops_startup_naming_the_key(tmp_path: Path, lines: str, named: str):
     config = tmp_path / "server.properties"
     config.write_text(lines)
-    result = subprocess.run([*CLI, "serve", "--config", str(config)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*CLI, "serve", "--config", str(config)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert named in result.stderr
     assert "Traceback" not in result.stderr
@@ -95,7 +97,10 @@ def test_bad_configuration_stops_startup_naming_the_key(tmp_path: Path, lines: s
 
 def test_missing_configuration_file(tmp_path: Path):
     result = subprocess.run(
-        [*CLI, "serve", "--config", str(tmp_path / "absent.properties")], capture_output=True, text=True, timeout=60
+        [*CLI, "serve", "--config", str(tmp_path / "absent.properties")],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2
     assert "absent.properties" in result.stderr

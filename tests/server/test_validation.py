@@ -54,7 +54,10 @@ def test_a_valid_placement_passes_and_each_fault_is_named():
     assert validate_placement([[0, 1, 2], [1, True, 5]], spec, BROKERS) == (
         "partition 11 has a replica that is not a broker id: True"
     )
-    assert validate_placement([[0, 1, 1], [1, 3, 5]], spec, BROKERS) == "partition 10 repeats broker(s) [1]: [0, 1, 1]"
+    assert (
+        validate_placement([[0, 1, 1], [1, 3, 5]], spec, BROKERS)
+        == "partition 10 repeats broker(s) [1]: [0, 1, 1]"
+    )
     assert validate_placement([[0, 1, 4], [1, 3, 5]], spec, BROKERS) == (
         "partition 10 names unknown broker(s) [4]: [0, 1, 4]"
     )
@@ -62,5 +65,9 @@ def test_a_valid_placement_passes_and_each_fault_is_named():
         "partition 10 has fenced broker 2 as its leader: [2, 1, 0]"
     )
     only = PlacementSpec(0, 1, 2, broker_ids=(0, 1))
-    assert validate_placement([[0, 3]], only, BROKERS) == "partition 0 uses broker(s) [3] outside NodeId [0, 1]"
-    assert validate_placement([[0, 1]], PlacementSpec(0, 2, 2), BROKERS) == "returned 1 partition(s), expected 2"
+    assert (
+        validate_placement([[0, 3]], only, BROKERS) == "partition 0 uses broker(s) [3] outside NodeId [0, 1]"
+    )
+    assert (
+        validate_placement([[0, 1]], PlacementSpec(0, 2, 2), BROKERS) == "returned 1 partition(s), expected 2"
+    )

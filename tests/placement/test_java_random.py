@@ -38,23 +38,17 @@ def _float32(value: float) -> bytes:
 
 @pytest.mark.parametrize("ref", REFERENCE["random"], ids=lambda ref: f"seed={ref['seed']}")
 def test_java_random_matches_the_jvm(ref: dict) -> None:
-    rnd = JavaRandom(ref["seed"])
-    assert [rnd.next_int() for _ in range(5)] == ref["next_int"]
-    bounded = [rnd.next_int(bound) for bound in ref["bounds"] for _ in range(3)]
-    assert bounded == ref["next_int_bounded"]
-    assert [rnd.next_long() for _ in range(3)] == ref["next_long"]
-    assert [rnd.next_double() for _ in range(3)] == ref["next_double"]
-    assert [_float32(rnd.next_float()) for _ in range(3)] == [_float32(f) for f in ref["next_float"]]
-    assert [rnd.next_boolean() for _ in range(5)] == ref["next_boolean"]
-    items = list(range(20))
-    shuffle(items, rnd)
-    assert items == ref["shuffle_0_to_19"]
+    _assert_draws_match(JavaRandom(ref["seed"]), ref)
 
 
 @pytest.mark.parametrize("ref", REFERENCE["mock_random"], ids=lambda ref: f"state={ref['state']}")
 def test_mock_random_matches_kafkas_generator_on_the_jvm(ref: dict) -> None:
     """MockRandom against a java.util.Random subclass with Kafka's next(bits), run on the JVM."""
-    rnd = MockRandom(ref["state"])
+    _assert_draws_match(MockRandom(ref["state"]), ref)
+
+
+def _assert_draws_match(rnd: JavaRandom, ref: dict) -> None:
+    """Every kind of draw, in the order the JVM program made them."""
     assert [rnd.next_int() for _ in range(5)] == ref["next_int"]
     bounded = [rnd.next_int(bound) for bound in ref["bounds"] for _ in range(3)]
     assert bounded == ref["next_int_bounded"]

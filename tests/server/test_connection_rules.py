@@ -192,3 +192,24 @@ async def test_many_connections_are_served_at_once(placement_sim_server):
     results = await asyncio.gather(*(one_client(n) for n in range(20)))
     assert [len(r) for r in results] == [10] * 20
     assert all(len(answer) == n % 5 + 1 for n, r in enumerate(results) for answer in r)
+
+
+def test_a_client_that_never_reads_its_responses_is_held_back(placement_sim_server):
+    """The server stops reading from a client whose responses pile up, instead of buffering them all.
+
+    The flood would make about 100 MB of responses; the server holds back once a megabyte waits to be
+    sent, so the flooding client's own send blocks, while another client is answered throughout.
+    """
+    one = request_frame(18, 0, {}, correlation_id=1)
+    batch = one * 20_000  # about 0.5 MB of requests, 1.1 MB of responses
+    flood = raw_connect(placement_sim_server.bootstrap, timeout=3.0)
+    sent = 0
+    with GoodClient(placement_sim_server.bootstrap):
+        try:
+            for _ in range(100):  # 50 MB at the most
+                flood.sendall(batch)
+                sent += len(batch)
+        except TimeoutError:
+            pass
+    flood.close()
+    assert sent < 20 * len(batch), f"{sent} bytes of requests were taken without their answers being read"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,17 +81,17 @@ def validate_placement(replicas: Any, spec: PlacementSpec, brokers: Sequence[Usa
             return None
     # Something is wrong (a value such as True or 1.0 passes the set operations as a broker id, hence
     # the check of the types): the detailed checks name the first partition at fault.
+    by_id = {b.id: b for b in brokers}
     for offset, rs in enumerate(replicas):
-        problem = _partition_problem(spec.start_partition + offset, rs, spec, brokers)
+        problem = _partition_problem(spec.start_partition + offset, rs, spec, by_id)
         if problem is not None:
             return problem
     return None
 
 
 def _partition_problem(
-    partition: int, rs: Sequence[Any], spec: PlacementSpec, brokers: Sequence[UsableBroker]
+    partition: int, rs: Sequence[Any], spec: PlacementSpec, by_id: Mapping[int, UsableBroker]
 ) -> str | None:
-    by_id = {b.id: b for b in brokers}
     if len(rs) != spec.num_replicas:
         return f"partition {partition} has {len(rs)} replica(s), expected {spec.num_replicas}: {list(rs)}"
     for r in rs:

@@ -8,6 +8,7 @@ import base64
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from protocol.client import ClientError, KafkaClient
 from protocol.errors import error_by_code
@@ -62,3 +63,9 @@ def describe_error(code: int, message: str | None) -> str:
 def kafka_uuid(value: uuid.UUID) -> str:
     """A topic id the way Kafka prints it: URL-safe base64 without padding."""
     return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode("ascii")
+
+
+async def describe_cluster(client: KafkaClient) -> dict[str, Any]:
+    """DescribeCluster in the newest version both sides speak, fenced brokers included (v2)."""
+    request = {"IncludeClusterAuthorizedOperations": False, "EndpointType": 1, "IncludeFencedBrokers": True}
+    return await client.send("DescribeClusterRequest", request, version=client.choose_version(60))

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.commands.admin_connection import add_connection_options, describe_error, run_with_client
+from controller.commands.admin_connection import (
+    add_connection_options,
+    describe_cluster,
+    describe_error,
+    run_with_client,
+)
 from protocol.client import KafkaClient
 
 __all__ = ["register"]
@@ -25,13 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def describe_command(args: argparse.Namespace) -> int:
     async def action(client: KafkaClient) -> int:
-        version = client.choose_version(60)
-        request = {
-            "IncludeClusterAuthorizedOperations": False,
-            "EndpointType": 1,
-            "IncludeFencedBrokers": True,
-        }
-        response = await client.send("DescribeClusterRequest", request, version=version)
+        response = await describe_cluster(client)
         if response["ErrorCode"] != 0:
             print(
                 f"placement-sim: {describe_error(response['ErrorCode'], response.get('ErrorMessage'))}",

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.cluster import Cluster
-from controller.commands.admin_connection import run_with_client
+from controller.commands.admin_connection import describe_cluster, describe_error, run_with_client
 from controller.config import ISOLATION, PLACER, ConfigError, ServerConfig
 from controller.defaults import DEFAULT_BROKERS
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
@@ -419,9 +419,7 @@ async def _server_brokers(client: KafkaClient) -> list[UsableBroker] | None:
     """The server's brokers with their racks, fenced ones included (DescribeCluster), or None."""
     if 60 not in client.api_versions:
         return None
-    version = client.choose_version(60)
-    request = {"IncludeClusterAuthorizedOperations": False, "EndpointType": 1, "IncludeFencedBrokers": True}
-    response = await client.send("DescribeClusterRequest", request, version=version)
+    response = await describe_cluster(client)
     if response["ErrorCode"] != 0:
         return None
     return [
@@ -435,7 +433,7 @@ def _print_failure(args: argparse.Namespace, where: dict[str, str], error: Place
         print(json.dumps({**where, **error_to_json(error)}, indent=2))
     elif error.kind == "ErrorResponse":
         print(
-            f"placement-sim: {error.error} ({error_by_name(error.error).code}): {error.message}",
+            f"placement-sim: {describe_error(error_by_name(error.error).code, error.message)}",
             file=sys.stderr,
         )
     else:

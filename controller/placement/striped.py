@@ -170,11 +170,8 @@ class RackList:
         #: Racks in Java HashMap iteration order of their names: the order Kafka initialises and shuffles them.
         self._hash_order = [racks[name] for name in layout.hash_order]
         for rack in self._hash_order:
-            # BrokerList.initialize, with the ids already sorted: one draw per non-empty list.
-            if rack.fenced.size:
-                rack.fenced.offset = random.next_int(rack.fenced.size)
-            if rack.unfenced.size:
-                rack.unfenced.offset = random.next_int(rack.unfenced.size)
+            rack.fenced.initialize(random)
+            rack.unfenced.initialize(random)
         self.rack_names: list[str | None] = list(layout.sorted_names)
         self.num_total_brokers = layout.num_total
         self.num_unfenced_brokers = layout.num_unfenced

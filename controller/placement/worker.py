@@ -5,9 +5,9 @@ descriptor first, so a plugin that prints cannot corrupt the channel; what it pr
 
 Messages, parent to worker: ``("load", name, configs, sys_path)`` once, then ``("place", spec, cluster)``.
 Worker to parent: ``("ready", label)``, ``("ok", result)``, ``("none",)``,
-``("raised", kind, label, message, exception class name)`` where kind is ``"invalid_rf"``, ``"placement"``
-or ``"unexpected"``, and ``("bad", message)`` for a
-result that cannot be sent back as replica lists.
+``("raised", kind, label, message, exception class name)`` where kind is ``"invalid_rf"``,
+``"placement"`` or ``"unexpected"``, and ``("bad", message)`` for a result that cannot be sent back
+as replica lists.
 """
 
 from __future__ import annotations

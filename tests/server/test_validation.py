@@ -27,7 +27,7 @@ def detailed(replicas, spec):
     if len(replicas) != spec.num_partitions:
         return f"returned {len(replicas)} partition(s), expected {spec.num_partitions}"
     for offset, rs in enumerate(replicas):
-        problem = _partition_problem(spec.start_partition + offset, rs, spec, BROKERS)
+        problem = _partition_problem(spec.start_partition + offset, rs, spec, {b.id: b for b in BROKERS})
         if problem is not None:
             return problem
     return None

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker  # noqa: E402
-from controller.placement.java_random import SEED_KEY  # noqa: E402
+from controller.placement.builtin.java_random import SEED_KEY  # noqa: E402
 from controller.placement.loader import BUILTIN_PLACERS, load_placer  # noqa: E402
 
 BROKERS = 1_000

@@ -147,7 +147,7 @@ def main() -> None:
         "placement-sim (striped)": [
             sys.executable,
             "-m",
-            "controller.cli",
+            "cli.main",
             "serve",
             "--listen",
             "127.0.0.1:0",

@@ -1,23 +1,28 @@
-"""The controller's state shared by all connections: configuration, cluster, placer, handlers, codecs."""
+"""The controller: the state every connection shares (configuration, cluster, placement, handlers, codecs).
+
+Built before the server (:meth:`Controller.start`), released after it (:meth:`Controller.close`). The
+server owns what belongs to the network: listeners, broker endpoints and connection counters.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from typing import Any
 
 from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.handlers import Handler, load_handlers
-from controller.placements import PlacementService
+from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
 from protocol import Schemas, load_schemas
 
 log = logging.getLogger(__name__)
 
+__all__ = ["Controller"]
+
 
 class Controller:
-    """Everything a request handler may touch. Built by :meth:`start`, released by :meth:`close`."""
+    """Everything a request handler may touch besides the request itself."""
 
     def __init__(
         self, config: ServerConfig, schemas: Schemas, cluster: Cluster, placements: PlacementService
@@ -28,13 +33,11 @@ class Controller:
         self.placements = placements
         self.topic_admin = TopicAdmin(config, cluster, placements)
         self.handlers: dict[int, Handler] = load_handlers()
-        self.stats: Counter[str] = Counter()
-        # The broker listeners, filled in by the server once bound: broker id -> (host, port).
-        self.endpoints: dict[int, tuple[str, int]] = {}
         self._api_versions = self._build_api_versions()
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
+        """Builds the cluster and loads the placer; raises PlacerLoadError for a placer that cannot load."""
         schemas = schemas or load_schemas()
         cluster = Cluster(config.brokers, seed=config.seed)
         placements = await PlacementService.start(config, cluster)

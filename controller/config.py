@@ -1,40 +1,33 @@
 """Server configuration in Kafka's ``server.properties`` format.
 
-Kafka's own key names where Kafka has one; the simulator's own keys start with ``simulator.``.
-Every property (known or not) is handed to the placer's ``configure()``. A malformed value stops
-startup with a :class:`ConfigError` naming the key.
+Kafka's own key names where Kafka has one; the simulator's own keys start with ``simulator.``. Every
+key the server reads is a :class:`Setting` in :data:`SETTINGS`: its name, default, parser and meaning,
+the one place each is defined (the README's table is checked against it). Every property, known or
+not, reaches the placer's ``configure()``; an unknown ``simulator.*`` key is an error naming the
+nearest known key, and a malformed value stops startup with a :class:`ConfigError` naming the key.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from controller.defaults import DEFAULT_BROKERS, DEFAULT_LISTENER, DEFAULT_PLACER
 from controller.placement.api import UsableBroker
 
-__all__ = ["ConfigError", "Listener", "ServerConfig", "parse_properties", "read_properties"]
-
-# Keys, with what they mean; used for validation and in the README.
-LISTENERS = "listeners"
-PLACER = "replica.placer.class.name"
-MAX_REQUEST_BYTES = "socket.request.max.bytes"
-IDLE_MS = "connections.max.idle.ms"
-DEFAULT_RF = "default.replication.factor"
-NUM_PARTITIONS = "num.partitions"
-CLUSTER_ID = "cluster.id"
-AUTO_CREATE = "auto.create.topics.enable"
-BROKERS = "simulator.brokers"
-FENCED = "simulator.brokers.fenced"
-BROKER_PORT_BASE = "simulator.broker.port.base"
-SEED = "simulator.seed"
-MAX_REPLICAS = "simulator.placement.max.replicas"
-ISOLATION = "simulator.placer.isolation"
-PLACER_START_MS = "simulator.placer.start.timeout.ms"
-
-ISOLATION_MODES = ("auto", "inline", "process")
+__all__ = [
+    "SETTINGS",
+    "ConfigError",
+    "Listener",
+    "ServerConfig",
+    "Setting",
+    "parse_properties",
+    "read_properties",
+]
 
 
 class ConfigError(ValueError):
@@ -45,14 +38,7 @@ class ConfigError(ValueError):
         self.key = key
 
 
-@dataclass(frozen=True)
-class Listener:
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.host}:{self.port}"
-
+# ------------------------------------------------------------------------------------ properties syntax
 
 _LINE_CONTINUATION = re.compile(r"(?<!\\)(\\\\)*\\$")
 
@@ -96,88 +82,353 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return parse_properties(text, str(path))
 
 
-def _int(props: Mapping[str, str], key: str, default: int, minimum: int | None = None) -> int:
-    raw = props.get(key)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        raise ConfigError(f"{key}: {raw!r} is not an integer", key) from None
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{key}: {value} is below the minimum {minimum}", key)
-    if value > 2**63 - 1:
-        raise ConfigError(f"{key}: {value} is too large", key)
-    return value
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` as a pair (command-line ``--set``); ValueError when it is not that."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
 
 
-def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:
-    raw = props.get(key)
-    if raw is None or raw.strip() == "":
-        return default
+# ------------------------------------------------------------------------------------ value parsers
+
+
+def integer(minimum: int | None = None, maximum: int = 2**63 - 1) -> Callable[[str, str], int]:
+    def parse(key: str, raw: str) -> int:
+        try:
+            value = int(raw.strip().replace("_", ""))
+        except ValueError:
+            raise ConfigError(f"{key}: {raw!r} is not an integer", key) from None
+        if minimum is not None and value < minimum:
+            raise ConfigError(f"{key}: {value} is below the minimum {minimum}", key)
+        if value > maximum:
+            raise ConfigError(f"{key}: {value} is above the maximum {maximum}", key)
+        return value
+
+    return parse
+
+
+def optional_integer(key: str, raw: str) -> int | None:
+    return None if not raw.strip() else integer()(key, raw)
+
+
+def boolean(key: str, raw: str) -> bool:
     value = raw.strip().lower()
     if value not in ("true", "false"):
         raise ConfigError(f"{key}: {raw!r} is not true or false", key)
     return value == "true"
 
 
-def parse_listener(text: str, key: str = LISTENERS) -> Listener:
-    """``HOST:PORT`` or Kafka's ``NAME://HOST:PORT``; ``[::1]:PORT`` for IPv6."""
-    spec = text.strip()
+def one_of(*choices: str) -> Callable[[str, str], str]:
+    def parse(key: str, raw: str) -> str:
+        value = raw.strip()
+        if value not in choices:
+            raise ConfigError(f"{key}: {value!r} is not one of {', '.join(choices)}", key)
+        return value
+
+    return parse
+
+
+def text(nonempty: bool = True) -> Callable[[str, str], str]:
+    def parse(key: str, raw: str) -> str:
+        value = raw.strip()
+        if nonempty and not value:
+            raise ConfigError(f"{key}: must not be empty", key)
+        return value
+
+    return parse
+
+
+def id_list(key: str, raw: str) -> frozenset[int]:
+    try:
+        return frozenset(int(x) for x in raw.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise ConfigError(f"{key}: {raw!r} is not a comma-separated list of broker ids", key) from None
+
+
+# ------------------------------------------------------------------------------------ listeners
+
+
+@dataclass(frozen=True)
+class Listener:
+    host: str
+    port: int
+    name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+#: The security protocols Kafka knows, and the ones this server serves.
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SERVED_PROTOCOLS = ("PLAINTEXT",)
+
+
+def parse_listener(
+    spec_text: str, key: str = "listeners", protocol_map: Mapping[str, str] | None = None
+) -> Listener:
+    """``HOST:PORT`` or Kafka's ``NAME://HOST:PORT``; ``[::1]:PORT`` for IPv6.
+
+    The listener's security protocol is its name's entry in ``listener.security.protocol.map``, or the
+    name itself when it is one of Kafka's protocols.
+    """
+    spec = spec_text.strip()
+    name = "PLAINTEXT"
     if "://" in spec:
-        protocol, _, spec = spec.partition("://")
-        if (
-            protocol.upper() not in ("PLAINTEXT", "CONTROLLER", "INTERNAL", "EXTERNAL")
-            and not protocol.isidentifier()
-        ):
-            raise ConfigError(f"{key}: bad listener name in {text!r}", key)
+        name, _, spec = spec.partition("://")
+        name = name.strip().upper()
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+            raise ConfigError(f"{key}: bad listener name in {spec_text!r}", key)
+    protocol = (protocol_map or {}).get(name, name if name in SECURITY_PROTOCOLS else "")
+    if not protocol:
+        raise ConfigError(
+            f"{key}: listener {name} has no security protocol: map it in listener.security.protocol.map "
+            f"(e.g. {name}:PLAINTEXT)",
+            key,
+        )
+    if protocol not in SERVED_PROTOCOLS:
+        raise ConfigError(
+            f"{key}: listener {name} uses {protocol}, which this server does not serve "
+            f"(served: {', '.join(SERVED_PROTOCOLS)})",
+            key,
+        )
     match = re.fullmatch(r"\[([0-9a-fA-F:.]+)\]:(\d+)|([^:\[\]]*):(\d+)", spec)
     if match is None:
-        raise ConfigError(f"{key}: {text!r} is not HOST:PORT", key)
+        raise ConfigError(f"{key}: {spec_text!r} is not HOST:PORT", key)
     host = match.group(1) or match.group(3) or "0.0.0.0"
     port = int(match.group(2) or match.group(4))
     if not 0 <= port <= 65535:
         raise ConfigError(f"{key}: port {port} is out of range", key)
-    return Listener(host, port)
+    return Listener(host, port, name, protocol)
 
 
-def parse_brokers(props: Mapping[str, str]) -> tuple[UsableBroker, ...]:
-    """``simulator.brokers=0:rack-a,1:rack-b,2`` (id, optional rack); ``simulator.brokers.fenced=2``."""
-    raw = props.get(BROKERS)
-    fenced_raw = props.get(FENCED, "")
-    try:
-        fenced = {int(x) for x in fenced_raw.replace(" ", "").split(",") if x}
-    except ValueError:
-        raise ConfigError(
-            f"{FENCED}: {fenced_raw!r} is not a comma-separated list of broker ids", FENCED
-        ) from None
-    if raw is None or not raw.strip():
-        brokers = DEFAULT_BROKERS
-    else:
-        entries = []
-        seen: set[int] = set()
-        for item in raw.split(","):
-            item = item.strip()
-            if not item:
-                raise ConfigError(f"{BROKERS}: empty entry in {raw!r}", BROKERS)
-            id_text, sep, rack = item.partition(":")
-            try:
-                broker_id = int(id_text)
-            except ValueError:
-                raise ConfigError(f"{BROKERS}: {id_text!r} in {item!r} is not a broker id", BROKERS) from None
-            if not 0 <= broker_id <= 2**31 - 1:
-                raise ConfigError(f"{BROKERS}: broker id {broker_id} is out of range", BROKERS)
-            if broker_id in seen:
-                raise ConfigError(f"{BROKERS}: broker id {broker_id} appears twice", BROKERS)
-            if sep and not rack.strip():
-                raise ConfigError(f"{BROKERS}: empty rack for broker {broker_id}", BROKERS)
-            seen.add(broker_id)
-            entries.append(UsableBroker(broker_id, rack.strip() or None, False))
-        brokers = tuple(entries)
-    unknown = fenced - {b.id for b in brokers}
-    if unknown:
-        raise ConfigError(f"{FENCED}: unknown broker id(s) {sorted(unknown)}", FENCED)
-    return tuple(UsableBroker(b.id, b.rack, b.id in fenced) for b in brokers)
+def _protocol_map(key: str, raw: str) -> dict[str, str]:
+    mapping = {p: p for p in SECURITY_PROTOCOLS}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        name, sep, protocol = item.partition(":")
+        name, protocol = name.strip().upper(), protocol.strip().upper()
+        if not sep or not name or protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(
+                f"{key}: {item.strip()!r} is not NAME:PROTOCOL with PROTOCOL one of {', '.join(SECURITY_PROTOCOLS)}",
+                key,
+            )
+        mapping[name] = protocol
+    return mapping
+
+
+# ------------------------------------------------------------------------------------ brokers
+
+
+def parse_brokers(key: str, raw: str) -> tuple[UsableBroker, ...]:
+    """``simulator.brokers=0:rack-a,1:rack-b,2``: ids with an optional rack each (fencing applied later)."""
+    if not raw.strip():
+        raise ConfigError(f"{key}: no brokers given (leave the key out for the default cluster)", key)
+    entries = []
+    seen: set[int] = set()
+    for item in raw.split(","):
+        item = item.strip()
+        if not item:
+            raise ConfigError(f"{key}: empty entry in {raw!r}", key)
+        id_text, sep, rack = item.partition(":")
+        try:
+            broker_id = int(id_text)
+        except ValueError:
+            raise ConfigError(f"{key}: {id_text!r} in {item!r} is not a broker id", key) from None
+        if not 0 <= broker_id <= 2**31 - 1:
+            raise ConfigError(f"{key}: broker id {broker_id} is out of range", key)
+        if broker_id in seen:
+            raise ConfigError(f"{key}: broker id {broker_id} appears twice", key)
+        if sep and not rack.strip():
+            raise ConfigError(f"{key}: empty rack for broker {broker_id}", key)
+        seen.add(broker_id)
+        entries.append(UsableBroker(broker_id, rack.strip() or None, False))
+    return tuple(entries)
+
+
+# ------------------------------------------------------------------------------------ the settings
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration key: where it lands in :class:`ServerConfig`, its default (as written in a
+    properties file, shown in the README) and what it means."""
+
+    key: str
+    #: The ServerConfig attribute it sets; None for keys only the built-in placers read.
+    attr: str | None
+    default: str
+    parse: Callable[[str, str], Any]
+    meaning: str
+
+
+LISTENERS = "listeners"
+PROTOCOL_MAP = "listener.security.protocol.map"
+PLACER = "replica.placer.class.name"
+MAX_REQUEST_BYTES = "socket.request.max.bytes"
+IDLE_MS = "connections.max.idle.ms"
+DEFAULT_RF = "default.replication.factor"
+NUM_PARTITIONS = "num.partitions"
+CLUSTER_ID = "cluster.id"
+AUTO_CREATE = "auto.create.topics.enable"
+BROKERS = "simulator.brokers"
+FENCED = "simulator.brokers.fenced"
+BROKER_PORT_BASE = "simulator.broker.port.base"
+SEED = "simulator.seed"
+MAX_REPLICAS = "simulator.placement.max.replicas"
+ISOLATION = "simulator.placer.isolation"
+PLACER_START_MS = "simulator.placer.start.timeout.ms"
+PLACER_MAX_MEMORY_MB = "simulator.placer.worker.max.memory.mb"
+# Read by the built-in placers (through configure()), not by the server.
+LEGACY_FIXED_START_INDEX = "simulator.placer.legacy.fixed.start.index"
+FLUVIO_START_INDEX = "simulator.placer.fluvio.start.index"
+FLUVIO_IGNORE_RACK = "simulator.placer.fluvio.ignore.rack"
+
+ISOLATION_MODES = ("auto", "inline", "process")
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        LISTENERS,
+        "listener_text",
+        DEFAULT_LISTENER,
+        text(),
+        "the bootstrap listener, `HOST:PORT` or `NAME://HOST:PORT` (the first of a list)",
+    ),
+    Setting(
+        PROTOCOL_MAP,
+        "protocol_map",
+        "",
+        _protocol_map,
+        "listener names to security protocols, `NAME:PROTOCOL,...`, added to Kafka's four",
+    ),
+    Setting(
+        PLACER,
+        "placer",
+        DEFAULT_PLACER,
+        text(),
+        "short name, `package.module.Class`, `package.module:Class`, `file.py[:Class]` or entry point",
+    ),
+    Setting(
+        MAX_REQUEST_BYTES,
+        "max_request_bytes",
+        "104857600",
+        integer(minimum=1, maximum=2**31 - 1),
+        "larger frames close the connection before their body is read",
+    ),
+    Setting(
+        IDLE_MS,
+        "idle_ms",
+        "600000",
+        integer(minimum=1),
+        "a connection with no complete request for this long is closed",
+    ),
+    Setting(
+        NUM_PARTITIONS, "num_partitions", "1", integer(minimum=1), "what CreateTopics' `-1` partitions means"
+    ),
+    Setting(
+        DEFAULT_RF,
+        "default_replication_factor",
+        "1",
+        integer(minimum=1, maximum=2**15 - 1),
+        "what CreateTopics' `-1` replication factor means",
+    ),
+    Setting(
+        CLUSTER_ID, "cluster_id", "placement-sim", text(), "the cluster id of Metadata and DescribeCluster"
+    ),
+    Setting(
+        AUTO_CREATE,
+        "auto_create_topics",
+        "false",
+        boolean,
+        "Metadata creates the unknown topics a client asks for",
+    ),
+    Setting(
+        BROKERS,
+        "broker_list",
+        "",
+        parse_brokers,
+        "`id[:rack],...`, e.g. `0:/dc1/r1,1:/dc1/r2,2` (no rack for 2); default: 6 brokers in 3 racks",
+    ),
+    Setting(FENCED, "fenced_ids", "", id_list, "fenced broker ids, e.g. `2,5`"),
+    Setting(
+        BROKER_PORT_BASE,
+        "broker_port_base",
+        "0",
+        integer(minimum=0, maximum=65535),
+        "broker `id` listens on `base + id`; 0: ephemeral ports",
+    ),
+    Setting(
+        SEED,
+        "seed",
+        "",
+        optional_integer,
+        "seeds every placer and the topic ids: the same requests give the same bytes (default: random)",
+    ),
+    Setting(
+        MAX_REPLICAS,
+        "max_replicas",
+        "1000000",
+        integer(minimum=1),
+        "partitions x replication factor of one placement above this is POLICY_VIOLATION",
+    ),
+    Setting(
+        ISOLATION,
+        "isolation",
+        "auto",
+        one_of(*ISOLATION_MODES),
+        "`auto` (built-ins inline, plugins in a worker process), `inline`, `process`",
+    ),
+    Setting(
+        PLACER_START_MS,
+        "placer_start_ms",
+        "30000",
+        integer(minimum=1),
+        "how long a plugin's worker may take to load it",
+    ),
+    Setting(
+        PLACER_MAX_MEMORY_MB,
+        "placer_max_memory_mb",
+        "2048",
+        integer(minimum=0),
+        "address space a plugin's worker process may use, in MB (0: no limit); past it the call fails",
+    ),
+    Setting(
+        LEGACY_FIXED_START_INDEX,
+        None,
+        "-1",
+        integer(minimum=-1),
+        "`legacy` placer: a fixed start index instead of random ones (-1: random)",
+    ),
+    Setting(
+        FLUVIO_START_INDEX,
+        None,
+        "0",
+        integer(minimum=0),
+        "`fluvio` and `fluvio-fair` placers: the index of the first run",
+    ),
+    Setting(
+        FLUVIO_IGNORE_RACK,
+        None,
+        "false",
+        boolean,
+        "`fluvio` and `fluvio-fair` placers: ignore racks",
+    ),
+)
+
+SETTINGS_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+_SIMULATOR_PREFIX = "simulator."
+
+
+def _check_simulator_keys(props: Mapping[str, str]) -> None:
+    for key in props:
+        if key.startswith(_SIMULATOR_PREFIX) and key not in SETTINGS_BY_KEY:
+            known = [s.key for s in SETTINGS if s.key.startswith(_SIMULATOR_PREFIX)]
+            near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]}?" if near else f" (known: {', '.join(sorted(known))})"
+            raise ConfigError(f"{key}: unknown simulator setting{hint}", key)
 
 
 @dataclass(frozen=True)
@@ -199,39 +450,39 @@ class ServerConfig:
     max_replicas: int = 1_000_000
     isolation: str = "auto"
     placer_start_ms: int = 30000
+    placer_max_memory_mb: int = 2048
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> ServerConfig:
         props = {k.strip(): v for k, v in props.items()}
-        listeners = [x for x in props.get(LISTENERS, DEFAULT_LISTENER).split(",") if x.strip()]
+        _check_simulator_keys(props)
+        values: dict[str, Any] = {}
+        for setting in SETTINGS:
+            raw = props.get(setting.key)
+            if setting.attr is None:
+                continue  # the placer reads it, and says when it is malformed
+            if raw is not None and (raw.strip() or setting.key == BROKERS):
+                values[setting.attr] = setting.parse(setting.key, raw)
+            elif setting.default:
+                values[setting.attr] = setting.parse(setting.key, setting.default)
+            else:
+                values[setting.attr] = None
+        listeners = [x for x in values.pop("listener_text").split(",") if x.strip()]
         if not listeners:
             raise ConfigError(f"{LISTENERS}: no listener given", LISTENERS)
-        seed_raw = props.get(SEED, "").strip()
-        isolation = props.get(ISOLATION, "auto").strip() or "auto"
-        if isolation not in ISOLATION_MODES:
-            raise ConfigError(
-                f"{ISOLATION}: {isolation!r} is not one of {', '.join(ISOLATION_MODES)}", ISOLATION
-            )
-        placer = props.get(PLACER, DEFAULT_PLACER).strip() or DEFAULT_PLACER
-        cluster_id = props.get(CLUSTER_ID, "placement-sim").strip()
-        if not cluster_id:
-            raise ConfigError(f"{CLUSTER_ID}: must not be empty", CLUSTER_ID)
+        protocol_map = values.pop("protocol_map") or _protocol_map(PROTOCOL_MAP, "")
+        listener = parse_listener(listeners[0], LISTENERS, protocol_map)
+        brokers = values.pop("broker_list") or DEFAULT_BROKERS
+        fenced = values.pop("fenced_ids") or frozenset()
+        unknown = fenced - {b.id for b in brokers}
+        if unknown:
+            raise ConfigError(f"{FENCED}: unknown broker id(s) {sorted(unknown)}", FENCED)
+        names = {f.name for f in fields(cls)}
         return cls(
             properties=dict(props),
-            listener=parse_listener(listeners[0]),
-            placer=placer,
-            brokers=parse_brokers(props),
-            max_request_bytes=_int(props, MAX_REQUEST_BYTES, 104857600, minimum=1),
-            idle_ms=_int(props, IDLE_MS, 600000, minimum=1),
-            default_replication_factor=_int(props, DEFAULT_RF, 1, minimum=1),
-            num_partitions=_int(props, NUM_PARTITIONS, 1, minimum=1),
-            cluster_id=cluster_id,
-            auto_create_topics=_bool(props, AUTO_CREATE, False),
-            broker_port_base=_int(props, BROKER_PORT_BASE, 0, minimum=0),
-            seed=_int(props, SEED, 0) if seed_raw else None,
-            max_replicas=_int(props, MAX_REPLICAS, 1_000_000, minimum=1),
-            isolation=isolation,
-            placer_start_ms=_int(props, PLACER_START_MS, 30000, minimum=1),
+            listener=listener,
+            brokers=tuple(UsableBroker(b.id, b.rack, b.id in fenced) for b in brokers),
+            **{k: v for k, v in values.items() if k in names},
         )
 
     @classmethod

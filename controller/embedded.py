@@ -57,7 +57,7 @@ class ServerThread:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.server = Server(config)
+        self._server: Server | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="placement-sim-server", daemon=True)
         self._ready = threading.Event()
@@ -95,7 +95,8 @@ class ServerThread:
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         try:
-            await self.server.start()
+            self._server = await Server.create(self.config)
+            await self._server.start()
         except BaseException as exc:  # noqa: BLE001 - handed to the starting thread
             self._error = exc
             self._ready.set()
@@ -105,6 +106,13 @@ class ServerThread:
             await self._stop.wait()
         finally:
             await self.server.stop()
+
+    @property
+    def server(self) -> Server:
+        """The running server (its controller, cluster and counters), for inspection."""
+        if self._server is None:
+            raise RuntimeError("the server has not started")
+        return self._server
 
     @property
     def bootstrap(self) -> str:
@@ -123,8 +131,7 @@ class ServerThread:
     @property
     def brokers(self) -> dict[int, str]:
         """Each broker's own listener as ``host:port``, by broker id (what Metadata advertises)."""
-        assert self.server.controller is not None
-        return {b: f"{h}:{p}" for b, (h, p) in sorted(self.server.controller.endpoints.items())}
+        return {b: f"{h}:{p}" for b, (h, p) in sorted(self.server.endpoints.items())}
 
     @property
     def stats(self) -> Counter[str]:

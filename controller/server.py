@@ -26,8 +26,6 @@ from typing import Any
 from controller.app import Controller
 from controller.config import ServerConfig
 from controller.handlers import RequestContext
-from controller.handlers.api_versions import API_KEY as API_VERSIONS
-from controller.handlers.api_versions import unsupported_version_response
 from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError
 from protocol.framing import (
     FrameError,
@@ -112,19 +110,27 @@ class _Close(Exception):
 
 
 class Server:
-    """Serves one controller on the configured listener (and on one listener per broker, when enabled)."""
+    """Serves one controller on the configured listener and on one listener per broker.
 
-    def __init__(self, config: ServerConfig) -> None:
-        self.config = config
-        self.controller: Controller | None = None
+    The server owns the network side: the listeners, the endpoints it advertises for each broker
+    (:attr:`endpoints`) and the connection and request counters (:attr:`stats`).
+    """
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+        self.config: ServerConfig = controller.config
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: set[asyncio.Task[Any]] = set()
         self.address: tuple[str, int] | None = None
+        #: The broker listeners as advertised: broker id -> (host, port).
+        self.endpoints: dict[int, tuple[str, int]] = {}
+        #: Connections, closes by reason and requests by apiKey.
+        self.stats: Counter[str] = Counter()
 
-    @property
-    def stats(self) -> Counter[str]:
-        assert self.controller is not None
-        return self.controller.stats
+    @classmethod
+    async def create(cls, config: ServerConfig) -> Server:
+        """The controller for ``config``, then a server for it (not yet listening: call :meth:`start`)."""
+        return cls(await Controller.start(config))
 
     @property
     def bootstrap(self) -> str:
@@ -133,8 +139,7 @@ class Server:
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     async def start(self) -> None:
-        """Loads the placer and binds the listener; raises on configuration or plugin errors."""
-        self.controller = await Controller.start(self.config)
+        """Binds the listeners; raises OSError when an address cannot be used (the controller is closed)."""
         listener = self.config.listener
         try:
             server = await asyncio.start_server(self._on_connection, listener.host, listener.port)
@@ -151,8 +156,7 @@ class Server:
         log.info("listening on %s with placer %s", self.bootstrap, self.controller.placements.placer_label)
 
     async def _start_broker_listeners(self, host: str) -> None:
-        """One listener per broker, recorded in ``controller.endpoints`` as the address to advertise."""
-        assert self.controller is not None
+        """One listener per broker, recorded in :attr:`endpoints` as the address to advertise."""
         advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
         base = self.config.broker_port_base
         for broker in self.config.brokers:
@@ -170,10 +174,10 @@ class Server:
                     exc.errno, f"cannot listen for broker {broker.id} on {host}:{port}: {exc.strerror or exc}"
                 ) from exc
             self._servers.append(server)
-            self.controller.endpoints[broker.id] = (advertised, server.sockets[0].getsockname()[1])
+            self.endpoints[broker.id] = (advertised, server.sockets[0].getsockname()[1])
         log.info(
             "broker listeners: %s",
-            ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.controller.endpoints.items())),
+            ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.endpoints.items())),
         )
 
     async def serve_forever(self) -> None:
@@ -190,8 +194,7 @@ class Server:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
         self._servers.clear()
-        if self.controller is not None:
-            await self.controller.close()
+        await self.controller.close()
 
     async def __aenter__(self) -> Server:
         await self.start()
@@ -215,10 +218,9 @@ class Server:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None
     ) -> None:
         controller = self.controller
-        assert controller is not None
         peername = writer.get_extra_info("peername")
         peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
-        stats = controller.stats
+        stats = self.stats
         stats["connections"] += 1
         idle = controller.config.idle_ms / 1000
         max_bytes = controller.config.max_request_bytes
@@ -299,12 +301,16 @@ class Server:
         handler = controller.handlers.get(api_key)
         if handler is None:
             raise _Close("unknown apiKey", f"apiKey {api_key}")
+        ctx = RequestContext(controller, header, peer, broker, self.endpoints)
         if not handler.supports(version):
-            if api_key != API_VERSIONS:
+            if handler.unsupported is None:
                 raise _Close("unsupported version", f"apiKey {api_key} version {version}")
-            controller.stats["requests:18:unsupported"] += 1
-            body = schemas.response(API_VERSIONS).encode(unsupported_version_response(controller), 0)
-            return encode_response(header.correlation_id, 0, body)
+            self.stats[f"requests:{api_key}:unsupported"] += 1
+            answer, answer_version = handler.unsupported(ctx, version)
+            body = schemas.response(api_key).encode(answer, answer_version)
+            return encode_response(
+                header.correlation_id, response_header_version(schemas, api_key, answer_version), body
+            )
         message = schemas.request(api_key)
         try:
             request, end = message.decode_from(frame, offset, version)
@@ -312,7 +318,7 @@ class Server:
             raise _Close("malformed request body", str(exc)) from None
         if end != len(frame):
             # Kafka ignores bytes after a request body (some clients send them), and so do we.
-            controller.stats["requests:trailing bytes"] += 1
+            self.stats["requests:trailing bytes"] += 1
             log.debug(
                 "%s: apiKey %d v%d: %d byte(s) after the body ignored",
                 peer,
@@ -323,7 +329,7 @@ class Server:
         if message.is_flexible(version):
             unknown = _unknown_tags(request)
             if unknown:
-                controller.stats["requests:unknown tagged fields"] += 1
+                self.stats["requests:unknown tagged fields"] += 1
                 log.warning(
                     "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
                     peer,
@@ -339,8 +345,7 @@ class Server:
             header.correlation_id,
             header.client_id,
         )
-        controller.stats[f"requests:{api_key}"] += 1
-        ctx = RequestContext(controller, header, peer, broker)
+        self.stats[f"requests:{api_key}"] += 1
         response = await handler.handle(ctx, request, version)
         body = schemas.response(api_key).encode(response, version)
         return encode_response(

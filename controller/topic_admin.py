@@ -2,7 +2,7 @@
 
 The wire handlers (CreateTopics, CreatePartitions, DeleteTopics, Metadata's auto-creation) translate
 requests into these calls and the results back into responses. Every placement goes through
-:class:`~controller.placements.PlacementService` with the topic's name and its first new partition.
+:class:`~controller.placement.service.PlacementService` with the topic's name and its first new partition.
 Checks follow Kafka's controller, in Kafka's order and wording; manual assignments follow seed 000's
 rules (:mod:`controller.manual_assignment`). One topic's failure never affects another in the same call.
 
@@ -16,8 +16,9 @@ import asyncio
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from controller.cluster import Cluster, Topic
 from controller.config import ServerConfig
@@ -28,7 +29,8 @@ from controller.manual_assignment import (
     check_replica_map,
 )
 from controller.placement.api import UsableBroker
-from controller.placements import PlacementFailure, PlacementRequest, PlacementService
+from controller.placement.rules import unable_to_replicate
+from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
 from controller.topic_names import topic_name_problem
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,11 @@ class TopicResult:
         return cls(name, error, message)
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
 class _Refused(Exception):
     def __init__(self, error: str, message: str) -> None:
         super().__init__(message)
@@ -101,22 +108,11 @@ class TopicAdmin:
         self, topics: Sequence[NewTopic], validate_only: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS
     ) -> list[TopicResult]:
         """One result per distinct name, in request order; a name given twice fails as INVALID_REQUEST."""
-        counts = Counter(t.name for t in topics)
-        results: list[TopicResult] = []
+        deadline = self._deadline(timeout_ms)
         async with self._lock:
-            reported: set[str] = set()
-            for topic in topics:
-                if counts[topic.name] > 1:
-                    if topic.name not in reported:
-                        reported.add(topic.name)
-                        results.append(
-                            TopicResult.failed(topic.name, "INVALID_REQUEST", "Duplicate topic name.")
-                        )
-                    continue
-                try:
-                    results.append(await self._create_topic(topic, validate_only, timeout_ms))
-                except _Refused as refused:
-                    results.append(TopicResult.failed(topic.name, refused.error, refused.message))
+            results = await self._each_distinct(
+                topics, lambda topic: self._create_topic(topic, validate_only, timeout_ms, deadline)
+            )
         for result in results:
             if result.ok:
                 log.info(
@@ -129,7 +125,36 @@ class TopicAdmin:
                 log.info("topic %s not created: %s %s", result.name, result.error, result.message)
         return results
 
-    async def _create_topic(self, topic: NewTopic, validate_only: bool, timeout_ms: int) -> TopicResult:
+    @staticmethod
+    async def _each_distinct(
+        items: Sequence[_Named], act: Callable[[_Named], Awaitable[TopicResult]]
+    ) -> list[TopicResult]:
+        """``act`` on every item whose name is given once, in order; a name given twice gets one
+        INVALID_REQUEST result (where it first appears) and is not acted on."""
+        counts = Counter(item.name for item in items)
+        results: list[TopicResult] = []
+        reported: set[str] = set()
+        for item in items:
+            if counts[item.name] > 1:
+                if item.name not in reported:
+                    reported.add(item.name)
+                    results.append(TopicResult.failed(item.name, "INVALID_REQUEST", "Duplicate topic name."))
+                continue
+            try:
+                results.append(await act(item))
+            except _Refused as refused:
+                results.append(TopicResult.failed(item.name, refused.error, refused.message))
+        return results
+
+    @staticmethod
+    def _deadline(timeout_ms: int) -> float:
+        """One deadline (event-loop time) for every placement of a request."""
+        effective = timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS
+        return asyncio.get_running_loop().time() + effective / 1000
+
+    async def _create_topic(
+        self, topic: NewTopic, validate_only: bool, timeout_ms: int, deadline: float
+    ) -> TopicResult:
         name = topic.name
         problem = topic_name_problem(name)
         if problem is not None:
@@ -147,7 +172,7 @@ class TopicAdmin:
         if topic.assignments:
             replicas = self._manual_topic(topic)
         else:
-            replicas = await self._placed_topic(topic, timeout_ms)
+            replicas = await self._placed_topic(topic, timeout_ms, deadline)
         if validate_only:
             return TopicResult(name, replicas=replicas)
         created = self.cluster.add_topic(name, replicas)
@@ -171,7 +196,7 @@ class TopicAdmin:
             raise _Refused(problem.error, problem.message) from None
         return replicas
 
-    async def _placed_topic(self, topic: NewTopic, timeout_ms: int) -> list[list[int]]:
+    async def _placed_topic(self, topic: NewTopic, timeout_ms: int, deadline: float) -> list[list[int]]:
         if topic.replication_factor < -1 or topic.replication_factor == 0:
             raise _Refused(
                 "INVALID_REPLICATION_FACTOR",
@@ -187,10 +212,10 @@ class TopicAdmin:
             if topic.replication_factor == -1
             else topic.replication_factor
         )
-        return await self._place(topic.name, num_partitions, rf, 0, timeout_ms)
+        return await self._place(topic.name, num_partitions, rf, 0, timeout_ms, deadline)
 
     async def _place(
-        self, name: str, num_partitions: int, rf: int, start: int, timeout_ms: int
+        self, name: str, num_partitions: int, rf: int, start: int, timeout_ms: int, deadline: float
     ) -> list[list[int]]:
         request = PlacementRequest(
             num_partitions=num_partitions,
@@ -200,12 +225,10 @@ class TopicAdmin:
             timeout_ms=timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS,
         )
         try:
-            return [list(rs) for rs in await self.placements.place(request)]
+            return [list(rs) for rs in await self.placements.place(request, deadline=deadline)]
         except PlacementFailure as failure:
             if failure.error == "INVALID_REPLICATION_FACTOR":
-                raise _Refused(
-                    failure.error, f"Unable to replicate the partition {rf} time(s): {failure.message}"
-                ) from None
+                raise _Refused(failure.error, unable_to_replicate(rf, failure.message)) from None
             raise _Refused(failure.error, failure.message) from None
 
     async def create_partitions(
@@ -215,29 +238,19 @@ class TopicAdmin:
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
     ) -> list[TopicResult]:
         """One result per distinct topic, in request order; a topic given twice fails as INVALID_REQUEST."""
-        counts = Counter(r.name for r in requests)
-        results: list[TopicResult] = []
+        deadline = self._deadline(timeout_ms)
         async with self._lock:
-            reported: set[str] = set()
-            for request in requests:
-                if counts[request.name] > 1:
-                    if request.name not in reported:
-                        reported.add(request.name)
-                        results.append(
-                            TopicResult.failed(request.name, "INVALID_REQUEST", "Duplicate topic name.")
-                        )
-                    continue
-                try:
-                    results.append(await self._create_partitions(request, validate_only, timeout_ms))
-                except _Refused as refused:
-                    log.info(
-                        "partitions of %s not added: %s %s", request.name, refused.error, refused.message
-                    )
-                    results.append(TopicResult.failed(request.name, refused.error, refused.message))
+            results = await self._each_distinct(
+                requests,
+                lambda request: self._create_partitions(request, validate_only, timeout_ms, deadline),
+            )
+        for result in results:
+            if not result.ok:
+                log.info("partitions of %s not added: %s %s", result.name, result.error, result.message)
         return results
 
     async def _create_partitions(
-        self, request: NewPartitions, validate_only: bool, timeout_ms: int
+        self, request: NewPartitions, validate_only: bool, timeout_ms: int, deadline: float
     ) -> TopicResult:
         topic = self.cluster.topics.get(request.name)
         if topic is None:
@@ -259,7 +272,9 @@ class TopicAdmin:
             except AssignmentProblem as problem:
                 raise _Refused(problem.error, problem.message) from None
         else:
-            replicas = await self._place(topic.name, request.count - current, rf, current, timeout_ms)
+            replicas = await self._place(
+                topic.name, request.count - current, rf, current, timeout_ms, deadline
+            )
         if not validate_only:
             self.cluster.add_partitions(topic.name, replicas)
             log.info("added %d partition(s) to %s", len(replicas), topic.name)

@@ -6,8 +6,9 @@ construction.
 
 Each run gets a fresh placer, loaded by the server's loader and configured with the grid's
 ``placer_configs`` plus ``simulator.seed`` = the scenario's seed. Requests go through the server's
-:class:`~controller.placements.PlacementService` (request checks, deferral to the default placer,
-result validation, the error table) in workload order against a :class:`~controller.cluster.Cluster`,
+:class:`~controller.topic_admin.TopicAdmin` (CreateTopics and CreatePartitions as the server performs
+them: topic checks, the placement service's request checks, deferral to the default placer, result
+validation, the error table and its messages) in workload order against a :class:`~controller.cluster.Cluster`,
 so the placer's ``ClusterView`` carries every assignment made so far and a stateful placer sees its
 calls in order. The final assignments are scored by :func:`controller.placement.metrics.compute_metrics`.
 """
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 from controller.cluster import Cluster
 from controller.config import ISOLATION, PLACER, SEED, ServerConfig
 from controller.placement.metrics import PlacementMetrics, compute_metrics, rack_levels
-from controller.placements import PlacementFailure, PlacementRequest, PlacementService
+from controller.placement.service import PlacementService
+from controller.topic_admin import NewPartitions, NewTopic, TopicAdmin
 from pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
 from protocol.errors import error_by_name
 
@@ -104,29 +106,24 @@ async def _run_workload(
     failures: list[Failure] = []
     skipped = 0
     service = await PlacementService.start(config, cluster)
+    admin = TopicAdmin(config, cluster, service)
     try:
         for index, op in enumerate(operations_for(scenario.workload, scenario.seed)):
             topic = cluster.topics.get(op.topic)
-            if op.kind == "add" and topic is None:
-                skipped += 1  # the topic's creation failed: nothing to add partitions to
-                continue
-            start = len(topic.partitions) if topic is not None else 0
-            request = PlacementRequest(
-                num_partitions=op.num_partitions,
-                replication_factor=op.replication_factor,
-                topic=op.topic,
-                start_partition=start,
-            )
-            try:
-                replicas = await service.place(request)
-            except PlacementFailure as exc:
-                code = error_by_name(exc.error).code
-                failures.append(Failure(index, op.topic, code, exc.error, exc.message))
-                continue
-            if topic is None:
-                cluster.add_topic(op.topic, replicas)
+            if op.kind == "add":
+                if topic is None:
+                    skipped += 1  # the topic's creation failed: nothing to add partitions to
+                    continue
+                [result] = await admin.create_partitions(
+                    [NewPartitions(op.topic, len(topic.partitions) + op.num_partitions)]
+                )
             else:
-                cluster.add_partitions(op.topic, replicas)
+                [result] = await admin.create_topics(
+                    [NewTopic(op.topic, op.num_partitions, op.replication_factor)]
+                )
+            if result.error is not None:
+                code = error_by_name(result.error).code
+                failures.append(Failure(index, op.topic, code, result.error, result.message or ""))
     finally:
         await service.close()
     return skipped, failures

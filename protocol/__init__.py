@@ -13,10 +13,11 @@ It knows nothing about placement.
 from protocol.codec import Message, UnsupportedVersion, VersionCodec
 from protocol.exceptions import DecodeError, EncodeError, ProtocolError, SpecError
 from protocol.registry import Schemas, UnknownMessage, load_schemas
-from protocol.wire import UNKNOWN_TAGGED_FIELDS
+from protocol.wire import UNKNOWN_TAGGED_FIELDS, ZERO_UUID
 
 __all__ = [
     "UNKNOWN_TAGGED_FIELDS",
+    "ZERO_UUID",
     "DecodeError",
     "EncodeError",
     "Message",

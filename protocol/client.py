@@ -72,7 +72,11 @@ def parse_bootstrap(bootstrap: str) -> tuple[str, int]:
     """``host:port`` or ``[v6]:port`` (the first of a comma-separated list)."""
     first = bootstrap.split(",")[0].strip()
     host, sep, port = first.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not port.isdigit() or any(c.isspace() for c in host):
+        raise ValueError(f"bootstrap address {bootstrap!r} is not HOST:PORT")
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"bootstrap address {bootstrap!r}: port {int(port)} is out of range (1-65535)")
+    if host.startswith("[") != host.endswith("]"):
         raise ValueError(f"bootstrap address {bootstrap!r} is not HOST:PORT")
     return host.strip("[]") or "127.0.0.1", int(port)
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from protocol.exceptions import SpecError
+from protocol.wire import ZERO_UUID
 
 log = logging.getLogger(__name__)
 
 MAX_VERSION: Final = 32767
-ZERO_UUID: Final = uuid.UUID(int=0)
 
 MESSAGE_TYPES: Final = frozenset(
     {"request", "response", "header", "data", "metadata", "coordinator-key", "coordinator-value"}

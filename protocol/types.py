@@ -33,7 +33,6 @@ from protocol.emit import Emitter, literal
 from protocol.exceptions import DecodeError, EncodeError
 from protocol.wire import MAX_STRING_BYTES, uuid_from_bytes, uvarint_bytes, zigzag32, zigzag64
 
-ZERO_UUID: Final = uuid.UUID(int=0)
 NULL_COMPACT: Final = b"\x00"
 NULL_INT16: Final = b"\xff\xff"
 NULL_INT32: Final = b"\xff\xff\xff\xff"

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any, Final
 
 UNKNOWN_TAGGED_FIELDS: Final = "_unknown_tagged_fields"
+#: The all-zero uuid: Kafka's "no topic id".
+ZERO_UUID: Final = uuid.UUID(int=0)
 """Key under which decoded structs keep tagged fields this spec does not know (``{tag: raw bytes}``)."""
 
 MAX_STRING_BYTES: Final = 0x7FFF

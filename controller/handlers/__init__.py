@@ -1,21 +1,24 @@
 """Request handlers: one module per API key, each a function from decoded request to response data.
 
 Each handler module defines ``API_KEY``, ``VERSIONS = (min, max)`` (what the server answers, within the
-spec's range) and ``async def handle(ctx, request, version) -> dict``. Handlers never see bytes.
+spec's range) and ``async def handle(ctx, request, version) -> dict``. A handler that answers requests
+of versions it does not support (ApiVersions does, as Kafka) also defines
+``def unsupported(ctx, version) -> (response, response_version)``; for the others the server closes the
+connection. Handlers never see bytes.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.app import Controller
     from protocol.framing import RequestHeader
 
-__all__ = ["HANDLER_MODULES", "Handler", "RequestContext", "load_handlers"]
+__all__ = ["HANDLER_MODULES", "NO_OPERATIONS", "Handler", "RequestContext", "load_handlers"]
 
 HANDLER_MODULES = [
     "api_versions",
@@ -27,18 +30,26 @@ HANDLER_MODULES = [
     "describe_cluster",
 ]
 
+#: Kafka's "authorized operations not computed" marker; no ACLs are simulated.
+NO_OPERATIONS = -(2**31)
+
 
 @dataclass
 class RequestContext:
-    """What a handler may use besides the request: the controller's state and who is asking."""
+    """What a handler may use besides the request: the controller's state and who is asking.
+
+    ``endpoints`` are the brokers' listeners as the server advertises them (broker id -> host, port).
+    """
 
     controller: Controller
     header: RequestHeader
     peer: str
     listener_broker: int | None = None  # the broker whose listener received the request (None: bootstrap)
+    endpoints: Mapping[int, tuple[str, int]] = field(default_factory=dict)
 
 
 HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[dict[str, Any]]]
+UnsupportedFn = Callable[[RequestContext, int], tuple[dict[str, Any], int]]
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,8 @@ class Handler:
     min_version: int
     max_version: int
     handle: HandleFn
+    #: The answer to a request of an unsupported version, and the version it is encoded in; None: close.
+    unsupported: UnsupportedFn | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -57,5 +70,7 @@ def load_handlers() -> dict[int, Handler]:
     for name in HANDLER_MODULES:
         module = importlib.import_module(f"controller.handlers.{name}")
         low, high = module.VERSIONS
-        handlers[module.API_KEY] = Handler(module.API_KEY, low, high, module.handle)
+        handlers[module.API_KEY] = Handler(
+            module.API_KEY, low, high, module.handle, getattr(module, "unsupported", None)
+        )
     return handlers

@@ -1,15 +1,16 @@
-"""ApiVersions (18): the handshake. Advertises exactly the API keys and versions the server answers."""
+"""ApiVersions (18): the handshake. Advertises exactly the API keys and versions the server answers.
+
+A request of a version the server does not know is answered too, as Kafka does: in v0, with
+UNSUPPORTED_VERSION and ApiVersions' own range, so that the client retries with a version it finds there.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.handlers import RequestContext
 from protocol.errors import error_by_name
-
-if TYPE_CHECKING:
-    from controller.app import Controller
 
 API_KEY = 18
 VERSIONS = (0, 4)
@@ -30,12 +31,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     return ctx.controller.api_versions_response()
 
 
-def unsupported_version_response(controller: Controller) -> dict[str, Any]:
+def unsupported(ctx: RequestContext, version: int) -> tuple[dict[str, Any], int]:
     """Kafka's answer to an ApiVersions request of a version it does not know: v0, only ApiVersions' range."""
-    handler = controller.handlers[API_KEY]
-    return {
+    low, high = VERSIONS
+    response = {
         "ErrorCode": error_by_name("UNSUPPORTED_VERSION").code,
-        "ApiKeys": [
-            {"ApiKey": API_KEY, "MinVersion": handler.min_version, "MaxVersion": handler.max_version}
-        ],
+        "ApiKeys": [{"ApiKey": API_KEY, "MinVersion": low, "MaxVersion": high}],
     }
+    return response, 0

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.placements import PlacementFailure, PlacementRequest
+from controller.placement.service import PlacementFailure, PlacementRequest
 from protocol.errors import error_by_name
 
 log = logging.getLogger(__name__)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from controller.handlers import RequestContext
 from controller.topic_admin import NewTopic, TopicResult
+from protocol import ZERO_UUID
 from protocol.errors import error_by_name
 
 API_KEY = 19
 VERSIONS = (0, 7)
-
-ZERO_UUID = uuid.UUID(int=0)
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:

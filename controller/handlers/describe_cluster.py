@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.handlers import RequestContext
+from controller.handlers import NO_OPERATIONS, RequestContext
 from protocol.errors import error_by_name
 
 API_KEY = 60
@@ -17,7 +17,6 @@ VERSIONS = (0, 2)
 
 BROKER_ENDPOINTS = 1
 CONTROLLER_ENDPOINTS = 2
-NO_OPERATIONS = -(2**31)
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -46,7 +45,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         )
         return response
     include_fenced = bool(request.get("IncludeFencedBrokers", False))
-    endpoints = controller.endpoints
+    endpoints = ctx.endpoints
     for broker in controller.cluster.brokers:
         if (broker.fenced and not include_fenced) or broker.id not in endpoints:
             continue

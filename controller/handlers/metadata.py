@@ -13,17 +13,15 @@ import uuid
 from typing import Any
 
 from controller.cluster import Topic
-from controller.handlers import RequestContext
+from controller.handlers import NO_OPERATIONS, RequestContext
 from controller.topic_admin import NewTopic
 from controller.topic_names import topic_name_problem
+from protocol import ZERO_UUID
 from protocol.errors import error_by_name
 
 API_KEY = 3
 VERSIONS = (0, 13)
 
-#: Kafka's "authorized operations not computed" marker; no ACLs are simulated.
-NO_OPERATIONS = -(2**31)
-ZERO_UUID = uuid.UUID(int=0)
 
 _UNKNOWN_TOPIC = error_by_name("UNKNOWN_TOPIC_OR_PARTITION").code
 _UNKNOWN_TOPIC_ID = error_by_name("UNKNOWN_TOPIC_ID").code
@@ -59,7 +57,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
 
 def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
     """The unfenced brokers with their advertised listeners."""
-    endpoints = ctx.controller.endpoints
+    endpoints = ctx.endpoints
     entries = []
     for broker in ctx.controller.cluster.brokers:
         if broker.fenced or broker.id not in endpoints:

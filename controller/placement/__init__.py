@@ -1,4 +1,20 @@
-"""Replica placement: the plugin API, the loader and the built-in placers."""
+"""Replica placement, end to end: the plugin API, the rules, the service, the built-ins, the conformance kit.
+
+Everything a placer plugin needs is importable from here::
+
+    from controller.placement import (
+        ClusterView, PlacementSpec, ReplicaPlacer, UsableBroker,
+        InvalidReplicationFactorError, ReplicaPlacementError,
+    )
+
+- :mod:`.api`: the plugin types (KIP-660 / KIP-879);
+- :mod:`.rules`: the replication-factor checks, the request checks and the checks of a placer's result;
+- :mod:`.service`: :class:`~controller.placement.service.PlacementService`, what every caller places with;
+- :mod:`.loader`: the names ``replica.placer.class.name`` takes;
+- :mod:`.builtin`: Kafka's and Fluvio's placers;
+- :mod:`.conformance` (documented entry point :mod:`.testing`): the kit for plugin authors;
+- :mod:`.metrics`: balance and rack-failure metrics of a placement.
+"""
 
 from controller.placement.api import (
     ClusterView,
@@ -9,10 +25,18 @@ from controller.placement.api import (
     ReplicaPlacer,
     UsableBroker,
 )
-from controller.placement.loader import BUILTIN_PLACERS, PlacerLoadError, load_placer, resolve_placer_class
+from controller.placement.loader import (
+    BUILTIN_PLACERS,
+    DEFAULT_PLACER,
+    PlacerLoadError,
+    load_placer,
+    placer_label,
+    resolve_placer_class,
+)
 
 __all__ = [
     "BUILTIN_PLACERS",
+    "DEFAULT_PLACER",
     "ClusterView",
     "InvalidReplicationFactorError",
     "PlacementResult",
@@ -22,5 +46,6 @@ __all__ = [
     "ReplicaPlacer",
     "UsableBroker",
     "load_placer",
+    "placer_label",
     "resolve_placer_class",
 ]

@@ -53,6 +53,10 @@ class ClusterView:
     brokers: tuple[UsableBroker, ...]
     assignments: Mapping[tuple[str, int], tuple[int, ...]] = field(default_factory=lambda: _EMPTY)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # A read-only mapping does not pickle: a plugin's worker process gets a plain copy.
+        return (ClusterView, (self.brokers, dict(self.assignments)))
+
     def usable(self, spec: PlacementSpec) -> tuple[UsableBroker, ...]:
         """The brokers a placement may use: all of them, or the spec's ``broker_ids`` subset."""
         if spec.broker_ids is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from cli.main import main
 
 UNBALANCED = [(0, "rack-a"), (1, "rack-b"), (2, "rack-b"), (3, "rack-c"), (4, "rack-c"), (5, "rack-c")]
 

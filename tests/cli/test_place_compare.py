@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
-from controller.commands.place import render_placement
+from cli.commands.place import render_placement
+from cli.main import main
 from controller.placement.api import UsableBroker
 
 REPO = Path(__file__).resolve().parents[2]

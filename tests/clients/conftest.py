@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from controller.embedded import ServerThread
+from tests.support.placers import placer_file
 
 #: ``replica.placer.class.name`` of a plugin that refuses topics named ``reject...`` (REPLICA_PLACEMENT_FAILED).
-PICKY_PLACER = f"{Path(__file__).parents[1] / 'admin' / 'placers.py'}:PickyPlacer"
+PICKY_PLACER = placer_file("PickyPlacer")
 
 API_NAMES = {3: "Metadata", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 37: "CreatePartitions",
              60: "DescribeCluster", 68: "CreateReplicaPlacement"}  # fmt: skip

@@ -3,7 +3,7 @@ both on Spark and in a single process, shared by the tests that check its tables
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -14,8 +14,8 @@ from pipeline.grid import Grid, parse_grid
 from pipeline.sweep import SweepResult, run_sweep
 
 HERE = Path(__file__).parent
-THIRDPARTY_FILE = HERE / "sweep_thirdparty_placer.py"
-THIRDPARTY = "sweep_thirdparty_placer.DescendingPlacer"
+THIRDPARTY_FILE = HERE.parent / "support" / "thirdparty_placer.py"
+THIRDPARTY = "thirdparty_placer.DescendingPlacer"
 
 #: The seed 000 examples (Fluvio's unbalanced 1-2-3 racks and balanced 4 x 3 racks), unbalanced racks
 #: of 4, 1 and 5 brokers, a multi-level cluster, and a 3-broker cluster that cannot take 4 replicas.
@@ -69,20 +69,6 @@ added_partitions = [1, 2]
 @pytest.fixture(scope="session")
 def small_grid() -> Grid:
     return parse_grid(SMALL_GRID)
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    from pipeline.spark_job import spark_session
-
-    session = spark_session(
-        "local[2]",
-        app_name="placement-sim tests",
-        conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
-        log_level="ERROR",
-    )
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="session")

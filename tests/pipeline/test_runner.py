@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,8 +10,7 @@ from controller.placement.loader import PlacerLoadError, resolve_placer_class
 from pipeline.grid import ClusterFamily, Distribution, WorkloadSpec
 from pipeline.runner import run_scenario
 from pipeline.scenarios import ScenarioSpec, expand_family, operations_for, scenario_id
-
-PLACERS_FILE = Path(__file__).parent / "sweep_placers.py"
+from tests.support.placers import PLACERS_FILE
 
 
 def scenario(family: ClusterFamily, workload: WorkloadSpec, seed: int = 0) -> ScenarioSpec:
@@ -91,7 +89,7 @@ def test_each_run_gets_a_fresh_placer_that_sees_its_calls_in_order_and_the_clust
 
 def test_a_deferring_placer_gets_the_default_placers_answer() -> None:
     spec = scenario(UNBALANCED, MIXED, seed=3)
-    deferred = run_scenario(spec, f"{PLACERS_FILE}:DeferringPlacer")
+    deferred = run_scenario(spec, f"{PLACERS_FILE}:Deferring")
     striped = run_scenario(spec, "striped")
     assert deferred.placements == striped.placements
     assert deferred.failures == ()
@@ -103,10 +101,10 @@ def test_an_async_placer_is_awaited() -> None:
 
 
 def test_a_malformed_result_is_a_placement_failure_naming_the_problem() -> None:
-    run = run_scenario(scenario(UNBALANCED, ONE_TOPIC_6x3), f"{PLACERS_FILE}:BrokenPlacer")
+    run = run_scenario(scenario(UNBALANCED, ONE_TOPIC_6x3), f"{PLACERS_FILE}:UnknownBroker")
     (failure,) = run.failures
     assert failure.error == "REPLICA_PLACEMENT_FAILED"
-    assert "unknown broker(s) [999]" in failure.message
+    assert "unknown broker(s) [4242]" in failure.message
 
 
 def test_an_unknown_placer_fails_the_run_with_the_loaders_message() -> None:

@@ -1,0 +1,84 @@
+"""``placement-sim serve``: runs the simulator until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+
+from cli.options import property_pair
+from controller.config import LISTENERS, PLACER, SEED, ServerConfig
+from controller.server import Server
+
+
+def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        parents=[common],
+        help="run the controller simulator",
+        description="Run the simulator. With no options: 6 brokers in 3 racks, the striped placer, 127.0.0.1:9092.",
+    )
+    p.add_argument("--config", metavar="FILE", help="server.properties file")
+    p.add_argument("--listen", metavar="HOST:PORT", help="listener address (port 0 picks a free port)")
+    p.add_argument(
+        "--placer", metavar="NAME", help="replica.placer.class.name (short name, dotted path or file.py)"
+    )
+    p.add_argument(
+        "--seed", type=int, metavar="N", help="simulator.seed: makes every placement deterministic"
+    )
+    p.add_argument(
+        "--set",
+        type=property_pair,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set any property (repeatable)",
+    )
+    p.set_defaults(func=run)
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, str]:
+    overrides: dict[str, str] = dict(args.set)
+    if args.listen:
+        overrides[LISTENERS] = args.listen
+    if args.placer:
+        overrides[PLACER] = args.placer
+    if args.seed is not None:
+        overrides[SEED] = str(args.seed)
+    return overrides
+
+
+def run(args: argparse.Namespace) -> int:
+    config = ServerConfig.load(args.config, overrides_from(args))
+    try:
+        return asyncio.run(_serve(config))
+    except OSError as exc:
+        print(f"placement-sim: cannot listen on {config.listener}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+async def _serve(config: ServerConfig) -> int:
+    server = await Server.create(config)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    brokers = ", ".join(
+        f"{b.id}{'@' + b.rack if b.rack else ''}{' (fenced)' if b.fenced else ''}" for b in config.brokers
+    )
+    print(f"placer {server.controller.placements.placer_label}; brokers {brokers}", flush=True)
+    print(f"listening on {server.bootstrap}", flush=True)
+    endpoints = server.endpoints
+    print("brokers on " + ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items())), flush=True)
+    serving = asyncio.ensure_future(server.serve_forever())
+    await stop.wait()
+    serving.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await serving
+    await server.stop()
+    print("stopped", flush=True)
+    return 0

@@ -1,0 +1,152 @@
+"""``placement-sim sweep``: evaluates placers over a grid of cluster shapes and workloads on Spark."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from cli.options import property_pair
+
+if TYPE_CHECKING:
+    from pipeline.sweep import SweepResult
+
+DEFAULT_OUT = "sweep-out"
+
+_SUMMARY_COLUMNS = (
+    ("placer", "placer", "{}"),
+    ("runs", "runs", "{:,}"),
+    ("leaders_skew_mean", "leader skew", "{:.3f}"),
+    ("replicas_skew_mean", "replica skew", "{:.3f}"),
+    ("balance_bound_share", "in bound", "{:.0%}"),
+    ("rack_violations_total", "rack viol.", "{:,}"),
+    ("rack_failure_leader_growth_mean", "rack loss growth", "{:.2f}"),
+    ("failed_requests", "failed req.", "{:,}"),
+)
+
+
+def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser(
+        "sweep",
+        parents=[common],
+        help="evaluate placers over many cluster shapes and workloads (PySpark)",
+        description=(
+            "Run every scenario of a grid (cluster shapes x workloads x seeds) through every placer on Spark, "
+            "write placements and metrics as Parquet, per-placer aggregates, and OUT/report.html. "
+            "With no --grid, the built-in default grid runs on local[*] in a few minutes."
+        ),
+    )
+    p.add_argument("--grid", metavar="FILE", help="grid file, .toml or .json (default: the built-in grid)")
+    p.add_argument(
+        "--placers",
+        metavar="LIST",
+        help="comma-separated placers, replacing the grid's: short names, package.module.Class, module:Class",
+    )
+    p.add_argument(
+        "--out", metavar="DIR", default=DEFAULT_OUT, help=f"output folder or URI (default: {DEFAULT_OUT})"
+    )
+    p.add_argument(
+        "--master", metavar="URL", help="Spark master (default: local[*], or the one spark-submit was given)"
+    )
+    p.add_argument("--no-spark", action="store_true", help="run in this process, without Spark")
+    p.add_argument("--seeds", type=int, metavar="N", help="use seeds 0..N-1 instead of the grid's")
+    p.add_argument(
+        "--partitions", type=int, metavar="N", help="Spark tasks for the runs (default: 4 per core)"
+    )
+    p.add_argument(
+        "--py-files",
+        metavar="LIST",
+        help="comma-separated .py/.zip/.egg files shipped to the executors (third-party placers)",
+    )
+    p.add_argument(
+        "--conf",
+        type=property_pair,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark setting (repeatable)",
+    )
+    p.add_argument("--no-placements", action="store_true", help="do not write the placements table")
+    p.add_argument("--report", metavar="FILE", help="where to write the report (default: OUT/report.html)")
+    p.add_argument(
+        "--report-scenario", metavar="ID", help="scenario whose leaders per broker the report plots"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--print-default-grid", action="store_true", help="print the built-in grid (TOML) and exit"
+    )
+    p.set_defaults(func=run)
+
+
+def _print_summary(result: SweepResult) -> None:
+    table = result.aggregates.get("by_placer")
+    if table is None:
+        return
+    rows = table.to_pylist()
+    header = [title for _, title, _ in _SUMMARY_COLUMNS]
+    cells = [
+        [fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in _SUMMARY_COLUMNS]
+        for row in rows
+    ]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+    for line in (header, *cells):
+        print(
+            "  ".join(
+                v.ljust(w) if i == 0 else v.rjust(w)
+                for i, (v, w) in enumerate(zip(line, widths, strict=True))
+            )
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline.default_grid import DEFAULT_GRID_TOML, default_grid
+    from pipeline.grid import GridError, load_grid
+    from pipeline.output import is_local
+
+    if args.print_default_grid:
+        print(DEFAULT_GRID_TOML, end="")
+        return 0
+    try:
+        grid = load_grid(args.grid) if args.grid else default_grid()
+        if args.placers:
+            grid = grid.with_placers(args.placers.split(","))
+        if args.seeds is not None:
+            grid = grid.with_seeds(args.seeds)
+        conf = dict(args.conf)
+    except (GridError, ValueError) as exc:
+        print(f"placement-sim sweep: {exc}", file=sys.stderr)
+        return 2
+    if args.no_spark and not is_local(args.out):
+        print(f"placement-sim sweep: --no-spark writes local folders only, not {args.out}", file=sys.stderr)
+        return 2
+    if args.partitions is not None and args.partitions <= 0:
+        print("placement-sim sweep: --partitions must be positive", file=sys.stderr)
+        return 2
+    py_files = [f.strip() for f in (args.py_files or "").split(",") if f.strip()]
+    from pipeline.progress import ConsoleProgress
+    from pipeline.sweep import run_sweep
+
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
+    master = args.master or ("the spark-submit master" if submitted else "local[*]")
+    mode = "in this process" if args.no_spark else f"on Spark ({master})"
+    print(
+        f"sweep: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers = {grid.run_count:,} runs {mode}",
+        file=sys.stderr,
+    )
+    result = run_sweep(
+        grid,
+        args.out,
+        use_spark=not args.no_spark,
+        master=args.master,
+        conf=conf,
+        py_files=py_files,
+        partitions=args.partitions,
+        write_placements=not args.no_placements,
+        report=args.report,
+        report_scenario=args.report_scenario,
+        progress=None if args.quiet else ConsoleProgress(),
+    )
+    _print_summary(result)
+    print(f"{result.runs:,} runs in {result.seconds:.1f}s; tables in {result.out}; report: {result.report}")
+    return 0

@@ -1,0 +1,106 @@
+"""The ``placement-sim`` command line: one subcommand module per job under ``cli.commands``.
+
+User mistakes end with one line on stderr and exit code 2, never a traceback: a malformed
+configuration, a placer that cannot be loaded, a bad argument. Output piped into a command that stops
+reading early (``| head``) ends quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from controller.config import ConfigError
+from controller.plugins.loader import PluginLoadError
+
+# Each module defines ``register(subparsers, common)``, adding its subcommand(s) with a ``func(args) -> int``.
+COMMAND_MODULES = [
+    "serve",
+    "place",
+    "compare",
+    "check_placer",
+    "sweep",
+    "topics",
+    "cluster",
+]
+
+#: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).
+EXIT_BROKEN_PIPE = 141
+
+
+def _version() -> str:
+    try:
+        return version("placement-sim")
+    except PackageNotFoundError:  # pragma: no cover - running from a checkout that is not installed
+        return "unknown"
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand takes after its name too (``placement-sim serve -v``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbose_after",
+        action="count",
+        default=0,
+        help="more logging (-v info, -vv debug)",
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="placement-sim",
+        description="A Kafka-wire-compatible controller simulator for replica placement.",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-v info, -vv debug)"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    common = common_options()
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"cli.commands.{name}").register(subparsers, common)
+    return parser
+
+
+def setup_logging(verbosity: int) -> None:
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Runs the parsed command, turning user mistakes into one line on stderr and exit code 2."""
+    try:
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader that went away shows here, not at exit
+        return status
+    except PluginLoadError as exc:
+        print(f"placement-sim: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"placement-sim: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): no traceback, and nothing more to flush to it.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(args.verbose + getattr(args, "verbose_after", 0))
+    return run_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

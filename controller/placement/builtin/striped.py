@@ -1,0 +1,330 @@
+"""Kafka's KRaft default placer, ``StripedReplicaPlacer``, reproduced exactly.
+
+Racks are visited round-robin from a random starting rack that advances by one per partition
+(the "stripes"); within a rack, brokers are visited round-robin from a random offset, unfenced
+brokers before fenced ones; the leader is always unfenced. After as many partitions as there are
+unfenced brokers, the rack order and every rack's broker order are reshuffled.
+
+Everything random goes through a ``java.util.Random``-compatible generator in the order Kafka
+draws it (racks initialised in Java ``HashMap`` order), so with the same generator this placer
+returns what Kafka's returns: ``StripedReplicaPlacer(random=MockRandom())`` reproduces Kafka's unit
+tests. Like Kafka's, it ignores the spec's start partition and the existing assignments.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+from controller.placement.api import (
+    ClusterView,
+    PlacementSpec,
+    ReplicaPlacementError,
+    ReplicaPlacer,
+    UsableBroker,
+)
+from controller.placement.builtin.java_collections import (
+    hashmap_iteration_order,
+    optional_string_hash,
+    optional_string_sort_key,
+)
+from controller.placement.builtin.java_random import JavaRandom, JavaRandomLike, random_from_configs, shuffle
+from controller.placement.rules import require_enough_brokers, require_positive, require_some_unfenced
+
+__all__ = ["BrokerList", "RackLayout", "RackList", "StripedReplicaPlacer"]
+
+log = logging.getLogger(__name__)
+
+
+class BrokerList:
+    """Brokers of one kind (fenced or unfenced) in one rack, handed out round-robin per epoch.
+
+    ``next(epoch)`` returns each broker at most once per epoch; a new epoch restarts the walk one
+    place further along. ``doubled`` holds the brokers twice so ``doubled[index + offset]`` needs no
+    modulo.
+    """
+
+    __slots__ = ("brokers", "doubled", "size", "index", "offset", "epoch")
+
+    def __init__(self, brokers: Iterable[int] = ()) -> None:
+        self.brokers: list[int] = list(brokers)
+        self.doubled: list[int] = self.brokers * 2
+        self.size = len(self.brokers)
+        self.index = 0
+        self.offset = 0
+        self.epoch = 0
+
+    def add(self, broker: int) -> BrokerList:
+        self.brokers.append(broker)
+        self.doubled = self.brokers * 2
+        self.size = len(self.brokers)
+        return self
+
+    def initialize(self, random: JavaRandomLike) -> None:
+        """Sorts the brokers and draws a random start offset (draws nothing when empty)."""
+        if self.brokers:
+            self.brokers.sort()
+            self.doubled = self.brokers * 2
+            self.offset = random.next_int(self.size)
+
+    def shuffle(self, random: JavaRandomLike) -> None:
+        shuffle(self.brokers, random)
+        self.doubled = self.brokers * 2
+
+    def next(self, epoch: int) -> int:
+        """The next broker of this epoch, or -1 when the list is empty or used up in this epoch."""
+        size = self.size
+        if size == 0:
+            return -1
+        if self.epoch != epoch:
+            self.epoch = epoch
+            self.index = 0
+            self.offset = (self.offset + 1) % size
+        index = self.index
+        if index >= size:
+            return -1
+        self.index = index + 1
+        return self.doubled[index + self.offset]
+
+
+class _Rack:
+    __slots__ = ("fenced", "unfenced")
+
+    def __init__(self, fenced: list[int] | None = None, unfenced: list[int] | None = None) -> None:
+        self.fenced = BrokerList(fenced or ())
+        self.unfenced = BrokerList(unfenced or ())
+
+
+class RackLayout:
+    """What a placement call derives from its brokers alone, before drawing anything at random.
+
+    Rack names in insertion order (first broker first), in Java ``HashMap`` iteration order and
+    sorted; each rack's fenced and unfenced broker ids, sorted (Kafka sorts them before drawing a
+    broker list's offset, so the sorted order is all that matters). The same brokers give the same
+    layout, so the placer keeps the last one.
+    """
+
+    __slots__ = ("names", "hash_order", "sorted_names", "fenced", "unfenced", "num_total", "num_unfenced")
+
+    def __init__(self, brokers: Iterable[UsableBroker]) -> None:
+        fenced: dict[str | None, list[int]] = {}
+        unfenced: dict[str | None, list[int]] = {}
+        num_total = num_unfenced = 0
+        for broker in brokers:
+            if broker.rack not in fenced:
+                fenced[broker.rack] = []
+                unfenced[broker.rack] = []
+            if broker.fenced:
+                fenced[broker.rack].append(broker.id)
+            else:
+                num_unfenced += 1
+                unfenced[broker.rack].append(broker.id)
+            num_total += 1
+        for ids in (*fenced.values(), *unfenced.values()):
+            ids.sort()
+        self.names: list[str | None] = list(fenced)
+        self.hash_order = hashmap_iteration_order(self.names, optional_string_hash)
+        self.sorted_names = sorted(self.names, key=optional_string_sort_key)
+        self.fenced = fenced
+        self.unfenced = unfenced
+        self.num_total = num_total
+        self.num_unfenced = num_unfenced
+
+
+class RackList:
+    """Kafka's ``StripedReplicaPlacer.RackList``: the racks of one placement call and their cursors.
+
+    Construction draws from ``random`` exactly as Kafka does: each rack's fenced then unfenced
+    broker list in ``HashMap`` iteration order of the rack names, then the starting rack.
+    ``layout`` may be given when it was derived from the same brokers before.
+    """
+
+    def __init__(
+        self, random: JavaRandomLike, brokers: Iterable[UsableBroker], layout: RackLayout | None = None
+    ) -> None:
+        self._random = random
+        if layout is None:
+            layout = RackLayout(brokers)
+        racks = {name: _Rack(layout.fenced[name], layout.unfenced[name]) for name in layout.names}
+        self._racks = racks
+        #: Racks in Java HashMap iteration order of their names: the order Kafka initialises and shuffles them.
+        self._hash_order = [racks[name] for name in layout.hash_order]
+        for rack in self._hash_order:
+            rack.fenced.initialize(random)
+            rack.unfenced.initialize(random)
+        self.rack_names: list[str | None] = list(layout.sorted_names)
+        self.num_total_brokers = layout.num_total
+        self.num_unfenced_brokers = layout.num_unfenced
+        self._epoch = 0
+        self._offset = random.next_int(len(self.rack_names)) if self.rack_names else 0
+
+    def _shuffle(self) -> None:
+        shuffle(self.rack_names, self._random)
+        for rack in self._hash_order:
+            rack.fenced.shuffle(self._random)
+            rack.unfenced.shuffle(self._random)
+
+    def place(self, replication_factor: int) -> list[int]:
+        """Kafka's ``RackList.place``: the replicas of one more partition, leader first."""
+        return self.place_partitions(replication_factor, 1)[0]
+
+    def place_partitions(self, replication_factor: int, count: int) -> list[list[int]]:
+        """``count`` successive ``place(replication_factor)`` calls, with the loop kept tight.
+
+        The body inlines ``BrokerList.next`` (see there); it must stay equivalent to it.
+        """
+        require_positive(replication_factor)
+        require_enough_brokers(replication_factor, self.num_total_brokers)
+        require_some_unfenced(self.num_unfenced_brokers)
+        racks = self._racks
+        num_racks = len(self.rack_names)
+        num_unfenced = self.num_unfenced_brokers
+        unfenced = [racks[name].unfenced for name in self.rack_names]
+        fenced = [racks[name].fenced for name in self.rack_names]
+        followers = range(replication_factor - 1)
+        epoch = self._epoch
+        offset = self._offset
+        placements: list[list[int]] = []
+        append = placements.append
+        for _ in range(count):
+            if epoch == num_unfenced and num_unfenced > 1:
+                self._shuffle()
+                unfenced = [racks[name].unfenced for name in self.rack_names]
+                fenced = [racks[name].fenced for name in self.rack_names]
+                epoch = 0
+            if offset == num_racks:
+                offset = 0
+            # The leader: the first rack from `offset` on with an unfenced broker left in this epoch.
+            first_rack = offset
+            misses = 0
+            while True:
+                bl = unfenced[first_rack]
+                size = bl.size
+                if size:
+                    if bl.epoch != epoch:
+                        bl.epoch = epoch
+                        bl.index = 1
+                        o = bl.offset + 1
+                        if o == size:
+                            o = 0
+                        bl.offset = o
+                        leader = bl.doubled[o]
+                        break
+                    index = bl.index
+                    if index < size:
+                        bl.index = index + 1
+                        leader = bl.doubled[index + bl.offset]
+                        break
+                misses += 1
+                if misses > num_racks:
+                    raise ReplicaPlacementError(
+                        "no unfenced broker is left in any rack in this round (Kafka's "
+                        "StripedReplicaPlacer would loop forever here)"
+                    )
+                first_rack += 1
+                if first_rack == num_racks:
+                    first_rack = 0
+            replicas = [leader]
+            # Followers: racks round-robin from `offset`, skipping the leader's rack once.
+            rack_index = offset
+            for _f in followers:
+                misses = 0
+                while True:
+                    if rack_index == first_rack:
+                        first_rack = -1
+                        result = -1
+                    else:
+                        result = -1
+                        bl = unfenced[rack_index]
+                        size = bl.size
+                        if size:
+                            if bl.epoch != epoch:
+                                bl.epoch = epoch
+                                bl.index = 1
+                                o = bl.offset + 1
+                                if o == size:
+                                    o = 0
+                                bl.offset = o
+                                result = bl.doubled[o]
+                            else:
+                                index = bl.index
+                                if index < size:
+                                    bl.index = index + 1
+                                    result = bl.doubled[index + bl.offset]
+                        if result < 0:
+                            bl = fenced[rack_index]
+                            size = bl.size
+                            if size:
+                                if bl.epoch != epoch:
+                                    bl.epoch = epoch
+                                    bl.index = 1
+                                    o = bl.offset + 1
+                                    if o == size:
+                                        o = 0
+                                    bl.offset = o
+                                    result = bl.doubled[o]
+                                else:
+                                    index = bl.index
+                                    if index < size:
+                                        bl.index = index + 1
+                                        result = bl.doubled[index + bl.offset]
+                    rack_index += 1
+                    if rack_index == num_racks:
+                        rack_index = 0
+                    if result >= 0:
+                        break
+                    misses += 1
+                    if misses > num_racks + 1:
+                        raise ReplicaPlacementError(
+                            "no broker is left in any rack for this partition (Kafka's "
+                            "StripedReplicaPlacer would loop forever here)"
+                        )
+                replicas.append(result)
+            append(replicas)
+            epoch += 1
+            offset += 1
+        self._epoch = epoch
+        self._offset = offset
+        return placements
+
+
+class StripedReplicaPlacer(ReplicaPlacer):
+    """Kafka's KRaft default replica placer (short name ``striped``).
+
+    ``random`` is any generator with Java's ``next_int(bound)``; without one the placer uses
+    ``JavaRandom(simulator.seed)`` from ``configure()``, or an unseeded ``JavaRandom``.
+    """
+
+    rack_aware = True
+
+    def __init__(self, random: JavaRandomLike | None = None) -> None:
+        self._random_given = random is not None
+        self._random: JavaRandomLike = random if random is not None else JavaRandom()
+        # The layout of the brokers of the last call (the same brokers, call after call, as a rule).
+        self._layout_brokers: tuple[UsableBroker, ...] | None = None
+        self._layout: RackLayout | None = None
+
+    def configure(self, configs: Mapping[str, str]) -> None:
+        if not self._random_given:
+            self._random = random_from_configs(configs)
+
+    def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
+        brokers = cluster.usable(spec)
+        if brokers != self._layout_brokers:
+            self._layout = RackLayout(brokers)
+            self._layout_brokers = brokers
+        rack_list = RackList(self._random, brokers, self._layout)
+        require_positive(spec.num_replicas)
+        require_some_unfenced(rack_list.num_unfenced_brokers)
+        require_enough_brokers(spec.num_replicas, rack_list.num_total_brokers)
+        if spec.num_partitions <= 0:
+            return []
+        placements = rack_list.place_partitions(spec.num_replicas, spec.num_partitions)
+        log.debug(
+            "placed %d partition(s) x %d replica(s) on %d broker(s) in %d rack(s)",
+            spec.num_partitions,
+            spec.num_replicas,
+            rack_list.num_total_brokers,
+            len(rack_list.rack_names),
+        )
+        return placements

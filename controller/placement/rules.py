@@ -1,0 +1,268 @@
+"""The rules of placement, with Kafka's messages: one home for each.
+
+- the replication-factor checks of Kafka's KRaft placers (:func:`require_positive`,
+  :func:`require_enough_brokers`, :func:`require_some_unfenced`) and the server's own, for placers
+  that return a result the request could never have had (:func:`replication_factor_problem`);
+- the request-level checks of the error table, before any placer runs (:func:`request_refusal`);
+- what a placer's result must satisfy (:func:`placement_problems`): every problem, each named by the
+  check it fails. The server answers with the first (:func:`first_problem`, which also has a fast path
+  for the common valid case); the conformance kit reports them all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from controller.placement.api import InvalidReplicationFactorError, PlacementSpec, UsableBroker
+
+__all__ = [
+    "CHECKS",
+    "Problem",
+    "Refusal",
+    "first_problem",
+    "placement_problems",
+    "replication_factor_problem",
+    "request_refusal",
+    "require_enough_brokers",
+    "require_positive",
+    "require_some_unfenced",
+    "unable_to_replicate",
+]
+
+# ------------------------------------------------------------------------------ replication factor
+
+
+def _not_positive(rf: int) -> str:
+    return f"Invalid replication factor {rf}: the replication factor must be positive."
+
+
+def _not_enough(rf: int, registered: int) -> str:
+    return (
+        f"The target replication factor of {rf} cannot be reached because only {registered} "
+        "broker(s) are registered."
+    )
+
+
+ALL_FENCED = "All brokers are currently fenced."
+
+
+def require_positive(rf: int) -> None:
+    """Kafka's check that the replication factor is positive (InvalidReplicationFactorError)."""
+    if rf <= 0:
+        raise InvalidReplicationFactorError(_not_positive(rf))
+
+
+def require_enough_brokers(rf: int, registered: int) -> None:
+    """Kafka's check that there are at least ``rf`` registered brokers to place on."""
+    if rf > registered:
+        raise InvalidReplicationFactorError(_not_enough(rf, registered))
+
+
+def require_some_unfenced(unfenced: int) -> None:
+    """Kafka's check that some broker can lead."""
+    if unfenced == 0:
+        raise InvalidReplicationFactorError(ALL_FENCED)
+
+
+def replication_factor_problem(rf: int, usable: int) -> str | None:
+    """Why no placement can have this replication factor on ``usable`` brokers (Kafka's words), or None."""
+    if rf <= 0:
+        return _not_positive(rf)
+    if rf > usable:
+        return _not_enough(rf, usable)
+    return None
+
+
+def unable_to_replicate(rf: int, reason: str) -> str:
+    """How Kafka's CreateTopics words a replication factor its placer cannot meet."""
+    return f"Unable to replicate the partition {rf} time(s): {reason}"
+
+
+# ------------------------------------------------------------------------------ requests
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request refused before any placer runs: the wire error name and the client's message."""
+
+    error: str
+    message: str
+
+
+def request_refusal(
+    num_partitions: int,
+    replication_factor: int,
+    node_ids: Sequence[int],
+    start_partition: int,
+    timeout_ms: int,
+    registered: Iterable[int],
+    max_replicas: int,
+    max_replicas_key: str,
+) -> Refusal | None:
+    """The request-level checks of the error table, in order; None when the request may be placed."""
+    if num_partitions <= 0:
+        return Refusal(
+            "INVALID_PARTITIONS",
+            f"Number of partitions was set to an invalid non-positive value: {num_partitions}.",
+        )
+    if start_partition < 0:
+        return Refusal("INVALID_REQUEST", f"StartPartition must not be negative: {start_partition}.")
+    if timeout_ms <= 0:
+        return Refusal("INVALID_REQUEST", f"timeoutMs must be positive: {timeout_ms}.")
+    if node_ids:
+        repeated = sorted(b for b, n in Counter(node_ids).items() if n > 1)
+        if repeated:
+            return Refusal("INVALID_REQUEST", f"NodeId repeats broker id(s) {_ids(repeated)}.")
+        known = set(registered)
+        unknown = sorted(b for b in node_ids if b not in known)
+        if unknown:
+            return Refusal("INVALID_REQUEST", f"NodeId names unregistered broker id(s) {_ids(unknown)}.")
+    total = num_partitions * max(replication_factor, 0)
+    if total > max_replicas:
+        return Refusal(
+            "POLICY_VIOLATION",
+            f"{num_partitions} partition(s) x replication factor {replication_factor} = "
+            f"{total} replicas exceeds the limit of {max_replicas} ({max_replicas_key}).",
+        )
+    return None
+
+
+def _ids(ids: Sequence[int], most: int = 20) -> str:
+    """A list of ids for a message, cut after ``most`` entries so that the message stays short."""
+    if len(ids) <= most:
+        return str(list(ids))
+    return f"[{', '.join(map(str, ids[:most]))}, ... {len(ids) - most} more]"
+
+
+# ------------------------------------------------------------------------------ results
+
+#: The checks a result must pass, in the order they are applied to each partition.
+CHECKS = ("shape", "distinct replicas", "known brokers", "unfenced leader")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a placer's result: the check it fails, and what exactly (a full sentence)."""
+
+    check: str
+    message: str
+    partition: int | None = None
+
+
+def _show(replicas: Sequence[Any]) -> str:
+    shown = list(replicas[:20])
+    return str(shown) if len(replicas) <= 20 else f"{str(shown)[:-1]}, ... {len(replicas) - 20} more]"
+
+
+def _partition_problems(
+    partition: int,
+    rs: Sequence[Any],
+    spec: PlacementSpec,
+    by_id: Mapping[int, UsableBroker],
+    allowed: set[int] | None,
+) -> list[Problem]:
+    if len(rs) != spec.num_replicas:
+        return [
+            Problem(
+                "shape",
+                f"partition {partition} has {len(rs)} replica(s), expected {spec.num_replicas}: {_show(rs)}",
+                partition,
+            )
+        ]
+    for r in rs:
+        if type(r) is not int:
+            return [
+                Problem(
+                    "shape", f"partition {partition} has a replica that is not a broker id: {r!r}", partition
+                )
+            ]
+    found: list[Problem] = []
+    dupes = sorted(b for b, n in Counter(rs).items() if n > 1)
+    if dupes:
+        found.append(
+            Problem(
+                "distinct replicas",
+                f"partition {partition} repeats broker(s) {dupes}: {_show(rs)}",
+                partition,
+            )
+        )
+    unknown = [r for r in rs if r not in by_id]
+    if unknown:
+        found.append(
+            Problem(
+                "known brokers",
+                f"partition {partition} names unknown broker(s) {unknown}: {_show(rs)}",
+                partition,
+            )
+        )
+    if allowed is not None:
+        outside = [r for r in rs if r in by_id and r not in allowed]
+        if outside:
+            found.append(
+                Problem(
+                    "known brokers",
+                    f"partition {partition} uses broker(s) {outside} outside NodeId {_ids(sorted(allowed))}",
+                    partition,
+                )
+            )
+    if rs and rs[0] in by_id and by_id[rs[0]].fenced:
+        found.append(
+            Problem(
+                "unfenced leader",
+                f"partition {partition} has fenced broker {rs[0]} as its leader: {_show(rs)}",
+                partition,
+            )
+        )
+    return found
+
+
+def placement_problems(
+    spec: PlacementSpec, brokers: Sequence[UsableBroker], replicas: Sequence[Sequence[Any]]
+) -> list[Problem]:
+    """Everything wrong with replica lists (as :func:`~controller.placement.loader.replica_lists` gives
+    them) as a placement of ``spec`` on ``brokers``; empty when valid."""
+    if len(replicas) != spec.num_partitions:
+        return [Problem("shape", f"returned {len(replicas)} partition(s), expected {spec.num_partitions}")]
+    by_id = {b.id: b for b in brokers}
+    allowed = set(spec.broker_ids) if spec.broker_ids is not None else None
+    found: list[Problem] = []
+    for offset, rs in enumerate(replicas):
+        found.extend(_partition_problems(spec.start_partition + offset, rs, spec, by_id, allowed))
+    return found
+
+
+def first_problem(
+    spec: PlacementSpec, brokers: Sequence[UsableBroker], replicas: Sequence[Sequence[Any]]
+) -> Problem | None:
+    """The first of :func:`placement_problems`, or None; valid results are recognised with set operations."""
+    if len(replicas) != spec.num_partitions:
+        return Problem("shape", f"returned {len(replicas)} partition(s), expected {spec.num_partitions}")
+    rf = spec.num_replicas
+    allowed = {b.id for b in brokers}
+    if spec.broker_ids is not None:
+        allowed.intersection_update(spec.broker_ids)
+    leaders = {b.id for b in brokers if not b.fenced}
+    kinds: set[type] = set()
+    for rs in replicas:
+        kinds.update(map(type, rs))
+        try:
+            valid = len(rs) == rf and rs[0] in leaders and allowed.issuperset(rs) and len(set(rs)) == rf
+        except (TypeError, IndexError):  # unhashable entries, no replicas at all
+            valid = False
+        if not valid:
+            break
+    else:
+        if kinds <= {int}:
+            return None
+    # Something is wrong (a value such as True or 1.0 passes the set operations as a broker id, hence
+    # the check of the types): the detailed checks name the first partition at fault.
+    by_id = {b.id: b for b in brokers}
+    wanted = set(spec.broker_ids) if spec.broker_ids is not None else None
+    for offset, rs in enumerate(replicas):
+        problems = _partition_problems(spec.start_partition + offset, rs, spec, by_id, wanted)
+        if problems:
+            return problems[0]
+    return None

@@ -1,0 +1,308 @@
+"""Runs a plugin in the server's process or isolated in a worker process.
+
+Built-ins are trusted and fast: they run inline on the event loop. Any other plugin runs by default in
+its own worker process (``isolation=auto``), so one that blocks, spins, sleeps past its deadline, eats
+memory or crashes never stalls the server: at the deadline the worker is killed and a fresh one is
+started (loaded and configured again) for later calls. Calls reach the plugin one at a time and in
+arrival order, so stateful plugins see them in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import pickle
+import sys
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from controller.plugins.isolation.outcome import PluginError, Reason
+from controller.plugins.isolation.worker import (
+    LENGTH,
+    Call,
+    Close,
+    Load,
+    Ready,
+    Returned,
+    failure,
+    normalized,
+)
+from controller.plugins.loader import PluginKind, PluginLoadError, load_plugin, plugin_label
+
+log = logging.getLogger(__name__)
+
+__all__ = ["InlineRunner", "ProcessRunner", "Runner", "start_runner"]
+
+#: Replies larger than this are unpickled off the event loop.
+_BIG_REPLY = 1 << 20
+
+
+class Runner(Protocol):
+    isolation: str
+    label: str
+
+    async def call(self, args: tuple[Any, ...], deadline: float) -> Any: ...
+
+    async def close(self) -> None: ...
+
+
+def _timed_out(label: str) -> PluginError:
+    return PluginError(Reason.TIMED_OUT, label, "the plugin did not answer in time")
+
+
+class InlineRunner:
+    """Calls the plugin directly (built-ins): no isolation, no overhead."""
+
+    isolation = "inline"
+
+    def __init__(self, kind: PluginKind, plugin: Any) -> None:
+        self.kind = kind
+        self.plugin = plugin
+        self.label = plugin_label(plugin)
+        self._method = getattr(plugin, kind.method)
+
+    async def call(self, args: tuple[Any, ...], deadline: float) -> Any:
+        """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time."""
+        try:
+            result = self._method(*args)
+            if inspect.isawaitable(result):
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        result = await result
+                except TimeoutError:
+                    raise _timed_out(self.label) from None
+        except PluginError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an error response
+            raise failure(self.kind, self.label, exc) from None
+        return normalized(self.kind, self.label, result, portable=False)
+
+    async def close(self) -> None:
+        close = getattr(self.plugin, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:
+                log.exception("%s %s: close() failed", self.kind.noun, self.label)
+
+
+class ProcessRunner:
+    """Hosts the plugin in a worker process; kills and restarts it when a call overruns its deadline."""
+
+    isolation = "process"
+
+    def __init__(
+        self,
+        kind: PluginKind,
+        name: str,
+        configs: Mapping[str, str],
+        start_timeout: float = 30.0,
+        max_memory_mb: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.configs = dict(configs)
+        self.start_timeout = start_timeout
+        self.max_memory_mb = max_memory_mb
+        self.label = name
+        self.restarts = 0
+        self._proc: asyncio.subprocess.Process | None = None
+        self._starting: asyncio.Future[None] | None = None
+        self._lock = asyncio.Lock()
+        # Killed workers still being reaped (their pipes and exit status), awaited by close().
+        self._reaping: set[asyncio.Future[None]] = set()
+
+    async def start(self) -> None:
+        """Starts the worker and loads the plugin; PluginLoadError if it cannot be loaded."""
+        path = [p for p in sys.path if p]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "controller.plugins.isolation.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+        )
+        assert proc.stdin is not None
+        load = Load(self.kind.ref, self.name, self.configs, path, self.max_memory_mb)
+        proc.stdin.write(_frame(load))
+        try:
+            async with asyncio.timeout(self.start_timeout):
+                reply = await _read(proc)
+        except TimeoutError:
+            await _kill_and_reap(proc)
+            raise PluginLoadError(
+                f"{self.kind.noun} {self.name!r}: worker did not start within {self.start_timeout:g}s"
+            ) from None
+        if reply is None:
+            code = await proc.wait()
+            raise PluginLoadError(
+                f"{self.kind.noun} {self.name!r}: worker exited with code {code} while loading"
+            )
+        if not isinstance(reply, Ready):
+            await _kill_and_reap(proc)
+            raise PluginLoadError(reply.message if isinstance(reply, PluginError) else repr(reply))
+        self.label = reply.label
+        self._proc = proc
+        log.info("%s %s runs in worker process %d", self.kind.noun, self.label, proc.pid)
+
+    async def _ensure_started(self) -> asyncio.subprocess.Process:
+        if self._proc is not None and self._proc.returncode is None:
+            return self._proc
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.ensure_future(self.start())
+        await asyncio.shield(self._starting)
+        assert self._proc is not None
+        return self._proc
+
+    def _discard(self, proc: asyncio.subprocess.Process) -> None:
+        """Kills a worker that cannot be trusted any more and starts a fresh one in the background."""
+        reaping = asyncio.ensure_future(_kill_and_reap(proc))
+        self._reaping.add(reaping)
+        reaping.add_done_callback(self._reaping.discard)
+        self.restarts += 1
+        self._proc = None
+        self._starting = asyncio.ensure_future(self.start())
+        self._starting.add_done_callback(_log_start_failure)
+
+    async def call(self, args: tuple[Any, ...], deadline: float) -> Any:
+        """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._lock.acquire()
+        except TimeoutError:
+            raise _timed_out(self.label) from None
+        try:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    proc = await self._ensure_started()
+            except TimeoutError:
+                raise _timed_out(self.label) from None
+            assert proc.stdin is not None
+            proc.stdin.write(await _frame_off_loop(Call(args)))
+            try:
+                async with asyncio.timeout_at(deadline):
+                    reply = await _read(proc)
+            except TimeoutError:
+                log.warning(
+                    "%s %s overran its deadline; restarting its worker process", self.kind.noun, self.label
+                )
+                self._discard(proc)
+                raise _timed_out(self.label) from None
+            except BaseException:
+                # The caller went away mid-call (its client disconnected): the reply would be read by the
+                # next call, so this worker cannot be reused.
+                self._discard(proc)
+                raise
+            if reply is None:
+                code = await proc.wait()
+                log.warning(
+                    "%s %s: worker process exited with code %s; restarting it",
+                    self.kind.noun,
+                    self.label,
+                    code,
+                )
+                self._discard(proc)
+                how = (
+                    f"was killed by signal {-code}"
+                    if code is not None and code < 0
+                    else f"exited with code {code}"
+                )
+                raise PluginError(Reason.WORKER_EXITED, self.label, f"worker process {how}", "WorkerExited")
+            if isinstance(reply, PluginError):
+                if reply.reason is Reason.OUT_OF_MEMORY:
+                    self._discard(proc)
+                    raise PluginError(
+                        Reason.OUT_OF_MEMORY,
+                        self.label,
+                        f"{reply.message}: the worker process went past its memory limit of "
+                        f"{self.max_memory_mb} MB",
+                        reply.exc_type,
+                    )
+                raise reply
+            assert isinstance(reply, Returned)
+            return reply.value
+        finally:
+            self._lock.release()
+
+    async def close(self) -> None:
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            with contextlib.suppress(BaseException):
+                await self._starting
+        if self._reaping:
+            await asyncio.gather(*self._reaping, return_exceptions=True)
+        proc, self._proc = self._proc, None
+        if proc is None or proc.returncode is not None:
+            return
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(_frame(Close()))
+            proc.stdin.close()
+            async with asyncio.timeout(5):
+                await proc.wait()
+        except (TimeoutError, ConnectionError):
+            await _kill_and_reap(proc)
+
+
+async def _read(proc: asyncio.subprocess.Process) -> Any:
+    assert proc.stdout is not None
+    try:
+        header = await proc.stdout.readexactly(LENGTH.size)
+        payload = await proc.stdout.readexactly(LENGTH.unpack(header)[0])
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    if len(payload) > _BIG_REPLY:
+        return await asyncio.get_running_loop().run_in_executor(None, pickle.loads, payload)
+    return pickle.loads(payload)
+
+
+def _frame(message: Any) -> bytes:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return LENGTH.pack(len(payload)) + payload
+
+
+async def _frame_off_loop(message: Call) -> bytes:
+    """A call's frame; pickled in a thread when its arguments are large, so the loop keeps serving."""
+    if _looks_small(message.args):
+        return _frame(message)
+    return await asyncio.get_running_loop().run_in_executor(None, _frame, message)
+
+
+def _looks_small(args: tuple[Any, ...]) -> bool:
+    for arg in args:
+        sized = getattr(arg, "size_hint", None)
+        if callable(sized) and sized() > 10_000:
+            return False
+    return True
+
+
+async def _kill_and_reap(proc: asyncio.subprocess.Process) -> None:
+    """Kills a worker and waits for its exit, so that its pipes are closed while the loop runs."""
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    await proc.wait()
+
+
+def _log_start_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("plugin worker failed to restart: %s", task.exception())
+
+
+async def start_runner(
+    kind: PluginKind,
+    name: str,
+    configs: Mapping[str, str],
+    isolation: str = "auto",
+    start_timeout: float = 30.0,
+    max_memory_mb: int = 0,
+) -> InlineRunner | ProcessRunner:
+    """Loads the plugin once, isolated or inline as ``isolation`` says (auto: built-ins inline)."""
+    if isolation == "process" or (isolation == "auto" and name.strip() not in kind.builtins):
+        runner = ProcessRunner(kind, name, configs, start_timeout, max_memory_mb)
+        await runner.start()
+        return runner
+    return InlineRunner(kind, load_plugin(kind, name, configs))

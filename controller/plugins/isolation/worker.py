@@ -1,0 +1,199 @@
+"""The process that hosts one plugin when the server isolates it, and the calling rules both runners share.
+
+The parent speaks to the worker over stdin/stdout with length-prefixed pickles of the messages below
+(stdout is moved to a private descriptor first, so a plugin that prints cannot corrupt the channel;
+what it prints goes to stderr). Parent to worker: :class:`Load` once, then :class:`Call` per call and
+:class:`Close` at the end. Worker to parent: :class:`Ready`, then per call :class:`Returned` or a
+:class:`~controller.plugins.isolation.outcome.PluginError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pickle
+import struct
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from controller.plugins.isolation.outcome import PluginError, Reason
+
+LENGTH = struct.Struct(">I")
+
+#: The worker's exit code after it ran out of memory (after telling the parent so).
+EXIT_OUT_OF_MEMORY = 86
+
+
+@dataclass(frozen=True)
+class Load:
+    """Load plugin ``name`` of the kind at ``kind_ref`` (``module:ATTRIBUTE``) and configure it."""
+
+    kind_ref: str
+    name: str
+    configs: Mapping[str, str]
+    sys_path: list[str]
+    max_memory_mb: int = 0  # 0: no limit
+
+
+@dataclass(frozen=True)
+class Call:
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Close:
+    pass
+
+
+@dataclass(frozen=True)
+class Ready:
+    label: str
+
+
+@dataclass(frozen=True)
+class Returned:
+    value: Any
+
+
+def resolve_kind(ref: str) -> Any:
+    module_name, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def failure(kind: Any, label: str, exc: BaseException) -> PluginError:
+    """The error for a plugin that raised: one of its kind's declared exceptions, or anything else."""
+    name = type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return PluginError(Reason.OUT_OF_MEMORY, label, "the plugin ran out of memory", name)
+    for declared in kind.declared:
+        if isinstance(exc, declared):
+            return PluginError(Reason.DECLARED, label, str(exc), name, declared.__name__)
+    return PluginError(Reason.UNEXPECTED, label, f"{name}: {exc}", name)
+
+
+def normalized(kind: Any, label: str, value: Any, portable: bool) -> Any:
+    """The kind's plain form of a result; ``portable`` when it must cross a process boundary."""
+    from controller.plugins.loader import MalformedResult
+
+    try:
+        return kind.normalize(value, portable)
+    except MalformedResult as exc:
+        raise PluginError(Reason.MALFORMED, label, str(exc)) from None
+    except BaseException as exc:  # noqa: BLE001 - iterating a hostile result
+        raise PluginError(
+            Reason.MALFORMED, label, f"iterating the result raised {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def invoke(kind: Any, plugin: Any, label: str, args: tuple[Any, ...], portable: bool) -> Any:
+    """Calls the plugin in this process (awaiting it when it is async); its result or PluginError."""
+    try:
+        result = getattr(plugin, kind.method)(*args)
+        if inspect.isawaitable(result):
+            import asyncio
+
+            async def _await() -> Any:
+                return await result
+
+            result = asyncio.run(_await())
+    except BaseException as exc:  # noqa: BLE001 - a plugin's failure is reported, never fatal
+        raise failure(kind, label, exc) from None
+    return normalized(kind, label, result, portable)
+
+
+def write_message(stream: BinaryIO, message: Any) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(LENGTH.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def read_message(stream: BinaryIO) -> Any:
+    header = stream.read(LENGTH.size)
+    if len(header) < LENGTH.size:
+        return None
+    (size,) = LENGTH.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        return None
+    return pickle.loads(payload)
+
+
+def _limit_memory(megabytes: int) -> None:
+    if megabytes <= 0:
+        return
+    try:
+        import resource
+
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError) as exc:  # not every platform has address-space limits
+        print(f"worker: cannot limit memory to {megabytes} MB: {exc}", file=sys.stderr)
+
+
+def main() -> int:
+    channel_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    channel_in = sys.stdin.buffer
+    first = read_message(channel_in)
+    if not isinstance(first, Load):
+        return 2
+    for entry in reversed(first.sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    from controller.plugins.loader import load_plugin, plugin_label
+
+    kind = resolve_kind(first.kind_ref)
+    try:
+        plugin = load_plugin(kind, first.name, first.configs)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops startup
+        write_message(channel_out, PluginError(Reason.UNEXPECTED, first.name, str(exc), type(exc).__name__))
+        return 1
+    label = plugin_label(plugin)
+    _limit_memory(first.max_memory_mb)
+    write_message(channel_out, Ready(label))
+    while True:
+        try:
+            message = read_message(channel_in)
+        except MemoryError:
+            write_message(channel_out, PluginError(Reason.OUT_OF_MEMORY, label, "the request did not fit"))
+            return EXIT_OUT_OF_MEMORY
+        if not isinstance(message, Call):
+            break
+        reply: Any
+        try:
+            reply = Returned(invoke(kind, plugin, label, message.args, portable=True))
+        except PluginError as exc:
+            reply = exc
+        try:
+            write_message(channel_out, reply)
+        except MemoryError:
+            write_message(channel_out, PluginError(Reason.OUT_OF_MEMORY, label, "the result did not fit"))
+            return EXIT_OUT_OF_MEMORY
+        except Exception as exc:  # noqa: BLE001 - e.g. a result that does not pickle
+            write_message(
+                channel_out,
+                PluginError(
+                    Reason.MALFORMED, label, f"the result cannot be sent back: {type(exc).__name__}: {exc}"
+                ),
+            )
+        if isinstance(reply, PluginError) and reply.reason is Reason.OUT_OF_MEMORY:
+            return EXIT_OUT_OF_MEMORY  # what the plugin holds now cannot be trusted: the parent starts a fresh worker
+    close = getattr(plugin, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:  # noqa: BLE001
+            print(f"{kind.noun} close() failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    # Run the imported module's main, not this __main__ copy's: the message classes must be the ones
+    # both sides pickle by their real module name.
+    from controller.plugins.isolation import worker
+
+    sys.exit(worker.main())

@@ -1,0 +1,106 @@
+"""``placement-sim serve`` as a user runs it: a real process, real signals."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protocol.client import KafkaClient
+
+CLI = [sys.executable, "-m", "cli.main"]
+
+
+def start(*args: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--listen", "127.0.0.1:0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("listening on "):
+            return proc, line.split()[-1]
+    proc.wait(10)
+    raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_answers_and_stops_cleanly_on_signals(sig):
+    proc, bootstrap = start("--seed", "1")
+    try:
+        host, port = bootstrap.rsplit(":", 1)
+        assert host == "127.0.0.1" and int(port) > 0
+
+        async def ask() -> list[list[int]]:
+            async with await KafkaClient.connect(bootstrap) as client:
+                return await client.create_replica_placement(6, 3)
+
+        replicas = asyncio.run(ask())
+        assert len(replicas) == 6 and all(len(set(r)) == 3 for r in replicas)
+    finally:
+        os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "stopped" in out
+    assert "Traceback" not in err
+
+
+def test_serve_reads_a_properties_file(tmp_path: Path):
+    config = tmp_path / "server.properties"
+    config.write_text(
+        "# a two-rack cluster\nreplica.placer.class.name=legacy\n"
+        "simulator.brokers=10:a,11:a,20:b,21:b\nsimulator.seed=4\nsimulator.placer.legacy.fixed.start.index=0\n"
+    )
+    proc, bootstrap = start("--config", str(config))
+    try:
+
+        async def ask() -> list[list[int]]:
+            async with await KafkaClient.connect(bootstrap) as client:
+                return await client.create_replica_placement(4, 2)
+
+        replicas = asyncio.run(ask())
+        assert {b for rs in replicas for b in rs} == {10, 11, 20, 21}
+        assert all({r // 10 for r in rs} == {1, 2} for rs in replicas)  # one replica per rack
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+@pytest.mark.parametrize(
+    ("lines", "named"),
+    [
+        ("socket.request.max.bytes=lots\n", "socket.request.max.bytes"),
+        ("simulator.brokers=0:a,x:b\n", "simulator.brokers"),
+        ("simulator.brokers.fenced=9\n", "simulator.brokers.fenced"),
+        ("listeners=nowhere\n", "listeners"),
+        ("simulator.placer.isolation=sometimes\n", "simulator.placer.isolation"),
+        ("replica.placer.class.name=no.such.Placer\n", "no.such"),
+    ],
+)
+def test_bad_configuration_stops_startup_naming_the_key(tmp_path: Path, lines: str, named: str):
+    config = tmp_path / "server.properties"
+    config.write_text(lines)
+    result = subprocess.run(
+        [*CLI, "serve", "--config", str(config)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_configuration_file(tmp_path: Path):
+    result = subprocess.run(
+        [*CLI, "serve", "--config", str(tmp_path / "absent.properties")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "absent.properties" in result.stderr

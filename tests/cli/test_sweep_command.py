@@ -1,0 +1,155 @@
+"""``placement-sim sweep`` as a user runs it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cli.main import main
+from pipeline.default_grid import default_grid
+from pipeline.grid import parse_grid
+
+GRID = """
+seeds = 1
+placers = ["fluvio", "striped"]
+[[clusters]]
+name = "unbalanced"
+rack_sizes = [[1, 2, 3]]
+[[workloads]]
+name = "fluvio-example"
+topics = 1
+partitions = 6
+replication_factor = 3
+"""
+
+
+@pytest.fixture
+def grid_file(tmp_path: Path) -> Path:
+    path = tmp_path / "grid.toml"
+    path.write_text(GRID)
+    return path
+
+
+def test_sweep_without_spark_writes_the_tables_and_the_report(grid_file, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    code = main(
+        ["sweep", "--no-spark", "--grid", str(grid_file), "--out", str(out), "--seeds", "2", "--quiet"]
+    )
+    assert code == 0
+    printed = capsys.readouterr()
+    assert "sweep: 2 scenarios x 2 placers = 4 runs in this process" in printed.err
+    lines = printed.out.splitlines()
+    assert lines[0].split()[:2] == ["placer", "runs"]
+    assert [line.split()[0] for line in lines[1:3]] == ["fluvio", "striped"]
+    assert lines[-1].endswith(f"report: {out / 'report.html'}")
+    assert pq.read_table(out / "metrics").num_rows == 4
+    assert pq.read_table(out / "placements").num_rows == 4 * 6
+    assert (
+        (out / "report.html").is_file() and (out / "grid.json").is_file() and (out / "sweep.json").is_file()
+    )
+
+
+#: A placer module that only ``--py-files`` makes importable on the executors (written to a fresh folder).
+SHIPPED_PLACER = """
+from controller.placement.api import ReplicaPlacer
+
+
+class FirstBrokersPlacer(ReplicaPlacer):
+    \"\"\"Every partition on the lowest unfenced broker ids, in order.\"\"\"
+
+    def place(self, spec, cluster):
+        ids = sorted(b.id for b in cluster.usable(spec) if not b.fenced)
+        return [ids[: spec.num_replicas] for _ in range(spec.num_partitions)]
+"""
+
+
+def test_sweep_on_spark_with_placers_and_settings_from_the_command_line(
+    spark, grid_file, tmp_path, capsys
+) -> None:
+    shipped = tmp_path / "shipped" / "cli_shipped_placer.py"
+    shipped.parent.mkdir()
+    shipped.write_text(SHIPPED_PLACER)
+    out = tmp_path / "out"
+    code = main(
+        [
+            "sweep",
+            "--grid", str(grid_file),
+            "--placers", "fluvio,legacy,cli_shipped_placer.FirstBrokersPlacer",
+            "--py-files", str(shipped),
+            "--out", str(out),
+            "--master", "local[2]",
+            "--conf", "spark.sql.shuffle.partitions=2",
+            "--partitions", "2",
+            "--quiet",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assert "on Spark (local[2])" in capsys.readouterr().err
+    metrics = pq.read_table(out / "metrics").to_pandas()
+    assert sorted(metrics["placer"]) == ["cli_shipped_placer.FirstBrokersPlacer", "fluvio", "legacy"]
+    placements = pq.read_table(out / "placements").to_pandas()
+    shipped_rows = placements[placements["placer"] == "cli_shipped_placer.FirstBrokersPlacer"]
+    assert [list(r) for r in shipped_rows["replicas"]] == [[0, 1, 2]] * 6
+    assert spark.range(3).count() == 3  # the test session was reused, not stopped
+
+
+def test_no_placements_leaves_no_placements_table(spark, grid_file, tmp_path) -> None:
+    out = tmp_path / "out"
+    (out / "placements").mkdir(parents=True)  # left by an earlier sweep into the same folder
+    code = main(
+        ["sweep", "--grid", str(grid_file), "--out", str(out), "--master", "local[2]", "--no-placements",
+         "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    assert pq.read_table(out / "metrics").num_rows == 2
+    assert not (out / "placements").exists()
+
+
+def test_long_runs_print_progress(grid_file, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["sweep", "--no-spark", "--grid", str(grid_file), "--out", str(out), "--seeds", "3"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^runs 6/6 \(100%\) in \d+s$", err, re.MULTILINE), err
+
+
+def test_print_default_grid_prints_the_grid_that_runs_without_arguments(capsys) -> None:
+    assert main(["sweep", "--print-default-grid"]) == 0
+    assert parse_grid(capsys.readouterr().out) == default_grid()
+
+
+def test_a_bad_grid_is_reported_with_its_key(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GRID.replace("topics = 1", "topics = -1"))
+    assert main(["sweep", "--no-spark", "--grid", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert "workloads[0].topics: must be an integer >= 1, got -1" in capsys.readouterr().err
+
+
+def test_an_unknown_placer_is_refused_before_any_run(grid_file, tmp_path, capsys) -> None:
+    code = main(
+        ["sweep", "--no-spark", "--grid", str(grid_file), "--placers", "fluvio,nope", "--out", str(tmp_path)]
+    )
+    assert code == 2
+    assert "unknown placer 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "metrics").exists()
+
+
+def test_conf_must_be_key_value(grid_file, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sweep", "--grid", str(grid_file), "--conf", "novalue", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "argument --conf: expected KEY=VALUE, got 'novalue'" in capsys.readouterr().err
+
+
+def test_a_bad_placer_setting_is_refused_before_any_run(tmp_path, capsys) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID + '[placer_configs]\n"simulator.placer.fluvio.start.index" = "-1"\n')
+    assert main(["sweep", "--no-spark", "--grid", str(grid), "--out", str(tmp_path / "out")]) == 2
+    assert "simulator.placer.fluvio.start.index must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_without_spark_the_output_must_be_a_local_folder(grid_file, capsys) -> None:
+    assert main(["sweep", "--no-spark", "--grid", str(grid_file), "--out", "hdfs:///sweeps/1"]) == 2
+    assert "--no-spark writes local folders only, not hdfs:///sweeps/1" in capsys.readouterr().err

@@ -426,8 +426,10 @@ def _check_simulator_keys(props: Mapping[str, str]) -> None:
     for key in props:
         if key.startswith(_SIMULATOR_PREFIX) and key not in SETTINGS_BY_KEY:
             known = [s.key for s in SETTINGS if s.key.startswith(_SIMULATOR_PREFIX)]
-            near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            hint = f"; did you mean {near[0]}?" if near else f" (known: {', '.join(sorted(known))})"
+            # Compared without the shared prefix, which would make every key look alike.
+            tails = {k[len(_SIMULATOR_PREFIX) :]: k for k in known}
+            near = difflib.get_close_matches(key[len(_SIMULATOR_PREFIX) :], list(tails), n=1, cutoff=0.6)
+            hint = f"; did you mean {tails[near[0]]}?" if near else f" (known: {', '.join(sorted(known))})"
             raise ConfigError(f"{key}: unknown simulator setting{hint}", key)
 
 

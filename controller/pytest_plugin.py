@@ -2,8 +2,12 @@
 
 - ``placement_sim``: an async fixture; a server on an ephemeral 127.0.0.1 port with the default cluster
   (6 brokers in 3 racks, ``striped``, seed 0) and a connected :class:`protocol.client.KafkaClient`.
-  ``placement_sim.bootstrap`` is the address for any Kafka client. Needs pytest-asyncio.
-- ``placement_sim_server``: the same server without a client, for blocking clients in sync tests.
+  ``placement_sim.bootstrap`` is the address for any Kafka client. It needs pytest-asyncio, and nothing
+  more: an ``async def`` test that asks for it runs under pytest-asyncio's ``asyncio`` marker even in
+  pytest-asyncio's default strict mode, without ``asyncio_mode`` or the marker in the user's suite.
+- ``placement_sim_sync``: the same for tests without an event loop, with a blocking client
+  (:class:`protocol.client.BlockingClient`).
+- ``placement_sim_server``: the same server without a client, for other clients (kafka-python, ...).
 - ``placement_sim_factory``: ``placement_sim_factory(placer=..., brokers=[(id, rack[, fenced]), ...],
   properties={...}, seed=0)`` starts more servers; all are stopped at the end of the test.
 
@@ -12,6 +16,8 @@ Each server runs on its own event loop in a background thread, so blocking and a
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,15 +26,21 @@ import pytest
 
 if TYPE_CHECKING:
     from controller.embedded import ServerThread
-    from protocol.client import KafkaClient
+    from protocol.client import BlockingClient, KafkaClient
 
 try:
     import pytest_asyncio
 
     _async_fixture: Callable[..., Any] = pytest_asyncio.fixture
-except ImportError:  # pragma: no cover - depends on the user's environment
+except ImportError:  # depends on the user's environment
     pytest_asyncio = None
     _async_fixture = pytest.fixture
+
+ASYNC_FIXTURE = "placement_sim"
+MISSING_ASYNC_PLUGIN = (
+    "the placement_sim fixture is async and needs pytest-asyncio: pip install pytest-asyncio "
+    "(or use placement_sim_sync, which needs nothing)"
+)
 
 
 @dataclass
@@ -45,6 +57,52 @@ class PlacementSim:
     @property
     def stats(self) -> Any:
         return self.server.stats
+
+
+@dataclass
+class PlacementSimSync:
+    """A running server and a blocking client connected to it."""
+
+    server: ServerThread
+    client: BlockingClient
+
+    @property
+    def bootstrap(self) -> str:
+        return self.server.bootstrap
+
+    @property
+    def stats(self) -> Any:
+        return self.server.stats
+
+
+def _async_plugin_active(config: pytest.Config) -> bool:
+    return pytest_asyncio is not None and config.pluginmanager.hasplugin("asyncio")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> None:
+    """Marks ``async def`` tests that ask for ``placement_sim`` with ``asyncio`` before pytest-asyncio
+    looks at them, so that they run in its strict mode too."""
+    if not _async_plugin_active(collector.config) or not inspect.iscoroutinefunction(obj):
+        return
+    try:
+        parameters = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return
+    if ASYNC_FIXTURE in parameters and not any(m.name == "asyncio" for m in getattr(obj, "pytestmark", [])):
+        pytest.mark.asyncio(obj)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _async_plugin_active(config):
+        return
+    if any(ASYNC_FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        warnings.warn(pytest.PytestWarning(MISSING_ASYNC_PLUGIN), stacklevel=1)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if ASYNC_FIXTURE in getattr(item, "fixturenames", ()) and not _async_plugin_active(item.config):
+        pytest.fail(MISSING_ASYNC_PLUGIN, pytrace=False)
 
 
 @pytest.fixture
@@ -73,10 +131,17 @@ def placement_sim_server(placement_sim_factory: Callable[..., ServerThread]) -> 
     return placement_sim_factory()
 
 
+@pytest.fixture
+def placement_sim_sync(placement_sim_factory: Callable[..., ServerThread]) -> Iterator[PlacementSimSync]:
+    from protocol.client import BlockingClient
+
+    server = placement_sim_factory()
+    with BlockingClient.connect(server.bootstrap) as client:
+        yield PlacementSimSync(server, client)
+
+
 @_async_fixture
 async def placement_sim(placement_sim_factory: Callable[..., ServerThread]) -> AsyncIterator[PlacementSim]:
-    if pytest_asyncio is None:  # pragma: no cover
-        pytest.fail("the placement_sim fixture needs pytest-asyncio (pip install pytest-asyncio)")
     from protocol.client import KafkaClient
 
     server = placement_sim_factory()

@@ -84,14 +84,6 @@ class Distribution:
             return self.values[rng.randrange(len(self.values))]
         return rng.choices(self.values, weights=self.weights)[0]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"values": list(self.values), "weights": None if self.weights is None else list(self.weights)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Distribution:
-        weights = data.get("weights")
-        return cls(tuple(data["values"]), None if weights is None else tuple(weights))
-
 
 @dataclass(frozen=True)
 class ClusterFamily:
@@ -122,31 +114,6 @@ class ClusterFamily:
             count *= len(self.brokers_per_rack)
         return count
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "brokers": list(self.brokers),
-            "racks": list(self.racks),
-            "rack_sizes": [list(x) for x in self.rack_sizes],
-            "levels": [list(x) for x in self.levels],
-            "brokers_per_rack": list(self.brokers_per_rack),
-            "level_names": list(self.level_names),
-            "fenced_share": list(self.fenced_share),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ClusterFamily:
-        return cls(
-            name=data["name"],
-            brokers=tuple(data["brokers"]),
-            racks=tuple(data["racks"]),
-            rack_sizes=tuple(tuple(x) for x in data["rack_sizes"]),
-            levels=tuple(tuple(x) for x in data["levels"]),
-            brokers_per_rack=tuple(data["brokers_per_rack"]),
-            level_names=tuple(data["level_names"]),
-            fenced_share=tuple(data["fenced_share"]),
-        )
-
 
 @dataclass(frozen=True)
 class WorkloadSpec:
@@ -158,27 +125,6 @@ class WorkloadSpec:
     replication_factor: Distribution
     partition_additions: int = 0
     added_partitions: Distribution = field(default_factory=lambda: Distribution((1,)))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "topics": self.topics,
-            "partitions": self.partitions.to_json(),
-            "replication_factor": self.replication_factor.to_json(),
-            "partition_additions": self.partition_additions,
-            "added_partitions": self.added_partitions.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> WorkloadSpec:
-        return cls(
-            name=data["name"],
-            topics=data["topics"],
-            partitions=Distribution.from_json(data["partitions"]),
-            replication_factor=Distribution.from_json(data["replication_factor"]),
-            partition_additions=data["partition_additions"],
-            added_partitions=Distribution.from_json(data["added_partitions"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -221,12 +167,13 @@ class Grid:
             "placers": list(self.placers),
             "placer_configs": dict(self.placer_configs),
             "report": {"scenario": self.report_scenario} if self.report_scenario else {},
-            "clusters": [_family_document(f) for f in self.clusters],
-            "workloads": [_workload_document(w) for w in self.workloads],
+            "clusters": [family_document(f) for f in self.clusters],
+            "workloads": [workload_document(w) for w in self.workloads],
         }
 
 
-def _family_document(family: ClusterFamily) -> dict[str, Any]:
+def family_document(family: ClusterFamily) -> dict[str, Any]:
+    """A cluster family in the grid's own form (what a grid file holds under ``[[clusters]]``)."""
     doc: dict[str, Any] = {"name": family.name}
     layout = family.layout
     doc[layout] = [list(x) if isinstance(x, tuple) else x for x in getattr(family, layout)]
@@ -244,7 +191,8 @@ def _distribution_document(dist: Distribution) -> Any:
     return {"values": list(dist.values), "weights": list(dist.weights)}
 
 
-def _workload_document(w: WorkloadSpec) -> dict[str, Any]:
+def workload_document(w: WorkloadSpec) -> dict[str, Any]:
+    """A workload in the grid's own form (what a grid file holds under ``[[workloads]]``)."""
     return {
         "name": w.name,
         "topics": w.topics,
@@ -452,6 +400,16 @@ def _workload(data: Mapping[str, Any], where: str) -> WorkloadSpec:
         partition_additions=_int(data.get("partition_additions", 0), f"{where}.partition_additions", 0),
         added_partitions=_distribution(data.get("added_partitions", 1), f"{where}.added_partitions"),
     )
+
+
+def family_from_document(data: Mapping[str, Any]) -> ClusterFamily:
+    """The inverse of :func:`family_document` (validated like a grid file's family)."""
+    return _family(data, f"clusters[{data.get('name')!r}]")
+
+
+def workload_from_document(data: Mapping[str, Any]) -> WorkloadSpec:
+    """The inverse of :func:`workload_document` (validated like a grid file's workload)."""
+    return _workload(data, f"workloads[{data.get('name')!r}]")
 
 
 def _seeds(value: Any) -> tuple[int, ...]:

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from pipeline import aggregates, output
-from pipeline.grid import Grid
+from pipeline.grid import Grid, family_document, workload_document
 from pipeline.progress import ProgressCallback, Ticker
 from pipeline.records import SPLITS, metrics_columns, result_schema
 from pipeline.spark_tasks import FAMILY_SCHEMA, SHAPE_SCHEMA, WORKLOAD_SCHEMA, expand_families, run_batches
@@ -101,11 +101,11 @@ def spark_session(
 def scenario_frame(spark: SparkSession, grid: Grid) -> DataFrame:
     """Scenarios x placers, one row per run to do, expanded in Spark."""
     families = spark.createDataFrame(
-        [(f.name, json.dumps(f.to_json())) for f in grid.clusters], FAMILY_SCHEMA
+        [(f.name, json.dumps(family_document(f))) for f in grid.clusters], FAMILY_SCHEMA
     )
     shapes = families.mapInArrow(expand_families, SHAPE_SCHEMA)
     workloads = spark.createDataFrame(
-        [(w.name, json.dumps(w.to_json())) for w in grid.workloads], WORKLOAD_SCHEMA
+        [(w.name, json.dumps(workload_document(w))) for w in grid.workloads], WORKLOAD_SCHEMA
     )
     if grid.seeds == tuple(range(len(grid.seeds))):
         seeds = spark.range(len(grid.seeds)).withColumnRenamed("id", "seed")

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from pipeline.grid import ClusterFamily, WorkloadSpec
+from pipeline.grid import WorkloadSpec, family_from_document, workload_from_document
 from pipeline.records import to_record_batch
 from pipeline.runner import run_scenario
 from pipeline.scenarios import ClusterShape, ScenarioSpec, expand_family, scenario_id
@@ -34,7 +34,7 @@ def expand_families(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
     for batch in batches:
         families, shapes, shape_json = [], [], []
         for text in batch.column("family_json").to_pylist():
-            family = ClusterFamily.from_json(json.loads(text))
+            family = family_from_document(json.loads(text))
             for shape in expand_family(family):
                 families.append(family.name)
                 shapes.append(shape.name)
@@ -51,7 +51,7 @@ def expand_families(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
 
 @lru_cache(maxsize=256)
 def _workload(text: str) -> WorkloadSpec:
-    return WorkloadSpec.from_json(json.loads(text))
+    return workload_from_document(json.loads(text))
 
 
 def run_batches(

@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import logging
 import struct
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from protocol.framing import encode_request, parse_response_header, response_hea
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "BlockingClient",
     "ClientError",
     "ConnectionClosedError",
     "ConnectError",
@@ -307,3 +309,81 @@ class KafkaClient:
         if response["ErrorCode"] != 0:
             raise ErrorResponse(response["ErrorCode"], response.get("ErrorMessage"))
         return [list(p["Replicas"]) for p in response["ReplicaPlacement"]]
+
+
+class BlockingClient:
+    """A :class:`KafkaClient` for code without an event loop: every call blocks until its answer.
+
+    The client runs on an event loop of its own in a background thread.
+
+    >>> with BlockingClient.connect("127.0.0.1:9092") as client:
+    ...     client.create_replica_placement(6, 3)
+    """
+
+    def __init__(
+        self, client: KafkaClient, loop: asyncio.AbstractEventLoop, thread: threading.Thread
+    ) -> None:
+        self._client = client
+        self._loop = loop
+        self._thread = thread
+
+    @classmethod
+    def connect(cls, bootstrap: str, **options: Any) -> BlockingClient:
+        """Connects like :meth:`KafkaClient.connect` (same options) and negotiates versions."""
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="placement-sim-client", daemon=True)
+        thread.start()
+        try:
+            client = asyncio.run_coroutine_threadsafe(
+                KafkaClient.connect(bootstrap, **options), loop
+            ).result()
+        except BaseException:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
+            raise
+        return cls(client, loop, thread)
+
+    def _run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    @property
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        return self._client.api_versions
+
+    def choose_version(self, api_key: int) -> int:
+        return self._client.choose_version(api_key)
+
+    def send(
+        self,
+        name_or_key: str | int,
+        data: dict[str, Any],
+        version: int | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Sends any request (by message name or apiKey) and returns the decoded response."""
+        result: dict[str, Any] = self._run(self._client.send(name_or_key, data, version, timeout))
+        return result
+
+    def create_replica_placement(
+        self, num_partitions: int, replication_factor: int, **options: Any
+    ) -> list[list[int]]:
+        """CreateReplicaPlacement (apiKey 68), as :meth:`KafkaClient.create_replica_placement`."""
+        result: list[list[int]] = self._run(
+            self._client.create_replica_placement(num_partitions, replication_factor, **options)
+        )
+        return result
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._run(self._client.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> BlockingClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

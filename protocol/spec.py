@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -726,8 +726,3 @@ def _parse_int(text: str) -> int | None:
     if not re.fullmatch(r"[+-]?[0-9a-fA-F]+" if base == 16 else r"[+-]?[0-9]+", body):
         return None
     return int(body, base)
-
-
-def fields_in_version(fields: Sequence[FieldSpec], version: int) -> list[FieldSpec]:
-    """The fields that exist at ``version``, in spec order."""
-    return [f for f in fields if version in f.versions]

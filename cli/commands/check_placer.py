@@ -9,6 +9,7 @@ placer passes, 1 when it fails a check and 2 when it cannot be loaded.
 from __future__ import annotations
 
 import argparse
+import tempfile
 
 from cli.options import positive_int, property_pair
 from controller.placement.loader import resolve_placer_class
@@ -57,14 +58,22 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 def run(args: argparse.Namespace) -> int:
     resolve_placer_class(args.placer)  # a placer that cannot be loaded: exit 2 with one line
     # The kit needs hypothesis, a test dependency: import it only when the command runs.
+    from hypothesis.configuration import set_hypothesis_home_dir
+
     from controller.placement.testing import check_placer
 
-    report = check_placer(
-        args.placer,
-        max_examples=args.max_examples,
-        seed=args.seed,
-        configs=dict(args.set),
-        raise_on_failure=False,
-    )
+    # Hypothesis keeps its files in ./.hypothesis by default: the command leaves the user's folder alone.
+    with tempfile.TemporaryDirectory(prefix="check-placer-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            report = check_placer(
+                args.placer,
+                max_examples=args.max_examples,
+                seed=args.seed,
+                configs=dict(args.set),
+                raise_on_failure=False,
+            )
+        finally:
+            set_hypothesis_home_dir(None)
     print(report.describe())
     return 0 if report.passed else 1

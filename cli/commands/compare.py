@@ -22,7 +22,7 @@ from cli.commands.place import (
 )
 from cli.render import render_comparison
 from controller.placement.api import ClusterView, PlacementSpec
-from controller.placement.loader import BUILTIN_PLACERS
+from controller.placement.loader import BUILTIN_PLACERS, resolve_placer_class
 from controller.placement.metrics import PlacementMetrics, compute_metrics
 
 __all__ = ["Comparison", "compare_placers", "register"]
@@ -71,6 +71,8 @@ def compare_placers(
 ) -> list[Comparison]:
     """Places ``spec`` with every named placer and measures the cluster after each placement."""
     topic = spec.topic or DEFAULT_TOPIC
+    for name in names:  # every name resolves before anything is placed (PlacerLoadError otherwise)
+        resolve_placer_class(name)
     results: list[Comparison] = []
     for name in names:
         try:

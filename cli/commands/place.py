@@ -23,11 +23,10 @@ from cli.clusterfile import ClusterFileError, load_cluster_file
 from cli.connection import describe_cluster, describe_error, run_with_client
 from cli.options import add_bootstrap_option, broker_id_list, property_pair
 from cli.render import placement_to_json, render_placement
-from controller.config import ConfigError
 from controller.defaults import DEFAULT_BROKERS
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
 from controller.placement.builtin.java_random import SEED_KEY
-from controller.placement.loader import DEFAULT_PLACER, PlacerLoadError
+from controller.placement.loader import DEFAULT_PLACER
 from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
 from protocol.client import ErrorResponse, KafkaClient
 from protocol.errors import error_by_name
@@ -49,8 +48,8 @@ class PlacementError(Exception):
     """A placement that gave no replicas.
 
     ``kind`` names what went wrong (the class of the exception the placer raised, ``Deferred``,
-    ``MalformedPlacement``, ``TimedOut``, ``PlacerLoadError``, or the error name itself when the request
-    was refused before any placer ran); ``error`` is the error name the server would answer with.
+    ``MalformedPlacement``, ``TimedOut``, or the error name itself when the request was refused before
+    any placer ran); ``error`` is the error name the server would answer with.
     """
 
     def __init__(self, kind: str, error: str, message: str) -> None:
@@ -187,12 +186,9 @@ def place_in_process(
 async def _place(
     placer_name: str, configs: Mapping[str, str], spec: PlacementSpec, cluster: ClusterView
 ) -> list[list[int]]:
-    try:
-        service = await PlacementService.in_process(placer_name, configs, cluster.brokers)
-    except ConfigError as exc:
-        raise PlacementError("ConfigError", "INVALID_CONFIG", str(exc)) from None
-    except PlacerLoadError as exc:
-        raise PlacementError("PlacerLoadError", "REPLICA_PLACEMENT_FAILED", str(exc)) from None
+    # A placer that cannot be loaded, or malformed properties, are the user's mistakes: they propagate
+    # (PlacerLoadError, ConfigError) and the command line reports them with exit code 2.
+    service = await PlacementService.in_process(placer_name, configs, cluster.brokers)
     request = PlacementRequest(
         num_partitions=spec.num_partitions,
         replication_factor=spec.num_replicas,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.client import KafkaClient
+from protocol.client import ErrorResponse, KafkaClient
 
 CLI = [sys.executable, "-m", "cli.main"]
 
@@ -104,3 +104,46 @@ def test_missing_configuration_file(tmp_path: Path):
     )
     assert result.returncode == 2
     assert "absent.properties" in result.stderr
+
+
+def test_a_plugin_from_a_file_is_shown_by_its_path_in_the_start_line_the_log_and_client_errors(
+    tmp_path: Path,
+):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "mine.py").write_text(
+        "from controller.placement import ReplicaPlacementError, ReplicaPlacer\n\n"
+        "class Refusing(ReplicaPlacer):\n"
+        "    def place(self, spec, cluster):\n"
+        "        raise ReplicaPlacementError('no room')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.Popen(
+        [*CLI, "-v", "serve", "--listen", "127.0.0.1:0", "--placer", "plugins/mine.py:Refusing"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    bootstrap = proc.stdout.readline().split()[-1]
+    try:
+
+        async def ask() -> str:
+            async with await KafkaClient.connect(bootstrap) as client:
+                try:
+                    await client.create_replica_placement(1, 1)
+                except ErrorResponse as exc:
+                    return exc.message or ""
+            return ""
+
+        message = asyncio.run(ask())
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert first.startswith("placer plugins/mine.py:Refusing; brokers 0@rack-1")
+    assert message == "plugins/mine.py:Refusing: no room"
+    assert "placer plugins/mine.py:Refusing runs in worker process" in err
+    assert "_placement_sim_plugin_" not in first + message + err

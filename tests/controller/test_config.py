@@ -78,3 +78,59 @@ def test_unparseable_line_names_the_file_and_line(tmp_path):
     path.write_text("ok=1\n=broken\n")
     with pytest.raises(ConfigError, match=r"server.properties:2"):
         ServerConfig.load(path)
+
+
+def test_an_unknown_simulator_key_names_the_nearest_known_one():
+    with pytest.raises(ConfigError) as info:
+        ServerConfig.from_properties({"simulator.sead": "1"})
+    assert str(info.value) == "simulator.sead: unknown simulator setting; did you mean simulator.seed?"
+    assert info.value.key == "simulator.sead"
+    with pytest.raises(
+        ConfigError, match=r"simulator.xyzzy.plover.frob: unknown simulator setting \(known: simulator.broker"
+    ):
+        ServerConfig.from_properties({"simulator.xyzzy.plover.frob": "1"})
+
+
+def test_an_empty_broker_list_is_an_error():
+    with pytest.raises(ConfigError) as info:
+        ServerConfig.from_properties({"simulator.brokers": "  "})
+    assert info.value.key == "simulator.brokers"
+    assert "no brokers given" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"listeners": "SSL://127.0.0.1:9093"}, "listener SSL uses SSL, which this server does not serve"),
+        ({"listeners": "SASL_PLAINTEXT://127.0.0.1:9093"}, "uses SASL_PLAINTEXT, which this server does not"),
+        (
+            {"listeners": "CLIENT://127.0.0.1:9093", "listener.security.protocol.map": "CLIENT:SASL_SSL"},
+            "listener CLIENT uses SASL_SSL",
+        ),
+        ({"listeners": "CLIENT://127.0.0.1:9093"}, "listener CLIENT has no security protocol"),
+    ],
+)
+def test_a_listener_with_a_protocol_the_server_does_not_serve_is_an_error(props, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        ServerConfig.from_properties(props)
+    assert info.value.key == "listeners"
+
+
+def test_a_named_listener_mapped_to_plaintext_is_served():
+    props = {"listeners": "CLIENT://127.0.0.1:0", "listener.security.protocol.map": "CLIENT:PLAINTEXT"}
+    listener = ServerConfig.from_properties(props).listener
+    assert (listener.name, listener.security_protocol, listener.port) == ("CLIENT", "PLAINTEXT", 0)
+
+
+def test_every_setting_is_in_the_readme_table_with_its_default():
+    import re
+    from pathlib import Path
+
+    from controller.config import SETTINGS
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    rows = dict(re.findall(r"^\| `([a-z][a-z0-9._-]+)` \| ([^|]*) \|", readme, flags=re.M))
+    for setting in SETTINGS:
+        assert setting.key in rows, f"{setting.key} is not in the README's configuration table"
+        shown = rows[setting.key].strip().strip("`")
+        assert shown == (setting.default or "none"), f"{setting.key}: README says {shown!r}"

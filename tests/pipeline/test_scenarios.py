@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.grid import ClusterFamily, Distribution, WorkloadSpec
+from pipeline.grid import ClusterFamily, Distribution, WorkloadSpec, workload_document, workload_from_document
 from pipeline.scenarios import brokers_for, expand_family, iter_scenarios, operations_for, rack_letters
 
 
@@ -56,7 +56,7 @@ def test_at_least_one_broker_stays_unfenced() -> None:
 def test_workload_requests_are_deterministic_and_additions_follow_their_topic() -> None:
     workload = WorkloadSpec("w", 5, Distribution((1, 2, 3)), Distribution((2, 3)), 4, Distribution((1, 2)))
     ops = operations_for(workload, 7)
-    assert ops == operations_for(WorkloadSpec.from_json(workload.to_json()), 7)
+    assert ops == operations_for(workload_from_document(workload_document(workload)), 7)
     assert ops != operations_for(workload, 8)
     assert [op.kind for op in ops].count("create") == 5 and len(ops) == 9
     assert ops[0].kind == "create"

@@ -10,6 +10,7 @@ from protocol.client import parse_bootstrap
 __all__ = [
     "DEFAULT_BOOTSTRAP",
     "add_bootstrap_option",
+    "add_property_option",
     "bootstrap_address",
     "broker_id_list",
     "positive_int",
@@ -71,3 +72,8 @@ def add_bootstrap_option(
         metavar="HOST:PORT",
         help=help or f"the simulator (or any Kafka broker) to talk to (default {default})",
     )
+
+
+def add_property_option(parser: argparse.ArgumentParser, help: str, flag: str = "--set") -> None:
+    """A repeatable ``KEY=VALUE`` option (``--set`` for properties, ``--conf`` for Spark settings)."""
+    parser.add_argument(flag, type=property_pair, action="append", default=[], metavar="KEY=VALUE", help=help)

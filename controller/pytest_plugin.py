@@ -20,13 +20,12 @@ import inspect
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pytest
 
 if TYPE_CHECKING:
     from controller.embedded import ServerThread
-    from protocol.client import BlockingClient, KafkaClient
 
 try:
     import pytest_asyncio
@@ -43,12 +42,15 @@ MISSING_ASYNC_PLUGIN = (
 )
 
 
+ClientT = TypeVar("ClientT")
+
+
 @dataclass
-class PlacementSim:
+class RunningSim(Generic[ClientT]):
     """A running server and a client connected to it."""
 
     server: ServerThread
-    client: KafkaClient
+    client: ClientT
 
     @property
     def bootstrap(self) -> str:
@@ -59,20 +61,10 @@ class PlacementSim:
         return self.server.stats
 
 
-@dataclass
-class PlacementSimSync:
-    """A running server and a blocking client connected to it."""
-
-    server: ServerThread
-    client: BlockingClient
-
-    @property
-    def bootstrap(self) -> str:
-        return self.server.bootstrap
-
-    @property
-    def stats(self) -> Any:
-        return self.server.stats
+#: What ``placement_sim`` gives: the server and an asyncio client.
+PlacementSim = RunningSim["KafkaClient"]
+#: What ``placement_sim_sync`` gives: the server and a blocking client.
+PlacementSimSync = RunningSim["BlockingClient"]
 
 
 def _async_plugin_active(config: pytest.Config) -> bool:
@@ -137,7 +129,7 @@ def placement_sim_sync(placement_sim_factory: Callable[..., ServerThread]) -> It
 
     server = placement_sim_factory()
     with BlockingClient.connect(server.bootstrap) as client:
-        yield PlacementSimSync(server, client)
+        yield RunningSim(server, client)
 
 
 @_async_fixture
@@ -147,6 +139,6 @@ async def placement_sim(placement_sim_factory: Callable[..., ServerThread]) -> A
     server = placement_sim_factory()
     client = await KafkaClient.connect(server.bootstrap)
     try:
-        yield PlacementSim(server, client)
+        yield RunningSim(server, client)
     finally:
         await client.close()

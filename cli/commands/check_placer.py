@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from cli.options import positive_int, property_pair
+from cli.options import add_property_option, positive_int
 from controller.placement.loader import resolve_placer_class
 
 __all__ = ["register", "run"]
@@ -44,13 +44,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         metavar="N",
         help="explore another set of examples (default: the same set every run)",
     )
-    p.add_argument(
-        "--set",
-        type=property_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a property for the placer's configure() (repeatable); simulator.seed is set per example",
+    add_property_option(
+        p, "a property for the placer's configure() (repeatable); simulator.seed is set per example"
     )
     p.set_defaults(func=run)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from cli.clusterfile import ClusterFileError, load_cluster_file
 from cli.connection import describe_cluster, describe_error, run_with_client
-from cli.options import add_bootstrap_option, broker_id_list, property_pair
+from cli.options import add_bootstrap_option, add_property_option, broker_id_list
 from cli.render import placement_to_json, render_placement
 from controller.defaults import DEFAULT_BROKERS
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
@@ -86,14 +86,7 @@ def add_placement_arguments(parser: argparse.ArgumentParser) -> None:
         "--broker-ids", type=broker_id_list, metavar="IDS", help="place only on these brokers, e.g. 1,2,3"
     )
     parser.add_argument("--seed", type=int, metavar="N", help=f"{SEED_KEY}: makes placements repeatable")
-    parser.add_argument(
-        "--set",
-        type=property_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a property for the placer's configure() (repeatable)",
-    )
+    add_property_option(parser, "a property for the placer's configure() (repeatable)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 

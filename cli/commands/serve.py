@@ -8,7 +8,7 @@ import contextlib
 import signal
 import sys
 
-from cli.options import property_pair
+from cli.options import add_property_option
 from controller.config import LISTENERS, PLACER, SEED, ServerConfig
 from controller.server import Server
 
@@ -28,14 +28,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p.add_argument(
         "--seed", type=int, metavar="N", help="simulator.seed: makes every placement deterministic"
     )
-    p.add_argument(
-        "--set",
-        type=property_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="set any property (repeatable)",
-    )
+    add_property_option(p, "set any property (repeatable)")
     p.set_defaults(func=run)
 
 

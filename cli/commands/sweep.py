@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from cli.options import property_pair
+from cli.options import add_property_option
 
 if TYPE_CHECKING:
     from pipeline.sweep import SweepResult
@@ -59,14 +59,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         metavar="LIST",
         help="comma-separated .py/.zip/.egg files shipped to the executors (third-party placers)",
     )
-    p.add_argument(
-        "--conf",
-        type=property_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="Spark setting (repeatable)",
-    )
+    add_property_option(p, "Spark setting (repeatable)", flag="--conf")
     p.add_argument("--no-placements", action="store_true", help="do not write the placements table")
     p.add_argument("--report", metavar="FILE", help="where to write the report (default: OUT/report.html)")
     p.add_argument(

@@ -121,11 +121,7 @@ def create_command(args: argparse.Namespace) -> int:
         response = await client.send("CreateTopicsRequest", request)
         [result] = response["Topics"]
         if result["ErrorCode"] != 0:
-            print(
-                f"placement-sim: topic {args.name}: {describe_error(result['ErrorCode'], result.get('ErrorMessage'))}",
-                file=sys.stderr,
-            )
-            return 1
+            return _topic_failed(args.name, result)
         if args.validate_only:
             print(
                 f"Topic {args.name} is valid: {result.get('NumPartitions', -1)} partition(s), replication factor "
@@ -183,6 +179,14 @@ def _ids(ids: list[int]) -> str:
     return ",".join(str(i) for i in ids)
 
 
+def _topic_failed(name: str, result: dict[str, Any]) -> int:
+    print(
+        f"placement-sim: topic {name}: {describe_error(result['ErrorCode'], result.get('ErrorMessage'))}",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def list_command(args: argparse.Namespace) -> int:
     async def action(client: KafkaClient) -> int:
         response = await client.send("MetadataRequest", {"Topics": None, "AllowAutoTopicCreation": False})
@@ -204,11 +208,7 @@ def alter_command(args: argparse.Namespace) -> int:
         response = await client.send("CreatePartitionsRequest", request)
         [result] = response["Results"]
         if result["ErrorCode"] != 0:
-            print(
-                f"placement-sim: topic {args.name}: {describe_error(result['ErrorCode'], result.get('ErrorMessage'))}",
-                file=sys.stderr,
-            )
-            return 1
+            return _topic_failed(args.name, result)
         if args.validate_only:
             print(
                 f"Topic {args.name} can grow to {args.partitions} partition(s) (validate only: nothing changed)."
@@ -231,11 +231,7 @@ def delete_command(args: argparse.Namespace) -> int:
         response = await client.send("DeleteTopicsRequest", data, version=version)
         [result] = response["Responses"]
         if result["ErrorCode"] != 0:
-            print(
-                f"placement-sim: topic {args.name}: {describe_error(result['ErrorCode'], result.get('ErrorMessage'))}",
-                file=sys.stderr,
-            )
-            return 1
+            return _topic_failed(args.name, result)
         print(f"Deleted topic {args.name}.")
         return 0
 

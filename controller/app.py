@@ -1,17 +1,25 @@
-"""The controller: the state every connection shares (configuration, cluster, placement, handlers, codecs).
+"""The controller: the state every connection shares (configuration, clock, cluster, placement, dynamics,
+handlers, codecs).
 
 Built before the server (:meth:`Controller.start`), released after it (:meth:`Controller.close`). The
-server owns what belongs to the network: listeners, broker endpoints and connection counters.
+server owns what belongs to the network: listeners, broker endpoints and connection counters. Every
+change of cluster state runs under one lock, the controller's event queue: topic administration and
+the dynamics (failures, elections, replication) take turns, as in KRaft's controller.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
+from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
+from controller.dynamics import Dynamics
+from controller.events import EventLog
 from controller.handlers import Handler, load_handlers
+from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
 from protocol import Schemas, load_schemas
@@ -25,26 +33,46 @@ class Controller:
     """Everything a request handler may touch besides the request itself."""
 
     def __init__(
-        self, config: ServerConfig, schemas: Schemas, cluster: Cluster, placements: PlacementService
+        self,
+        config: ServerConfig,
+        schemas: Schemas,
+        clock: Clock,
+        cluster: Cluster,
+        placements: PlacementService,
+        dynamics: Dynamics,
     ) -> None:
         self.config = config
         self.schemas = schemas
+        self.clock = clock
         self.cluster = cluster
         self.placements = placements
-        self.topic_admin = TopicAdmin(config, cluster, placements)
+        self.dynamics = dynamics
+        self.topic_admin = TopicAdmin(
+            config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
+        )
+        self._images = ImageBuilder(cluster)
         self.handlers: dict[int, Handler] = load_handlers()
         self._api_versions = self._build_api_versions()
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
-        """Builds the cluster and loads the placer; raises PlacerLoadError for a placer that cannot load."""
+        """Builds the cluster and loads the placer and the election policy; raises PluginLoadError for a
+        plugin that cannot be loaded."""
         schemas = schemas or load_schemas()
-        cluster = Cluster(config.brokers, seed=config.seed)
+        clock = make_clock(config.clock)
+        cluster = Cluster(config.brokers, seed=config.seed, events=EventLog(clock.now, config.max_events))
         placements = await PlacementService.start(config, cluster)
-        return cls(config, schemas, cluster, placements)
+        try:
+            dynamics = await Dynamics.start(config, cluster, clock, asyncio.Lock())
+        except BaseException:
+            await placements.close()
+            raise
+        return cls(config, schemas, clock, cluster, placements, dynamics)
 
     async def close(self) -> None:
+        await self.dynamics.close()
         await self.placements.close()
+        await self.clock.close()
 
     def _build_api_versions(self) -> dict[str, Any]:
         keys = []
@@ -60,6 +88,10 @@ class Controller:
                 {"ApiKey": api_key, "MinVersion": handler.min_version, "MaxVersion": handler.max_version}
             )
         return {"ErrorCode": 0, "ApiKeys": keys, "ThrottleTimeMs": 0}
+
+    def image(self) -> MetadataImage:
+        """The current metadata image (rebuilt only for what changed)."""
+        return self._images.image()
 
     def api_versions_response(self) -> dict[str, Any]:
         return self._api_versions

@@ -1,28 +1,140 @@
-"""The simulated cluster's state: brokers with racks and fencing, topics and their partitions."""
+"""The simulated cluster's state: brokers (registration and process), topics, partitions and their replication.
+
+Every change goes through the methods here, so that the placer's view, the change counter
+(:attr:`Cluster.generation`, which readers key their caches on) and the event log stay current. The
+rules that decide a change (who leads, when a broker is fenced) live in :mod:`controller.election` and
+:mod:`controller.dynamics`; this module only keeps the state and records each change as an event.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from enum import Enum
+from typing import Any
 
+from controller.events import EventLog
 from controller.placement.api import ClusterView, UsableBroker
 from controller.topic_names import collision_key
 
-__all__ = ["Cluster", "PartitionState", "Topic"]
+__all__ = [
+    "NO_LEADER",
+    "AssignmentsView",
+    "Broker",
+    "BrokerState",
+    "Cluster",
+    "PartitionState",
+    "Process",
+    "Topic",
+]
+
+NO_LEADER = -1
 
 
-@dataclass
+class Process(Enum):
+    """What a broker's process does, as its listener and the controller see it."""
+
+    UP = "up"  # answers clients, heartbeats to the controller
+    CRASHED = "crashed"  # its listener is closed: connections closed, new ones refused
+    HUNG = "hung"  # its listener accepts and reads but never answers; no heartbeats
+    ISOLATED = "isolated"  # answers clients, but the controller does not hear from it
+    STOPPED = "stopped"  # shut down cleanly (after a controlled shutdown)
+
+
+class BrokerState(Enum):
+    """A broker's state as the controller shows it."""
+
+    RUNNING = "running"
+    FENCED = "fenced"
+    CONTROLLED_SHUTDOWN = "controlled shutdown"
+    OFFLINE = "offline"
+
+
+_DOWN = (Process.CRASHED, Process.STOPPED, Process.HUNG)
+
+
+@dataclass(eq=False)
+class Broker:
+    """One broker: its registration with the controller, its process, and how fast its followers copy."""
+
+    id: int
+    rack: str | None
+    fenced: bool = False
+    in_controlled_shutdown: bool = False
+    registered: bool = True
+    process: Process = Process.UP
+    #: New at every registration (Kafka's broker epoch).
+    epoch: int = 0
+    #: Clock time of the registration; heartbeats tick from it.
+    registered_at: int = 0
+    #: Kept fenced on purpose (``simulator.brokers.fenced``) until started explicitly.
+    held_fenced: bool = False
+    #: How its followers copy: a delay (ms) and a rate (records per second per partition; None: no limit).
+    copy_delay_ms: int = 0
+    copy_rate: float | None = None
+
+    @property
+    def active(self) -> bool:
+        """May lead and join in-sync sets: registered, unfenced, not shutting down (Kafka's ``isActive``)."""
+        return self.registered and not self.fenced and not self.in_controlled_shutdown
+
+    @property
+    def state(self) -> BrokerState:
+        if not self.registered or (self.fenced and self.process in _DOWN):
+            return BrokerState.OFFLINE
+        if self.in_controlled_shutdown:
+            return BrokerState.CONTROLLED_SHUTDOWN
+        if self.fenced:
+            return BrokerState.FENCED
+        return BrokerState.RUNNING
+
+    @property
+    def heartbeating(self) -> bool:
+        """Whether the controller hears from it."""
+        return self.registered and self.process is Process.UP
+
+
+@dataclass(eq=False, slots=True)
 class PartitionState:
-    """One partition: replicas in placement order; the leader is the first replica on an unfenced broker."""
+    """One partition: replicas in placement order (leader preferred first), the leader and its epochs, the
+    in-sync set (Kafka's ISR, Fluvio's LRS), each replica's log end offset and the high watermark.
 
+    ``leo`` and ``caught_up`` are aligned with ``replicas``.
+    """
+
+    topic: str
     index: int
     replicas: list[int]
     leader: int
+    isr: list[int]
     leader_epoch: int = 0
-    isr: list[int] = field(default_factory=list)
-    offline: list[int] = field(default_factory=list)
+    partition_epoch: int = 0
+    leo: list[int] = field(default_factory=list)
+    high_watermark: int = 0
+    #: ``Online``/``Offline``, or Fluvio's ``Election``/``CandidateFound`` while a Fluvio election runs.
+    status: str = "Online"
+    #: The leader before the current one (-1 if none): the one whose log a Fluvio candidate is measured against.
+    last_leader: int = NO_LEADER
+    #: The leader's LEO when its epoch began; a follower must reach it to join the in-sync set.
+    epoch_start_offset: int = 0
+    #: After an unclean election, until the new leader's log is the partition's truth (Kafka's RECOVERING).
+    recovering: bool = False
+    #: Per replica: the clock time up to which it had everything the leader had.
+    caught_up: list[int] = field(default_factory=list)
+    #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
+    candidate: int = NO_LEADER
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.index}"
+
+    def leo_of(self, broker: int) -> int:
+        return self.leo[self.replicas.index(broker)]
+
+    @property
+    def log_end_offsets(self) -> dict[int, int]:
+        return dict(zip(self.replicas, self.leo, strict=True))
 
 
 @dataclass
@@ -30,40 +142,155 @@ class Topic:
     name: str
     topic_id: uuid.UUID
     partitions: list[PartitionState]
+    #: Topic configs given at creation (``unclean.leader.election.enable``, ``min.insync.replicas``, ...).
+    configs: dict[str, str] = field(default_factory=dict)
+    #: Bumped on every change of the topic's partitions (readers cache per version).
+    version: int = 0
 
     @property
     def replication_factor(self) -> int:
         return len(self.partitions[0].replicas) if self.partitions else 0
 
 
+class AssignmentsView(Mapping[tuple[str, int], tuple[int, ...]]):
+    """Every partition's replicas by ``(topic, partition)``: immutable, and sharing each topic's tuple of
+    replica lists with the next view, so that a new view costs a copy of the topic map, not of every
+    partition. Pickles without the per-partition keys."""
+
+    __slots__ = ("_size", "_topics")
+
+    def __init__(self, topics: Mapping[str, tuple[tuple[int, ...], ...]], size: int | None = None) -> None:
+        self._topics = topics
+        self._size = sum(len(p) for p in topics.values()) if size is None else size
+
+    def __getitem__(self, key: tuple[str, int]) -> tuple[int, ...]:
+        topic, partition = key
+        parts = self._topics.get(topic)
+        if parts is None or not 0 <= partition < len(parts):
+            raise KeyError(key)
+        return parts[partition]
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for topic, parts in self._topics.items():
+            for partition in range(len(parts)):
+                yield topic, partition
+
+    def __len__(self) -> int:
+        return self._size
+
+    def items(self) -> Any:
+        return ((topic_partition, replicas) for topic_partition, replicas in self._items())
+
+    def _items(self) -> Iterator[tuple[tuple[str, int], tuple[int, ...]]]:
+        for topic, parts in self._topics.items():
+            for partition, replicas in enumerate(parts):
+                yield (topic, partition), replicas
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (AssignmentsView, (dict(self._topics), self._size))
+
+    def __repr__(self) -> str:
+        return f"AssignmentsView({dict(self._items())!r})"
+
+
 class Cluster:
     """Brokers and topics. All mutation goes through its methods, so the placer's view stays current."""
 
-    def __init__(self, brokers: Iterable[UsableBroker], seed: int | None = None) -> None:
-        self._brokers: dict[int, UsableBroker] = {b.id: b for b in brokers}
+    def __init__(
+        self, brokers: Iterable[UsableBroker], seed: int | None = None, events: EventLog | None = None
+    ) -> None:
+        self._brokers: dict[int, Broker] = {
+            b.id: Broker(b.id, b.rack, fenced=b.fenced, held_fenced=b.fenced) for b in brokers
+        }
         self.topics: dict[str, Topic] = {}
         self._topics_by_id: dict[uuid.UUID, Topic] = {}
         # Topic names with '.' and '_' unified -> the topic holding that key (Kafka's collision rule).
         self._collision_keys: dict[str, str] = {}
-        #: Bumped on every change of topics or partitions, so that readers can cache what they derive.
+        #: Bumped on every change of brokers, topics or partitions, so that readers can cache what they derive.
         self.generation = 0
-        self._assignments: dict[tuple[str, int], tuple[int, ...]] = {}
+        self._assignments: dict[str, tuple[tuple[int, ...], ...]] = {}
+        self._assignment_count = 0
         self._view: ClusterView | None = None
         # Topic ids are deterministic when seeded (same requests give the same bytes).
         self._uuid_source = _UuidSource(seed)
+        self.events = events if events is not None else EventLog(lambda: 0)
+
+    # ------------------------------------------------------------------------------------- brokers
 
     @property
     def brokers(self) -> tuple[UsableBroker, ...]:
-        return tuple(self._brokers.values())
+        """Every registered broker as placement and the wire see it (``fenced`` as registered)."""
+        return tuple(UsableBroker(b.id, b.rack, b.fenced) for b in self._brokers.values() if b.registered)
+
+    def usable_brokers(self) -> tuple[UsableBroker, ...]:
+        """What a placer may place on (Kafka's ``usableBrokers``): registered brokers not shutting down."""
+        return tuple(
+            UsableBroker(b.id, b.rack, b.fenced)
+            for b in self._brokers.values()
+            if b.registered and not b.in_controlled_shutdown
+        )
 
     def broker(self, broker_id: int) -> UsableBroker | None:
+        b = self._brokers.get(broker_id)
+        return UsableBroker(b.id, b.rack, b.fenced) if b is not None and b.registered else None
+
+    def broker_state(self, broker_id: int) -> Broker | None:
+        """The broker's full state (registration, process, replication settings), registered or not."""
         return self._brokers.get(broker_id)
 
     @property
+    def broker_states(self) -> Mapping[int, Broker]:
+        return self._brokers
+
+    def offline_replicas(self, partition: PartitionState) -> list[int]:
+        """The replicas on brokers the controller does not count alive: fenced or not registered."""
+        brokers = self._brokers
+        return [
+            r for r in partition.replicas if (b := brokers.get(r)) is None or not b.registered or b.fenced
+        ]
+
+    def is_active(self, broker_id: int) -> bool:
+        b = self._brokers.get(broker_id)
+        return b is not None and b.active
+
+    @property
     def controller_id(self) -> int:
-        """The broker that clients send administrative requests to: the lowest unfenced id (-1: none)."""
-        live = [b.id for b in self._brokers.values() if not b.fenced]
+        """The broker that clients send administrative requests to: the lowest active id (-1: none)."""
+        live = [b.id for b in self._brokers.values() if b.active]
         return min(live) if live else -1
+
+    def update_broker(self, broker_id: int, cause: str, **changes: Any) -> Broker:
+        """Sets fields of a broker (``fenced=True``, ``process=Process.CRASHED``, ...) and records the change."""
+        broker = self._brokers[broker_id]
+        recorded = []
+        before_state = broker.state
+        for name, value in changes.items():
+            old = getattr(broker, name)
+            if old != value:
+                setattr(broker, name, value)
+                recorded.append((name, _plain(old), _plain(value)))
+        if broker.state is not before_state:
+            recorded.append(("state", before_state.value, broker.state.value))
+        if recorded:
+            self._changed()
+            self.events.record("broker", f"broker {broker_id}", recorded, cause)
+        return broker
+
+    def add_broker(self, broker_id: int, rack: str | None, now: int, cause: str) -> Broker:
+        """Registers a broker (new, or registering again after it was removed); it starts fenced."""
+        existing = self._brokers.get(broker_id)
+        epoch = (existing.epoch + 1) if existing is not None else 0
+        broker = Broker(broker_id, rack, fenced=True, registered=True, epoch=epoch, registered_at=now)
+        if existing is not None:
+            broker.copy_delay_ms, broker.copy_rate = existing.copy_delay_ms, existing.copy_rate
+        self._brokers[broker_id] = broker
+        self._changed()
+        self.events.record(
+            "broker", f"broker {broker_id}", [("registered", False, True), ("rack", None, rack)], cause
+        )
+        return broker
+
+    # ------------------------------------------------------------------------------------- topics
 
     def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
         return self._topics_by_id.get(topic_id)
@@ -74,46 +301,117 @@ class Cluster:
         return other if other is not None and other != name else None
 
     def view(self) -> ClusterView:
-        """What a placer sees: the brokers and every current assignment (read-only, cached)."""
+        """What a placer sees: the usable brokers and every current assignment (immutable, cached)."""
         if self._view is None:
-            self._view = ClusterView(self.brokers, MappingProxyType(dict(self._assignments)))
+            assignments = AssignmentsView(dict(self._assignments), self._assignment_count)
+            self._view = ClusterView(self.usable_brokers(), assignments)
         return self._view
 
-    def _partition_state(self, index: int, replicas: Sequence[int]) -> PartitionState:
-        live = [r for r in replicas if (b := self._brokers.get(r)) is not None and not b.fenced]
-        offline = [r for r in replicas if r not in live]
-        return PartitionState(index, list(replicas), live[0] if live else -1, 0, live, offline)
+    def partitions(self) -> Iterator[PartitionState]:
+        for topic in self.topics.values():
+            yield from topic.partitions
 
-    def add_topic(self, name: str, replicas: Sequence[Sequence[int]]) -> Topic:
+    def partition(self, topic: str, index: int) -> PartitionState:
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            raise KeyError(f"no partition {topic}-{index}")
+        return t.partitions[index]
+
+    def _new_partition(self, topic: str, index: int, replicas: Sequence[int], now: int) -> PartitionState:
+        # Kafka's createTopic: the ISR is the active replicas, the leader the first of them.
+        isr = [r for r in replicas if self.is_active(r)]
+        return PartitionState(
+            topic,
+            index,
+            list(replicas),
+            isr[0] if isr else NO_LEADER,
+            isr,
+            leo=[0] * len(replicas),
+            status="Online" if isr else "Offline",
+            caught_up=[now] * len(replicas),
+        )
+
+    def add_topic(
+        self,
+        name: str,
+        replicas: Sequence[Sequence[int]],
+        configs: Mapping[str, str] | None = None,
+        now: int = 0,
+    ) -> Topic:
         if name in self.topics:
             raise ValueError(f"topic {name!r} already exists")
-        topic = Topic(name, self._uuid_source.next(), [])
+        topic = Topic(name, self._uuid_source.next(), [], dict(configs or {}))
         self.topics[name] = topic
         self._topics_by_id[topic.topic_id] = topic
         self._collision_keys.setdefault(collision_key(name), name)
-        self.add_partitions(name, replicas)
+        self._assignments[name] = ()
+        self.add_partitions(name, replicas, now=now, cause="topic created")
         return topic
 
-    def add_partitions(self, name: str, replicas: Sequence[Sequence[int]]) -> None:
+    def add_partitions(
+        self, name: str, replicas: Sequence[Sequence[int]], now: int = 0, cause: str = "partitions added"
+    ) -> None:
         topic = self.topics[name]
         start = len(topic.partitions)
         for offset, rs in enumerate(replicas):
-            index = start + offset
-            topic.partitions.append(self._partition_state(index, rs))
-            self._assignments[(name, index)] = tuple(rs)
-        self._view = None
-        self.generation += 1
+            topic.partitions.append(self._new_partition(name, start + offset, rs, now))
+        self._assignments[name] = self._assignments[name] + tuple(tuple(rs) for rs in replicas)
+        self._assignment_count += len(replicas)
+        topic.version += 1
+        self._changed()
+        self.events.record("topic", f"topic {name}", [("partitions", start, start + len(replicas))], cause)
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name)
         self._topics_by_id.pop(topic.topic_id, None)
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
-        for p in topic.partitions:
-            self._assignments.pop((name, p.index), None)
-        self._view = None
-        self.generation += 1
+        self._assignment_count -= len(self._assignments.pop(name, ()))
+        self._changed()
+        self.events.record(
+            "topic", f"topic {name}", [("partitions", len(topic.partitions), 0)], "topic deleted"
+        )
         return topic
+
+    # ------------------------------------------------------------------------------------- partitions
+
+    def update_partition(
+        self, partition: PartitionState, cause: str, **changes: Any
+    ) -> list[tuple[str, Any, Any]]:
+        """Sets fields of a partition and records what changed (nothing recorded when nothing did)."""
+        recorded = []
+        for name, value in changes.items():
+            old = getattr(partition, name)
+            if old != value:
+                setattr(partition, name, value)
+                recorded.append((name, _plain(old), _plain(value)))
+        if recorded:
+            self._changed(assignments=False)
+            topic = self.topics.get(partition.topic)
+            if topic is not None:
+                topic.version += 1
+            self.events.record("partition", partition.name, recorded, cause)
+        return recorded
+
+    @staticmethod
+    def progress(partition: PartitionState, **changes: Any) -> None:
+        """Replication progress (log end offsets, the high watermark moving on): state that clients do not
+        see in metadata and that moves every tick, so it is not an event and not a metadata change."""
+        for name, value in changes.items():
+            setattr(partition, name, value)
+
+    def _changed(self, assignments: bool = True) -> None:
+        self.generation += 1
+        if assignments:
+            self._view = None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list):
+        return tuple(value)
+    return value
 
 
 class _UuidSource:

@@ -281,7 +281,22 @@ MAX_REPLICAS = "simulator.placement.max.replicas"
 ISOLATION = "simulator.placer.isolation"
 PLACER_START_MS = "simulator.placer.start.timeout.ms"
 PLACER_MAX_MEMORY_MB = "simulator.placer.worker.max.memory.mb"
-# Read by the built-in placers (through configure()), not by the server.
+CLOCK = "simulator.clock"
+SESSION_TIMEOUT_MS = "broker.session.timeout.ms"
+HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms"
+REPLICA_LAG_MS = "replica.lag.time.max.ms"
+MIN_INSYNC = "min.insync.replicas"
+UNCLEAN_ELECTION = "unclean.leader.election.enable"
+AUTO_REBALANCE = "auto.leader.rebalance.enable"
+IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
+ELECTION_POLICY = "simulator.election.policy"
+ELECTION_ISOLATION = "simulator.election.isolation"
+FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
+FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
+REPLICATION_TICK_MS = "simulator.replication.tick.ms"
+MAX_EVENTS = "simulator.events.max"
+# Read by the built-in plugins (through configure()), not by the server.
+FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 LEGACY_FIXED_START_INDEX = "simulator.placer.legacy.fixed.start.index"
 FLUVIO_START_INDEX = "simulator.placer.fluvio.start.index"
 FLUVIO_IGNORE_RACK = "simulator.placer.fluvio.ignore.rack"
@@ -395,6 +410,112 @@ SETTINGS: tuple[Setting, ...] = (
         "address space a plugin's worker process may use, in MB (0: no limit); past it the call fails",
     ),
     Setting(
+        CLOCK,
+        "clock",
+        "real",
+        one_of("real", "virtual"),
+        "`real`, or `virtual`: the dynamics' clock moves only when told (`advance(ms)`), so a seed and the same "
+        "events give the same bytes",
+    ),
+    Setting(
+        SESSION_TIMEOUT_MS,
+        "session_timeout_ms",
+        "9000",
+        integer(minimum=1),
+        "a broker the controller has not heard from for this long is fenced and its leaders move",
+    ),
+    Setting(
+        HEARTBEAT_INTERVAL_MS,
+        "heartbeat_interval_ms",
+        "2000",
+        integer(minimum=1),
+        "how often brokers heartbeat: a restarted broker is unfenced at its first heartbeat",
+    ),
+    Setting(
+        REPLICA_LAG_MS,
+        "replica_lag_ms",
+        "30000",
+        integer(minimum=1),
+        "a follower that has not caught up for this long leaves the ISR (checked every half of it)",
+    ),
+    Setting(
+        MIN_INSYNC,
+        "min_insync_replicas",
+        "1",
+        integer(minimum=1),
+        "the high watermark does not advance while the ISR is smaller (topic config overrides)",
+    ),
+    Setting(
+        UNCLEAN_ELECTION,
+        "unclean_election",
+        "false",
+        boolean,
+        "elect a replica outside the ISR when no ISR member can lead (topic config overrides)",
+    ),
+    Setting(
+        AUTO_REBALANCE,
+        "auto_rebalance",
+        "true",
+        boolean,
+        "periodic preferred-leader elections for partitions not led by their first replica",
+    ),
+    Setting(
+        IMBALANCE_CHECK_SECONDS,
+        "imbalance_check_seconds",
+        "300",
+        integer(minimum=1),
+        "how often the automatic rebalance runs",
+    ),
+    Setting(
+        ELECTION_POLICY,
+        "election_policy",
+        "kafka",
+        text(),
+        "`kafka`, `fluvio`, `package.module.Class`, `package.module:Class`, `file.py[:Class]` or entry point",
+    ),
+    Setting(
+        ELECTION_ISOLATION,
+        "election_isolation",
+        "auto",
+        one_of(*ISOLATION_MODES),
+        "like `simulator.placer.isolation`, for the election policy",
+    ),
+    Setting(
+        FLUVIO_MAX_LAG,
+        None,
+        "4",
+        integer(minimum=1),
+        "`fluvio` policy: a candidate must lag the previous leader's log end offset by less than this",
+    ),
+    Setting(
+        FLUVIO_PROMOTION_TIMEOUT_MS,
+        "fluvio_promotion_timeout_ms",
+        "5000",
+        integer(minimum=1),
+        "`fluvio` policy: how long the SC waits for a candidate to confirm before it asks the next",
+    ),
+    Setting(
+        FLUVIO_HEALTH_TIMEOUT_MS,
+        "fluvio_health_timeout_ms",
+        "90000",
+        integer(minimum=1),
+        "`fluvio` policy: an SPU silent for this long (hung, isolated) is offline (a crash is noticed at once)",
+    ),
+    Setting(
+        REPLICATION_TICK_MS,
+        "replication_tick_ms",
+        "100",
+        integer(minimum=1),
+        "the step of the replication model: records arrive and followers copy every tick",
+    ),
+    Setting(
+        MAX_EVENTS,
+        "max_events",
+        "1000000",
+        integer(minimum=1),
+        "how many events the event log keeps (older ones are dropped)",
+    ),
+    Setting(
         LEGACY_FIXED_START_INDEX,
         None,
         "-1",
@@ -453,6 +574,20 @@ class ServerConfig:
     isolation: str = "auto"
     placer_start_ms: int = 30000
     placer_max_memory_mb: int = 2048
+    clock: str = "real"
+    session_timeout_ms: int = 9000
+    heartbeat_interval_ms: int = 2000
+    replica_lag_ms: int = 30000
+    min_insync_replicas: int = 1
+    unclean_election: bool = False
+    auto_rebalance: bool = True
+    imbalance_check_seconds: int = 300
+    election_policy: str = "kafka"
+    election_isolation: str = "auto"
+    fluvio_promotion_timeout_ms: int = 5000
+    fluvio_health_timeout_ms: int = 90000
+    replication_tick_ms: int = 100
+    max_events: int = 1_000_000
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> ServerConfig:
@@ -493,6 +628,14 @@ class ServerConfig:
         props = read_properties(path) if path is not None else {}
         props.update(overrides or {})
         return cls.from_properties(props)
+
+    def plugin_properties(self) -> dict[str, str]:
+        """What an election policy's ``configure()`` receives: every property, with the effective policy and seed."""
+        props = dict(self.properties)
+        props[ELECTION_POLICY] = self.election_policy
+        if self.seed is not None:
+            props[SEED] = str(self.seed)
+        return props
 
     def placer_properties(self) -> dict[str, str]:
         """What the placer's ``configure()`` receives: every property, with the effective placer and seed."""

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from controller.config import BROKERS, FENCED, LISTENERS, PLACER, SEED, ServerConfig
+from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
+from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
+from controller.events import Event
 from controller.placement.api import UsableBroker
 from controller.server import Server
 
@@ -28,9 +31,15 @@ def server_properties(
     properties: Mapping[str, str] | None = None,
     seed: int | None = 0,
     listen: str = "127.0.0.1:0",
+    clock: str | None = None,
+    policy: str | None = None,
 ) -> dict[str, str]:
     """Server properties from friendly arguments; ``properties`` override the rest."""
     props: dict[str, str] = {LISTENERS: listen}
+    if clock is not None:
+        props[CLOCK] = clock
+    if policy is not None:
+        props[ELECTION_POLICY] = policy
     if placer is not None:
         props[PLACER] = placer
     if seed is not None:
@@ -72,9 +81,13 @@ class ServerThread:
         properties: Mapping[str, str] | None = None,
         seed: int | None = 0,
         timeout: float = 60.0,
+        clock: str | None = None,
+        policy: str | None = None,
     ) -> ServerThread:
-        config = ServerConfig.from_properties(server_properties(placer, brokers, properties, seed))
-        return cls(config).run_in_background(timeout)
+        """A started server. ``clock="virtual"`` makes time move only by :meth:`advance`; ``policy`` is the
+        election policy (``kafka``, ``fluvio`` or a plugin name); ``properties`` override the rest."""
+        props = server_properties(placer, brokers, properties, seed, clock=clock, policy=policy)
+        return cls(ServerConfig.from_properties(props)).run_in_background(timeout)
 
     def run_in_background(self, timeout: float = 60.0) -> ServerThread:
         self._thread.start()
@@ -138,6 +151,101 @@ class ServerThread:
         """A snapshot of the server's counters (connections, closes by reason, requests by apiKey)."""
         return Counter(self.server.stats)
 
+    # ------------------------------------------------------------------------------ cluster dynamics
+
+    def _on_loop(self, coroutine: Any, timeout: float = 120.0) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    @property
+    def dynamics(self) -> Dynamics:
+        return self.server.controller.dynamics
+
+    def stop_broker(self, broker_id: int, mode: str = "crash") -> None:
+        """Stops a broker: ``crash`` (connections closed, new ones refused), ``controlled`` (leaders move
+        first), ``hang`` (accepts and reads, never answers) or ``isolate`` (answers clients; the controller
+        no longer hears it)."""
+        self._on_loop(self.dynamics.stop_broker(broker_id, mode))
+
+    def start_broker(self, broker_id: int) -> None:
+        """Starts a stopped broker again (same address), resumes a hung or isolated one, or unfences one
+        configured fenced."""
+        self._on_loop(self.dynamics.start_broker(broker_id))
+
+    def add_broker(self, broker_id: int, rack: str | None = None) -> None:
+        """Registers a new broker with its own listener; it is unfenced at its first heartbeat."""
+        self._on_loop(self.dynamics.add_broker(broker_id, rack))
+
+    def remove_broker(self, broker_id: int) -> None:
+        """Unregisters a broker: it leaves every in-sync set, its leaders move, its listener closes."""
+        self._on_loop(self.dynamics.remove_broker(broker_id))
+
+    def set_replication(
+        self, broker: int, delay_ms: int | None = None, records_per_s: float | None = -1
+    ) -> None:
+        """How that broker's followers copy: ``delay_ms`` behind their leader, at most ``records_per_s``
+        records per second per partition (None: no limit; 0: they copy nothing)."""
+        self._on_loop(self.dynamics.set_replication(broker, delay_ms, records_per_s))
+
+    def produce_load(self, topic: str, records_per_s: float) -> None:
+        """Records arriving at every partition leader of ``topic`` (per partition, per second)."""
+        self._on_loop(self.dynamics.produce_load(topic, records_per_s))
+
+    def set_log_end_offset(self, topic: str, partition: int, broker: int, offset: int) -> None:
+        """Puts one replica's log end offset where a test needs it (the leader's is never below a follower's)."""
+        self._on_loop(self.dynamics.set_log_end_offset(topic, partition, broker, offset))
+
+    def fail_promotion(self, broker: int, fails: bool = True) -> None:
+        """Fluvio's style: ``broker`` never confirms a promotion (until called again with ``fails=False``)."""
+        self._on_loop(self.dynamics.fail_promotion(broker, fails))
+
+    def elect(self, topic: str, partition: int, kind: str = "preferred") -> ElectionOutcome:
+        """ElectLeaders for one partition (``preferred`` or ``unclean``): the outcome with Kafka's error name."""
+        outcome: ElectionOutcome = self._on_loop(self.dynamics.elect(topic, partition, kind))
+        return outcome
+
+    def advance(self, ms: int) -> int:
+        """Moves the virtual clock ``ms`` ahead, firing every timer on the way; the new time (ms)."""
+        now: int = self._on_loop(self.dynamics.advance(ms))
+        return now
+
+    def now(self) -> int:
+        """The cluster clock's time in ms."""
+        return int(self._on_loop(_value(self.server.controller.clock.now)))
+
+    def wait_until(
+        self, predicate: Callable[[], bool], timeout: float = 30.0, interval: float = 0.01
+    ) -> None:
+        """Waits (real clock) until ``predicate()`` is true; TimeoutError after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"condition not met within {timeout:g}s")
+            time.sleep(interval)
+
+    def events(self, since: int = 0) -> list[Event]:
+        """The event log (after sequence number ``since``): every change of broker or partition state."""
+        events: list[Event] = self._on_loop(_value(lambda: self.dynamics.events(since)))
+        return events
+
+    def partition_state(self, topic: str, partition: int) -> PartitionSnapshot:
+        """One partition now: ``.leader``, ``.leader_epoch``, ``.partition_epoch``, ``.replicas``, ``.isr``,
+        ``.high_watermark``, ``.log_end_offsets``, ``.status``."""
+        state: PartitionSnapshot = self._on_loop(
+            _value(lambda: self.dynamics.partition_state(topic, partition))
+        )
+        return state
+
+    def broker_state(self, broker_id: int) -> str:
+        """``running``, ``fenced``, ``controlled shutdown`` or ``offline``."""
+
+        def state() -> str:
+            b = self.server.controller.cluster.broker_state(broker_id)
+            if b is None:
+                raise KeyError(f"no broker {broker_id}")
+            return b.state.value
+
+        return str(self._on_loop(_value(state)))
+
     def call(self, fn: Any, *args: Any) -> Any:
         """Runs ``fn(*args)`` on the server's loop (e.g. to inspect or change the cluster) and returns its result."""
 
@@ -156,3 +264,8 @@ class ServerThread:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+async def _value(fn: Callable[[], Any]) -> Any:
+    """Calls ``fn`` on the server's loop (state is read between controller events, never mid-way)."""
+    return fn()

@@ -9,7 +9,8 @@
   (:class:`protocol.client.BlockingClient`).
 - ``placement_sim_server``: the same server without a client, for other clients (kafka-python, ...).
 - ``placement_sim_factory``: ``placement_sim_factory(placer=..., brokers=[(id, rack[, fenced]), ...],
-  properties={...}, seed=0)`` starts more servers; all are stopped at the end of the test.
+  properties={...}, seed=0, clock="virtual", policy="fluvio")`` starts more servers; all are stopped at
+  the end of the test.
 
 Each server runs on its own event loop in a background thread, so blocking and asyncio clients work alike.
 """
@@ -108,8 +109,12 @@ def placement_sim_factory() -> Iterator[Callable[..., ServerThread]]:
         brokers: Any = None,
         properties: dict[str, str] | None = None,
         seed: int | None = 0,
+        clock: str | None = None,
+        policy: str | None = None,
     ) -> ServerThread:
-        server = ServerThread.start(placer=placer, brokers=brokers, properties=properties, seed=seed)
+        server = ServerThread.start(
+            placer=placer, brokers=brokers, properties=properties, seed=seed, clock=clock, policy=policy
+        )
         started.append(server)
         return server
 

@@ -24,8 +24,10 @@ from collections import Counter
 from typing import Any
 
 from controller.app import Controller
+from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.handlers import RequestContext
+from controller.image import MetadataImage
 from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError
 from protocol.framing import (
     FrameError,
@@ -119,13 +121,23 @@ class Server:
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
         self.config: ServerConfig = controller.config
-        self._servers: list[asyncio.base_events.Server] = []
-        self._connections: set[asyncio.Task[Any]] = set()
+        self._bootstrap: asyncio.base_events.Server | None = None
+        #: Each broker's listener while it listens (a crashed or stopped broker's is closed).
+        self._broker_servers: dict[int, asyncio.base_events.Server] = {}
+        #: Open connections, with the broker whose listener took them (None: the bootstrap listener).
+        self._connections: dict[asyncio.Task[Any], int | None] = {}
         self.address: tuple[str, int] | None = None
-        #: The broker listeners as advertised: broker id -> (host, port).
+        self._host = ""
+        #: The broker listeners as advertised: broker id -> (host, port); kept across a stop and start.
         self.endpoints: dict[int, tuple[str, int]] = {}
         #: Connections, closes by reason and requests by apiKey.
         self.stats: Counter[str] = Counter()
+        #: Set while a broker answers; cleared while it hangs (its connections hold their answers).
+        self._answering: dict[int, asyncio.Event] = {}
+        #: The metadata images of brokers cut off from the controller.
+        self._frozen: dict[int, MetadataImage] = {}
+        self._ports: dict[int, int] = {}
+        controller.dynamics.attach(self)
 
     @classmethod
     async def create(cls, config: ServerConfig) -> Server:
@@ -141,59 +153,107 @@ class Server:
     async def start(self) -> None:
         """Binds the listeners; raises OSError when an address cannot be used (the controller is closed)."""
         listener = self.config.listener
+        self._host = listener.host
         try:
             server = await asyncio.start_server(self._on_connection, listener.host, listener.port)
-            self._servers.append(server)
+            self._bootstrap = server
             sockname = server.sockets[0].getsockname()
             self.address = (sockname[0], sockname[1])
             await self._start_broker_listeners(listener.host)
         except OSError:
             for started in self._servers:
                 started.close()
-            self._servers.clear()
+            self._bootstrap = None
+            self._broker_servers.clear()
             await self.controller.close()
             raise
         log.info("listening on %s with placer %s", self.bootstrap, self.controller.placements.placer_label)
 
+    @property
+    def _servers(self) -> list[asyncio.base_events.Server]:
+        servers = [self._bootstrap] if self._bootstrap is not None else []
+        return servers + list(self._broker_servers.values())
+
     async def _start_broker_listeners(self, host: str) -> None:
         """One listener per broker, recorded in :attr:`endpoints` as the address to advertise."""
-        advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
-        base = self.config.broker_port_base
         for broker in self.config.brokers:
-            port = base + broker.id if base else 0
-            if port > 65535:
-                raise OSError(
-                    f"broker {broker.id}: port {port} (simulator.broker.port.base {base} + id) is above 65535"
-                )
-            try:
-                server = await asyncio.start_server(
-                    functools.partial(self._on_connection, broker=broker.id), host, port
-                )
-            except OSError as exc:
-                raise OSError(
-                    exc.errno, f"cannot listen for broker {broker.id} on {host}:{port}: {exc.strerror or exc}"
-                ) from exc
-            self._servers.append(server)
-            self.endpoints[broker.id] = (advertised, server.sockets[0].getsockname()[1])
+            await self._listen(broker.id)
         log.info(
             "broker listeners: %s",
             ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.endpoints.items())),
         )
 
+    async def _listen(self, broker_id: int) -> None:
+        """Opens the broker's listener: on its own port again when it had one (addresses stay the same)."""
+        host = self._host
+        base = self.config.broker_port_base
+        port = self._ports.get(broker_id, base + broker_id if base else 0)
+        if port > 65535:
+            raise OSError(
+                f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + id) is above 65535"
+            )
+        try:
+            server = await asyncio.start_server(
+                functools.partial(self._on_connection, broker=broker_id), host, port
+            )
+        except OSError as exc:
+            raise OSError(
+                exc.errno, f"cannot listen for broker {broker_id} on {host}:{port}: {exc.strerror or exc}"
+            ) from exc
+        self._broker_servers[broker_id] = server
+        self._ports[broker_id] = server.sockets[0].getsockname()[1]
+        advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
+        self.endpoints[broker_id] = (advertised, self._ports[broker_id])
+        self._answering.setdefault(broker_id, asyncio.Event()).set()
+
+    async def broker_changed(self, broker_id: int, process: Process | None) -> None:
+        """The broker's listener follows its process (:class:`controller.dynamics.lifecycle.Network`)."""
+        answering = self._answering.setdefault(broker_id, asyncio.Event())
+        if process is Process.UP:
+            self._frozen.pop(broker_id, None)
+            answering.set()
+            if broker_id not in self._broker_servers:
+                await self._listen(broker_id)
+            return
+        if process is Process.HUNG:
+            answering.clear()
+            return
+        if process is Process.ISOLATED:
+            self._frozen[broker_id] = self.controller.image()
+            return
+        # Crashed, stopped or removed: the listener closes with every connection it took.
+        answering.set()
+        server = self._broker_servers.pop(broker_id, None)
+        if server is not None:
+            server.close()
+        doomed = [task for task, owner in self._connections.items() if owner == broker_id]
+        for task in doomed:
+            task.cancel(f"broker {broker_id} {process.value if process else 'removed'}")
+        if doomed:
+            await asyncio.gather(*doomed, return_exceptions=True)
+        if process is None:
+            self.endpoints.pop(broker_id, None)
+            self._ports.pop(broker_id, None)
+
     async def serve_forever(self) -> None:
-        await asyncio.gather(*(s.serve_forever() for s in self._servers))
+        """Serves until cancelled (listeners come and go with the brokers' processes)."""
+        await asyncio.Event().wait()
 
     async def stop(self) -> None:
-        for server in self._servers:
+        servers = self._servers
+        for server in servers:
             server.close()
+        for event in self._answering.values():
+            event.set()
         for task in list(self._connections):
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
-        for server in self._servers:
+        for server in servers:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
-        self._servers.clear()
+        self._bootstrap = None
+        self._broker_servers.clear()
         await self.controller.close()
 
     async def __aenter__(self) -> Server:
@@ -206,13 +266,24 @@ class Server:
     async def _on_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None = None
     ) -> None:
+        if broker is not None and broker not in self._broker_servers:
+            # Accepted just before its broker's listener closed (a crash): closed at once, as the rest.
+            state = self.controller.cluster.broker_state(broker)
+            why = state.process.value if state is not None and state.registered else "removed"
+            self.stats[f"closed:broker {broker} {why}"] += 1
+            writer.close()
+            return
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = broker
         try:
             await self._serve_connection(reader, writer, broker)
+        except asyncio.CancelledError:
+            # The connection was closed on purpose (shutdown, a crashed broker): the task ends quietly,
+            # not cancelled, so that the stream protocol's callback finds no exception to report.
+            return
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
 
     async def _serve_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None
@@ -257,6 +328,8 @@ class Server:
                     stats["closed:client"] += 1
                     log.debug("%s closed the connection", peer)
                     return
+                if broker is not None and not self._answering[broker].is_set():
+                    await self._answering[broker].wait()  # a hung broker holds its answers
                 response = await self._answer(controller, frame, peer, broker)
                 # Responses are gathered and written once the requests already received are answered
                 # (a flush scheduled for the loop's next turn): pipelined requests cost one send.
@@ -277,8 +350,9 @@ class Server:
         except (ConnectionError, OSError) as exc:
             stats["closed:connection error"] += 1
             log.warning("closing connection from %s: connection error (%s)", peer, exc)
-        except asyncio.CancelledError:
-            stats["closed:shutdown"] += 1
+        except asyncio.CancelledError as exc:
+            reason = exc.args[0] if exc.args else "shutdown"
+            stats[f"closed:{reason}"] += 1
             raise
         except Exception:
             stats["closed:internal error"] += 1
@@ -301,7 +375,14 @@ class Server:
         handler = controller.handlers.get(api_key)
         if handler is None:
             raise _Close("unknown apiKey", f"apiKey {api_key}")
-        ctx = RequestContext(controller, header, peer, broker, self.endpoints)
+        ctx = RequestContext(
+            controller,
+            header,
+            peer,
+            broker,
+            self.endpoints,
+            self._frozen.get(broker) if broker is not None else None,
+        )
         if not handler.supports(version):
             if handler.unsupported is None:
                 raise _Close("unsupported version", f"apiKey {api_key} version {version}")

@@ -98,11 +98,23 @@ class _Refused(Exception):
 class TopicAdmin:
     """Creates, grows and deletes topics of one cluster, placing replicas with the configured placer."""
 
-    def __init__(self, config: ServerConfig, cluster: Cluster, placements: PlacementService) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        cluster: Cluster,
+        placements: PlacementService,
+        lock: asyncio.Lock | None = None,
+        now: Callable[[], int] = lambda: 0,
+        deleted: Callable[[str], None] = lambda name: None,
+    ) -> None:
+        """``lock`` is the controller's event lock (shared with the cluster's dynamics); ``now`` its clock;
+        ``deleted`` is told of every deleted topic."""
         self.config = config
         self.cluster = cluster
         self.placements = placements
-        self._lock = asyncio.Lock()
+        self._lock = lock if lock is not None else asyncio.Lock()
+        self._now = now
+        self._deleted = deleted
 
     async def create_topics(
         self, topics: Sequence[NewTopic], validate_only: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS
@@ -175,7 +187,8 @@ class TopicAdmin:
             replicas = await self._placed_topic(topic, timeout_ms, deadline)
         if validate_only:
             return TopicResult(name, replicas=replicas)
-        created = self.cluster.add_topic(name, replicas)
+        configs = {key: value for key, value in topic.configs.items() if value is not None}
+        created = self.cluster.add_topic(name, replicas, configs, now=self._now())
         return TopicResult(name, topic_id=created.topic_id, replicas=replicas)
 
     def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
@@ -276,7 +289,7 @@ class TopicAdmin:
                 topic.name, request.count - current, rf, current, timeout_ms, deadline
             )
         if not validate_only:
-            self.cluster.add_partitions(topic.name, replicas)
+            self.cluster.add_partitions(topic.name, replicas, now=self._now())
             log.info("added %d partition(s) to %s", len(replicas), topic.name)
         return TopicResult(topic.name, topic_id=topic.topic_id, replicas=replicas)
 
@@ -308,6 +321,7 @@ class TopicAdmin:
                     )
                     continue
                 self.cluster.delete_topic(found.name)
+                self._deleted(found.name)
                 log.info("deleted topic %s", found.name)
                 results.append(TopicResult(found.name, topic_id=found.topic_id))
         return results

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.app import Controller
+    from controller.image import MetadataImage
     from protocol.framing import RequestHeader
 
 __all__ = ["HANDLER_MODULES", "NO_OPERATIONS", "Handler", "RequestContext", "load_handlers"]
@@ -28,6 +29,7 @@ HANDLER_MODULES = [
     "delete_topics",
     "create_partitions",
     "describe_cluster",
+    "elect_leaders",
 ]
 
 #: Kafka's "authorized operations not computed" marker; no ACLs are simulated.
@@ -46,6 +48,8 @@ class RequestContext:
     peer: str
     listener_broker: int | None = None  # the broker whose listener received the request (None: bootstrap)
     endpoints: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    #: The metadata image the answering broker holds when it is not the current one (isolated brokers).
+    image: MetadataImage | None = None
 
 
 HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[dict[str, Any]]]

@@ -54,8 +54,11 @@ class ClusterView:
     assignments: Mapping[tuple[str, int], tuple[int, ...]] = field(default_factory=lambda: _EMPTY)
 
     def __reduce__(self) -> tuple[object, ...]:
-        # A read-only mapping does not pickle: a plugin's worker process gets a plain copy.
-        return (ClusterView, (self.brokers, dict(self.assignments)))
+        # A read-only mapping proxy does not pickle: a plugin's worker process gets a plain copy of it.
+        assignments = self.assignments
+        if isinstance(assignments, MappingProxyType):
+            assignments = dict(assignments)
+        return (ClusterView, (self.brokers, assignments))
 
     def usable(self, spec: PlacementSpec) -> tuple[UsableBroker, ...]:
         """The brokers a placement may use: all of them, or the spec's ``broker_ids`` subset."""

@@ -14,6 +14,7 @@ from typing import Any
 from controller.placement.api import InvalidReplicationFactorError, ReplicaPlacementError, ReplicaPlacer
 from controller.plugins.loader import (
     MalformedResult,
+    Opaque,
     PluginKind,
     PluginLoadError,
     load_plugin,
@@ -50,21 +51,6 @@ SIMPLE_PLACER = "legacy"
 
 #: A placer that cannot be loaded (unknown name, import error, failing constructor or configure()).
 PlacerLoadError = PluginLoadError
-
-
-class Opaque:
-    """A replica entry that is not an int, described so that it crosses a process boundary."""
-
-    __slots__ = ("description",)
-
-    def __init__(self, description: str) -> None:
-        self.description = description
-
-    def __repr__(self) -> str:
-        return self.description
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (Opaque, (self.description,))
 
 
 _PLAIN = {list, tuple}

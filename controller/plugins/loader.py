@@ -29,7 +29,15 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PluginKind", "PluginLoadError", "load_plugin", "plugin_label", "resolve_plugin_class"]
+__all__ = [
+    "MalformedResult",
+    "Opaque",
+    "PluginKind",
+    "PluginLoadError",
+    "load_plugin",
+    "plugin_label",
+    "resolve_plugin_class",
+]
 
 #: Set on a module imported from a file: the path the user gave, which labels its classes.
 SOURCE_ATTRIBUTE = "__placement_sim_source__"
@@ -56,10 +64,27 @@ class PluginKind:
     method: str
     normalize: Callable[[Any, bool], Any] = field(default=lambda value, portable: value)
     declared: tuple[type[BaseException], ...] = ()
+    #: Class attributes the server reads from a plugin (reported by its worker when it runs isolated).
+    attributes: tuple[str, ...] = ()
 
 
 class MalformedResult(Exception):
     """What a plugin returned cannot be used; the message says why."""
+
+
+class Opaque:
+    """A replica entry that is not an int, described so that it crosses a process boundary."""
+
+    __slots__ = ("description",)
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+
+    def __repr__(self) -> str:
+        return self.description
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Opaque, (self.description,))
 
 
 def _import_file(path: Path, shown_as: str) -> ModuleType:

@@ -27,6 +27,7 @@ from controller.plugins.isolation.worker import (
     Load,
     Ready,
     Returned,
+    attributes_of,
     failure,
     normalized,
 )
@@ -43,6 +44,8 @@ _BIG_REPLY = 1 << 20
 class Runner(Protocol):
     isolation: str
     label: str
+    #: The plugin's attributes its kind names (``style`` of an election policy, ...).
+    attributes: Mapping[str, Any]
 
     async def call(self, args: tuple[Any, ...], deadline: float) -> Any: ...
 
@@ -62,6 +65,7 @@ class InlineRunner:
         self.kind = kind
         self.plugin = plugin
         self.label = plugin_label(plugin)
+        self.attributes = attributes_of(kind, plugin)
         self._method = getattr(plugin, kind.method)
 
     async def call(self, args: tuple[Any, ...], deadline: float) -> Any:
@@ -108,6 +112,7 @@ class ProcessRunner:
         self.start_timeout = start_timeout
         self.max_memory_mb = max_memory_mb
         self.label = name
+        self.attributes: Mapping[str, Any] = {}
         self.restarts = 0
         self._proc: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Future[None] | None = None
@@ -146,6 +151,7 @@ class ProcessRunner:
             await _kill_and_reap(proc)
             raise PluginLoadError(reply.message if isinstance(reply, PluginError) else repr(reply))
         self.label = reply.label
+        self.attributes = reply.attributes
         self._proc = proc
         log.info("%s %s runs in worker process %d", self.kind.noun, self.label, proc.pid)
 

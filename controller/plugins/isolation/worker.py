@@ -51,6 +51,7 @@ class Close:
 @dataclass(frozen=True)
 class Ready:
     label: str
+    attributes: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,11 @@ class Returned:
 def resolve_kind(ref: str) -> Any:
     module_name, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module_name), attr)
+
+
+def attributes_of(kind: Any, plugin: Any) -> dict[str, Any]:
+    """The attributes the server reads from a plugin (its kind's ``attributes``), as plain values."""
+    return {name: getattr(plugin, name, None) for name in kind.attributes}
 
 
 def failure(kind: Any, label: str, exc: BaseException) -> PluginError:
@@ -154,7 +160,7 @@ def main() -> int:
         return 1
     label = plugin_label(plugin)
     _limit_memory(first.max_memory_mb)
-    write_message(channel_out, Ready(label))
+    write_message(channel_out, Ready(label, attributes_of(kind, plugin)))
     while True:
         try:
             message = read_message(channel_in)

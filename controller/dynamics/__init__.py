@@ -1,0 +1,284 @@
+"""The cluster's dynamics: brokers that fail and come back, replication, and elections, on one clock.
+
+:class:`Dynamics` is what the controls (``ServerThread.stop_broker``, ``advance``, ...) and ElectLeaders
+call. Every change of state runs as one controller event at a time (the controller's lock, shared with
+topic administration), as KRaft's controller processes its event queue; reading state never waits.
+
+- :mod:`.lifecycle`: crash, hang, isolation, controlled shutdown, restart, brokers added and removed;
+- :mod:`.replication`: log end offsets, the in-sync set, the high watermark;
+- :mod:`controller.election`: who leads, with the configured policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from controller.clock import Clock, Timer, VirtualClock
+from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.config import ServerConfig
+from controller.dynamics.lifecycle import STOP_MODES, Lifecycle, Network
+from controller.dynamics.replication import Replication
+from controller.election import rules
+from controller.election.api import Trigger
+from controller.election.service import Change, ElectionService
+from controller.events import Event
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ELECTION_KINDS", "STOP_MODES", "Dynamics", "ElectionOutcome", "PartitionSnapshot"]
+
+#: ``elect(kind=...)`` and ElectLeaders' ElectionType (0 preferred, 1 unclean).
+ELECTION_KINDS = {"preferred": Trigger.PREFERRED, "unclean": Trigger.UNCLEAN}
+
+#: Kafka's cap on preferred elections per automatic rebalance pass.
+MAX_ELECTIONS_PER_IMBALANCE = 1000
+
+
+@dataclass(frozen=True)
+class PartitionSnapshot:
+    """A partition's state at one moment (``partition_state``): ``isr`` is the LRS under Fluvio's style;
+    ``status`` is ``Online``/``Offline``, or Fluvio's ``Election``/``CandidateFound`` during an election."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    high_watermark: int
+    log_end_offsets: dict[int, int]
+    status: str
+    offline_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ElectionOutcome:
+    """One partition's answer to an election request: ``error`` is None (a leader was elected) or a wire
+    error name (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...)."""
+
+    topic: str
+    partition: int
+    error: str | None
+    message: str | None = None
+
+
+class Dynamics:
+    """Lifecycle, replication and elections of one cluster (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        cluster: Cluster,
+        clock: Clock,
+        elections: ElectionService,
+        lock: asyncio.Lock,
+    ) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.clock = clock
+        self.elections = elections
+        self.lock = lock
+        self.style = elections.style
+        self.replication = Replication(config, cluster, clock, elections.style)
+        self.lifecycle = Lifecycle(config, cluster, clock, elections, self.replication)
+        self.lifecycle.run_event = self.run_event
+        elections.on_change = self._after_change
+        self._rebalance_timer: Timer | None = None
+        if self.style == "kafka" and config.auto_rebalance:
+            self._schedule_rebalance(config.imbalance_check_seconds * 1000)
+
+    @classmethod
+    async def start(
+        cls, config: ServerConfig, cluster: Cluster, clock: Clock, lock: asyncio.Lock
+    ) -> Dynamics:
+        elections = await ElectionService.start(config, cluster, clock)
+        return cls(config, cluster, clock, elections, lock)
+
+    def attach(self, network: Network) -> None:
+        """The server's listeners follow the brokers' processes from now on."""
+        self.lifecycle.network = network
+
+    async def close(self) -> None:
+        if self._rebalance_timer is not None:
+            self._rebalance_timer.cancel()
+        await self.lifecycle.close()
+        await self.replication.close()
+        await self.elections.close()
+
+    async def run_event(self, action: Callable[[], Awaitable[Any]]) -> Any:
+        """Runs one controller event: state changes never interleave."""
+        async with self.lock:
+            return await action()
+
+    def _after_change(self, partition: PartitionState) -> None:
+        self.replication.refresh(partition, "partition change")
+        self.replication.touch(partition)
+
+    # ------------------------------------------------------------------------------------- controls
+
+    async def stop_broker(self, broker: int, mode: str = "crash") -> None:
+        await self.run_event(lambda: self.lifecycle.stop_broker(broker, mode))
+
+    async def start_broker(self, broker: int) -> None:
+        await self.run_event(lambda: self.lifecycle.start_broker(broker))
+
+    async def add_broker(self, broker: int, rack: str | None = None) -> None:
+        await self.run_event(lambda: self.lifecycle.add_broker(broker, rack))
+
+    async def remove_broker(self, broker: int) -> None:
+        await self.run_event(lambda: self.lifecycle.remove_broker(broker))
+
+    async def set_replication(
+        self, broker: int, delay_ms: int | None = None, records_per_s: float | None = -1
+    ) -> None:
+        async def action() -> None:
+            self.replication.set_replication(broker, delay_ms, records_per_s)
+
+        await self.run_event(action)
+
+    async def produce_load(self, topic: str, records_per_s: float) -> None:
+        async def action() -> None:
+            self.replication.produce_load(topic, records_per_s)
+
+        await self.run_event(action)
+
+    async def set_log_end_offset(self, topic: str, partition: int, broker: int, offset: int) -> None:
+        async def action() -> None:
+            self.replication.set_log_end_offset(topic, partition, broker, offset)
+
+        await self.run_event(action)
+
+    async def fail_promotion(self, broker: int, fails: bool = True) -> None:
+        """Fluvio: ``broker``'s promotions fail (it never confirms) until cleared."""
+
+        async def action() -> None:
+            if fails:
+                self.elections.promotion_faults.add(broker)
+            else:
+                self.elections.promotion_faults.discard(broker)
+                self.elections.confirm_pending(broker)
+
+        await self.run_event(action)
+
+    async def elect(self, topic: str, partition: int, kind: str = "preferred") -> ElectionOutcome:
+        [outcome] = await self.elect_leaders(kind, [(topic, partition)])
+        return outcome
+
+    async def elect_leaders(
+        self, kind: str, partitions: Sequence[tuple[str, int]] | None
+    ) -> list[ElectionOutcome]:
+        """ElectLeaders: ``partitions`` None means every partition, and then the ones that need no
+        election are left out."""
+        if kind not in ELECTION_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(ELECTION_KINDS)}, not {kind!r}")
+        trigger = ELECTION_KINDS[kind]
+        return await self.run_event(lambda: self._elect_leaders(trigger, partitions))
+
+    async def _elect_leaders(
+        self, trigger: Trigger, wanted: Sequence[tuple[str, int]] | None
+    ) -> list[ElectionOutcome]:
+        every = wanted is None
+        targets = [(p.topic, p.index) for p in self.cluster.partitions()] if wanted is None else list(wanted)
+        outcomes: dict[int, ElectionOutcome] = {}
+        changes: list[Change] = []
+        positions: list[int] = []
+        for i, (topic, index) in enumerate(targets):
+            t = self.cluster.topics.get(topic)
+            if t is None or not 0 <= index < len(t.partitions):
+                outcomes[i] = ElectionOutcome(
+                    topic,
+                    index,
+                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    f"No such topic as {topic}" if t is None else f"No such partition {topic}-{index}",
+                )
+                continue
+            p = t.partitions[index]
+            if rules.election_not_needed(p.replicas, p.leader, trigger):
+                outcomes[i] = ElectionOutcome(topic, index, rules.ELECTION_NOT_NEEDED)
+                continue
+            changes.append(Change(p, trigger=trigger))
+            positions.append(i)
+        before = {id(c.partition): c.partition.leader for c in changes}
+        results = await self.elections.change(changes, f"{trigger.value} election requested")
+        none_found = (
+            "PREFERRED_LEADER_NOT_AVAILABLE"
+            if trigger is Trigger.PREFERRED
+            else "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+        )
+        for i, change, result in zip(positions, changes, results, strict=True):
+            p = change.partition
+            if result.error is not None:
+                outcomes[i] = ElectionOutcome(p.topic, p.index, result.error, result.message)
+            elif self._elected(p, before[id(p)]):
+                outcomes[i] = ElectionOutcome(p.topic, p.index, None)
+            else:
+                outcomes[i] = ElectionOutcome(p.topic, p.index, none_found)
+        ordered = [outcomes[i] for i in range(len(targets))]
+        if every:
+            ordered = [o for o in ordered if o.error != rules.ELECTION_NOT_NEEDED]
+        return ordered
+
+    def _elected(self, p: PartitionState, leader_before: int) -> bool:
+        if self.style == "fluvio":
+            return p.status == "CandidateFound" or (p.leader != leader_before and p.leader != NO_LEADER)
+        return p.leader != leader_before and p.leader != NO_LEADER
+
+    async def advance(self, ms: int) -> int:
+        """Moves a virtual clock ``ms`` ahead, firing what falls due on the way; the new time."""
+        if not isinstance(self.clock, VirtualClock):
+            raise RuntimeError("advance() needs simulator.clock=virtual; a real clock moves by itself")
+        return await self.clock.advance(ms)
+
+    def events(self, since: int = 0) -> list[Event]:
+        return self.cluster.events.since(since)
+
+    def partition_state(self, topic: str, partition: int) -> PartitionSnapshot:
+        p = self.cluster.partition(topic, partition)
+        return PartitionSnapshot(
+            p.topic,
+            p.index,
+            p.leader,
+            p.leader_epoch,
+            p.partition_epoch,
+            tuple(p.replicas),
+            tuple(p.isr),
+            p.high_watermark,
+            p.log_end_offsets,
+            p.status,
+            tuple(self.cluster.offline_replicas(p)),
+        )
+
+    def topic_deleted(self, topic: str) -> None:
+        self.replication.forget(topic)
+
+    # ------------------------------------------------------------------------------------- rebalance
+
+    def _schedule_rebalance(self, delay: int) -> None:
+        async def fire() -> None:
+            self._rebalance_timer = None
+            capped = await self.run_event(self._rebalance)
+            self._schedule_rebalance(0 if capped else self.config.imbalance_check_seconds * 1000)
+
+        self._rebalance_timer = self.clock.call_later(delay, fire, "automatic preferred leader rebalance")
+
+    async def _rebalance(self) -> bool:
+        """Kafka's automatic preferred-leader balancing: whether the pass hit the cap."""
+        imbalanced = [
+            p
+            for p in self.cluster.partitions()
+            if p.replicas
+            and p.leader != p.replicas[0]
+            and p.replicas[0] in p.isr
+            and self.cluster.is_active(p.replicas[0])
+        ]
+        batch = imbalanced[:MAX_ELECTIONS_PER_IMBALANCE]
+        if batch:
+            await self.elections.change(
+                [Change(p, trigger=Trigger.PREFERRED) for p in batch], "automatic leader rebalance"
+            )
+        return len(imbalanced) > MAX_ELECTIONS_PER_IMBALANCE

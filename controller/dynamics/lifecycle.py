@@ -1,0 +1,345 @@
+"""Brokers that stop, come back, join and leave, and how the controller notices.
+
+Four ways to stop a broker (``stop_broker(id, mode)``):
+
+- ``crash``: its listener closes every connection and refuses new ones;
+- ``hang``: its listener accepts and reads but never answers (a suspended process);
+- ``isolate``: it still answers clients, from the metadata it had, but the controller no longer hears it;
+- ``controlled``: a clean shutdown.
+
+Kafka's style (KRaft): brokers heartbeat every ``broker.heartbeat.interval.ms``; one the controller has
+not heard from for ``broker.session.timeout.ms`` after its last heartbeat is fenced (one broker per
+controller event), which removes it from every ISR and moves its leaders. A controlled shutdown moves
+its leaders and ISR memberships first, then the broker stops at its next heartbeat. A broker that comes
+back registers again (a new broker epoch; a new process must wait until the old session has expired)
+and is unfenced at its first heartbeat, which elects leaders for the partitions that have none. Brokers
+added at runtime start fenced and are unfenced at their first heartbeat.
+
+Fluvio's style (its SC): an SPU is offline as soon as its connection to the SC drops (a crash, a
+shutdown) or once it has been silent for ``simulator.election.fluvio.health.timeout.ms`` (hung,
+isolated); going offline starts an election for every replica set it led and takes it out of the live
+replica sets it followed in. An SPU that comes back is online at once and starts an election for every
+replica set that is Offline.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from controller.clock import Clock, Timer
+from controller.cluster import NO_LEADER, Cluster, PartitionState, Process
+from controller.config import ServerConfig
+from controller.dynamics.replication import Replication
+from controller.election.api import Trigger
+from controller.election.rules import target_isr_without
+from controller.election.service import Change, ElectionService
+
+log = logging.getLogger(__name__)
+
+__all__ = ["STOP_MODES", "Lifecycle", "Network"]
+
+#: ``stop_broker`` modes, and the process state each leaves the broker in.
+STOP_MODES = {
+    "crash": Process.CRASHED,
+    "hang": Process.HUNG,
+    "isolate": Process.ISOLATED,
+    "controlled": Process.STOPPED,
+}
+
+
+class Network(Protocol):
+    """The server side of a broker's process: its listener follows the process state."""
+
+    async def broker_changed(self, broker_id: int, process: Process | None) -> None:
+        """``process`` None: the broker was removed (its listener goes away)."""
+
+
+class Lifecycle:
+    """Brokers' registration and liveness as the controller (Kafka) or the SC (Fluvio) sees them."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        cluster: Cluster,
+        clock: Clock,
+        elections: ElectionService,
+        replication: Replication,
+        network: Network | None = None,
+    ) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.clock = clock
+        self.elections = elections
+        self.replication = replication
+        self.network = network
+        self.style = elections.style
+        self._timers: dict[int, Timer] = {}
+        #: Runs a controller event (under the controller's lock); set by the owner.
+        self.run_event: Callable[[Callable[[], Awaitable[None]]], Awaitable[None]] = _run_now
+
+    async def close(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
+    def _schedule(self, broker: int, when: int, action: Callable[[], Awaitable[None]], name: str) -> None:
+        old = self._timers.pop(broker, None)
+        if old is not None:
+            old.cancel()
+
+        async def fire() -> None:
+            self._timers.pop(broker, None)
+            await self.run_event(action)
+
+        self._timers[broker] = self.clock.call_at(when, fire, name)
+
+    def _cancel(self, broker: int) -> None:
+        timer = self._timers.pop(broker, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _last_heartbeat(self, broker: int, now: int) -> int:
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        interval = self.config.heartbeat_interval_ms
+        return b.registered_at + (now - b.registered_at) // interval * interval
+
+    def _next_heartbeat(self, broker: int, now: int) -> int:
+        return self._last_heartbeat(broker, now) + self.config.heartbeat_interval_ms
+
+    async def _network(self, broker: int, process: Process | None) -> None:
+        if self.network is not None:
+            await self.network.broker_changed(broker, process)
+
+    def _require(self, broker: int) -> None:
+        b = self.cluster.broker_state(broker)
+        if b is None or not b.registered:
+            raise KeyError(f"no broker {broker} is registered")
+
+    # ------------------------------------------------------------------------------------- controls
+
+    async def stop_broker(self, broker: int, mode: str) -> None:
+        if mode not in STOP_MODES:
+            raise ValueError(f"mode must be one of {', '.join(STOP_MODES)}, not {mode!r}")
+        self._require(broker)
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        if b.process in (Process.CRASHED, Process.STOPPED):
+            raise ValueError(f"broker {broker} is already stopped ({b.process.value})")
+        now = self.clock.now()
+        if mode == "controlled":
+            if self.style == "fluvio":
+                self.cluster.update_broker(broker, "shut down", process=Process.STOPPED)
+                await self._network(broker, Process.STOPPED)
+                await self._spu_offline(broker, "SPU shut down: its connection to the SC closed")
+            else:
+                await self._controlled_shutdown(broker)
+            return
+        process = STOP_MODES[mode]
+        self.cluster.update_broker(broker, f"stop_broker({mode})", process=process)
+        await self._network(broker, process)
+        if b.fenced:
+            return  # the controller already counts it out
+        if self.style == "fluvio":
+            if process is Process.CRASHED:
+                await self._spu_offline(broker, "SPU crashed: its connection to the SC dropped")
+            else:
+                self._schedule(
+                    broker,
+                    now + self.config.fluvio_health_timeout_ms,
+                    lambda: self._spu_offline(
+                        broker,
+                        f"SPU silent for simulator.election.fluvio.health.timeout.ms={self.config.fluvio_health_timeout_ms}",
+                    ),
+                    f"health timeout of SPU {broker}",
+                )
+            return
+        last = self._last_heartbeat(broker, now)
+        self._schedule(
+            broker,
+            last + self.config.session_timeout_ms,
+            lambda: self._session_expired(broker),
+            f"session timeout of broker {broker}",
+        )
+
+    async def start_broker(self, broker: int) -> None:
+        self._require(broker)
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        now = self.clock.now()
+        if b.process in (Process.CRASHED, Process.STOPPED):
+            await self._network(broker, Process.UP)
+            if self.style == "fluvio":
+                self.cluster.update_broker(broker, "SPU started", process=Process.UP)
+                await self._spu_online(broker, "SPU registered with the SC")
+                return
+            if not b.fenced and broker in self._timers:
+                # The old process's session is still valid: the new one registers once it has expired.
+                self.cluster.update_broker(
+                    broker, "new process started; waits for the old session to expire", process=Process.UP
+                )
+                return
+            await self._register_again(broker, "new process registered")
+            return
+        if b.process in (Process.HUNG, Process.ISOLATED):
+            self.cluster.update_broker(broker, "resumed", process=Process.UP)
+            await self._network(broker, Process.UP)
+            self._cancel(broker)
+            if b.fenced:
+                if self.style == "fluvio":
+                    await self._spu_online(broker, "SPU heard from again")
+                else:
+                    self._unfence_at_next_heartbeat(broker, now, "heartbeats resumed")
+            return
+        if b.held_fenced:
+            self.cluster.update_broker(broker, "started", held_fenced=False)
+            if self.style == "fluvio":
+                await self._spu_online(broker, "SPU online")
+            else:
+                self._unfence_at_next_heartbeat(broker, now, "first heartbeat after start")
+
+    async def add_broker(self, broker: int, rack: str | None) -> None:
+        existing = self.cluster.broker_state(broker)
+        if existing is not None and existing.registered:
+            raise ValueError(f"broker {broker} is already registered")
+        if not 0 <= broker <= 2**31 - 1:
+            raise ValueError(f"broker id {broker} is out of range")
+        now = self.clock.now()
+        self.cluster.add_broker(broker, rack, now, "broker registered")
+        await self._network(broker, Process.UP)
+        if self.style == "fluvio":
+            await self._spu_online(broker, "SPU registered with the SC")
+        else:
+            self._unfence_at_next_heartbeat(broker, now, "first heartbeat after registration")
+
+    async def remove_broker(self, broker: int) -> None:
+        self._require(broker)
+        self._cancel(broker)
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        if not b.fenced:
+            await self._leave_in_sync_sets(broker, "broker unregistered", fence=True)
+        self.cluster.update_broker(broker, "broker unregistered", registered=False, process=Process.STOPPED)
+        await self._network(broker, None)
+
+    # ------------------------------------------------------------------------------------- Kafka
+
+    async def _session_expired(self, broker: int) -> None:
+        b = self.cluster.broker_state(broker)
+        if b is None or not b.registered or b.fenced or b.heartbeating:
+            return
+        await self._leave_in_sync_sets(
+            broker,
+            f"broker {broker} fenced: no heartbeat for broker.session.timeout.ms={self.config.session_timeout_ms}",
+            fence=True,
+        )
+        if b.process is Process.UP:  # a new process was waiting for the old session to expire
+            await self._register_again(broker, "new process registered after the old session expired")
+
+    async def _leave_in_sync_sets(
+        self, broker: int, cause: str, fence: bool = False, shutdown: bool = False
+    ) -> None:
+        """Kafka's handleBrokerFenced / handleBrokerInControlledShutdown / handleBrokerUnregistered."""
+        if fence:
+            self.cluster.update_broker(broker, cause, fenced=True)
+        if shutdown:
+            self.cluster.update_broker(broker, cause, in_controlled_shutdown=True)
+        changes = [
+            Change(p, target_isr=target_isr_without(p.isr, broker))
+            for p in self._partitions_with(broker)
+            if broker in p.isr or p.leader == broker
+        ]
+        await self.elections.change(changes, cause)
+
+    async def _controlled_shutdown(self, broker: int) -> None:
+        await self._leave_in_sync_sets(
+            broker,
+            f"broker {broker} in controlled shutdown: leaders and ISR memberships move away",
+            shutdown=True,
+        )
+        now = self.clock.now()
+
+        async def shut_down() -> None:
+            self.cluster.update_broker(
+                broker,
+                "controlled shutdown complete",
+                in_controlled_shutdown=False,
+                fenced=True,
+                process=Process.STOPPED,
+            )
+            await self._network(broker, Process.STOPPED)
+
+        self._schedule(broker, self._next_heartbeat(broker, now), shut_down, f"shutdown of broker {broker}")
+
+    async def _register_again(self, broker: int, cause: str) -> None:
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        now = self.clock.now()
+        self.cluster.update_broker(
+            broker,
+            cause,
+            process=Process.UP,
+            fenced=True,
+            epoch=b.epoch + 1,
+            registered_at=now,
+            held_fenced=False,
+        )
+        self._unfence_at_next_heartbeat(broker, now, "first heartbeat after registration")
+
+    def _unfence_at_next_heartbeat(self, broker: int, now: int, cause: str) -> None:
+        self._schedule(
+            broker,
+            self._next_heartbeat(broker, now),
+            lambda: self._unfence(broker, cause),
+            f"unfence broker {broker}",
+        )
+
+    async def _unfence(self, broker: int, cause: str) -> None:
+        b = self.cluster.broker_state(broker)
+        if b is None or not b.registered or not b.fenced or not b.heartbeating:
+            return
+        self.cluster.update_broker(broker, f"broker {broker} unfenced: {cause}", fenced=False)
+        leaderless = [
+            Change(p, trigger=Trigger.BROKER_ONLINE)
+            for p in self.cluster.partitions()
+            if p.leader == NO_LEADER
+        ]
+        await self.elections.change(leaderless, f"broker {broker} unfenced")
+        self.replication.touch_broker(broker)
+
+    # ------------------------------------------------------------------------------------- Fluvio
+
+    async def _spu_offline(self, broker: int, cause: str) -> None:
+        b = self.cluster.broker_state(broker)
+        if b is None or b.fenced:
+            return
+        self.cluster.update_broker(broker, cause, fenced=True)
+        changes = []
+        for p in self._partitions_with(broker):
+            lrs = [r for r in p.isr if r != broker]
+            if p.leader == broker:
+                changes.append(
+                    Change(p, target_isr=lrs, trigger=Trigger.LEADER_OFFLINE, failed_leader=broker)
+                )
+            elif broker in p.isr:
+                changes.append(Change(p, target_isr=lrs))
+        await self.elections.change(changes, f"SPU {broker} offline")
+
+    async def _spu_online(self, broker: int, cause: str) -> None:
+        self.cluster.update_broker(broker, cause, fenced=False, held_fenced=False)
+        offline = [
+            Change(p, trigger=Trigger.BROKER_ONLINE, failed_leader=p.last_leader)
+            for p in self._partitions_with(broker)
+            if p.status == "Offline"
+        ]
+        await self.elections.change(offline, f"SPU {broker} online")
+        self.replication.touch_broker(broker)
+
+    def _partitions_with(self, broker: int) -> list[PartitionState]:
+        return [p for p in self.cluster.partitions() if broker in p.replicas]
+
+
+async def _run_now(action: Callable[[], Awaitable[None]]) -> None:
+    await action()

@@ -1,0 +1,331 @@
+"""The replication model: records arrive at leaders, followers copy them, the in-sync set and the high
+watermark follow.
+
+Time moves in ticks of ``simulator.replication.tick.ms`` on the cluster's clock, and only while some
+partition has something to do (a workload on its topic, or a follower behind its leader): an idle
+cluster costs nothing. Every tick:
+
+- the leader of each partition of a topic with a workload appends ``records_per_s`` x tick records
+  (a leader whose process is down or hung appends nothing: producers cannot reach it);
+- each follower on a live broker copies from its leader what the leader had ``delay_ms`` ago (its
+  broker's setting), at most ``records_per_s`` x tick records (no limit by default); when it has
+  everything it fetched for, it was caught up as of that moment;
+- a follower outside the in-sync set rejoins when its log end offset reaches the high watermark (and,
+  with Kafka's rules, the start of the leader's epoch) and its broker is active;
+- the high watermark is the lowest log end offset over the in-sync set (Kafka: also over caught-up
+  followers about to join; no advance while the ISR is smaller than ``min.insync.replicas``). It never
+  goes back, except after an unclean election (the new leader's log is the truth).
+
+Every ``replica.lag.time.max.ms`` / 2 the leaders drop followers that have not caught up for
+``replica.lag.time.max.ms`` from the in-sync set. All counts are whole records, so the model is exact
+and repeatable: rates are spread over ticks without rounding drift.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from controller.clock import Clock, Timer
+from controller.cluster import NO_LEADER, Cluster, PartitionState, Process
+from controller.config import ServerConfig
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Replication"]
+
+_SERVING = (Process.UP, Process.ISOLATED)
+
+
+def _records(rate: float, tick: int, tick_ms: int) -> int:
+    """Whole records in tick number ``tick`` at ``rate`` per second: no drift over many ticks."""
+    per_tick = rate * tick_ms / 1000
+    return int((tick + 1) * per_tick) - int(tick * per_tick)
+
+
+class Replication:
+    """Log end offsets, the in-sync set and the high watermark of every partition (see the module docstring)."""
+
+    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock, style: str) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.clock = clock
+        self.style = style
+        self.tick_ms = config.replication_tick_ms
+        self.lag_ms = config.replica_lag_ms
+        #: Records per second per partition, by topic.
+        self.load: dict[str, float] = {}
+        self._load_start: dict[str, int] = {}
+        self._active: dict[tuple[str, int], PartitionState] = {}
+        self._history: dict[tuple[str, int], deque[tuple[int, int]]] = {}
+        self._tick = 0
+        self._tick_timer: Timer | None = None
+        self._lag_timer: Timer | None = None
+        #: Called with the partitions whose in-sync set changed here (the controller keeps epochs).
+        self.on_isr_change: Callable[[PartitionState], None] = lambda partition: None
+
+    async def close(self) -> None:
+        for timer in (self._tick_timer, self._lag_timer):
+            if timer is not None:
+                timer.cancel()
+
+    # ------------------------------------------------------------------------------------- settings
+
+    def produce_load(self, topic: str, records_per_s: float) -> None:
+        if topic not in self.cluster.topics:
+            raise KeyError(f"no topic {topic!r}")
+        if records_per_s < 0:
+            raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
+        if records_per_s:
+            self.load[topic] = records_per_s
+            self._load_start[topic] = self._tick
+            for p in self.cluster.topics[topic].partitions:
+                self.touch(p)
+        else:
+            self.load.pop(topic, None)
+        self._schedule()
+
+    def set_replication(
+        self, broker: int, delay_ms: int | None = None, records_per_s: float | None = -1
+    ) -> None:
+        b = self.cluster.broker_state(broker)
+        if b is None:
+            raise KeyError(f"no broker {broker}")
+        changes: dict[str, Any] = {}
+        if delay_ms is not None:
+            if delay_ms < 0:
+                raise ValueError(f"delay_ms must not be negative, got {delay_ms}")
+            changes["copy_delay_ms"] = delay_ms
+        if records_per_s is None or (records_per_s is not None and records_per_s >= 0):
+            changes["copy_rate"] = records_per_s
+        elif records_per_s != -1:
+            raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
+        self.cluster.update_broker(broker, "replication settings", **changes)
+        self.touch_broker(broker)
+
+    def set_log_end_offset(self, topic: str, index: int, broker: int, offset: int) -> None:
+        p = self.cluster.partition(topic, index)
+        if broker not in p.replicas:
+            raise ValueError(f"broker {broker} holds no replica of {p.name} {p.replicas}")
+        if offset < 0:
+            raise ValueError(f"a log end offset is not negative, got {offset}")
+        i = p.replicas.index(broker)
+        leo = list(p.leo)
+        leader = p.leader if p.leader != NO_LEADER else None
+        if broker == leader:
+            highest_follower = max(
+                (v for r, v in zip(p.replicas, leo, strict=True) if r != broker), default=0
+            )
+            if offset < highest_follower:
+                raise ValueError(
+                    f"the leader's log end offset cannot be below a follower's: {p.name} has a follower at "
+                    f"{highest_follower}"
+                )
+        elif leader is not None and offset > leo[p.replicas.index(leader)]:
+            raise ValueError(
+                f"a follower's log end offset cannot pass its leader's: the leader {leader} of {p.name} is at "
+                f"{leo[p.replicas.index(leader)]}; set it first"
+            )
+        if broker in p.isr and offset < p.high_watermark:
+            raise ValueError(
+                f"broker {broker} is in the in-sync set of {p.name}, whose high watermark is {p.high_watermark}: "
+                "its log end offset cannot go below it"
+            )
+        leo[i] = offset
+        changes: dict[str, Any] = {"leo": leo}
+        if broker == leader:
+            changes["epoch_start_offset"] = min(p.epoch_start_offset, offset)
+        self.cluster.update_partition(p, f"log end offset of broker {broker} set", **changes)
+        self.refresh(p, "log end offset set")
+        self.touch(p)
+
+    # ------------------------------------------------------------------------------------- bookkeeping
+
+    def touch(self, p: PartitionState) -> None:
+        """Marks a partition as having replication work (it stays active while it has some)."""
+        self._active[(p.topic, p.index)] = p
+        self._schedule()
+
+    def touch_broker(self, broker: int) -> None:
+        for p in self.cluster.partitions():
+            if broker in p.replicas:
+                self._active[(p.topic, p.index)] = p
+        self._schedule()
+
+    def forget(self, topic: str) -> None:
+        for key in [k for k in self._active if k[0] == topic]:
+            del self._active[key]
+            self._history.pop(key, None)
+        self.load.pop(topic, None)
+
+    def _schedule(self) -> None:
+        if self._active and self._tick_timer is None:
+            self._tick_timer = self.clock.call_later(self.tick_ms, self._on_tick, "replication tick")
+        if self._active and self._lag_timer is None:
+            self._lag_timer = self.clock.call_later(self.lag_ms // 2, self._on_lag_check, "ISR lag check")
+
+    # ------------------------------------------------------------------------------------- the model
+
+    def _serving(self, broker: int) -> bool:
+        b = self.cluster.broker_state(broker)
+        return b is not None and b.registered and b.process in _SERVING
+
+    def _may_join(self, broker: int) -> bool:
+        b = self.cluster.broker_state(broker)
+        return b is not None and b.active and b.process in _SERVING
+
+    def _on_tick(self) -> None:
+        self._tick_timer = None
+        now = self.clock.now()
+        tick = self._tick
+        self._tick += 1
+        still: dict[tuple[str, int], PartitionState] = {}
+        for key, p in self._active.items():
+            if self._step(p, key, tick, now):
+                still[key] = p
+        self._active = still
+        self._schedule()
+
+    def _step(self, p: PartitionState, key: tuple[str, int], tick: int, now: int) -> bool:
+        """One tick of one partition; whether it still has work."""
+        if p.topic not in self.cluster.topics:
+            return False
+        leader = p.leader
+        if leader == NO_LEADER:
+            return False
+        li = p.replicas.index(leader)
+        leo = list(p.leo)
+        caught_up = list(p.caught_up)
+        rate = self.load.get(p.topic, 0.0)
+        leader_up = self._serving(leader)
+        if rate and leader_up:
+            leo[li] += _records(rate, tick - self._load_start.get(p.topic, 0), self.tick_ms)
+        caught_up[li] = now
+        history = self._history.get(key)
+        max_delay = 0
+        work = bool(rate)
+        for i, r in enumerate(p.replicas):
+            if i == li:
+                continue
+            b = self.cluster.broker_state(r)
+            if b is None or not leader_up or not self._serving(r):
+                work = work or leo[i] < leo[li]
+                continue
+            delay = b.copy_delay_ms
+            max_delay = max(max_delay, delay)
+            target = leo[li] if not delay else self._leo_at(history, now - delay, leo[li])
+            if leo[i] < target:
+                budget = target - leo[i] if b.copy_rate is None else _records(b.copy_rate, tick, self.tick_ms)
+                leo[i] += min(budget, target - leo[i])
+            if leo[i] >= target:
+                caught_up[i] = max(caught_up[i], now - delay)
+            if leo[i] < leo[li]:
+                work = True
+        if max_delay:
+            if history is None:
+                history = self._history[key] = deque()
+            history.append((now, leo[li]))
+            while history and history[0][0] < now - max_delay - self.tick_ms:
+                history.popleft()
+        else:
+            self._history.pop(key, None)
+        changes: dict[str, Any] = {}
+        if leo != p.leo:
+            changes["leo"] = leo
+        if caught_up != p.caught_up:
+            p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
+        if changes:
+            self.cluster.progress(p, **changes)
+        if leader_up:
+            self._expand(p, "replication")
+        self.refresh(p, "replication")
+        return work or any(r not in p.isr and self._may_join(r) for r in p.replicas)
+
+    @staticmethod
+    def _leo_at(history: deque[tuple[int, int]] | None, when: int, current: int) -> int:
+        """The leader's log end offset at ``when`` (the latest known at or before it)."""
+        if not history:
+            return current
+        found = None
+        for time, leo in history:
+            if time > when:
+                break
+            found = leo
+        return found if found is not None else history[0][1]
+
+    def refresh(self, p: PartitionState, cause: str) -> None:
+        """The high watermark (and a recovered leader) after anything that moved a log end offset or the ISR.
+
+        Followers rejoin the in-sync set only at ticks: a follower must fetch from its leader first."""
+        if p.leader == NO_LEADER:
+            return
+        if p.recovering and self._serving(p.leader):
+            # The leader of an unclean election has recovered its log: it reports RECOVERED.
+            self.cluster.update_partition(p, "leader recovered its log", recovering=False)
+        self._update_hw(p, self.clock.now(), cause)
+
+    def _expand(self, p: PartitionState, cause: str) -> None:
+        """Followers that fetched up to the high watermark (and the leader epoch's start) rejoin."""
+        hw = p.high_watermark
+        joining = [
+            r
+            for i, r in enumerate(p.replicas)
+            if r not in p.isr
+            and r != p.leader
+            and self._may_join(r)
+            and p.leo[i] >= hw
+            and (self.style == "fluvio" or p.leo[i] >= p.epoch_start_offset)
+        ]
+        if joining:
+            isr = [r for r in p.replicas if r in p.isr or r in joining]
+            self.cluster.update_partition(
+                p, f"{cause}: broker(s) {joining} caught up", isr=isr, partition_epoch=p.partition_epoch + 1
+            )
+            self.on_isr_change(p)
+
+    def _update_hw(self, p: PartitionState, now: int, cause: str) -> None:
+        members = set(p.isr)
+        if self.style == "kafka":
+            if len(p.isr) < self._min_insync(p):
+                return
+            for i, r in enumerate(p.replicas):
+                if r not in members and self._may_join(r) and now - p.caught_up[i] <= self.lag_ms:
+                    members.add(r)
+        offsets = [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in members]
+        if not offsets:
+            return
+        hw = min(offsets)
+        if hw > p.high_watermark:
+            self.cluster.progress(p, high_watermark=hw)
+
+    def _min_insync(self, p: PartitionState) -> int:
+        topic = self.cluster.topics.get(p.topic)
+        raw = topic.configs.get("min.insync.replicas") if topic is not None else None
+        if raw is not None and raw.strip().isdigit():
+            return int(raw)
+        return self.config.min_insync_replicas
+
+    def _on_lag_check(self) -> None:
+        self._lag_timer = None
+        now = self.clock.now()
+        for p in list(self._active.values()):
+            if p.leader == NO_LEADER or p.topic not in self.cluster.topics:
+                continue
+            lagging = [
+                r
+                for i, r in enumerate(p.replicas)
+                if r in p.isr and r != p.leader and now - p.caught_up[i] > self.lag_ms
+            ]
+            if lagging:
+                isr = [r for r in p.isr if r not in lagging]
+                self.cluster.update_partition(
+                    p,
+                    f"broker(s) {lagging} not caught up for replica.lag.time.max.ms={self.lag_ms}",
+                    isr=isr,
+                    partition_epoch=p.partition_epoch + 1,
+                )
+                self.on_isr_change(p)
+                self._update_hw(p, now, "ISR shrink")
+        self._schedule()

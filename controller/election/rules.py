@@ -1,0 +1,112 @@
+"""The rules of election, one home each: who may lead, what a policy's answer must satisfy, and what a
+change does to a partition's epochs and in-sync set.
+
+Kafka's rules follow its KRaft controller (``PartitionChangeBuilder``, ELR off): a valid leader is an
+active broker in the target ISR; an unclean election, when allowed, takes any active replica and the ISR
+becomes that leader alone; the leader epoch goes up whenever a change sets a leader, the partition epoch
+on every change; the last ISR member is never removed (the partition becomes leaderless, its ISR kept).
+Fluvio's follow seed 003 and the SC: a candidate is a live follower in the live replica set (any live
+follower when an SPU comes back), never the leader that just failed or a candidate that already failed
+to confirm.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from controller.election.api import PartitionView, Trigger
+
+__all__ = [
+    "ELECTION_NOT_NEEDED",
+    "Eligibility",
+    "candidates_problem",
+    "eligible_leaders",
+    "election_not_needed",
+    "target_isr_without",
+]
+
+ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
+
+
+@dataclass(frozen=True, slots=True)
+class Eligibility:
+    """The replicas that may lead in one election (assignment order), and whether that is unclean."""
+
+    eligible: tuple[int, ...]
+    unclean: bool = False
+
+
+def eligible_leaders(
+    replicas: Sequence[int],
+    isr: Collection[int],
+    alive: Collection[int],
+    trigger: Trigger,
+    unclean_allowed: bool,
+    style: str,
+    failed_leader: int = -1,
+    excluded: Collection[int] = (),
+) -> Eligibility:
+    """Who may lead: ``isr`` is the target in-sync set (after the change that asked for the election)."""
+    if style == "fluvio":
+        if trigger is Trigger.BROKER_ONLINE:
+            pool = [r for r in replicas if r in alive and r not in excluded]
+        elif trigger is Trigger.UNCLEAN:
+            pool = [r for r in replicas if r in alive]
+            return Eligibility(tuple(pool), unclean=any(r not in isr for r in pool))
+        elif trigger is Trigger.PREFERRED:
+            pool = [r for r in replicas if r in alive and r in isr]
+        else:  # the leader went away, or a candidate did not confirm: the live followers in the LRS
+            pool = [
+                r for r in replicas if r in alive and r in isr and r != failed_leader and r not in excluded
+            ]
+        return Eligibility(tuple(pool))
+    clean = tuple(r for r in replicas if r in isr and r in alive)
+    # A topic's unclean.leader.election.enable applies to the controller's own elections (fencing,
+    # unfencing, shutdown); a preferred election is never unclean, an UNCLEAN one always may be.
+    may_be_unclean = trigger is Trigger.UNCLEAN or (unclean_allowed and trigger is not Trigger.PREFERRED)
+    if clean or not may_be_unclean:
+        return Eligibility(clean)
+    return Eligibility(tuple(r for r in replicas if r in alive), unclean=True)
+
+
+def target_isr_without(isr: Sequence[int], broker: int) -> list[int]:
+    """The ISR after ``broker`` leaves it: Kafka never writes an empty ISR (with ELR off), so the last
+    member stays listed while the partition goes leaderless."""
+    if broker not in isr:
+        return list(isr)
+    rest = [r for r in isr if r != broker]
+    return rest if rest else list(isr)
+
+
+def election_not_needed(replicas: Sequence[int], leader: int, trigger: Trigger) -> bool:
+    """ElectLeaders' ELECTION_NOT_NEEDED: the preferred replica already leads, or (unclean) a leader exists."""
+    if trigger is Trigger.PREFERRED:
+        return bool(replicas) and leader == replicas[0]
+    if trigger is Trigger.UNCLEAN:
+        return leader >= 0
+    return False
+
+
+def candidates_problem(view: PartitionView, candidates: object) -> str | None:
+    """What is wrong with a policy's answer for one partition, or None when it may be applied."""
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        return f"returned {type(candidates).__name__}, not a sequence of broker ids"
+    for c in candidates:
+        if type(c) is not int:
+            return f"returned {c!r}, not a broker id"
+    repeated = sorted(b for b, n in Counter(candidates).items() if n > 1)
+    if repeated:
+        return f"names broker(s) {repeated} twice"
+    for c in candidates:
+        if c not in view.replicas:
+            return f"names broker {c}, which is not a replica of {view.topic}-{view.partition} {list(view.replicas)}"
+        if c not in view.alive:
+            return f"names broker {c}, which cannot lead now (fenced, offline or shutting down)"
+        if c not in view.eligible:
+            return (
+                f"names broker {c}, outside the replicas allowed to lead {list(view.eligible)} "
+                f"({'in-sync set' if not view.unclean else 'live replicas'} {list(view.isr)})"
+            )
+    return None

@@ -1,0 +1,70 @@
+"""ElectLeaders (43): preferred and unclean leader elections, with Kafka's answers.
+
+Per partition: UNKNOWN_TOPIC_OR_PARTITION for one that does not exist; ELECTION_NOT_NEEDED when the
+preferred replica already leads (preferred) or a leader exists (unclean); otherwise the election runs,
+and answers NONE when it elected a leader, PREFERRED_LEADER_NOT_AVAILABLE (preferred) or
+ELIGIBLE_LEADERS_NOT_AVAILABLE (unclean) when nothing changed. A request for every partition (null
+TopicPartitions) leaves out the partitions that need no election (their topics stay listed). v0 knows
+only preferred elections; an ElectionType other than 0 or 1 is INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext
+from protocol.errors import error_by_name
+
+API_KEY = 43
+VERSIONS = (0, 2)
+
+_KINDS = {0: "preferred", 1: "unclean"}
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    kind = _KINDS.get(request.get("ElectionType", 0) if version >= 1 else 0)
+    wanted = request.get("TopicPartitions")
+    if kind is None:
+        return _whole_request_error(
+            version, "INVALID_REQUEST", wanted, f"unknown ElectionType {request['ElectionType']}"
+        )
+    partitions = None if wanted is None else [(t["Topic"], p) for t in wanted for p in t["Partitions"]]
+    outcomes = await ctx.controller.dynamics.elect_leaders(kind, partitions)
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    if wanted is None:
+        for name in ctx.controller.cluster.topics:
+            by_topic[name] = []
+    for outcome in outcomes:
+        by_topic.setdefault(outcome.topic, []).append(
+            {
+                "PartitionId": outcome.partition,
+                "ErrorCode": 0 if outcome.error is None else error_by_name(outcome.error).code,
+                "ErrorMessage": outcome.message,
+            }
+        )
+    response: dict[str, Any] = {
+        "ThrottleTimeMs": 0,
+        "ReplicaElectionResults": [{"Topic": t, "PartitionResult": r} for t, r in by_topic.items()],
+    }
+    if version >= 1:
+        response["ErrorCode"] = 0
+    return response
+
+
+def _whole_request_error(
+    version: int, error: str, wanted: list[dict[str, Any]] | None, message: str
+) -> dict[str, Any]:
+    code = error_by_name(error).code
+    results = [
+        {
+            "Topic": t["Topic"],
+            "PartitionResult": [
+                {"PartitionId": p, "ErrorCode": code, "ErrorMessage": message} for p in t["Partitions"]
+            ],
+        }
+        for t in wanted or []
+    ]
+    response: dict[str, Any] = {"ThrottleTimeMs": 0, "ReplicaElectionResults": results}
+    if version >= 1:
+        response["ErrorCode"] = code
+    return response

@@ -1,0 +1,176 @@
+"""Fluvio's election: seed 003 (statuses, live replica set, high watermark) with the numbers of Fluvio's
+SC (a candidate must lag the last leader's log end offset by less than 4; ties to the first in order),
+and the candidate tests of Fluvio's partition store (``store.rs``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.election.api import PartitionView, Trigger
+from controller.election.builtin.fluvio import FluvioElectionPolicy
+from controller.election.rules import eligible_leaders
+from tests.support.dynamics import make_sim
+
+
+def view(leos: dict[int, int], hws: dict[int, int], online: set[int], leader: int = 5000) -> PartitionView:
+    replicas = tuple(leos)
+    lrs = replicas  # every follower reported in the live replica set
+    eligibility = eligible_leaders(replicas, lrs, online, Trigger.LEADER_OFFLINE, False, "fluvio", leader)
+    return PartitionView(
+        "t",
+        0,
+        replicas,
+        lrs,
+        leader,
+        leader,
+        tuple(leos.values()),
+        tuple(hws[r] for r in replicas),
+        frozenset(online),
+        eligibility.eligible,
+        eligibility.unclean,
+        Trigger.LEADER_OFFLINE,
+    )
+
+
+@pytest.mark.parametrize(
+    ("leos", "hws", "online", "expected"),
+    [
+        ({5000: 0}, {5000: 0}, set(), None),  # test_candidate_spu_no_candidate
+        ({5000: 110, 5001: 110, 5002: 105}, {5000: 100, 5001: 100, 5002: 100}, {5001, 5002}, 5001),  # best
+        (
+            {5000: 110, 5001: 110, 5002: 105},
+            {5000: 100, 5001: 95, 5002: 100},
+            {5000, 5001, 5002},
+            5001,
+        ),  # conflict
+        ({5000: 110, 5001: 110, 5002: 105}, {5000: 100, 5001: 95, 5002: 100}, set(), None),  # no online
+    ],
+)
+def test_fluvio_store_candidate_tests(leos, hws, online, expected) -> None:
+    [candidates] = FluvioElectionPolicy().elect([view(leos, hws, online)])
+    assert (candidates[0] if candidates else None) == expected
+
+
+def test_a_candidate_must_lag_by_less_than_four_and_ties_go_to_the_first() -> None:
+    policy = FluvioElectionPolicy()
+    [candidates] = policy.elect(
+        [view({1: 10, 2: 6, 3: 7, 4: 7}, {1: 0, 2: 0, 3: 0, 4: 0}, {2, 3, 4}, leader=1)]
+    )
+    assert candidates == (3, 4)  # lag 3 and 3 (first in order first); broker 2 lags 4: not suitable
+    policy.configure({"simulator.election.fluvio.max.lag": "5"})
+    [candidates] = policy.elect(
+        [view({1: 10, 2: 6, 3: 7, 4: 7}, {1: 0, 2: 0, 3: 0, 4: 0}, {2, 3, 4}, leader=1)]
+    )
+    assert candidates == (3, 4, 2)
+
+
+async def seed_example():
+    sim = await make_sim([1, 2, 3], policy="fluvio")
+    sim.topic("stream", [[1, 2, 3]])
+    for broker, leo in ((1, 4), (2, 3), (3, 2)):
+        await sim.dynamics.set_log_end_offset("stream", 0, broker, leo)
+    return sim
+
+
+async def test_seed_003_worked_example() -> None:
+    sim = await seed_example()
+    try:
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (len(state.isr), state.high_watermark) == (3, 2)
+        assert state.log_end_offsets == {1: 4, 2: 3, 3: 2}
+        await sim.crash(3)  # follower-2 goes offline
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.isr, state.high_watermark, state.leader, state.status) == ((1, 2), 3, 1, "Online")
+    finally:
+        await sim.close()
+
+
+async def test_seed_003_statuses_in_order_when_the_leader_goes_offline() -> None:
+    sim = await seed_example()
+    try:
+        before = sim.dynamics.events()[-1].seq
+        await sim.crash(1)  # the leader: follower-1 (lag 1) is the candidate, follower-2 (lag 2) next
+        statuses = [
+            e.change("status")[1]
+            for e in sim.dynamics.events(before)
+            if e.subject == "stream-0" and e.change("status")
+        ]
+        assert statuses == ["Election", "CandidateFound", "Online"]
+        state = sim.dynamics.partition_state("stream", 0)
+        # The leader epoch went up twice: to no leader during the election, then to the new leader.
+        assert (state.leader, state.isr, state.leader_epoch) == (2, (2, 3), 2)
+    finally:
+        await sim.close()
+
+
+async def test_a_candidate_that_does_not_confirm_is_replaced_when_the_timer_fires() -> None:
+    sim = await seed_example()
+    try:
+        await sim.dynamics.fail_promotion(2)
+        await sim.crash(1)
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.status, state.leader) == ("CandidateFound", -1)  # no leader while it elects one
+        assert sim.p("stream").candidate == 2
+        await sim.dynamics.advance(4999)
+        assert sim.dynamics.partition_state("stream", 0).status == "CandidateFound"
+        await sim.dynamics.advance(1)  # simulator.election.fluvio.promotion.timeout.ms=5000
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.status, state.leader) == ("Online", 3)  # the next candidate (lag 2)
+    finally:
+        await sim.close()
+
+
+async def test_no_candidate_left_means_offline_and_an_spu_coming_back_refreshes() -> None:
+    sim = await seed_example()
+    try:
+        await sim.dynamics.fail_promotion(2)
+        await sim.dynamics.fail_promotion(3)
+        await sim.crash(1)
+        await sim.dynamics.advance(10_000)  # both candidates time out
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.status, state.leader) == ("Offline", -1)
+        before = sim.dynamics.events()[-1].seq
+        await sim.dynamics.start_broker(1)  # the failed leader comes back: lag 0, it is the candidate
+        statuses = [e.change("status")[1] for e in sim.dynamics.events(before) if e.change("status")]
+        assert statuses == ["Election", "CandidateFound", "Online"]
+        assert sim.dynamics.partition_state("stream", 0).leader == 1
+    finally:
+        await sim.close()
+
+
+async def test_a_follower_going_offline_leaves_the_status_online() -> None:
+    sim = await seed_example()
+    try:
+        await sim.crash(2)
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.status, state.leader, state.isr) == ("Online", 1, (1, 3))
+    finally:
+        await sim.close()
+
+
+async def test_a_failed_leader_rejoins_as_a_follower() -> None:
+    sim = await make_sim([1, 2, 3], policy="fluvio")
+    try:
+        sim.topic("stream", [[1, 2, 3]])
+        await sim.crash(1)
+        assert sim.dynamics.partition_state("stream", 0).leader == 2
+        await sim.dynamics.start_broker(1)
+        await sim.dynamics.advance(100)  # it fetches from the new leader and rejoins the LRS
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.leader, state.isr) == (2, (1, 2, 3))
+    finally:
+        await sim.close()
+
+
+@pytest.mark.parametrize("mode", ["hang", "isolate"])
+async def test_a_silent_spu_is_offline_after_the_health_timeout(mode: str) -> None:
+    sim = await make_sim([1, 2, 3], policy="fluvio")
+    try:
+        sim.topic("stream", [[1, 2, 3]])
+        await sim.crash(1, mode=mode)
+        await sim.dynamics.advance(89_999)
+        assert sim.dynamics.partition_state("stream", 0).leader == 1
+        await sim.dynamics.advance(1)
+        assert sim.dynamics.partition_state("stream", 0).leader == 2
+    finally:
+        await sim.close()

@@ -32,10 +32,35 @@ from pipeline.aggregates import AGGREGATES
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ReportData", "load_report_data", "render_report", "report_data", "write_report"]
+__all__ = [
+    "REPORT_SCENARIO_KEY",
+    "ReportData",
+    "UnknownScenarioError",
+    "load_report_data",
+    "render_report",
+    "report_data",
+    "saved_report_scenario",
+    "write_report",
+]
 
 #: The metrics columns the report plots.
 SKEW_COLUMNS = ("placer", "partitions", "leaders_skew", "replicas_skew")
+
+#: The key of ``OUT/sweep.json`` that names the scenario whose leaders per broker the report plots.
+REPORT_SCENARIO_KEY = "report_scenario"
+
+
+class UnknownScenarioError(LookupError):
+    """A scenario the sweep did not run."""
+
+    def __init__(self, scenario: str, scenarios: Sequence[str]) -> None:
+        self.scenario = scenario
+        self.scenarios = sorted(scenarios)
+        examples = ", ".join(self.scenarios[:3]) + (", ..." if len(self.scenarios) > 3 else "")
+        super().__init__(
+            f"scenario {scenario!r} is not in this sweep; it ran {len(self.scenarios):,} scenario(s): {examples}"
+        )
+
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -79,13 +104,18 @@ class ReportData:
     details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # placer -> to_dict()
 
 
-def pick_scenario(scenarios: Sequence[str], wanted: str | None) -> str | None:
-    """``wanted`` when the sweep has it, else the first scenario in sort order."""
+def pick_scenario(scenarios: Sequence[str], wanted: str | None, strict: bool = False) -> str | None:
+    """``wanted`` when the sweep has it, else the first scenario in sort order.
+
+    With ``strict`` a ``wanted`` scenario the sweep does not have raises :class:`UnknownScenarioError`.
+    """
     if not scenarios:
         return None
     if wanted is not None and wanted in scenarios:
         return wanted
     if wanted is not None:
+        if strict:
+            raise UnknownScenarioError(wanted, scenarios)
         log.warning("report: scenario %r is not in this sweep; plotting %s instead", wanted, min(scenarios))
     return min(scenarios)
 
@@ -113,16 +143,23 @@ def report_data(
 
 
 def load_report_data(
-    out: str | Path, scenario: str | None = None, info: Mapping[str, str] | None = None
+    out: str | Path,
+    scenario: str | None = None,
+    info: Mapping[str, str] | None = None,
+    strict: bool = False,
 ) -> ReportData:
-    """Reads what the report needs from a sweep's output folder (no Spark)."""
+    """Reads what the report needs from a sweep's output folder (no Spark).
+
+    A ``scenario`` the sweep did not run is replaced by the first one (with a warning), or with
+    ``strict`` raises :class:`UnknownScenarioError`.
+    """
     out = Path(out)
     if not (out / output.METRICS).is_dir():
         raise FileNotFoundError(f"{out / output.METRICS} does not exist: is {out} a sweep output folder?")
     metrics = ds.dataset(out / output.METRICS, format="parquet")
     skews = metrics.to_table(columns=list(SKEW_COLUMNS))
     scenarios = pc.unique(metrics.to_table(columns=["scenario"]).column("scenario")).to_pylist()
-    chosen = pick_scenario(scenarios, scenario)
+    chosen = pick_scenario(scenarios, scenario, strict)
     details = metrics.to_table(columns=["placer", "details"], filter=ds.field("scenario") == chosen)
     aggregates = {}
     for agg in AGGREGATES:
@@ -131,8 +168,39 @@ def load_report_data(
             aggregates[agg.name] = output.read_table(out / output.AGGREGATES, agg.name)
     if info is None:
         sweep_file = out / output.SWEEP_FILE
-        info = json.loads(sweep_file.read_text()) if sweep_file.is_file() else {"output": str(out)}
+        info = _read_json(sweep_file) if sweep_file.is_file() else {"output": str(out)}
     return report_data({k: str(v) for k, v in info.items()}, aggregates, skews, chosen, details)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data
+
+
+def saved_report_scenario(out: str | Path) -> tuple[str | None, str]:
+    """The scenario the sweep in ``out`` plotted, and the file that says so.
+
+    ``sweep.json`` records the scenario the report plotted (the grid's ``[report] scenario``, or
+    ``--report-scenario``); for an older output folder without it, the grid's ``[report] scenario`` in
+    ``grid.json``. (None, "") when neither names one: the sweep then plotted the first scenario.
+    """
+    out = Path(out)
+    sweep_file = out / output.SWEEP_FILE
+    if sweep_file.is_file():
+        scenario = _read_json(sweep_file).get(REPORT_SCENARIO_KEY)
+        if scenario:
+            return str(scenario), str(sweep_file)
+    grid_file = out / output.GRID_FILE
+    if grid_file.is_file():
+        report = _read_json(grid_file).get("report") or {}
+        if isinstance(report, Mapping) and report.get("scenario"):
+            return str(report["scenario"]), str(grid_file)
+    return None, ""
 
 
 # --- plots -----------------------------------------------------------------------------------------
@@ -308,12 +376,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m pipeline.report", description="Rebuilds report.html from a sweep's output folder."
     )
     parser.add_argument("out", help="the sweep's output folder")
-    parser.add_argument("--scenario", help="the scenario whose leaders per broker are plotted")
+    parser.add_argument(
+        "--scenario",
+        help="the scenario whose leaders per broker are plotted (default: the one the sweep plotted)",
+    )
     parser.add_argument("--report", help="where to write the report (default: OUT/report.html)")
     args = parser.parse_args(argv)
     try:
-        data = load_report_data(args.out, args.scenario)
-    except FileNotFoundError as exc:
+        if args.scenario is not None:
+            scenario, source = args.scenario, "--scenario"
+        else:
+            scenario, source = saved_report_scenario(args.out)
+        try:
+            data = load_report_data(args.out, scenario, strict=True)
+        except UnknownScenarioError as exc:
+            raise ValueError(f"{exc} (the scenario comes from {source})") from None
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     path = write_report(data, args.report or Path(args.out) / output.REPORT_FILE)

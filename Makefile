@@ -6,11 +6,13 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test lint bench system-deps clean
 
-# Debian packages the project needs: Java 17 for PySpark, kcat for the real-client tests.
+# Debian packages the project needs: Java 17 for PySpark, kcat for the real-client tests, Chromium for
+# the test that lays the sweep's report out in a browser.
 system-deps:
 	@need=""; \
 	command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])' || need="$$need openjdk-17-jre-headless"; \
 	command -v kcat >/dev/null 2>&1 || need="$$need kcat"; \
+	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing Debian packages:$$need"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -8,7 +8,7 @@
     OUT/rack_losses/      Parquet: one row per rack (every level) per run: what losing it does
     OUT/aggregates/NAME/  Parquet: the per-placer aggregates (see pipeline.aggregates)
     OUT/grid.json         the grid the sweep ran
-    OUT/sweep.json        what ran: mode, counts, seconds
+    OUT/sweep.json        what ran: mode, counts, seconds, and the scenario the report plots
     OUT/report.html       the self-contained report
 """
 

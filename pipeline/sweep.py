@@ -24,6 +24,7 @@ from pipeline.grid import Grid
 from pipeline.local_job import run_sweep_local
 from pipeline.progress import ProgressCallback
 from pipeline.report import (
+    REPORT_SCENARIO_KEY,
     SKEW_COLUMNS,
     ReportData,
     load_report_data,
@@ -175,6 +176,9 @@ def run_sweep(
         info["seconds"] = f"{time.perf_counter() - started:.1f}"
         data = load_report_data(output.local_path(out), wanted, info)
         aggregates = local.aggregates
+    if data.scenario is not None:
+        # Saved with the run, so that ``python -m pipeline.report OUT`` plots the same scenario.
+        info[REPORT_SCENARIO_KEY] = data.scenario
     if output.is_local(out):
         folder = output.local_path(out)
         output.write_json(grid.to_json(), folder, output.GRID_FILE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from cli.main import main
 from pipeline.default_grid import default_grid
 from pipeline.grid import parse_grid
+from pipeline.report import main as report_main
 
 GRID = """
 seeds = 1
@@ -153,3 +155,17 @@ def test_a_bad_placer_setting_is_refused_before_any_run(tmp_path, capsys) -> Non
 def test_without_spark_the_output_must_be_a_local_folder(grid_file, capsys) -> None:
     assert main(["sweep", "--no-spark", "--grid", str(grid_file), "--out", "hdfs:///sweeps/1"]) == 2
     assert "--no-spark writes local folders only, not hdfs:///sweeps/1" in capsys.readouterr().err
+
+
+def test_a_rebuilt_report_plots_the_report_scenario_the_sweep_was_given(grid_file, tmp_path) -> None:
+    out = tmp_path / "out"
+    scenario = "unbalanced-1-2-3/fluvio-example/s2"  # not the first in sort order (s0)
+    code = main(
+        ["sweep", "--no-spark", "--grid", str(grid_file), "--out", str(out), "--seeds", "3",
+         "--report-scenario", scenario, "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads((out / "sweep.json").read_text(encoding="utf-8"))["report_scenario"] == scenario
+    (out / "report.html").unlink()
+    assert report_main([str(out)]) == 0
+    assert f"<h2>Leaders per broker in {scenario}</h2>" in (out / "report.html").read_text(encoding="utf-8")

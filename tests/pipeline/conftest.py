@@ -114,6 +114,46 @@ def local_sweep(
     )
 
 
+#: A placer module in a deep folder with a long class name: named by its file path, it is the longest
+#: kind of placer name the report has to show.
+LONG_NAMED_PLACER = """
+from controller.placement.api import ReplicaPlacer
+
+
+class RackAwareLeastLoadedReplicaPlacerWithALongName(ReplicaPlacer):
+    \"\"\"Every partition on the lowest unfenced broker ids, in order.\"\"\"
+
+    def place(self, spec, cluster):
+        ids = sorted(b.id for b in cluster.usable(spec) if not b.fenced)
+        return [ids[: spec.num_replicas] for _ in range(spec.num_partitions)]
+"""
+
+
+@pytest.fixture(scope="session")
+def long_names_sweep(small_grid: Grid, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
+    """The small grid through the five built-in placers plus two with long names (a dotted path and a
+    file path), in a single process."""
+    folder = tmp_path_factory.mktemp("long-names") / "placers_under_evaluation" / "experimental_strategies"
+    folder.mkdir(parents=True)
+    module = folder / "rack_aware_least_loaded_placement.py"
+    module.write_text(LONG_NAMED_PLACER)
+    placers = [
+        "striped",
+        "legacy",
+        "fluvio",
+        "fluvio-fair",
+        "multi-level",
+        THIRDPARTY,
+        f"{module}:RackAwareLeastLoadedReplicaPlacerWithALongName",
+    ]
+    return run_sweep(
+        small_grid.with_placers(placers),
+        str(tmp_path_factory.mktemp("long-names-sweep")),
+        use_spark=False,
+        py_files=[str(THIRDPARTY_FILE)],
+    )
+
+
 @pytest.fixture(scope="session")
 def thirdparty_placer() -> str:
     """The dotted path of the test's third-party placer (shipped with py_files, never installed)."""

@@ -282,6 +282,7 @@ ISOLATION = "simulator.placer.isolation"
 PLACER_START_MS = "simulator.placer.start.timeout.ms"
 PLACER_MAX_MEMORY_MB = "simulator.placer.worker.max.memory.mb"
 # Read by the built-in placers (through configure()), not by the server.
+STRIPED_CONTINUE_OFFSETS = "simulator.placer.striped.continue.offsets"
 LEGACY_FIXED_START_INDEX = "simulator.placer.legacy.fixed.start.index"
 FLUVIO_START_INDEX = "simulator.placer.fluvio.start.index"
 FLUVIO_IGNORE_RACK = "simulator.placer.fluvio.ignore.rack"
@@ -393,6 +394,14 @@ SETTINGS: tuple[Setting, ...] = (
         "2048",
         integer(minimum=0),
         "address space a plugin's worker process may use, in MB (0: no limit); past it the call fails",
+    ),
+    Setting(
+        STRIPED_CONTINUE_OFFSETS,
+        None,
+        "false",
+        boolean,
+        "`striped` placer: partitions added to a topic continue its rack and broker offsets, as proposed "
+        "in KAFKA-14437 (never merged into Kafka); false: fresh random offsets, as Kafka does",
     ),
     Setting(
         LEGACY_FIXED_START_INDEX,

@@ -33,7 +33,6 @@ from controller.placement.builtin.striped import (
     topic_partitions,
 )
 from controller.placement.loader import load_placer
-from protocol.client import KafkaClient
 
 
 def b(broker_id: int, rack: str | None = None, fenced: bool = False) -> UsableBroker:
@@ -607,35 +606,3 @@ def test_continue_offsets_is_a_known_server_setting() -> None:
     ServerConfig.from_properties({CONTINUE_OFFSETS_KEY: "true"})  # not an unknown simulator.* key
     with pytest.raises(ConfigError, match="simulator.placer.striped.continue.offsets"):
         ServerConfig.from_properties({"simulator.placer.striped.continue.offset": "true"})
-
-
-async def test_create_partitions_continues_the_topics_offsets_when_asked(placement_sim_factory) -> None:
-    """Over the wire: CreatePartitions with the property set places like the placer in-process that saw
-    the topic's first partitions; without it, like Kafka, with fresh offsets."""
-    brokers = [(i, f"rack-{i % 3}") for i in range(6)]
-    cluster = tuple(b(i, f"rack-{i % 3}") for i in range(6))
-    grown: dict[str, list[list[int]]] = {}
-    for flag in ("true", "false"):
-        server = placement_sim_factory(brokers=brokers, seed=5, properties={CONTINUE_OFFSETS_KEY: flag})
-        async with await KafkaClient.connect(server.bootstrap) as client:
-            topic = {
-                "Name": "orders",
-                "NumPartitions": 2,
-                "ReplicationFactor": 3,
-                "Assignments": [],
-                "Configs": [],
-            }
-            await client.send("CreateTopicsRequest", {"Topics": [topic], "timeoutMs": 5000})
-            grow = {"Topics": [{"Name": "orders", "Count": 5, "Assignments": None}], "TimeoutMs": 5000}
-            [result] = (await client.send("CreatePartitionsRequest", grow))["Results"]
-            assert result["ErrorCode"] == 0
-            metadata = await client.send("MetadataRequest", {"Topics": [{"Name": "orders"}]})
-        partitions = sorted(metadata["Topics"][0]["Partitions"], key=lambda p: p["PartitionIndex"])
-        grown[flag] = [p["ReplicaNodes"] for p in partitions]
-        placer = load_placer("striped", {SEED_KEY: "5", CONTINUE_OFFSETS_KEY: flag})
-        first = placer.place(PlacementSpec(0, 2, 3, topic="orders"), ClusterView(cluster))
-        assignments = {("orders", p): tuple(replicas) for p, replicas in enumerate(first)}
-        more = placer.place(PlacementSpec(2, 3, 3, topic="orders"), ClusterView(cluster, assignments))
-        assert grown[flag] == first + more
-    assert grown["true"][:2] == grown["false"][:2]
-    assert grown["true"][2:] != grown["false"][2:]

@@ -196,8 +196,9 @@ class RackLayout:
 
     Rack names in insertion order (first broker first), in Java ``HashMap`` iteration order and
     sorted; each rack's fenced and unfenced broker ids, sorted (Kafka sorts them before drawing a
-    broker list's offset, so the sorted order is all that matters). The same brokers give the same
-    layout, so the placer keeps the last one.
+    broker list's offset, so the sorted order is all that matters to its draws; the continuation
+    KAFKA-14437 proposed also needs the order they came in, see :meth:`positions`). The same brokers
+    give the same layout, so the placer keeps the last one.
     """
 
     __slots__ = (

@@ -297,6 +297,7 @@ REPLICATION_TICK_MS = "simulator.replication.tick.ms"
 MAX_EVENTS = "simulator.events.max"
 # Read by the built-in plugins (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
+STRIPED_CONTINUE_OFFSETS = "simulator.placer.striped.continue.offsets"
 LEGACY_FIXED_START_INDEX = "simulator.placer.legacy.fixed.start.index"
 FLUVIO_START_INDEX = "simulator.placer.fluvio.start.index"
 FLUVIO_IGNORE_RACK = "simulator.placer.fluvio.ignore.rack"
@@ -514,6 +515,14 @@ SETTINGS: tuple[Setting, ...] = (
         "1000000",
         integer(minimum=1),
         "how many events the event log keeps (older ones are dropped)",
+    ),
+    Setting(
+        STRIPED_CONTINUE_OFFSETS,
+        None,
+        "false",
+        boolean,
+        "`striped` placer: partitions added to a topic continue its rack and broker offsets, as proposed "
+        "in KAFKA-14437 (never merged into Kafka); false: fresh random offsets, as Kafka does",
     ),
     Setting(
         LEGACY_FIXED_START_INDEX,

@@ -8,14 +8,22 @@ unfenced brokers, the rack order and every rack's broker order are reshuffled.
 Everything random goes through a ``java.util.Random``-compatible generator in the order Kafka
 draws it (racks initialised in Java ``HashMap`` order), so with the same generator this placer
 returns what Kafka's returns: ``StripedReplicaPlacer(random=MockRandom())`` reproduces Kafka's unit
-tests. Like Kafka's, it ignores the spec's start partition and the existing assignments.
+tests. Like Kafka's (3.0 to 4.x and trunk), it ignores the spec's start partition and the existing
+assignments.
+
+``continue_offsets=True`` (``simulator.placer.striped.continue.offsets=true``) switches on what
+KAFKA-14437 proposed (apache/kafka#12943, closed without being merged): when the topic already has
+partitions, the rack offset continues after the rack of the last partition's leader and each rack's
+unfenced offset continues after the broker of that rack the most recent partition used, instead of
+being drawn at random; the pull request's tests are reproduced exactly.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
+from controller.config import STRIPED_CONTINUE_OFFSETS, boolean
 from controller.placement.api import (
     ClusterView,
     PlacementSpec,
@@ -31,9 +39,90 @@ from controller.placement.builtin.java_collections import (
 from controller.placement.builtin.java_random import JavaRandom, JavaRandomLike, random_from_configs, shuffle
 from controller.placement.rules import require_enough_brokers, require_positive, require_some_unfenced
 
-__all__ = ["BrokerList", "RackLayout", "RackList", "StripedReplicaPlacer"]
+__all__ = [
+    "CONTINUE_OFFSETS_KEY",
+    "BrokerList",
+    "RackLayout",
+    "RackList",
+    "StripedReplicaPlacer",
+    "continue_offsets_from_configs",
+    "last_used_brokers",
+    "previous_broker_offset",
+    "previous_rack_offset",
+    "topic_partitions",
+]
 
 log = logging.getLogger(__name__)
+
+#: Server property: continue the offsets of a topic's existing partitions (KAFKA-14437); default false.
+CONTINUE_OFFSETS_KEY = STRIPED_CONTINUE_OFFSETS
+
+Rack = str | None
+
+
+def topic_partitions(
+    assignments: Mapping[tuple[str, int], Sequence[int]], topic: str | None
+) -> list[Sequence[int]]:
+    """The replica lists of ``topic``'s partitions in ``assignments``, lowest partition id first.
+
+    What KAFKA-14437's ``replicasForTopicName`` hands the placer: every partition the topic has, so
+    the last one is the highest partition id. Empty replica lists are left out.
+    """
+    if topic is None or not assignments:
+        return []
+    found = [(p, replicas) for (t, p), replicas in assignments.items() if t == topic and replicas]
+    found.sort(key=lambda item: item[0])
+    return [replicas for _, replicas in found]
+
+
+def last_used_brokers(broker_racks: Mapping[int, Rack], existing: Sequence[Sequence[int]]) -> dict[Rack, int]:
+    """For each rack, the broker of that rack that the most recent partition used first.
+
+    Partitions are searched from the last one back, each one's replicas leader first; brokers that are
+    not in ``broker_racks`` (not usable in this call) are passed over.
+    """
+    wanted = len(set(broker_racks.values()))
+    found: dict[Rack, int] = {}
+    for replicas in reversed(existing):
+        for broker in replicas:
+            if broker in broker_racks and broker_racks[broker] not in found:
+                found[broker_racks[broker]] = broker
+        if len(found) == wanted:
+            break
+    return found
+
+
+def previous_broker_offset(
+    broker_racks: Mapping[int, Rack], existing: Sequence[Sequence[int]], rack: Rack, unfenced: Sequence[int]
+) -> int | None:
+    """KAFKA-14437's ``tryGetPreviousBrokerOffset``: where ``rack``'s last used broker sits in ``unfenced``.
+
+    None when no existing partition used the rack, or when the broker it used last is not among
+    ``unfenced`` (it is fenced now): then the rack's offset is drawn at random.
+    """
+    broker = last_used_brokers(broker_racks, existing).get(rack)
+    if broker is None:
+        return None
+    try:
+        return list(unfenced).index(broker)
+    except ValueError:
+        return None
+
+
+def previous_rack_offset(
+    broker_racks: Mapping[int, Rack], existing: Sequence[Sequence[int]], racks: Sequence[Rack]
+) -> int | None:
+    """KAFKA-14437's ``tryGetPreviousRackOffset``: the index in ``racks`` of the last partition's leader's rack.
+
+    None without existing partitions, when that leader is not a usable broker, or when its rack is not
+    in ``racks``: then the starting rack is drawn at random.
+    """
+    if not existing or existing[-1][0] not in broker_racks:
+        return None
+    try:
+        return list(racks).index(broker_racks[existing[-1][0]])
+    except ValueError:
+        return None
 
 
 class BrokerList:
@@ -66,6 +155,13 @@ class BrokerList:
             self.brokers.sort()
             self.doubled = self.brokers * 2
             self.offset = random.next_int(self.size)
+
+    def continue_after(self, previous_offset: int) -> None:
+        """Sorts the brokers and starts one place after ``previous_offset`` (KAFKA-14437); draws nothing."""
+        if self.brokers:
+            self.brokers.sort()
+            self.doubled = self.brokers * 2
+            self.offset = (previous_offset + 1) % self.size
 
     def shuffle(self, random: JavaRandomLike) -> None:
         shuffle(self.brokers, random)
@@ -100,13 +196,27 @@ class RackLayout:
 
     Rack names in insertion order (first broker first), in Java ``HashMap`` iteration order and
     sorted; each rack's fenced and unfenced broker ids, sorted (Kafka sorts them before drawing a
-    broker list's offset, so the sorted order is all that matters). The same brokers give the same
-    layout, so the placer keeps the last one.
+    broker list's offset, so the sorted order is all that matters to its draws; the continuation
+    KAFKA-14437 proposed also needs the order they came in, see :meth:`positions`). The same brokers
+    give the same layout, so the placer keeps the last one.
     """
 
-    __slots__ = ("names", "hash_order", "sorted_names", "fenced", "unfenced", "num_total", "num_unfenced")
+    __slots__ = (
+        "names",
+        "hash_order",
+        "sorted_names",
+        "fenced",
+        "unfenced",
+        "num_total",
+        "num_unfenced",
+        "_brokers",
+        "_positions",
+    )
 
     def __init__(self, brokers: Iterable[UsableBroker]) -> None:
+        brokers = tuple(brokers)
+        self._brokers = brokers
+        self._positions: tuple[dict[int, Rack], dict[int, int]] | None = None
         fenced: dict[str | None, list[int]] = {}
         unfenced: dict[str | None, list[int]] = {}
         num_total = num_unfenced = 0
@@ -130,6 +240,24 @@ class RackLayout:
         self.num_total = num_total
         self.num_unfenced = num_unfenced
 
+    def positions(self) -> tuple[dict[int, Rack], dict[int, int]]:
+        """Each broker's rack, and each unfenced broker's place among its rack's unfenced brokers.
+
+        The place is counted in the order the brokers came (KAFKA-14437 looks a broker up before the
+        list is sorted, and then applies that index to the sorted list). Built on first use.
+        """
+        if self._positions is None:
+            rack_of: dict[int, Rack] = {}
+            place: dict[int, int] = {}
+            seen: dict[Rack, int] = {}
+            for broker in self._brokers:
+                rack_of[broker.id] = broker.rack
+                if not broker.fenced:
+                    place[broker.id] = seen.get(broker.rack, 0)
+                    seen[broker.rack] = place[broker.id] + 1
+            self._positions = (rack_of, place)
+        return self._positions
+
 
 class RackList:
     """Kafka's ``StripedReplicaPlacer.RackList``: the racks of one placement call and their cursors.
@@ -137,10 +265,19 @@ class RackList:
     Construction draws from ``random`` exactly as Kafka does: each rack's fenced then unfenced
     broker list in ``HashMap`` iteration order of the rack names, then the starting rack.
     ``layout`` may be given when it was derived from the same brokers before.
+
+    ``existing`` (the topic's partitions so far, lowest partition id first) continues their offsets
+    as KAFKA-14437 proposed: a rack's unfenced list starts one broker after the one of that rack the
+    most recent partition used, and the starting rack is the one after the last partition's leader's;
+    those offsets are not drawn. Empty (the default), the draws are Kafka's.
     """
 
     def __init__(
-        self, random: JavaRandomLike, brokers: Iterable[UsableBroker], layout: RackLayout | None = None
+        self,
+        random: JavaRandomLike,
+        brokers: Iterable[UsableBroker],
+        layout: RackLayout | None = None,
+        existing: Sequence[Sequence[int]] = (),
     ) -> None:
         self._random = random
         if layout is None:
@@ -149,14 +286,32 @@ class RackList:
         self._racks = racks
         #: Racks in Java HashMap iteration order of their names: the order Kafka initialises and shuffles them.
         self._hash_order = [racks[name] for name in layout.hash_order]
-        for rack in self._hash_order:
-            rack.fenced.initialize(random)
-            rack.unfenced.initialize(random)
         self.rack_names: list[str | None] = list(layout.sorted_names)
         self.num_total_brokers = layout.num_total
         self.num_unfenced_brokers = layout.num_unfenced
         self._epoch = 0
-        self._offset = random.next_int(len(self.rack_names)) if self.rack_names else 0
+        if not existing:
+            for rack in self._hash_order:
+                rack.fenced.initialize(random)
+                rack.unfenced.initialize(random)
+            self._offset = random.next_int(len(self.rack_names)) if self.rack_names else 0
+            return
+        rack_of, place = layout.positions()
+        last_used = last_used_brokers(rack_of, existing)
+        for name in layout.hash_order:
+            rack = racks[name]
+            rack.fenced.initialize(random)
+            broker = last_used.get(name)
+            previous = place.get(broker) if broker is not None else None
+            if previous is None:
+                rack.unfenced.initialize(random)
+            else:
+                rack.unfenced.continue_after(previous)
+        previous_rack = previous_rack_offset(rack_of, existing, self.rack_names)
+        if previous_rack is not None:
+            self._offset = (previous_rack + 1) % len(self.rack_names)
+        else:
+            self._offset = random.next_int(len(self.rack_names)) if self.rack_names else 0
 
     def _shuffle(self) -> None:
         shuffle(self.rack_names, self._random)
@@ -288,18 +443,34 @@ class RackList:
         return placements
 
 
+def continue_offsets_from_configs(configs: Mapping[str, str], default: bool = False) -> bool:
+    """``simulator.placer.striped.continue.offsets``: ``true`` or ``false``; ``default`` when absent or blank.
+
+    Raises ConfigError (a ValueError) naming the key for any other value.
+    """
+    raw = configs.get(CONTINUE_OFFSETS_KEY)
+    if raw is None or not str(raw).strip():
+        return default
+    return boolean(CONTINUE_OFFSETS_KEY, str(raw))
+
+
 class StripedReplicaPlacer(ReplicaPlacer):
     """Kafka's KRaft default replica placer (short name ``striped``).
 
     ``random`` is any generator with Java's ``next_int(bound)``; without one the placer uses
     ``JavaRandom(simulator.seed)`` from ``configure()``, or an unseeded ``JavaRandom``.
+
+    ``continue_offsets`` (``simulator.placer.striped.continue.offsets``, default false) continues
+    the offsets of the spec's topic's existing partitions as KAFKA-14437 proposed (see the module);
+    false is Kafka's behaviour: fresh random offsets on every call.
     """
 
     rack_aware = True
 
-    def __init__(self, random: JavaRandomLike | None = None) -> None:
+    def __init__(self, random: JavaRandomLike | None = None, continue_offsets: bool = False) -> None:
         self._random_given = random is not None
         self._random: JavaRandomLike = random if random is not None else JavaRandom()
+        self.continue_offsets = continue_offsets
         # The layout of the brokers of the last call (the same brokers, call after call, as a rule).
         self._layout_brokers: tuple[UsableBroker, ...] | None = None
         self._layout: RackLayout | None = None
@@ -307,13 +478,15 @@ class StripedReplicaPlacer(ReplicaPlacer):
     def configure(self, configs: Mapping[str, str]) -> None:
         if not self._random_given:
             self._random = random_from_configs(configs)
+        self.continue_offsets = continue_offsets_from_configs(configs, self.continue_offsets)
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         brokers = cluster.usable(spec)
         if brokers != self._layout_brokers:
             self._layout = RackLayout(brokers)
             self._layout_brokers = brokers
-        rack_list = RackList(self._random, brokers, self._layout)
+        existing = topic_partitions(cluster.assignments, spec.topic) if self.continue_offsets else ()
+        rack_list = RackList(self._random, brokers, self._layout, existing)
         require_positive(spec.num_replicas)
         require_some_unfenced(rack_list.num_unfenced_brokers)
         require_enough_brokers(spec.num_replicas, rack_list.num_total_brokers)

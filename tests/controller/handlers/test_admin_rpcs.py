@@ -11,6 +11,9 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from controller.embedded import ServerThread
+from controller.placement import ClusterView, PlacementSpec, UsableBroker, load_placer
+from controller.placement.builtin.java_random import SEED_KEY
+from controller.placement.builtin.striped import CONTINUE_OFFSETS_KEY
 from protocol import load_schemas
 from protocol.client import KafkaClient
 from protocol.framing import encode_request
@@ -194,6 +197,31 @@ async def test_create_partitions_and_delete_topics(client: KafkaClient):
         ("del-by-id", created["TopicId"], 0)
     ]
     assert (await metadata(client, ["del-by-id"]))["Topics"][0]["ErrorCode"] == 3
+
+
+async def test_create_partitions_continues_striped_offsets_only_when_asked(placement_sim_factory):
+    """``simulator.placer.striped.continue.offsets``: CreatePartitions places like the striped placer
+    in-process that saw the topic's first partitions (KAFKA-14437's proposal when true, Kafka's fresh
+    offsets when false)."""
+    brokers = [(i, f"rack-{i % 3}") for i in range(6)]
+    cluster = tuple(UsableBroker(i, f"rack-{i % 3}", False) for i in range(6))
+    grown: dict[str, list[list[int]]] = {}
+    for flag in ("true", "false"):
+        server = placement_sim_factory(brokers=brokers, seed=5, properties={CONTINUE_OFFSETS_KEY: flag})
+        async with await KafkaClient.connect(server.bootstrap) as client:
+            await create(client, {"Name": "orders", "NumPartitions": 2, "ReplicationFactor": 3})
+            grow = {"Topics": [{"Name": "orders", "Count": 5, "Assignments": None}], "TimeoutMs": 5000}
+            [result] = (await client.send("CreatePartitionsRequest", grow))["Results"]
+            assert result["ErrorCode"] == 0
+            partitions = (await metadata(client, ["orders"]))["Topics"][0]["Partitions"]
+        grown[flag] = [p["ReplicaNodes"] for p in sorted(partitions, key=lambda p: p["PartitionIndex"])]
+        placer = load_placer("striped", {SEED_KEY: "5", CONTINUE_OFFSETS_KEY: flag})
+        first = placer.place(PlacementSpec(0, 2, 3, topic="orders"), ClusterView(cluster))
+        assignments = {("orders", p): tuple(replicas) for p, replicas in enumerate(first)}
+        more = placer.place(PlacementSpec(2, 3, 3, topic="orders"), ClusterView(cluster, assignments))
+        assert grown[flag] == first + more
+    assert grown["true"][:2] == grown["false"][:2]
+    assert grown["true"][2:] != grown["false"][2:]
 
 
 def test_bytes_after_a_request_body_are_ignored(server: ServerThread):

@@ -1,4 +1,9 @@
-"""StripedReplicaPlacer: Kafka's StripedReplicaPlacerTest expectations, reproduced exactly."""
+"""StripedReplicaPlacer: Kafka's StripedReplicaPlacerTest expectations, reproduced exactly.
+
+With ``continue_offsets`` the placer follows KAFKA-14437's proposal (apache/kafka#12943); the tests
+of that pull request (``testPlaceShiftsInitialOffsets*``, ``testTryGetPrevious*Offset``) are
+reproduced too, and without it the same calls give Kafka's answers.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.config import SETTINGS_BY_KEY, ConfigError, ServerConfig
 from controller.placement.api import (
     ClusterView,
     InvalidReplicationFactorError,
@@ -15,7 +21,17 @@ from controller.placement.api import (
     UsableBroker,
 )
 from controller.placement.builtin.java_random import SEED_KEY, JavaRandom, MockRandom
-from controller.placement.builtin.striped import BrokerList, RackList, StripedReplicaPlacer
+from controller.placement.builtin.striped import (
+    CONTINUE_OFFSETS_KEY,
+    BrokerList,
+    RackLayout,
+    RackList,
+    StripedReplicaPlacer,
+    last_used_brokers,
+    previous_broker_offset,
+    previous_rack_offset,
+    topic_partitions,
+)
 from controller.placement.loader import load_placer
 
 
@@ -30,6 +46,31 @@ def place(
         PlacementSpec(start_partition=0, num_partitions=partitions, num_replicas=rf),
         ClusterView(tuple(brokers)),
     )
+
+
+def place_more(
+    placer: StripedReplicaPlacer,
+    partitions: int,
+    rf: int,
+    brokers: list[UsableBroker],
+    existing: dict[int, list[int]],
+    start_partition: int | None = None,
+) -> list[list[int]]:
+    """Places ``partitions`` more of topic "topic", whose partitions so far are ``existing`` (id -> replicas).
+
+    Kafka's tests hand the placer a list of existing assignments; here they are the topic's entries
+    in the cluster's assignments, as CreatePartitions sees them.
+    """
+    start = (max(existing) + 1 if existing else 0) if start_partition is None else start_partition
+    assignments = {("topic", p): tuple(replicas) for p, replicas in existing.items()}
+    return placer.place(
+        PlacementSpec(start_partition=start, num_partitions=partitions, num_replicas=rf, topic="topic"),
+        ClusterView(tuple(brokers), assignments),
+    )
+
+
+def continuing() -> StripedReplicaPlacer:
+    return StripedReplicaPlacer(MockRandom(), continue_offsets=True)
 
 
 def test_broker_list() -> None:
@@ -138,22 +179,202 @@ def test_even_distribution() -> None:
     }  # fmt: skip
 
 
-def test_first_placement_on_twelve_brokers_without_racks() -> None:
-    """Kafka's testPlaceShiftsInitialOffsetsRackUnaware, first call (no existing partitions)."""
-    result = place(StripedReplicaPlacer(MockRandom()), 2, 3, [b(i) for i in range(12)])
-    assert result == [[7, 8, 9], [8, 9, 10]]
+TWELVE_WITHOUT_RACKS = [b(i) for i in range(12)]
+THREE_RACKS_OF_FOUR = [b(i, str(i // 4 + 1)) for i in range(12)]
+FOUR_RACKS_OF_ONE = [b(i, str(i + 1)) for i in range(4)]
 
 
-def test_first_placement_on_three_racks_of_four() -> None:
-    """Kafka's testPlaceShiftsInitialOffsetsRackAware, first call (no existing partitions)."""
-    result = place(StripedReplicaPlacer(MockRandom()), 2, 3, [b(i, str(i // 4 + 1)) for i in range(12)])
-    assert result == [[6, 8, 2], [9, 3, 7]]
+def test_place_shifts_initial_offsets_rack_unaware() -> None:
+    """Kafka's testPlaceShiftsInitialOffsetsRackUnaware (KAFKA-14437), every call."""
+    first = place_more(continuing(), 2, 3, TWELVE_WITHOUT_RACKS, {})
+    assert first == [[7, 8, 9], [8, 9, 10]]
+    existing = dict(enumerate(first))
+    # Two partitions more: they carry on where partition 1 stopped.
+    next_two = place_more(continuing(), 2, 3, TWELVE_WITHOUT_RACKS, existing)
+    assert next_two == [[9, 10, 11], [10, 11, 0]]
+    # Four more, wrapping round to broker 0. (Kafka's test passes start partition 2 here; the placer
+    # does not look at it.)
+    existing.update(enumerate(next_two, start=2))
+    next_four = place_more(continuing(), 4, 3, TWELVE_WITHOUT_RACKS, existing, start_partition=2)
+    assert next_four == [[11, 0, 1], [0, 1, 2], [1, 2, 3], [2, 3, 4]]
 
 
-def test_first_placement_on_four_racks_of_one() -> None:
-    """Kafka's testPlaceShiftsInitialOffsetsRackAwareAndUsesUnusedRacks, first call."""
-    result = place(StripedReplicaPlacer(MockRandom()), 1, 2, [b(i, str(i + 1)) for i in range(4)])
-    assert result == [[0, 1]]
+def test_place_shifts_initial_offsets_rack_aware() -> None:
+    """Kafka's testPlaceShiftsInitialOffsetsRackAware (KAFKA-14437), every call."""
+    first = place_more(continuing(), 2, 3, THREE_RACKS_OF_FOUR, {})
+    assert first == [[6, 8, 2], [9, 3, 7]]
+    more = place_more(continuing(), 2, 3, THREE_RACKS_OF_FOUR, dict(enumerate(first)))
+    assert more == [[0, 4, 10], [5, 11, 1]]
+    # Four partitions x RF 3 on 12 brokers: every broker got one replica.
+    assert len({r for replicas in first + more for r in replicas}) == len(THREE_RACKS_OF_FOUR)
+
+
+def test_place_shifts_initial_offsets_rack_aware_and_uses_unused_racks() -> None:
+    """Kafka's testPlaceShiftsInitialOffsetsRackAwareAndUsesUnusedRacks (KAFKA-14437), every call.
+
+    As in Kafka's test, each later call sees only the partition the call before it added.
+    """
+    first = place_more(continuing(), 1, 2, FOUR_RACKS_OF_ONE, {})
+    assert first == [[0, 1]]
+    second = place_more(continuing(), 1, 2, FOUR_RACKS_OF_ONE, {0: first[0]})
+    assert second == [[1, 2]]
+    third = place_more(continuing(), 1, 2, FOUR_RACKS_OF_ONE, {1: second[0]})
+    assert third == [[2, 3]]
+    fourth = place_more(continuing(), 1, 2, FOUR_RACKS_OF_ONE, {2: third[0]})
+    assert fourth == [[3, 0]]
+    # The whole history gives the same: only the latest partitions decide.
+    history = {0: first[0], 1: second[0], 2: third[0]}
+    assert place_more(continuing(), 1, 2, FOUR_RACKS_OF_ONE, history) == [[3, 0]]
+
+
+def test_without_continue_offsets_the_same_calls_give_kafkas_fresh_offsets() -> None:
+    """Kafka's placer (3.0 to 4.x, trunk) ignores the existing partitions: every call starts afresh.
+
+    So the follow-up calls of the three tests above give what their first calls give.
+    """
+    for placer in (StripedReplicaPlacer(MockRandom()), StripedReplicaPlacer(MockRandom(), False)):
+        assert place_more(placer, 2, 3, TWELVE_WITHOUT_RACKS, {}) == [[7, 8, 9], [8, 9, 10]]
+    existing = {0: [7, 8, 9], 1: [8, 9, 10]}
+    assert place_more(StripedReplicaPlacer(MockRandom()), 2, 3, TWELVE_WITHOUT_RACKS, existing) == [
+        [7, 8, 9],
+        [8, 9, 10],
+    ]
+    existing.update({2: [9, 10, 11], 3: [10, 11, 0]})
+    assert place_more(StripedReplicaPlacer(MockRandom()), 4, 3, TWELVE_WITHOUT_RACKS, existing) == [
+        [7, 8, 9],
+        [8, 9, 10],
+        [9, 10, 11],
+        [10, 11, 0],
+    ]
+    racked = {0: [6, 8, 2], 1: [9, 3, 7]}
+    assert place_more(StripedReplicaPlacer(MockRandom()), 2, 3, THREE_RACKS_OF_FOUR, racked) == [
+        [6, 8, 2],
+        [9, 3, 7],
+    ]
+    for existing_one in ({0: [0, 1]}, {1: [1, 2]}, {2: [2, 3]}):
+        assert place_more(StripedReplicaPlacer(MockRandom()), 1, 2, FOUR_RACKS_OF_ONE, existing_one) == [
+            [0, 1]
+        ]
+
+
+# Kafka's testTryGetPreviousBrokerOffset and testTryGetPreviousRackOffset use this map.
+BROKER_RACKS = {i: str(i // 4 + 1) for i in range(12)}
+UNFENCED_RACK_1 = [0, 1, 2, 3]
+UNFENCED_RACK_2 = [4, 5, 6, 7]
+UNFENCED_RACK_3 = [8, 9, 10, 11]
+
+
+def test_try_get_previous_broker_offset() -> None:
+    """Kafka's testTryGetPreviousBrokerOffset (KAFKA-14437), every case."""
+    # No existing partitions.
+    assert previous_broker_offset(BROKER_RACKS, [], "1", UNFENCED_RACK_1) is None
+    # The rack's broker in the last partition.
+    assert previous_broker_offset(BROKER_RACKS, [[0, 1, 2], [1, 2, 0]], "1", UNFENCED_RACK_1) == 1
+    # The same, but the rack's brokers are fenced (not among the unfenced ones).
+    assert previous_broker_offset(BROKER_RACKS, [[0, 1, 2], [1, 2, 0]], "1", []) is None
+    # The rack's broker in the third partition from the end.
+    existing = [[0, 1, 2], [1, 2, 0], [4, 5, 6], [5, 6, 7]]
+    assert previous_broker_offset(BROKER_RACKS, existing, "1", UNFENCED_RACK_1) == 1
+    # The rack's broker in the last partition, not as its first replica.
+    assert previous_broker_offset(BROKER_RACKS, [[4, 5, 1]], "1", UNFENCED_RACK_1) == 1
+    assert previous_broker_offset(BROKER_RACKS, [[1, 2, 0], [0, 5, 6], [0, 1, 2]], "2", UNFENCED_RACK_2) == 1
+    # No existing partition used the rack.
+    assert previous_broker_offset(BROKER_RACKS, existing, "3", UNFENCED_RACK_3) is None
+
+
+def test_try_get_previous_rack_offset() -> None:
+    """Kafka's testTryGetPreviousRackOffset (KAFKA-14437), every case."""
+    racks = ["1", "2", "3"]
+    # No existing partitions.
+    assert previous_rack_offset(BROKER_RACKS, [], racks) is None
+    # The last leader's rack is not among the racks (here: only the absent rack).
+    assert previous_rack_offset(BROKER_RACKS, [[6, 8, 2], [9, 3, 7]], [None]) is None
+    # The last leader (9) is in rack "3".
+    assert previous_rack_offset(BROKER_RACKS, [[6, 8, 2], [9, 3, 7]], racks) == 2
+    # The last leader is not a usable broker.
+    assert previous_rack_offset({}, [[6, 8, 2], [9, 3, 7]], racks) is None
+
+
+def test_last_used_brokers_skips_brokers_that_are_not_usable() -> None:
+    assert last_used_brokers(BROKER_RACKS, [[0, 4, 8], [99, 5, 1]]) == {"2": 5, "1": 1, "3": 8}
+    assert last_used_brokers({7: None, 3: "a"}, [[3], [100, 7]]) == {None: 7, "a": 3}
+    assert last_used_brokers(BROKER_RACKS, []) == {}
+
+
+def test_the_previous_broker_is_found_among_the_brokers_in_the_order_they_came() -> None:
+    """KAFKA-14437 looks the broker up before the rack's list is sorted, then applies the index to the
+    sorted list: with brokers that do not come sorted, the continuation is not "the next broker id".
+
+    Rack "r" has unfenced brokers 30, 10, 20 in that order. Partition 0 used 10, which is index 1 as they
+    came; sorted ([10, 20, 30]) the next offset is 2, so the next partition leads with 30, not 20.
+    """
+    brokers = [b(30, "r"), b(10, "r"), b(20, "r")]
+    layout = RackLayout(brokers)
+    assert layout.positions() == ({30: "r", 10: "r", 20: "r"}, {30: 0, 10: 1, 20: 2})
+    assert place_more(continuing(), 3, 1, brokers, {0: [10]}) == [[30], [10], [20]]
+    assert place_more(continuing(), 3, 1, [b(10, "r"), b(20, "r"), b(30, "r")], {0: [10]}) == [
+        [20],
+        [30],
+        [10],
+    ]
+
+
+def test_a_fenced_or_missing_broker_means_a_random_offset_for_its_rack() -> None:
+    """The rack whose last used broker is fenced now draws its offset, as does a rack nobody used;
+    a leader that is no longer a usable broker means a random starting rack."""
+    brokers = [b(0, "a"), b(1, "a"), b(2, "b"), b(3, "b"), b(4, "c", fenced=True), b(5, "c")]
+    existing = {0: [4, 0, 2]}
+    rnd = RecordingRandom(8)
+    RackList(rnd, brokers, existing=list(existing.values()))
+    # HashMap order a, b, c: a and b continue (nothing drawn), c's fenced list draws (1), its unfenced list
+    # too (1) because its last used broker, 4, is fenced; the starting rack follows rack c.
+    assert rnd.bounds == [1, 1]
+    rnd = RecordingRandom(8)
+    RackList(rnd, brokers, existing=[[9, 0, 2]])  # the leader, 9, is not a usable broker
+    assert rnd.bounds == [1, 1, 3]
+
+
+def test_continuation_looks_only_at_the_topics_partitions_in_partition_order() -> None:
+    assignments = {
+        ("other", 5): (3, 4),
+        ("topic", 2): (9, 1),
+        ("topic", 0): (5, 6),
+        ("topic", 1): (7, 8),
+        ("topic", 3): (),
+    }
+    assert topic_partitions(assignments, "topic") == [(5, 6), (7, 8), (9, 1)]
+    assert topic_partitions(assignments, None) == []
+    assert topic_partitions(assignments, "new") == []
+    assert topic_partitions({}, "topic") == []
+
+
+def test_continuing_without_existing_partitions_draws_like_kafka() -> None:
+    """A new topic, a spec without a topic, or another topic's partitions: the draws are Kafka's."""
+    brokers = tuple(b(i, f"r{i % 3}", fenced=i == 4) for i in range(9))
+    assignments = {("other", 0): (1, 2, 3), ("other", 1): (2, 3, 4)}
+    for topic in ("topic", None):
+        spec = PlacementSpec(start_partition=0, num_partitions=40, num_replicas=3, topic=topic)
+        expected = StripedReplicaPlacer(JavaRandom(9)).place(spec, ClusterView(brokers))
+        placer = StripedReplicaPlacer(JavaRandom(9), continue_offsets=True)
+        assert placer.place(spec, ClusterView(brokers, assignments)) == expected
+
+
+def test_continuation_honours_the_broker_subset() -> None:
+    """Only the usable brokers (the request's subset) count: a leader outside it means a random rack."""
+    brokers = tuple(b(i, f"r{i % 3}") for i in range(9))
+    view = ClusterView(brokers, {("topic", 0): (0, 1, 2), ("topic", 1): (4, 5, 3)})
+    spec = PlacementSpec(
+        start_partition=2, num_partitions=3, num_replicas=2, topic="topic", broker_ids=(0, 1, 2, 3)
+    )
+    rnd = RecordingRandom(4)
+    placed = StripedReplicaPlacer(rnd, continue_offsets=True).place(spec, view)
+    # Racks r0 {0, 3}, r1 {1}, r2 {2}: every rack continues; the last leader, 4, is outside the subset.
+    assert rnd.bounds == [3]
+    assert {r for replicas in placed for r in replicas} <= {0, 1, 2, 3}
+    expected = RackList(
+        JavaRandom(4), [b(i, f"r{i % 3}") for i in (0, 1, 2, 3)], existing=[[0, 1, 2], [4, 5, 3]]
+    )
+    assert placed == expected.place_partitions(2, 3)
 
 
 def test_rack_list_all_brokers_fenced() -> None:
@@ -332,3 +553,56 @@ def test_matches_placements_computed_on_the_jvm(case: dict) -> None:
         assert str(error.value) == case["error"]
     else:
         assert place(placer, case["partitions"], case["rf"], brokers) == case["result"]
+
+
+CONTINUE_CASES = json.loads((Path(__file__).parent / "data" / "striped_continue_reference.json").read_text())
+
+
+@pytest.mark.parametrize("case", CONTINUE_CASES, ids=lambda case: f"seed={case['seed']}")
+def test_continued_placements_match_the_jvm(case: dict) -> None:
+    """A topic's first placement, then more partitions on a changed cluster (brokers gone, fenced,
+    unfenced, added, in a new order; some cases with hand-made assignments naming unknown brokers),
+    continued as KAFKA-14437 proposed: the same placements as a JVM run (data/StripedReference.java,
+    ``continue`` mode)."""
+    brokers = [b(broker_id, rack, fenced) for broker_id, rack, fenced in case["brokers"]]
+    existing = dict(enumerate(case["existing"]))
+    placer = StripedReplicaPlacer(JavaRandom(case["seed"]), continue_offsets=True)
+    if "error" in case:
+        with pytest.raises(InvalidReplicationFactorError) as error:
+            place_more(placer, case["partitions"], case["rf"], brokers, existing)
+        assert str(error.value) == case["error"]
+    else:
+        assert place_more(placer, case["partitions"], case["rf"], brokers, existing) == case["result"]
+
+
+def test_continue_offsets_property() -> None:
+    """``simulator.placer.striped.continue.offsets``: false (Kafka's behaviour) unless set to true."""
+    existing = {0: [7, 8, 9], 1: [8, 9, 10]}
+    kafkas, proposed = [[7, 8, 9], [8, 9, 10]], [[9, 10, 11], [10, 11, 0]]
+    for configs, expected in (
+        ({}, kafkas),
+        ({CONTINUE_OFFSETS_KEY: "false"}, kafkas),
+        ({CONTINUE_OFFSETS_KEY: " "}, kafkas),
+        ({CONTINUE_OFFSETS_KEY: "true"}, proposed),
+        ({CONTINUE_OFFSETS_KEY: " TRUE "}, proposed),
+    ):
+        placer = StripedReplicaPlacer(MockRandom())
+        placer.configure(configs)
+        assert place_more(placer, 2, 3, TWELVE_WITHOUT_RACKS, existing) == expected, configs
+    on = StripedReplicaPlacer(MockRandom(), continue_offsets=True)
+    on.configure({SEED_KEY: "1"})  # absent: the constructor's choice stands
+    assert on.continue_offsets is True
+    with pytest.raises(
+        ConfigError, match=r"simulator\.placer\.striped\.continue\.offsets: 'yes' is not true or false"
+    ):
+        StripedReplicaPlacer().configure({CONTINUE_OFFSETS_KEY: "yes"})
+    assert load_placer("striped", {CONTINUE_OFFSETS_KEY: "true"}).continue_offsets is True
+    assert load_placer("striped", {}).continue_offsets is False
+
+
+def test_continue_offsets_is_a_known_server_setting() -> None:
+    setting = SETTINGS_BY_KEY[CONTINUE_OFFSETS_KEY]
+    assert (setting.attr, setting.default) == (None, "false")
+    ServerConfig.from_properties({CONTINUE_OFFSETS_KEY: "true"})  # not an unknown simulator.* key
+    with pytest.raises(ConfigError, match="simulator.placer.striped.continue.offsets"):
+        ServerConfig.from_properties({"simulator.placer.striped.continue.offset": "true"})

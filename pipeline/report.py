@@ -64,7 +64,7 @@ _GLOSSARY = [
         "after losing every broker of one rack (or data centre), the most leaders on a surviving "
         "broker divided by the most leaders on any broker before",
     ),
-    ("offline partitions", "partitions with no surviving replica after the loss"),
+    ("offline partitions", "partitions with no surviving replica on an unfenced broker after the loss"),
 ]
 
 

@@ -171,3 +171,15 @@ def test_bad_assignments_are_named(assignments: dict[tuple[str, int], list[int]]
 def test_broker_listed_twice() -> None:
     with pytest.raises(ValueError, match="broker 0 is listed twice"):
         compute_metrics((*UNBALANCED, UsableBroker(0, None, False)), {})
+
+
+def test_a_lost_leader_never_moves_to_a_fenced_broker() -> None:
+    # Broker 1 is fenced: its replicas are offline, as the server's Metadata shows them.
+    brokers = (UsableBroker(0, "a", False), UsableBroker(1, "b", True), UsableBroker(2, "b", False))
+    m = compute_metrics(brokers, {("t", 0): [0, 1], ("t", 1): [0, 1, 2]})
+    # Losing rack a (broker 0): t/0 [0, 1] keeps only the fenced 1, so it is offline; t/1 [0, 1, 2]
+    # skips the fenced 1 and moves to 2, which then leads 1 partition.
+    assert failure(m.rack_failures, "a") == RackFailure("a", (0,), 1, 1, 1, 2)
+    # Losing rack b (brokers 1, 2) takes no leader: broker 0 still leads both.
+    assert failure(m.rack_failures, "b") == RackFailure("b", (1, 2), 0, 0, 2, 0)
+    assert m.summary()["rack_failure_max_offline_partitions"] == 1

@@ -355,7 +355,7 @@ _TERMS: tuple[tuple[str, str, frozenset[str]], ...] = (
     ),
     (
         "offline partitions",
-        "partitions with no surviving replica after the loss",
+        "partitions with no surviving replica on an unfenced broker after the loss",
         frozenset(
             {"rack_failure_offline_partitions_worst", "offline_partitions_mean", "offline_partitions_worst"}
         ),

@@ -11,9 +11,10 @@ level of a multi-level rack id: a broker in ``/dc1/r2`` belongs to both ``/dc1``
 rack id that does not start with ``/`` has one level. The rack spread and rack balance figures use the
 brokers' own (deepest) racks; brokers without a rack are in no rack.
 
-Rack failures: for every rack at every level, all its brokers are lost at once; a partition with no
-replica left is offline, and every other partition whose leader was lost moves its leadership to its
-first surviving replica. The figure that matters is the most leaders any surviving broker then carries.
+Rack failures: for every rack at every level, all its brokers are lost at once; a partition whose
+leader was lost moves its leadership to its first surviving replica on an unfenced broker (a fenced
+broker's replica is offline, as the server's Metadata shows it), and is offline when there is none. The
+figure that matters is the most leaders any surviving broker then carries.
 
 Balance figures (:class:`Balance`) cover every broker given, fenced or not, including those that hold
 nothing. ``skew`` is max / mean (1.0 is perfectly even; 0.0 when nothing is placed); ``within_10pct``
@@ -84,8 +85,8 @@ class RackFailure:
 
     rack: str
     lost_brokers: tuple[int, ...]
-    offline_partitions: int  # partitions with no surviving replica
-    moved_leaders: int  # partitions whose leader moved to a surviving replica
+    offline_partitions: int  # partitions that lost their leader and have no surviving unfenced replica
+    moved_leaders: int  # partitions whose leader moved to a surviving unfenced replica
     max_leaders: int  # the most leaders any surviving broker then carries
     max_leaders_broker: int | None  # which broker (lowest id on ties); None when no broker survives
 
@@ -259,8 +260,10 @@ def compute_metrics(
             members.setdefault(rack, []).append(b)
 
     ids = sorted(broker_racks)
+    fenced = {b.id for b in brokers if b.fenced}
     failures = tuple(
-        _rack_failure(rack, members[rack], ids, leaders_per_broker, led_by) for rack in sorted(members)
+        _rack_failure(rack, members[rack], ids, fenced, leaders_per_broker, led_by)
+        for rack in sorted(members)
     )
     return PlacementMetrics(
         broker_racks=broker_racks,
@@ -285,6 +288,7 @@ def _rack_failure(
     rack: str,
     lost: Sequence[int],
     broker_ids: Sequence[int],
+    fenced: set[int],
     leaders: Mapping[int, int],
     led_by: Mapping[int, list[Sequence[int]]],
 ) -> RackFailure:
@@ -293,7 +297,7 @@ def _rack_failure(
     offline = moved = 0
     for leader in lost:
         for replicas in led_by.get(leader, ()):
-            survivor = next((r for r in replicas if r not in lost_set), None)
+            survivor = next((r for r in replicas if r not in lost_set and r not in fenced), None)
             if survivor is None:
                 offline += 1
             else:

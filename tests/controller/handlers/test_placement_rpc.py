@@ -14,6 +14,18 @@ from tests.support.placers import placer_file as placer
 
 FENCED_CLUSTER = [(0, "r1"), (1, "r2"), (2, "r3"), (3, "r1", True), (4, "r2"), (5, "r3")]
 
+# The striped placement of the default cluster (brokers 0..5, broker i in rack-{i % 3 + 1}, none fenced)
+# as the JVM computes it: StripedReference.place(new Random(seed), brokers, racks, partitions, 3) of
+# tests/controller/placement/data/StripedReference.java, where java.util.Random and Java's collections
+# decide the order.
+JVM_STRIPED_SEED_0_12x3 = [
+    [5, 0, 4], [3, 1, 2], [4, 5, 0], [2, 3, 1], [0, 4, 5], [1, 2, 3],
+    [5, 1, 0], [4, 3, 2], [0, 5, 1], [2, 4, 3], [1, 0, 5], [3, 2, 4],
+]  # fmt: skip
+JVM_STRIPED_SEED_5_8x3 = [
+    [5, 0, 1], [3, 4, 2], [1, 5, 0], [2, 3, 4], [0, 1, 5], [4, 2, 3], [3, 2, 1], [5, 4, 0],
+]  # fmt: skip
+
 
 async def place_error(client: KafkaClient, *args, **kwargs) -> ErrorResponse:
     with pytest.raises(ErrorResponse) as info:
@@ -27,7 +39,7 @@ async def test_default_server_places_like_the_striped_placer_in_process(placemen
         PlacementSpec(0, 12, 3), ClusterView(DEFAULT_BROKERS)
     )
     assert replicas == [list(rs) for rs in expected]
-    assert all(len(set(rs)) == 3 for rs in replicas)
+    assert replicas == JVM_STRIPED_SEED_0_12x3
 
 
 async def test_same_seed_same_answers_across_servers(placement_sim_factory):
@@ -60,6 +72,21 @@ async def test_force_simple_placement_uses_the_classic_rack_unaware_algorithm(pl
         PlacementSpec(0, 10, 3, force_simple=True), ClusterView(DEFAULT_BROKERS)
     )
     assert replicas == [list(rs) for rs in expected]
+
+
+async def test_force_simple_placement_from_a_fixed_start_index_is_kafkas_closed_form(placement_sim_factory):
+    server = placement_sim_factory(
+        placer="fluvio", properties={"simulator.placer.legacy.fixed.start.index": "0"}
+    )
+    async with await KafkaClient.connect(server.bootstrap) as client:
+        replicas = await client.create_replica_placement(10, 3, force_simple=True)
+    # AdminUtils over brokers 0..5, racks ignored, startIndex = shift = 0: the leader of p is p % 6 and
+    # follower j sits 1 + (shift + j) % 5 after it, the shift growing by one at p = 6.
+    # p0-5: [p, p+1, p+2] mod 6; p6: 0 then 0+2, 0+3; p7: [1, 3, 4]; p8: [2, 4, 5]; p9: [3, 5, 0].
+    assert replicas == [
+        [0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5], [4, 5, 0], [5, 0, 1],
+        [0, 2, 3], [1, 3, 4], [2, 4, 5], [3, 5, 0],
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("count", [0, -4])
@@ -182,6 +209,7 @@ async def test_deferring_placer_falls_back_to_the_default(placement_sim_factory)
         PlacementSpec(0, 8, 3), ClusterView(DEFAULT_BROKERS)
     )
     assert replicas == [list(rs) for rs in expected]
+    assert replicas == JVM_STRIPED_SEED_5_8x3
 
 
 @pytest.mark.parametrize("isolation", ["process", "inline"])

@@ -1,48 +1,58 @@
-"""The asyncio TCP server: listeners and the per-connection request loop.
+"""The server: listeners, connections and their limits, and turning one request frame into its answer.
 
 Connection rules (as Kafka): a frame size <= 0 or above ``socket.request.max.bytes`` closes the
-connection before the body is read; an unknown apiKey, an unsupported version (except ApiVersions,
-answered in v0 with UNSUPPORTED_VERSION) or a body that does not decode closes the connection; so does
-``connections.max.idle.ms`` without a complete request. Every close is logged with the peer and the
-reason and counted in :attr:`Server.stats`. Requests on one connection are answered one at a time in
-order (pipelined requests queue in the socket), connections are served concurrently.
+connection before the body is read; an unknown apiKey, an unsupported version (except ApiVersions, whose
+handler answers it in v0 with UNSUPPORTED_VERSION) or a body that does not decode closes the connection;
+so does ``connections.max.idle.ms`` without a complete request. Every close is logged with the peer and
+the reason and counted in :attr:`Server.stats`. Requests on one connection are answered in order,
+connections are served concurrently, and none holds up another (:mod:`controller.connection`).
 
-Besides the configured (bootstrap) listener, every simulated broker gets a listener of its own on the
-same host: port ``simulator.broker.port.base + broker id``, or an ephemeral port when the base is 0
-(the default). Metadata and DescribeCluster advertise them; a wildcard host is advertised as
-127.0.0.1. All listeners serve the one controller and cluster state; fenced brokers listen too, but
-Metadata does not list them (as Kafka).
+Limits, with Kafka's names and behaviour: ``max.connections.per.ip`` (a connection past it is closed at
+once), ``max.connections`` (past it, new connections wait unread until one closes), ``queued.max.requests``
+unanswered requests per connection and ``queued.max.request.bytes`` of frames held by the server (past
+them, connections stop reading until there is room again).
+
+Every decodable request is answered: a response that cannot be encoded as the handler made it (a
+message too long for its field, say) is encoded with its strings cut to what their fields carry, and a
+handler that fails answers with its API's error response; the connection is never closed for either.
+
+Besides the configured (bootstrap) listener, every broker has a listener of its own on the same host:
+port ``simulator.broker.port.base + broker id``, or an ephemeral port when the base is 0. Metadata and
+DescribeCluster advertise them; a wildcard host is advertised as 127.0.0.1. A broker's listener follows
+its process (:mod:`controller.dynamics.lifecycle`): closed when it crashes or stops (on the same port
+when it comes back), holding every answer while it hangs, answering from the metadata it had while it
+is isolated from the controller.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
+import inspect
 import logging
+import socket
+import time
 from collections import Counter
+from collections.abc import Awaitable
 from typing import Any
 
 from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
-from controller.handlers import RequestContext
+from controller.connection import Close, Connection
+from controller.handlers import Handler, RequestContext
 from controller.image import MetadataImage
-from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError
-from protocol.framing import (
-    FrameError,
-    encode_response,
-    parse_request_header,
-    read_frame,
-    response_header_version,
-)
+from controller.logsafe import shown
+from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
+from protocol.errors import error_by_name
+from protocol.framing import encode_response, parse_request_header, response_header_version
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Server"]
 
-_WRITE_HIGH_WATER = 1 << 20
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+#: The longest string a non-compact string field carries (int16 length), in bytes.
+_MAX_STRING = 0x7FFF
 
 
 def _unknown_tags(value: Any, path: str = "") -> list[str]:
@@ -62,81 +72,150 @@ def _unknown_tags(value: Any, path: str = "") -> list[str]:
     return found
 
 
-class _IdleWatch:
-    """``connections.max.idle.ms`` for one connection, without a timer per request.
+def _fit_strings(value: Any) -> Any:
+    """A response with every string cut to what a string field carries (32,767 bytes of UTF-8)."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        if len(data) <= _MAX_STRING:
+            return value
+        note = f"... (cut from {len(data):,} bytes)"
+        return data[: _MAX_STRING - len(note)].decode("utf-8", "ignore") + note
+    if isinstance(value, dict):
+        return {k: _fit_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fit_strings(v) for v in value]
+    return value
 
-    The connection sets ``waiting`` while it waits for a request and clears it while it answers one.
-    One timer checks, at the earliest moment the limit could be reached, whether the connection has
-    been waiting since before then; if so it cancels the connection's task with ``expired`` set,
-    otherwise it looks again when the current wait could reach the limit.
+
+class _RateLimited:
+    """At most one log line per second for a kind of error, with the count of those it held back."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, float] = {}
+        self._held: Counter[str] = Counter()
+
+    def allow(self, kind: str) -> int | None:
+        """None to stay quiet; otherwise how many were held back since the last line."""
+        now = time.monotonic()
+        if now - self._last.get(kind, 0.0) < 1.0:
+            self._held[kind] += 1
+            return None
+        self._last[kind] = now
+        held, self._held[kind] = self._held[kind], 0
+        return held
+
+
+class Listener:
+    """A listening socket and its own accept loop.
+
+    Accepted sockets are handed to the event loop as connections of their own, so that closing the
+    listener (a broker that crashes) never races with connections being set up: what was accepted is
+    served or closed by its broker's rules, what was not is refused by the system. Pausing stops
+    accepting and leaves new connections waiting in the backlog (``max.connections``).
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, idle: float) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self.task = task
-        self.expired = False
-        self._loop = loop
-        self._idle = idle
-        self._waiting_since: float | None = None
-        self._handle = loop.call_at(loop.time() + idle, self._check)
+    def __init__(self, server: Server, broker: int | None) -> None:
+        self.server = server
+        self.broker = broker
+        self.sock: socket.socket | None = None
+        self._accepting = False
+        self._pending: set[asyncio.Task[Any]] = set()
 
-    @property
-    def waiting(self) -> bool:
-        return self._waiting_since is not None
+    def open(self, host: str, port: int) -> tuple[str, int]:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen(1024)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+        self.resume()
+        name = sock.getsockname()
+        return str(name[0]), int(name[1])
 
-    @waiting.setter
-    def waiting(self, value: bool) -> None:
-        self._waiting_since = self._loop.time() if value else None
+    def resume(self) -> None:
+        if self.sock is not None and not self._accepting:
+            asyncio.get_running_loop().add_reader(self.sock.fileno(), self._accept)
+            self._accepting = True
 
-    def _check(self) -> None:
-        now = self._loop.time()
-        since = self._waiting_since
-        if since is not None and now - since >= self._idle:
-            self.expired = True
-            self.task.cancel()
-            return
-        self._handle = self._loop.call_at((since if since is not None else now) + self._idle, self._check)
+    def pause(self) -> None:
+        if self.sock is not None and self._accepting:
+            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            self._accepting = False
 
-    def stop(self) -> None:
-        self._handle.cancel()
+    def _accept(self) -> None:
+        assert self.sock is not None
+        loop = asyncio.get_running_loop()
+        for _ in range(64):
+            try:
+                conn, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # out of file descriptors, say: logged at most once a second
+                self.server.accept_failed(exc)
+                return
+            conn.setblocking(False)
+            if conn.family in (socket.AF_INET, socket.AF_INET6):
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            task = loop.create_task(loop.connect_accepted_socket(self._connection, conn))
+            self._pending.add(task)
+            task.add_done_callback(self._set_up)
+            if self.server.full():
+                self.pause()
+                return
 
+    def _connection(self) -> Connection:
+        return Connection(self.server, self.broker)
 
-class _Close(Exception):
-    """Ends a connection; the message is the reason that is logged and counted."""
+    def _set_up(self, task: asyncio.Task[Any]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("a connection could not be set up: %s", task.exception())
 
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.detail = detail
+    def close(self) -> None:
+        self.pause()
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
 
 class Server:
     """Serves one controller on the configured listener and on one listener per broker.
 
     The server owns the network side: the listeners, the endpoints it advertises for each broker
-    (:attr:`endpoints`) and the connection and request counters (:attr:`stats`).
+    (:attr:`endpoints`), the connections and the connection and request counters (:attr:`stats`).
     """
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
         self.config: ServerConfig = controller.config
-        self._bootstrap: asyncio.base_events.Server | None = None
+        self._bootstrap: Listener | None = None
         #: Each broker's listener while it listens (a crashed or stopped broker's is closed).
-        self._broker_servers: dict[int, asyncio.base_events.Server] = {}
-        #: Open connections, with the broker whose listener took them (None: the bootstrap listener).
-        self._connections: dict[asyncio.Task[Any], int | None] = {}
+        self._broker_servers: dict[int, Listener] = {}
+        self._connections: set[Connection] = set()
+        self._per_ip: Counter[str] = Counter()
         self.address: tuple[str, int] | None = None
         self._host = ""
         #: The broker listeners as advertised: broker id -> (host, port); kept across a stop and start.
         self.endpoints: dict[int, tuple[str, int]] = {}
+        self._ports: dict[int, int] = {}
         #: Connections, closes by reason and requests by apiKey.
         self.stats: Counter[str] = Counter()
-        #: Set while a broker answers; cleared while it hangs (its connections hold their answers).
-        self._answering: dict[int, asyncio.Event] = {}
+        #: Brokers that hang: their connections read but hold every answer.
+        self._hung: set[int] = set()
         #: The metadata images of brokers cut off from the controller.
         self._frozen: dict[int, MetadataImage] = {}
-        self._ports: dict[int, int] = {}
+        #: Bytes of frames held by all connections (``queued.max.request.bytes``), and who waits for room.
+        self.held_bytes = 0
+        self._blocked: set[Connection] = set()
+        self._rate = _RateLimited()
+        self._previous_handler: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         controller.dynamics.attach(self)
 
     @classmethod
@@ -150,38 +229,40 @@ class Server:
         host, port = self.address
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
+    # ------------------------------------------------------------------------------------- listeners
+
     async def start(self) -> None:
         """Binds the listeners; raises OSError when an address cannot be used (the controller is closed)."""
         listener = self.config.listener
         self._host = listener.host
+        loop = self._loop = asyncio.get_running_loop()
+        self._previous_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._loop_exception)
         try:
-            server = await asyncio.start_server(self._on_connection, listener.host, listener.port)
-            self._bootstrap = server
-            sockname = server.sockets[0].getsockname()
-            self.address = (sockname[0], sockname[1])
-            await self._start_broker_listeners(listener.host)
+            self._bootstrap = Listener(self, None)
+            self.address = self._bootstrap.open(listener.host, listener.port)
+            for broker in self.config.brokers:
+                await self._listen(broker.id)
         except OSError:
             for started in self._servers:
                 started.close()
             self._bootstrap = None
             self._broker_servers.clear()
+            loop.set_exception_handler(self._previous_handler)
             await self.controller.close()
             raise
-        log.info("listening on %s with placer %s", self.bootstrap, self.controller.placements.placer_label)
+        log.info(
+            "listening on %s with placer %s and election policy %s",
+            self.bootstrap,
+            self.controller.placements.placer_label,
+            self.controller.dynamics.elections.policy_label,
+        )
+        log.info("broker listeners: %s", ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.endpoints.items())))
 
     @property
-    def _servers(self) -> list[asyncio.base_events.Server]:
+    def _servers(self) -> list[Listener]:
         servers = [self._bootstrap] if self._bootstrap is not None else []
         return servers + list(self._broker_servers.values())
-
-    async def _start_broker_listeners(self, host: str) -> None:
-        """One listener per broker, recorded in :attr:`endpoints` as the address to advertise."""
-        for broker in self.config.brokers:
-            await self._listen(broker.id)
-        log.info(
-            "broker listeners: %s",
-            ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.endpoints.items())),
-        )
 
     async def _listen(self, broker_id: int) -> None:
         """Opens the broker's listener: on its own port again when it had one (addresses stay the same)."""
@@ -189,48 +270,45 @@ class Server:
         base = self.config.broker_port_base
         port = self._ports.get(broker_id, base + broker_id if base else 0)
         if port > 65535:
-            raise OSError(
-                f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + id) is above 65535"
-            )
+            raise OSError(f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + id) is above 65535")
+        server = Listener(self, broker_id)
         try:
-            server = await asyncio.start_server(
-                functools.partial(self._on_connection, broker=broker_id), host, port
-            )
+            _, bound = server.open(host, port)
         except OSError as exc:
             raise OSError(
                 exc.errno, f"cannot listen for broker {broker_id} on {host}:{port}: {exc.strerror or exc}"
             ) from exc
         self._broker_servers[broker_id] = server
-        self._ports[broker_id] = server.sockets[0].getsockname()[1]
+        self._ports[broker_id] = bound
         advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
         self.endpoints[broker_id] = (advertised, self._ports[broker_id])
-        self._answering.setdefault(broker_id, asyncio.Event()).set()
 
     async def broker_changed(self, broker_id: int, process: Process | None) -> None:
         """The broker's listener follows its process (:class:`controller.dynamics.lifecycle.Network`)."""
-        answering = self._answering.setdefault(broker_id, asyncio.Event())
         if process is Process.UP:
             self._frozen.pop(broker_id, None)
-            answering.set()
+            if broker_id in self._hung:
+                self._hung.discard(broker_id)
+                for conn in list(self._connections):
+                    if conn.broker == broker_id:
+                        conn.resume()
             if broker_id not in self._broker_servers:
                 await self._listen(broker_id)
             return
         if process is Process.HUNG:
-            answering.clear()
+            self._hung.add(broker_id)
             return
         if process is Process.ISOLATED:
             self._frozen[broker_id] = self.controller.image()
             return
         # Crashed, stopped or removed: the listener closes with every connection it took.
-        answering.set()
+        self._hung.discard(broker_id)
         server = self._broker_servers.pop(broker_id, None)
         if server is not None:
             server.close()
-        doomed = [task for task, owner in self._connections.items() if owner == broker_id]
-        for task in doomed:
-            task.cancel(f"broker {broker_id} {process.value if process else 'removed'}")
-        if doomed:
-            await asyncio.gather(*doomed, return_exceptions=True)
+        reason = f"broker {broker_id} {process.value if process else 'removed'}"
+        for conn in [c for c in self._connections if c.broker == broker_id]:
+            conn.abort(reason)
         if process is None:
             self.endpoints.pop(broker_id, None)
             self._ports.pop(broker_id, None)
@@ -240,21 +318,17 @@ class Server:
         await asyncio.Event().wait()
 
     async def stop(self) -> None:
-        servers = self._servers
-        for server in servers:
+        """Closes the listeners and every connection (without a traceback), then the controller."""
+        for server in self._servers:
             server.close()
-        for event in self._answering.values():
-            event.set()
-        for task in list(self._connections):
-            task.cancel()
-        if self._connections:
-            await asyncio.gather(*self._connections, return_exceptions=True)
-        for server in servers:
-            with contextlib.suppress(Exception):
-                await server.wait_closed()
+        for conn in list(self._connections):
+            conn.abort("shutdown")
+        await asyncio.sleep(0)  # let the transports finish closing
         self._bootstrap = None
         self._broker_servers.clear()
         await self.controller.close()
+        if self._loop is not None:
+            self._loop.set_exception_handler(self._previous_handler)
 
     async def __aenter__(self) -> Server:
         await self.start()
@@ -263,172 +337,194 @@ class Server:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _on_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None = None
-    ) -> None:
+    def accept_failed(self, exc: OSError) -> None:
+        """Repeated accept errors (out of file descriptors, say) make one log line a second, with a count."""
+        held = self._rate.allow("accept")
+        if held is not None:
+            log.error("cannot accept a connection: %s%s", exc, f" ({held} more since the last line)" if held else "")
+
+    def full(self) -> bool:
+        """Whether ``max.connections`` are served: the listeners stop accepting until one closes."""
+        full = len(self._connections) >= self.config.max_connections
+        if full:
+            self.stats["listeners paused: max.connections"] += 1
+        return full
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        message = str(context.get("message", ""))
+        if "accept" in message:
+            exc = context.get("exception")
+            self.accept_failed(exc if isinstance(exc, OSError) else OSError(message))
+            return
+        if self._previous_handler is not None:
+            self._previous_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    # ------------------------------------------------------------------------------------- connections
+
+    def connection_made(self, conn: Connection) -> None:
+        self.stats["connections"] += 1
+        broker = conn.broker
         if broker is not None and broker not in self._broker_servers:
             # Accepted just before its broker's listener closed (a crash): closed at once, as the rest.
             state = self.controller.cluster.broker_state(broker)
             why = state.process.value if state is not None and state.registered else "removed"
+            conn.abort(f"broker {broker} {why}")
             self.stats[f"closed:broker {broker} {why}"] += 1
-            writer.close()
             return
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections[task] = broker
-        try:
-            await self._serve_connection(reader, writer, broker)
-        except asyncio.CancelledError:
-            # The connection was closed on purpose (shutdown, a crashed broker): the task ends quietly,
-            # not cancelled, so that the stream protocol's callback finds no exception to report.
-            return
-        finally:
-            self._connections.pop(task, None)
-
-    async def _serve_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broker: int | None
-    ) -> None:
-        controller = self.controller
-        peername = writer.get_extra_info("peername")
-        peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
-        stats = self.stats
-        stats["connections"] += 1
-        idle = controller.config.idle_ms / 1000
-        max_bytes = controller.config.max_request_bytes
-        loop = asyncio.get_running_loop()
-        pending = bytearray()
-
-        def flush() -> None:
-            if pending and not writer.is_closing():
-                writer.write(bytes(pending))
-            pending.clear()
-
-        watch = _IdleWatch(loop, idle)
-        try:
-            while True:
-                if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
-                    await writer.drain()  # a client that does not read its responses waits here
-                watch.waiting = True
-                try:
-                    frame = await read_frame(reader, max_bytes)
-                except asyncio.CancelledError:
-                    if not watch.expired:
-                        raise
-                    watch.task.uncancel()
-                    raise _Close(
-                        "idle",
-                        f"no complete request within connections.max.idle.ms={controller.config.idle_ms}",
-                    ) from None
-                except FrameError as exc:
-                    raise _Close("bad frame size", str(exc)) from None
-                except asyncio.IncompleteReadError:
-                    raise _Close("disconnected mid-request") from None
-                watch.waiting = False
-                if frame is None:
-                    stats["closed:client"] += 1
-                    log.debug("%s closed the connection", peer)
-                    return
-                if broker is not None and not self._answering[broker].is_set():
-                    await self._answering[broker].wait()  # a hung broker holds its answers
-                response = await self._answer(controller, frame, peer, broker)
-                # Responses are gathered and written once the requests already received are answered
-                # (a flush scheduled for the loop's next turn): pipelined requests cost one send.
-                if not pending:
-                    loop.call_soon(flush)
-                pending += response
-                if len(pending) > _WRITE_HIGH_WATER:
-                    flush()
-                    await writer.drain()
-        except _Close as close:
-            stats[f"closed:{close.reason}"] += 1
-            log.warning(
-                "closing connection from %s: %s%s",
-                peer,
-                close.reason,
-                f" ({close.detail})" if close.detail else "",
+        if self._per_ip[conn.ip] >= self.config.max_connections_per_ip:
+            conn.close(
+                Close(
+                    "too many connections from one address",
+                    f"{conn.ip} has {self._per_ip[conn.ip]} (max.connections.per.ip={self.config.max_connections_per_ip})",
+                )
             )
-        except (ConnectionError, OSError) as exc:
-            stats["closed:connection error"] += 1
-            log.warning("closing connection from %s: connection error (%s)", peer, exc)
-        except asyncio.CancelledError as exc:
-            reason = exc.args[0] if exc.args else "shutdown"
-            stats[f"closed:{reason}"] += 1
-            raise
-        except Exception:
-            stats["closed:internal error"] += 1
-            log.exception("closing connection from %s: internal error", peer)
-        finally:
-            watch.stop()
-            flush()
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            self.stats["closed:too many connections from one address"] += 1
+            return
+        self._per_ip[conn.ip] += 1
+        self._connections.add(conn)
+        conn.admit()
 
-    async def _answer(self, controller: Controller, frame: bytes, peer: str, broker: int | None) -> bytes:
-        """The response frame for one request frame, or _Close."""
+    def connection_lost(self, conn: Connection, reason: str) -> None:
+        if conn not in self._connections:
+            return  # refused in connection_made, already counted
+        self._connections.discard(conn)
+        self._blocked.discard(conn)
+        self._per_ip[conn.ip] -= 1
+        if self._per_ip[conn.ip] <= 0:
+            del self._per_ip[conn.ip]
+        self.stats[f"closed:{reason}"] += 1
+        if len(self._connections) < self.config.max_connections:
+            for listener in self._servers:
+                listener.resume()
+
+    def log_close(self, conn: Connection, close: Close) -> None:
+        log.warning(
+            "closing connection from %s: %s%s",
+            conn.peer,
+            close.reason,
+            f" ({shown(close.detail)})" if close.detail else "",
+        )
+
+    def answering(self, conn: Connection) -> bool:
+        return conn.broker is None or conn.broker not in self._hung
+
+    def hold(self, size: int) -> None:
+        self.held_bytes += size
+
+    def release(self, size: int) -> None:
+        self.held_bytes -= size
+        if self._blocked and self.held_bytes < self.config.queued_max_request_bytes:
+            blocked, self._blocked = self._blocked, set()
+            for conn in blocked:
+                conn._flow()
+
+    def blocked(self, conn: Connection) -> None:
+        self._blocked.add(conn)
+
+    # ------------------------------------------------------------------------------------- answering
+
+    def answer(self, conn: Connection, frame: bytes) -> bytes | Awaitable[bytes]:
+        """The response frame for one request frame (or an awaitable of it); raises Close."""
+        controller = self.controller
         schemas = controller.schemas
         try:
             header, offset = parse_request_header(frame, schemas)
         except DecodeError as exc:
-            raise _Close("malformed request header", str(exc)) from None
+            raise Close("malformed request header", str(exc)) from None
         api_key, version = header.api_key, header.api_version
         handler = controller.handlers.get(api_key)
         if handler is None:
-            raise _Close("unknown apiKey", f"apiKey {api_key}")
+            raise Close("unknown apiKey", f"apiKey {api_key}")
+        broker = conn.broker
         ctx = RequestContext(
-            controller,
-            header,
-            peer,
-            broker,
-            self.endpoints,
-            self._frozen.get(broker) if broker is not None else None,
+            controller, header, conn.peer, broker, self.endpoints, self._frozen.get(broker) if broker is not None else None
         )
         if not handler.supports(version):
             if handler.unsupported is None:
-                raise _Close("unsupported version", f"apiKey {api_key} version {version}")
+                raise Close("unsupported version", f"apiKey {api_key} version {version}")
             self.stats[f"requests:{api_key}:unsupported"] += 1
             answer, answer_version = handler.unsupported(ctx, version)
             body = schemas.response(api_key).encode(answer, answer_version)
-            return encode_response(
-                header.correlation_id, response_header_version(schemas, api_key, answer_version), body
-            )
+            return encode_response(header.correlation_id, response_header_version(schemas, api_key, answer_version), body)
         message = schemas.request(api_key)
         try:
             request, end = message.decode_from(frame, offset, version)
         except DecodeError as exc:
-            raise _Close("malformed request body", str(exc)) from None
+            raise Close("malformed request body", str(exc)) from None
         if end != len(frame):
             # Kafka ignores bytes after a request body (some clients send them), and so do we.
             self.stats["requests:trailing bytes"] += 1
-            log.debug(
-                "%s: apiKey %d v%d: %d byte(s) after the body ignored",
-                peer,
-                api_key,
-                version,
-                len(frame) - end,
-            )
         if message.is_flexible(version):
             unknown = _unknown_tags(request)
             if unknown:
                 self.stats["requests:unknown tagged fields"] += 1
                 log.warning(
                     "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
-                    peer,
+                    conn.peer,
                     api_key,
                     version,
-                    ", ".join(unknown),
+                    shown(", ".join(unknown)),
                 )
-        log.debug(
-            "%s: apiKey %d v%d correlation %d from %s",
-            peer,
-            api_key,
-            version,
-            header.correlation_id,
-            header.client_id,
-        )
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "%s: apiKey %d v%d correlation %d from %s",
+                conn.peer,
+                api_key,
+                version,
+                header.correlation_id,
+                shown(header.client_id, 100),
+            )
         self.stats[f"requests:{api_key}"] += 1
-        response = await handler.handle(ctx, request, version)
-        body = schemas.response(api_key).encode(response, version)
-        return encode_response(
-            header.correlation_id, response_header_version(schemas, api_key, version), body
-        )
+        try:
+            result = handler.handle(ctx, request, version)
+        except Exception as exc:  # a bug in a handler: the request is still answered
+            return self._failed(handler, request, version, header.correlation_id, exc)
+        if inspect.isawaitable(result):
+            return self._answer_later(handler, request, version, header.correlation_id, result)
+        return self._encode(handler, request, version, header.correlation_id, result)
+
+    async def _answer_later(
+        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, pending: Awaitable[Any]
+    ) -> bytes:
+        try:
+            result = await pending
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return self._failed(handler, request, version, correlation, exc)
+        return self._encode(handler, request, version, correlation, result)
+
+    def _encode(self, handler: Handler, request: dict[str, Any], version: int, correlation: int, result: Any) -> bytes:
+        schemas = self.controller.schemas
+        api_key = handler.api_key
+        header_version = response_header_version(schemas, api_key, version)
+        if isinstance(result, (bytes, bytearray)):  # a handler that keeps its answers encoded
+            return encode_response(correlation, header_version, bytes(result))
+        response = schemas.response(api_key)
+        try:
+            return encode_response(correlation, header_version, response.encode(result, version))
+        except EncodeError as first:
+            try:
+                body = response.encode(_fit_strings(result), version)
+            except EncodeError:
+                return self._failed(handler, request, version, correlation, first)
+            self.stats["responses:strings cut to fit"] += 1
+            log.warning("apiKey %d v%d: strings cut to fit their fields (%s)", api_key, version, shown(first))
+            return encode_response(correlation, header_version, body)
+
+    def _failed(
+        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, exc: BaseException
+    ) -> bytes:
+        """A handler that failed, or an answer that does not encode: a bug, logged, and the request is
+        answered with its API's error response when the handler module provides one."""
+        self.stats["requests:internal error"] += 1
+        log.error("apiKey %d v%d failed: %s", handler.api_key, version, shown(exc), exc_info=exc)
+        if handler.error_response is None:
+            raise Close("internal error", f"{type(exc).__name__}: {exc}")
+        code = error_by_name("UNKNOWN_SERVER_ERROR").code
+        data = handler.error_response(request, version, code, f"{type(exc).__name__}: {exc}")
+        schemas = self.controller.schemas
+        body = schemas.response(handler.api_key).encode(_fit_strings(data), version)
+        return encode_response(correlation, response_header_version(schemas, handler.api_key, version), body)

@@ -4,7 +4,10 @@ Each handler module defines ``API_KEY``, ``VERSIONS = (min, max)`` (what the ser
 spec's range) and ``async def handle(ctx, request, version) -> dict``. A handler that answers requests
 of versions it does not support (ApiVersions does, as Kafka) also defines
 ``def unsupported(ctx, version) -> (response, response_version)``; for the others the server closes the
-connection. Handlers never see bytes.
+connection. ``handle`` may also be a plain function: a handler that can answer at once does, and the
+server answers the request without a task. A module may define
+``def error_response(request, version, error_code, message) -> dict``: the answer the server sends when
+the handler fails (a bug), so that the request is still answered. Handlers never see bytes.
 """
 
 from __future__ import annotations
@@ -52,8 +55,9 @@ class RequestContext:
     image: MetadataImage | None = None
 
 
-HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[dict[str, Any]]]
+HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]
 UnsupportedFn = Callable[[RequestContext, int], tuple[dict[str, Any], int]]
+ErrorFn = Callable[[dict[str, Any], int, int, str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class Handler:
     handle: HandleFn
     #: The answer to a request of an unsupported version, and the version it is encoded in; None: close.
     unsupported: UnsupportedFn | None = None
+    #: The answer when the handler fails: every item of the request with the error; None: close.
+    error_response: ErrorFn | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -75,6 +81,11 @@ def load_handlers() -> dict[int, Handler]:
         module = importlib.import_module(f"controller.handlers.{name}")
         low, high = module.VERSIONS
         handlers[module.API_KEY] = Handler(
-            module.API_KEY, low, high, module.handle, getattr(module, "unsupported", None)
+            module.API_KEY,
+            low,
+            high,
+            module.handle,
+            getattr(module, "unsupported", None),
+            getattr(module, "error_response", None),
         )
     return handlers

@@ -129,7 +129,8 @@ async def test_manual_assignments():
     )
     assert ok.ok and ok.replicas == [[1, 0], [2, 1]]
     partitions = admin.cluster.topics["manual"].partitions
-    assert [(p.leader, p.isr, p.offline) for p in partitions] == [(1, [1, 0], []), (1, [1], [2])]
+    offline = admin.cluster.offline_replicas
+    assert [(p.leader, p.isr, offline(p)) for p in partitions] == [(1, [1, 0], []), (1, [1], [2])]
     assert [(r.error, r.message) for r in bad] == [
         ("INVALID_REPLICA_ASSIGNMENT", "invalid spu id: 7"),
         ("INVALID_REPLICA_ASSIGNMENT", "assigned partition ids must be in sequence and without gaps"),

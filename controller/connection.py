@@ -1,0 +1,329 @@
+"""One client connection: frames in, answers out, in order, without ever holding up other connections.
+
+A :class:`Connection` is an ``asyncio.Protocol``: bytes arrive in :meth:`data_received`, are cut into
+frames (a size prefix <= 0 or above ``socket.request.max.bytes`` closes the connection before the body
+is read), and the frames are answered in arrival order. A request whose handler answers at once is
+answered right there; one that must wait (a placement, an election) holds the requests behind it on
+this connection only. At most :data:`TURN_FRAMES` requests are answered per turn of the event loop, and
+the answers of one turn go out in one write, so that a client pipelining thousands of requests shares
+the loop with everyone else.
+
+Flow control, as Kafka's broker mutes a channel: a connection stops reading while it holds
+``queued.max.requests`` unanswered requests, while the server holds ``queued.max.request.bytes`` of
+frames in all, and while its client does not read its answers (the socket's send buffer is full).
+``connections.max.idle.ms`` without a complete request (time spent answering does not count) closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+import time
+from collections import deque
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from controller.logsafe import shown
+
+if TYPE_CHECKING:
+    from controller.server import Server
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Close", "Connection", "TURN_FRAMES"]
+
+#: Requests answered per turn of the event loop before the loop serves others.
+TURN_FRAMES = 64
+#: ... or this much time (seconds), whichever comes first.
+TURN_SECONDS = 0.002
+
+_SIZE = struct.Struct(">i")
+
+
+class Close(Exception):
+    """Ends a connection; ``reason`` is logged and counted (``closed:<reason>``), ``detail`` logged."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Connection(asyncio.Protocol):
+    """See the module docstring. ``broker`` is the broker whose listener took it (None: the bootstrap)."""
+
+    def __init__(self, server: Server, broker: int | None) -> None:
+        self.server = server
+        self.broker = broker
+        self.transport: asyncio.Transport | None = None
+        self.peer = ""
+        self.ip = ""
+        self._buffer = bytearray()
+        self._frames: deque[bytes] = deque()
+        self._held = 0  # bytes of this connection counted against queued.max.request.bytes
+        self._out: list[bytes] = []
+        self._task: asyncio.Task[None] | None = None
+        self._scheduled = False
+        self._reading = True
+        self._admitted = False
+        self._write_blocked = False
+        self._eof = False
+        self.closed = False
+        self._close_reason: str | None = None
+        self._idle_since: float | None = None
+        self._idle_handle: asyncio.TimerHandle | None = None
+        #: Per-connection state of the security layer (SASL), set by the server.
+        self.auth: Any = None
+
+    # ------------------------------------------------------------------------------------- transport events
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peername = transport.get_extra_info("peername")
+        if isinstance(peername, tuple):
+            self.ip = str(peername[0])
+            self.peer = f"{peername[0]}:{peername[1]}"
+        else:
+            self.peer = self.ip = str(peername)
+        self.server.connection_made(self)
+
+    def admit(self) -> None:
+        """The server lets this connection in: it is read and answered from now on."""
+        self._admitted = True
+        if self.transport is not None and not self.closed:
+            if not self._reading:
+                self._reading = True
+                self.transport.resume_reading()
+            self._waiting()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
+        buffer = self._buffer
+        buffer += data
+        self._held += len(data)
+        self.server.hold(len(data))
+        limit = self.server.config.max_request_bytes
+        pos = 0
+        end = len(buffer)
+        frames = self._frames
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buffer, pos)
+            if size <= 0 or size > limit:
+                self.close(
+                    Close("bad frame size", f"invalid frame size {size} (must be between 1 and {limit})")
+                )
+                return
+            if end - pos - 4 < size:
+                break
+            frames.append(bytes(buffer[pos + 4 : pos + 4 + size]))
+            pos += 4 + size
+        if pos:
+            del buffer[:pos]
+            self._busy()
+        if self._admitted:
+            self._pump()
+        self._flow()
+
+    def eof_received(self) -> bool:
+        # The client will send no more; what it sent is answered, then the connection closes.
+        self._eof = True
+        if self._buffer:
+            self.close(Close("disconnected mid-request", f"{len(self._buffer)} byte(s) of an unfinished frame"))
+            return False
+        if not self._frames and self._task is None:
+            self.close(None)
+            return False
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed:
+            self.closed = True
+            if self._close_reason is None:
+                if self._buffer:
+                    self._close_reason = "disconnected mid-request"
+                elif exc is not None:
+                    self._close_reason = "connection error"
+                    log.warning("closing connection from %s: connection error (%s)", self.peer, exc)
+                else:
+                    self._close_reason = "client"
+                    log.debug("%s closed the connection", self.peer)
+        self._release()
+        if self._task is not None:
+            self._task.cancel()  # work for a client that went away is not finished
+            self._task = None
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+        self.server.connection_lost(self, self._close_reason or "client")
+
+    def pause_writing(self) -> None:
+        self._write_blocked = True
+        self._flow()
+
+    def resume_writing(self) -> None:
+        self._write_blocked = False
+        self._flow()
+        self._schedule()
+
+    # ------------------------------------------------------------------------------------- answering
+
+    def _pump(self) -> None:
+        """Answers queued requests in order until one must wait, the turn's budget is used, or the server
+        holds this connection back (a hung broker, a client that does not read)."""
+        self._scheduled = False
+        if self.closed or self._task is not None or self._write_blocked or not self._admitted:
+            return
+        if not self.server.answering(self):
+            return
+        frames = self._frames
+        answer = self.server.answer
+        out = self._out
+        started = time.perf_counter()
+        count = 0
+        try:
+            while frames:
+                frame = frames.popleft()
+                self._release_frame(len(frame))
+                result = answer(self, frame)
+                if isinstance(result, (bytes, bytearray)):
+                    out.append(result)
+                    count += 1
+                    if count >= TURN_FRAMES or time.perf_counter() - started > TURN_SECONDS:
+                        break
+                    continue
+                self._task = asyncio.ensure_future(self._finish(result))
+                break
+        except Close as close:
+            self._flush()
+            self.close(close)
+            return
+        self._flush()
+        if frames and self._task is None:
+            self._schedule()
+        elif not frames and self._task is None:
+            self._waiting()
+            if self._eof:
+                self.close(None)
+        self._flow()
+
+    async def _finish(self, pending: Awaitable[bytes]) -> None:
+        try:
+            response = await pending
+        except Close as close:
+            self._task = None
+            self.close(close)
+            return
+        except asyncio.CancelledError:
+            return
+        self._task = None
+        if self.closed:
+            return
+        self._out.append(response)
+        self._pump()
+
+    def _schedule(self) -> None:
+        if not self._scheduled and not self.closed:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._pump)
+
+    def resume(self) -> None:
+        """The server serves this connection again (its broker stopped hanging)."""
+        self._schedule()
+
+    def _flush(self) -> None:
+        out = self._out
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(out[0] if len(out) == 1 else b"".join(out))
+        out.clear()
+
+    # ------------------------------------------------------------------------------------- flow and idle
+
+    def _flow(self) -> None:
+        """Reads only while this connection and the server have room (Kafka mutes channels the same way)."""
+        if self.transport is None or self.closed or not self._admitted:
+            return
+        config = self.server.config
+        room = (
+            len(self._frames) < config.queued_max_requests
+            and not self._write_blocked
+            and (self.server.held_bytes < config.queued_max_request_bytes or self._held == 0)
+        )
+        if room and not self._reading:
+            self._reading = True
+            self.transport.resume_reading()
+        elif not room and self._reading:
+            self._reading = False
+            self.transport.pause_reading()
+            self.server.blocked(self)
+
+    def _release_frame(self, size: int) -> None:
+        size += 4
+        self._held -= size
+        self.server.release(size)
+
+    def _release(self) -> None:
+        if self._held:
+            self.server.release(self._held)
+            self._held = 0
+        self._frames.clear()
+        self._buffer.clear()
+
+    def _busy(self) -> None:
+        self._idle_since = None
+
+    def _waiting(self) -> None:
+        """Idle from now until the next complete request (answers in progress are not idle time)."""
+        if self._frames or self._task is not None or self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        idle = self.server.config.idle_ms / 1000
+        self._idle_since = loop.time()
+        if self._idle_handle is None:
+            self._idle_handle = loop.call_at(self._idle_since + idle, self._check_idle)
+
+    def _check_idle(self) -> None:
+        self._idle_handle = None
+        if self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        idle = self.server.config.idle_ms / 1000
+        since = self._idle_since
+        if since is not None and loop.time() - since >= idle:
+            self.close(
+                Close("idle", f"no complete request within connections.max.idle.ms={self.server.config.idle_ms}")
+            )
+            return
+        self._idle_handle = loop.call_at((since if since is not None else loop.time()) + idle, self._check_idle)
+
+    # ------------------------------------------------------------------------------------- closing
+
+    def close(self, why: Close | None, quiet: bool = False) -> None:
+        """Closes the connection (after what was answered is sent); ``why`` None: the client finished."""
+        if self.closed:
+            return
+        self.closed = True
+        if why is None:
+            self._close_reason = "client"
+        else:
+            self._close_reason = why.reason
+            if not quiet:
+                self.server.log_close(self, why)
+        self._release()
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        if self.transport is not None:
+            self.transport.close()
+
+    def abort(self, reason: str) -> None:
+        """Drops the connection at once, unanswered (its broker crashed, the server stops)."""
+        if self.closed:
+            return
+        self.close(Close(reason), quiet=True)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def __repr__(self) -> str:
+        return f"Connection({shown(self.peer)}, broker={self.broker})"

@@ -439,7 +439,13 @@ class Server:
             raise Close("unknown apiKey", f"apiKey {api_key}")
         broker = conn.broker
         ctx = RequestContext(
-            controller, header, conn.peer, broker, self.endpoints, self._frozen.get(broker) if broker is not None else None
+            controller,
+            header,
+            conn.peer,
+            broker,
+            self.endpoints,
+            self._frozen.get(broker) if broker is not None else None,
+            conn,
         )
         if not handler.supports(version):
             if handler.unsupported is None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.app import Controller
+    from controller.connection import Connection
     from controller.image import MetadataImage
     from protocol.framing import RequestHeader
 
@@ -53,6 +54,8 @@ class RequestContext:
     endpoints: Mapping[int, tuple[str, int]] = field(default_factory=dict)
     #: The metadata image the answering broker holds when it is not the current one (isolated brokers).
     image: MetadataImage | None = None
+    #: The client's connection (its security state, for SaslHandshake and SaslAuthenticate).
+    connection: Connection | None = None
 
 
 HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]

@@ -53,6 +53,7 @@ class Controller:
         self._images = ImageBuilder(cluster)
         self.handlers: dict[int, Handler] = load_handlers()
         self._api_versions = self._build_api_versions()
+        self._api_versions_bodies: dict[int, bytes] = {}
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
@@ -95,3 +96,11 @@ class Controller:
 
     def api_versions_response(self) -> dict[str, Any]:
         return self._api_versions
+
+    def api_versions_body(self, version: int) -> bytes:
+        """The encoded ApiVersions answer for ``version`` (made once: it never changes)."""
+        body = self._api_versions_bodies.get(version)
+        if body is None:
+            body = self.schemas.response(18).encode(self._api_versions, version)
+            self._api_versions_bodies[version] = body
+        return body

@@ -210,6 +210,8 @@ class Cluster:
         self.generation = 0
         self._assignments: dict[str, tuple[tuple[int, ...], ...]] = {}
         self._assignment_count = 0
+        # Broker id -> the partitions with a replica on it, by (topic, partition): failures touch only these.
+        self._on_broker: dict[int, dict[tuple[str, int], PartitionState]] = {}
         self._view: ClusterView | None = None
         # Topic ids are deterministic when seeded (same requests give the same bytes).
         self._uuid_source = _UuidSource(seed)
@@ -311,25 +313,45 @@ class Cluster:
         for topic in self.topics.values():
             yield from topic.partitions
 
+    @property
+    def partition_count(self) -> int:
+        """Partitions in the cluster, every topic counted."""
+        return self._assignment_count
+
+    def partitions_on(self, broker: int) -> list[PartitionState]:
+        """The partitions with a replica on ``broker``, in topic and partition order."""
+        return list(self._on_broker.get(broker, {}).values())
+
     def partition(self, topic: str, index: int) -> PartitionState:
         t = self.topics.get(topic)
         if t is None or not 0 <= index < len(t.partitions):
             raise KeyError(f"no partition {topic}-{index}")
         return t.partitions[index]
 
-    def _new_partition(self, topic: str, index: int, replicas: Sequence[int], now: int) -> PartitionState:
-        # Kafka's createTopic: the ISR is the active replicas, the leader the first of them.
-        isr = [r for r in replicas if self.is_active(r)]
-        return PartitionState(
-            topic,
-            index,
-            list(replicas),
-            isr[0] if isr else NO_LEADER,
-            isr,
-            leo=[0] * len(replicas),
-            status="Online" if isr else "Offline",
-            caught_up=[now] * len(replicas),
-        )
+    def prepare_partitions(
+        self, topic: str, start: int, replicas: Sequence[Sequence[int]], now: int
+    ) -> list[PartitionState]:
+        """New partitions ``start..`` of ``topic`` as Kafka's controller creates them (the ISR is the active
+        replicas, the leader the first of them), not yet added. Reads the brokers only, so big topics can
+        be prepared off the event loop."""
+        active = {b.id for b in self._brokers.values() if b.active}
+        prepared = []
+        for offset, rs in enumerate(replicas):
+            rs = list(rs)
+            isr = [r for r in rs if r in active]
+            prepared.append(
+                PartitionState(
+                    topic,
+                    start + offset,
+                    rs,
+                    isr[0] if isr else NO_LEADER,
+                    isr,
+                    leo=[0] * len(rs),
+                    status="Online" if isr else "Offline",
+                    caught_up=[now] * len(rs),
+                )
+            )
+        return prepared
 
     def add_topic(
         self,
@@ -337,7 +359,10 @@ class Cluster:
         replicas: Sequence[Sequence[int]],
         configs: Mapping[str, str] | None = None,
         now: int = 0,
+        prepared: list[PartitionState] | None = None,
     ) -> Topic:
+        """Adds a topic; ``prepared`` are its partitions from :meth:`prepare_partitions` when the caller made
+        them already (off the event loop)."""
         if name in self.topics:
             raise ValueError(f"topic {name!r} already exists")
         topic = Topic(name, self._uuid_source.next(), [], dict(configs or {}))
@@ -345,21 +370,32 @@ class Cluster:
         self._topics_by_id[topic.topic_id] = topic
         self._collision_keys.setdefault(collision_key(name), name)
         self._assignments[name] = ()
-        self.add_partitions(name, replicas, now=now, cause="topic created")
+        self.add_partitions(name, replicas, now=now, cause="topic created", prepared=prepared)
         return topic
 
     def add_partitions(
-        self, name: str, replicas: Sequence[Sequence[int]], now: int = 0, cause: str = "partitions added"
+        self,
+        name: str,
+        replicas: Sequence[Sequence[int]],
+        now: int = 0,
+        cause: str = "partitions added",
+        prepared: list[PartitionState] | None = None,
     ) -> None:
         topic = self.topics[name]
         start = len(topic.partitions)
-        for offset, rs in enumerate(replicas):
-            topic.partitions.append(self._new_partition(name, start + offset, rs, now))
-        self._assignments[name] = self._assignments[name] + tuple(tuple(rs) for rs in replicas)
-        self._assignment_count += len(replicas)
+        if prepared is None:
+            prepared = self.prepare_partitions(name, start, replicas, now)
+        topic.partitions.extend(prepared)
+        on_broker = self._on_broker
+        for p in prepared:
+            key = (name, p.index)
+            for r in p.replicas:
+                on_broker.setdefault(r, {})[key] = p
+        self._assignments[name] = self._assignments[name] + tuple(tuple(p.replicas) for p in prepared)
+        self._assignment_count += len(prepared)
         topic.version += 1
         self._changed()
-        self.events.record("topic", f"topic {name}", [("partitions", start, start + len(replicas))], cause)
+        self.events.record("topic", f"topic {name}", [("partitions", start, start + len(prepared))], cause)
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name)
@@ -367,6 +403,9 @@ class Cluster:
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
         self._assignment_count -= len(self._assignments.pop(name, ()))
+        for p in topic.partitions:
+            for r in p.replicas:
+                self._on_broker.get(r, {}).pop((name, p.index), None)
         self._changed()
         self.events.record(
             "topic", f"topic {name}", [("partitions", len(topic.partitions), 0)], "topic deleted"

@@ -652,6 +652,10 @@ class ServerConfig:
         props.update(overrides or {})
         return cls.from_properties(props)
 
+    def capped_timeout_ms(self, timeout_ms: int) -> int:
+        """A request's ``timeoutMs`` as honoured: at most ``simulator.request.max.timeout.ms``."""
+        return min(timeout_ms, self.request_max_timeout_ms)
+
     def plugin_properties(self) -> dict[str, str]:
         """What an election policy's ``configure()`` receives: every property, with the effective policy and seed."""
         props = dict(self.properties)

@@ -131,7 +131,9 @@ class Connection(asyncio.Protocol):
         # The client will send no more; what it sent is answered, then the connection closes.
         self._eof = True
         if self._buffer:
-            self.close(Close("disconnected mid-request", f"{len(self._buffer)} byte(s) of an unfinished frame"))
+            self.close(
+                Close("disconnected mid-request", f"{len(self._buffer)} byte(s) of an unfinished frame")
+            )
             return False
         if not self._frames and self._task is None:
             self.close(None)
@@ -292,10 +294,14 @@ class Connection(asyncio.Protocol):
         since = self._idle_since
         if since is not None and loop.time() - since >= idle:
             self.close(
-                Close("idle", f"no complete request within connections.max.idle.ms={self.server.config.idle_ms}")
+                Close(
+                    "idle", f"no complete request within connections.max.idle.ms={self.server.config.idle_ms}"
+                )
             )
             return
-        self._idle_handle = loop.call_at((since if since is not None else loop.time()) + idle, self._check_idle)
+        self._idle_handle = loop.call_at(
+            (since if since is not None else loop.time()) + idle, self._check_idle
+        )
 
     # ------------------------------------------------------------------------------------- closing
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from controller.cluster import NO_LEADER, Cluster, Topic
 from controller.placement.api import UsableBroker
@@ -39,6 +39,8 @@ class TopicImage:
     partitions: tuple[PartitionImage, ...]
     #: The topic's version this image was made from (with the alive brokers it was made against).
     version: int
+    #: What readers derive from this image and keep while it lives (a Metadata entry per version, ...).
+    derived: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -257,7 +257,9 @@ class Server:
             self.controller.placements.placer_label,
             self.controller.dynamics.elections.policy_label,
         )
-        log.info("broker listeners: %s", ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.endpoints.items())))
+        log.info(
+            "broker listeners: %s", ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(self.endpoints.items()))
+        )
 
     @property
     def _servers(self) -> list[Listener]:
@@ -270,7 +272,9 @@ class Server:
         base = self.config.broker_port_base
         port = self._ports.get(broker_id, base + broker_id if base else 0)
         if port > 65535:
-            raise OSError(f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + id) is above 65535")
+            raise OSError(
+                f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + id) is above 65535"
+            )
         server = Listener(self, broker_id)
         try:
             _, bound = server.open(host, port)
@@ -341,7 +345,9 @@ class Server:
         """Repeated accept errors (out of file descriptors, say) make one log line a second, with a count."""
         held = self._rate.allow("accept")
         if held is not None:
-            log.error("cannot accept a connection: %s%s", exc, f" ({held} more since the last line)" if held else "")
+            log.error(
+                "cannot accept a connection: %s%s", exc, f" ({held} more since the last line)" if held else ""
+            )
 
     def full(self) -> bool:
         """Whether ``max.connections`` are served: the listeners stop accepting until one closes."""
@@ -453,7 +459,9 @@ class Server:
             self.stats[f"requests:{api_key}:unsupported"] += 1
             answer, answer_version = handler.unsupported(ctx, version)
             body = schemas.response(api_key).encode(answer, answer_version)
-            return encode_response(header.correlation_id, response_header_version(schemas, api_key, answer_version), body)
+            return encode_response(
+                header.correlation_id, response_header_version(schemas, api_key, answer_version), body
+            )
         message = schemas.request(api_key)
         try:
             request, end = message.decode_from(frame, offset, version)
@@ -492,7 +500,12 @@ class Server:
         return self._encode(handler, request, version, header.correlation_id, result)
 
     async def _answer_later(
-        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, pending: Awaitable[Any]
+        self,
+        handler: Handler,
+        request: dict[str, Any],
+        version: int,
+        correlation: int,
+        pending: Awaitable[Any],
     ) -> bytes:
         try:
             result = await pending
@@ -502,7 +515,9 @@ class Server:
             return self._failed(handler, request, version, correlation, exc)
         return self._encode(handler, request, version, correlation, result)
 
-    def _encode(self, handler: Handler, request: dict[str, Any], version: int, correlation: int, result: Any) -> bytes:
+    def _encode(
+        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, result: Any
+    ) -> bytes:
         schemas = self.controller.schemas
         api_key = handler.api_key
         header_version = response_header_version(schemas, api_key, version)

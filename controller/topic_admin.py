@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from controller.cluster import Cluster, Topic
-from controller.config import ServerConfig
+from controller.config import MAX_PARTITIONS, MAX_REPLICAS, ServerConfig
+from controller.logsafe import shown
 from controller.manual_assignment import (
     AssignmentProblem,
     check_brokers,
     check_new_partitions,
     check_replica_map,
 )
+from controller.offload import off_loop
 from controller.placement.api import UsableBroker
 from controller.placement.rules import unable_to_replicate
 from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
@@ -130,11 +132,13 @@ class TopicAdmin:
                 log.info(
                     "%s topic %s: %d partition(s)",
                     "validated" if validate_only else "created",
-                    result.name,
+                    shown(result.name),
                     len(result.replicas),
                 )
             else:
-                log.info("topic %s not created: %s %s", result.name, result.error, result.message)
+                log.info(
+                    "topic %s not created: %s %s", shown(result.name), result.error, shown(result.message)
+                )
         return results
 
     @staticmethod
@@ -146,7 +150,9 @@ class TopicAdmin:
         counts = Counter(item.name for item in items)
         results: list[TopicResult] = []
         reported: set[str] = set()
-        for item in items:
+        for n, item in enumerate(items):
+            if n and n % 50 == 0:
+                await asyncio.sleep(0)  # a request naming thousands of topics shares the loop
             if counts[item.name] > 1:
                 if item.name not in reported:
                     reported.add(item.name)
@@ -158,11 +164,28 @@ class TopicAdmin:
                 results.append(TopicResult.failed(item.name, refused.error, refused.message))
         return results
 
-    @staticmethod
-    def _deadline(timeout_ms: int) -> float:
-        """One deadline (event-loop time) for every placement of a request."""
+    def _deadline(self, timeout_ms: int) -> float:
+        """One deadline (event-loop time) for every placement of a request; timeoutMs is capped at
+        ``simulator.request.max.timeout.ms``."""
         effective = timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS
-        return asyncio.get_running_loop().time() + effective / 1000
+        return asyncio.get_running_loop().time() + self.config.capped_timeout_ms(effective) / 1000
+
+    def _room_for(self, adding: int, rf: int) -> None:
+        """The cluster-wide partition limit, and the replica limit of one request, for every path that
+        creates partitions (placed or assigned by hand)."""
+        total = self.cluster.partition_count + adding
+        if total > self.config.max_partitions:
+            raise _Refused(
+                "POLICY_VIOLATION",
+                f"{adding} more partition(s) would make {total} in the cluster, above the limit of "
+                f"{self.config.max_partitions} ({MAX_PARTITIONS}).",
+            )
+        if adding * rf > self.config.max_replicas:
+            raise _Refused(
+                "POLICY_VIOLATION",
+                f"{adding} partition(s) x replication factor {rf} = {adding * rf} replicas exceeds the limit of "
+                f"{self.config.max_replicas} ({MAX_REPLICAS}).",
+            )
 
     async def _create_topic(
         self, topic: NewTopic, validate_only: bool, timeout_ms: int, deadline: float
@@ -188,7 +211,10 @@ class TopicAdmin:
         if validate_only:
             return TopicResult(name, replicas=replicas)
         configs = {key: value for key, value in topic.configs.items() if value is not None}
-        created = self.cluster.add_topic(name, replicas, configs, now=self._now())
+        now = self._now()
+        size = len(replicas) * (len(replicas[0]) if replicas else 0)
+        prepared = await off_loop(size, self.cluster.prepare_partitions, name, 0, replicas, now)
+        created = self.cluster.add_topic(name, replicas, configs, now=now, prepared=prepared)
         return TopicResult(name, topic_id=created.topic_id, replicas=replicas)
 
     def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
@@ -202,6 +228,7 @@ class TopicAdmin:
                 "INVALID_REQUEST",
                 "A manual partition assignment was specified, but numPartitions was not set to -1.",
             )
+        self._room_for(len(topic.assignments), max((len(rs) for _, rs in topic.assignments), default=0))
         try:
             replicas = check_replica_map(topic.assignments)
             check_brokers(replicas, self._brokers())
@@ -225,6 +252,7 @@ class TopicAdmin:
             if topic.replication_factor == -1
             else topic.replication_factor
         )
+        self._room_for(num_partitions, 0)  # the replica limit is the placement service's request check
         return await self._place(topic.name, num_partitions, rf, 0, timeout_ms, deadline)
 
     async def _place(
@@ -259,7 +287,12 @@ class TopicAdmin:
             )
         for result in results:
             if not result.ok:
-                log.info("partitions of %s not added: %s %s", result.name, result.error, result.message)
+                log.info(
+                    "partitions of %s not added: %s %s",
+                    shown(result.name),
+                    result.error,
+                    shown(result.message),
+                )
         return results
 
     async def _create_partitions(
@@ -278,6 +311,7 @@ class TopicAdmin:
         if request.count == current:
             raise _Refused("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
         rf = topic.replication_factor
+        self._room_for(request.count - current, rf if request.assignments is not None else 0)
         if request.assignments is not None:
             try:
                 replicas = check_new_partitions(request.assignments, current, request.count, rf)
@@ -289,8 +323,12 @@ class TopicAdmin:
                 topic.name, request.count - current, rf, current, timeout_ms, deadline
             )
         if not validate_only:
-            self.cluster.add_partitions(topic.name, replicas, now=self._now())
-            log.info("added %d partition(s) to %s", len(replicas), topic.name)
+            now = self._now()
+            prepared = await off_loop(
+                len(replicas) * rf, self.cluster.prepare_partitions, topic.name, current, replicas, now
+            )
+            self.cluster.add_partitions(topic.name, replicas, now=now, prepared=prepared)
+            log.info("added %d partition(s) to %s", len(replicas), shown(topic.name))
         return TopicResult(topic.name, topic_id=topic.topic_id, replicas=replicas)
 
     async def delete_topics(self, topics: Sequence[tuple[str | None, uuid.UUID | None]]) -> list[TopicResult]:
@@ -322,7 +360,7 @@ class TopicAdmin:
                     continue
                 self.cluster.delete_topic(found.name)
                 self._deleted(found.name)
-                log.info("deleted topic %s", found.name)
+                log.info("deleted topic %s", shown(found.name))
                 results.append(TopicResult(found.name, topic_id=found.topic_id))
         return results
 

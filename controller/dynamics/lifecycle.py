@@ -338,7 +338,7 @@ class Lifecycle:
         self.replication.touch_broker(broker)
 
     def _partitions_with(self, broker: int) -> list[PartitionState]:
-        return [p for p in self.cluster.partitions() if broker in p.replicas]
+        return self.cluster.partitions_on(broker)
 
 
 async def _run_now(action: Callable[[], Awaitable[None]]) -> None:

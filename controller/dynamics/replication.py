@@ -149,9 +149,8 @@ class Replication:
         self._schedule()
 
     def touch_broker(self, broker: int) -> None:
-        for p in self.cluster.partitions():
-            if broker in p.replicas:
-                self._active[(p.topic, p.index)] = p
+        for p in self.cluster.partitions_on(broker):
+            self._active[(p.topic, p.index)] = p
         self._schedule()
 
     def forget(self, topic: str) -> None:

@@ -18,7 +18,8 @@ VERSIONS = (0, 4)
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | bytes:
+    """The handshake; the answer is encoded once per version and kept (only the header is per request)."""
     if version >= 3:
         for field in ("ClientSoftwareName", "ClientSoftwareVersion"):
             value = request.get(field) or ""
@@ -28,7 +29,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                     "ApiKeys": [],
                     "ThrottleTimeMs": 0,
                 }
-    return ctx.controller.api_versions_response()
+    return ctx.controller.api_versions_body(version)
 
 
 def unsupported(ctx: RequestContext, version: int) -> tuple[dict[str, Any], int]:
@@ -39,3 +40,7 @@ def unsupported(ctx: RequestContext, version: int) -> tuple[dict[str, Any], int]
         "ApiKeys": [{"ApiKey": API_KEY, "MinVersion": low, "MaxVersion": high}],
     }
     return response, 0
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    return {"ErrorCode": code, "ApiKeys": [], "ThrottleTimeMs": 0}

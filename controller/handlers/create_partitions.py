@@ -35,3 +35,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             for r in results
         ],
     }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    return {
+        "ThrottleTimeMs": 0,
+        "Results": [
+            {"Name": t["Name"], "ErrorCode": code, "ErrorMessage": message} for t in request["Topics"]
+        ],
+    }

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from controller.handlers import RequestContext
+from controller.logsafe import shown
 from controller.placement.service import PlacementFailure, PlacementRequest
 from protocol.errors import error_by_name
 
@@ -28,7 +29,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     try:
         replicas = await ctx.controller.placements.place(placement)
     except PlacementFailure as failure:
-        log.info("placement for %s failed: %s %s", ctx.peer, failure.error, failure.message)
+        log.info("placement for %s failed: %s %s", ctx.peer, failure.error, shown(failure.message))
         return {
             "ThrottleTimeMs": 0,
             "ErrorCode": error_by_name(failure.error).code,
@@ -42,3 +43,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         "ErrorMessage": None,
         "ReplicaPlacement": [{"PartitionId": start + i, "Replicas": rs} for i, rs in enumerate(replicas)],
     }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    return {"ThrottleTimeMs": 0, "ErrorCode": code, "ErrorMessage": message, "ReplicaPlacement": []}

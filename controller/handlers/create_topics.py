@@ -51,3 +51,21 @@ def _result(result: TopicResult) -> dict[str, Any]:
         "ReplicationFactor": len(result.replicas[0]),
         "Configs": [],
     }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    return {
+        "ThrottleTimeMs": 0,
+        "Topics": [
+            {
+                "Name": t["Name"],
+                "TopicId": ZERO_UUID,
+                "ErrorCode": code,
+                "ErrorMessage": message,
+                "NumPartitions": -1,
+                "ReplicationFactor": -1,
+                "Configs": [],
+            }
+            for t in request["Topics"]
+        ],
+    }

@@ -30,3 +30,17 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             for r in results
         ],
     }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    if version >= 6:
+        wanted = [(t["Name"], t["TopicId"]) for t in request["Topics"]]
+    else:
+        wanted = [(name, ZERO_UUID) for name in request["TopicNames"]]
+    return {
+        "ThrottleTimeMs": 0,
+        "Responses": [
+            {"Name": name, "TopicId": topic_id or ZERO_UUID, "ErrorCode": code, "ErrorMessage": message}
+            for name, topic_id in wanted
+        ],
+    }

@@ -19,7 +19,7 @@ BROKER_ENDPOINTS = 1
 CONTROLLER_ENDPOINTS = 2
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     controller = ctx.controller
     endpoint_type = request.get("EndpointType", BROKER_ENDPOINTS)
     response: dict[str, Any] = {
@@ -54,4 +54,19 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         if version >= 2:
             entry["IsFenced"] = broker.fenced
         response["Brokers"].append(entry)
+    return response
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": code,
+        "ErrorMessage": message,
+        "ClusterId": "",
+        "ControllerId": -1,
+        "Brokers": [],
+        "ClusterAuthorizedOperations": NO_OPERATIONS,
+    }
+    if version >= 1:
+        response["EndpointType"] = request.get("EndpointType", BROKER_ENDPOINTS)
     return response

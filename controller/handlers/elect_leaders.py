@@ -68,3 +68,10 @@ def _whole_request_error(
     if version >= 1:
         response["ErrorCode"] = code
     return response
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    response = _whole_request_error(version, "UNKNOWN_SERVER_ERROR", request.get("TopicPartitions"), message)
+    if version >= 1:
+        response["ErrorCode"] = code
+    return response

@@ -5,14 +5,18 @@ rack; a partition shows its leader, leader epoch, replicas, ISR and offline repl
 unregistered brokers); a partition without a leader answers LEADER_NOT_AVAILABLE; v0 alone leaves
 unavailable brokers out of the replica and ISR lists and answers REPLICA_NOT_AVAILABLE then. A broker
 isolated from the controller answers from the image it had when it was cut off. Unknown topics answer
-UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked for by id, v10+), unless
-``auto.create.topics.enable=true`` and the client allows it: then the topic is created with the
-server's defaults through the configured placer.
+UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked for by id, v12+), unless
+``auto.create.topics.enable=true`` and the client allows it: then the unknown topics are created with
+the server's defaults through the configured placer, all in one go.
+
+A topic's entry is built once per topic image and kept with it: a request costs the topics it names,
+not the partitions behind them.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable
 from typing import Any
 
 from controller.handlers import NO_OPERATIONS, RequestContext
@@ -33,27 +37,52 @@ _REPLICA_NOT_AVAILABLE = error_by_name("REPLICA_NOT_AVAILABLE").code
 _INVALID_REQUEST = error_by_name("INVALID_REQUEST").code
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(
+    ctx: RequestContext, request: dict[str, Any], version: int
+) -> dict[str, Any] | Awaitable[dict[str, Any]]:
     controller = ctx.controller
     image = ctx.image if ctx.image is not None else controller.image()
     wanted = request.get("Topics")
     if wanted is None or (version == 0 and not wanted):
-        topics = [_topic_entry(topic, image, version) for topic in image.topics.values()]
-    else:
-        allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
-        topics = await _named_topics(
-            ctx, image, wanted, allow_auto and controller.config.auto_create_topics, version
+        return _response(
+            ctx, image, [_topic_entry(topic, image, version) for topic in image.topics.values()], version
         )
-        if ctx.image is None:
-            image = controller.image()  # topics created on the way are listed with today's brokers
-    if version >= 8:
-        # Fields that are not ignorable go only into the versions that have them (the codec insists).
-        for topic in topics:
-            topic["TopicAuthorizedOperations"] = NO_OPERATIONS
+    allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
+    if allow_auto and controller.config.auto_create_topics and ctx.image is None:
+        missing = list(
+            dict.fromkeys(
+                item["Name"]
+                for item in wanted
+                if item.get("Name") is not None and item["Name"] not in image.topics
+            )
+        )
+        if missing:
+            return _create_then_answer(ctx, wanted, missing, version)
+    return _response(ctx, image, _named_topics(image, wanted, version, {}), version)
+
+
+async def _create_then_answer(
+    ctx: RequestContext, wanted: list[dict[str, Any]], missing: list[str], version: int
+) -> dict[str, Any]:
+    """Creates the unknown topics (one request to topic administration), then answers."""
+    failed: dict[str, int] = {
+        name: _INVALID_TOPIC for name in missing if topic_name_problem(name) is not None
+    }
+    creatable = [NewTopic(name) for name in missing if name not in failed]
+    for result in await ctx.controller.topic_admin.create_topics(creatable):
+        if result.error is not None and result.name is not None:
+            failed[result.name] = error_by_name(result.error).code
+    image = ctx.controller.image()
+    return _response(ctx, image, _named_topics(image, wanted, version, failed), version)
+
+
+def _response(
+    ctx: RequestContext, image: MetadataImage, topics: list[dict[str, Any]], version: int
+) -> dict[str, Any]:
     response = {
         "ThrottleTimeMs": 0,
         "Brokers": broker_entries(ctx, image),
-        "ClusterId": controller.config.cluster_id,
+        "ClusterId": ctx.controller.config.cluster_id,
         "ControllerId": image.controller_id,
         "Topics": topics,
         "ErrorCode": 0,
@@ -75,8 +104,8 @@ def broker_entries(ctx: RequestContext, image: MetadataImage) -> list[dict[str, 
     return entries
 
 
-async def _named_topics(
-    ctx: RequestContext, image: MetadataImage, wanted: list[dict[str, Any]], auto_create: bool, version: int
+def _named_topics(
+    image: MetadataImage, wanted: list[dict[str, Any]], version: int, failed: dict[str, int]
 ) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     seen: set[str | uuid.UUID] = set()
@@ -89,58 +118,47 @@ async def _named_topics(
         seen.add(key)
         if name is None:
             if version < 12:  # v10 and v11 carry ids but look topics up by name only; Name cannot be null
-                entries.append(_error_entry("", topic_id, _INVALID_REQUEST))
+                entries.append(_error_entry("", topic_id, _INVALID_REQUEST, version))
                 continue
             by_id = image.topics_by_id.get(topic_id)
             entries.append(
                 _topic_entry(by_id, image, version)
                 if by_id is not None
-                else _error_entry(None, topic_id, _UNKNOWN_TOPIC_ID)
+                else _error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version)
             )
             continue
         topic = image.topics.get(name)
-        if topic is None and auto_create and ctx.image is None:
-            topic_or_error = await _auto_create(ctx, name)
-            if isinstance(topic_or_error, int):
-                entries.append(_error_entry(name, ZERO_UUID, topic_or_error))
-                continue
-            topic = topic_or_error
         if topic is None:
-            entries.append(_error_entry(name, ZERO_UUID, _UNKNOWN_TOPIC))
+            entries.append(_error_entry(name, ZERO_UUID, failed.get(name, _UNKNOWN_TOPIC), version))
         else:
             entries.append(_topic_entry(topic, image, version))
     return entries
 
 
-async def _auto_create(ctx: RequestContext, name: str) -> TopicImage | int:
-    """Creates ``name`` with the server's defaults; its image, or the error code of the failure."""
-    if topic_name_problem(name) is not None:
-        return _INVALID_TOPIC
-    [result] = await ctx.controller.topic_admin.create_topics([NewTopic(name)])
-    if result.error is not None:
-        return error_by_name(result.error).code
-    return ctx.controller.image().topics[name]
-
-
-def _error_entry(name: str | None, topic_id: uuid.UUID, code: int) -> dict[str, Any]:
-    return {
-        "ErrorCode": code,
-        "Name": name,
-        "TopicId": topic_id,
-        "IsInternal": False,
-        "Partitions": [],
-    }
+def _error_entry(name: str | None, topic_id: uuid.UUID, code: int, version: int) -> dict[str, Any]:
+    entry = {"ErrorCode": code, "Name": name, "TopicId": topic_id, "IsInternal": False, "Partitions": []}
+    if version >= 8:  # not ignorable: only in the versions that have it (the codec insists)
+        entry["TopicAuthorizedOperations"] = NO_OPERATIONS
+    return entry
 
 
 def _topic_entry(topic: TopicImage, image: MetadataImage, version: int) -> dict[str, Any]:
-    alive = image.alive if version == 0 else None
-    return {
-        "ErrorCode": 0,
-        "Name": topic.name,
-        "TopicId": topic.topic_id,
-        "IsInternal": False,
-        "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
-    }
+    """The topic's entry for this version, made once per topic image (v0, v1-7 and v8+ differ)."""
+    kind = 0 if version == 0 else 8 if version >= 8 else 1
+    entry = topic.derived.get(("metadata", kind))
+    if entry is None:
+        alive = image.alive if version == 0 else None
+        entry = {
+            "ErrorCode": 0,
+            "Name": topic.name,
+            "TopicId": topic.topic_id,
+            "IsInternal": False,
+            "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
+        }
+        if kind == 8:
+            entry["TopicAuthorizedOperations"] = NO_OPERATIONS
+        topic.derived[("metadata", kind)] = entry
+    return entry  # type: ignore[return-value]
 
 
 def _partition_entry(p: PartitionImage, alive: frozenset[int] | None) -> dict[str, Any]:
@@ -161,3 +179,27 @@ def _partition_entry(p: PartitionImage, alive: frozenset[int] | None) -> dict[st
         "IsrNodes": isr,
         "OfflineReplicas": list(p.offline),
     }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    """Every requested topic with the error (none when every topic was asked for), no brokers."""
+    topics = [
+        _error_entry(
+            item.get("Name") if item.get("Name") is not None or version >= 12 else "",
+            item.get("TopicId") or ZERO_UUID,
+            code,
+            version,
+        )
+        for item in request.get("Topics") or []
+    ]
+    response: dict[str, Any] = {
+        "ThrottleTimeMs": 0,
+        "Brokers": [],
+        "ClusterId": None,
+        "ControllerId": -1,
+        "Topics": topics,
+        "ErrorCode": code,
+    }
+    if 8 <= version <= 10:
+        response["ClusterAuthorizedOperations"] = NO_OPERATIONS
+    return response

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from controller.cluster import Cluster
 from controller.config import ISOLATION, MAX_REPLICAS, PLACER, ServerConfig
+from controller.offload import off_loop
 from controller.placement import rules
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
 from controller.placement.loader import DEFAULT_PLACER, PLACERS, SIMPLE_PLACER, load_placer
@@ -141,14 +142,17 @@ class PlacementService:
             force_simple=request.force_simple,
         )
         if deadline is None:
-            deadline = asyncio.get_running_loop().time() + request.timeout_ms / 1000
+            deadline = (
+                asyncio.get_running_loop().time() + self.config.capped_timeout_ms(request.timeout_ms) / 1000
+            )
         runner = self.simple if request.force_simple else self.runner
+        size = request.num_partitions * max(request.replication_factor, 1)
         try:
-            replicas = await runner.call((spec, view), deadline)
+            replicas = await runner.call((spec, view), deadline, size)
             if replicas is None and runner is not self.default:
                 log.debug("placer %s deferred to the default placer", runner.label)
                 runner = self.default
-                replicas = await runner.call((spec, view), deadline)
+                replicas = await runner.call((spec, view), deadline, size)
         except PluginError as error:
             raise self._failure(error, request, spec, view) from None
         problem = rules.replication_factor_problem(spec.num_replicas, len(view.usable(spec)))
@@ -158,7 +162,7 @@ class PlacementService:
             raise PlacementFailure(
                 "REPLICA_PLACEMENT_FAILED", f"{runner.label}: the default placer deferred too", "Deferred"
             )
-        found = rules.first_problem(spec, view.brokers, replicas)
+        found = await off_loop(size, rules.first_problem, spec, view.brokers, replicas)
         if found is not None:
             raise PlacementFailure(
                 "REPLICA_PLACEMENT_FAILED", f"{runner.label} {found.message}", "MalformedPlacement"

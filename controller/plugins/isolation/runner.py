@@ -19,6 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from controller.offload import BIG
 from controller.plugins.isolation.outcome import PluginError, Reason
 from controller.plugins.isolation.worker import (
     LENGTH,
@@ -47,7 +48,7 @@ class Runner(Protocol):
     #: The plugin's attributes its kind names (``style`` of an election policy, ...).
     attributes: Mapping[str, Any]
 
-    async def call(self, args: tuple[Any, ...], deadline: float) -> Any: ...
+    async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any: ...
 
     async def close(self) -> None: ...
 
@@ -67,20 +68,38 @@ class InlineRunner:
         self.label = plugin_label(plugin)
         self.attributes = attributes_of(kind, plugin)
         self._method = getattr(plugin, kind.method)
+        self._lock = asyncio.Lock()
 
-    async def call(self, args: tuple[Any, ...], deadline: float) -> Any:
-        """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time."""
-        try:
-            result = self._method(*args)
-            if inspect.isawaitable(result):
+    async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any:
+        """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time.
+
+        Calls reach the plugin one at a time. A call bigger than :data:`controller.offload.BIG` (``size``)
+        runs in a worker thread, so that the event loop serves others meanwhile."""
+        async with self._lock:
+            if size > BIG and not inspect.iscoroutinefunction(self._method):
                 try:
                     async with asyncio.timeout_at(deadline):
-                        result = await result
+                        return await asyncio.to_thread(self._call_and_normalize, args)
                 except TimeoutError:
                     raise _timed_out(self.label) from None
-        except PluginError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an error response
+            try:
+                result = self._method(*args)
+                if inspect.isawaitable(result):
+                    try:
+                        async with asyncio.timeout_at(deadline):
+                            result = await result
+                    except TimeoutError:
+                        raise _timed_out(self.label) from None
+            except PluginError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an error response
+                raise failure(self.kind, self.label, exc) from None
+            return normalized(self.kind, self.label, result, portable=False)
+
+    def _call_and_normalize(self, args: tuple[Any, ...]) -> Any:
+        try:
+            result = self._method(*args)
+        except Exception as exc:  # noqa: BLE001
             raise failure(self.kind, self.label, exc) from None
         return normalized(self.kind, self.label, result, portable=False)
 
@@ -174,7 +193,7 @@ class ProcessRunner:
         self._starting = asyncio.ensure_future(self.start())
         self._starting.add_done_callback(_log_start_failure)
 
-    async def call(self, args: tuple[Any, ...], deadline: float) -> Any:
+    async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any:
         """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time."""
         try:
             async with asyncio.timeout_at(deadline):

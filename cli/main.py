@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "sweep",
     "topics",
     "cluster",
+    "settings",
 ]
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).

@@ -159,3 +159,15 @@ def test_the_sweep_help_and_the_readme_agree() -> None:
     result = subprocess.run([*CLI, "sweep", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert _options(result.stdout) == _options(usage)
+
+
+def test_settings_lists_every_key_with_its_default(capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.config import SETTINGS
+
+    code, out, _ = run(capsys, "settings")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(SETTINGS)
+    by_key = {line.split()[0]: line.split()[1] for line in lines}
+    assert by_key["simulator.max.partitions"] == "500000"
+    assert by_key["simulator.seed"] == "none"
+    assert by_key["replica.placer.class.name"] == "striped"

@@ -123,14 +123,15 @@ def test_a_named_listener_mapped_to_plaintext_is_served():
 
 
 def test_every_setting_is_in_the_readme_table_with_its_default():
-    import re
+    """The README's table is ``placement-sim settings --markdown``, row for row."""
     from pathlib import Path
 
+    from cli.commands.settings import markdown_table
     from controller.config import SETTINGS
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
-    rows = dict(re.findall(r"^\| `([a-z][a-z0-9._-]+)` \| ([^|]*) \|", readme, flags=re.M))
-    for setting in SETTINGS:
-        assert setting.key in rows, f"{setting.key} is not in the README's configuration table"
-        shown = rows[setting.key].strip().strip("`")
-        assert shown == (setting.default or "none"), f"{setting.key}: README says {shown!r}"
+    table = markdown_table()
+    assert len(table) == len(SETTINGS) + 2
+    assert "\n".join(table) in readme, "regenerate the README's table: placement-sim settings --markdown"
+    for setting, row in zip(SETTINGS, table[2:], strict=True):
+        assert row.startswith(f"| `{setting.key}` | ") and (setting.default or "none") in row

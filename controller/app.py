@@ -94,6 +94,14 @@ class Controller:
         """The current metadata image (rebuilt only for what changed)."""
         return self._images.image()
 
+    def image_is_stale(self) -> int:
+        """How many topics the next image must rebuild."""
+        return self._images.stale()
+
+    async def image_in_turns(self) -> MetadataImage:
+        """The current image, rebuilt in turns of the event loop when much changed."""
+        return await self._images.image_in_turns()
+
     def api_versions_response(self) -> dict[str, Any]:
         return self._api_versions
 

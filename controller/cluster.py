@@ -14,17 +14,18 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from controller.assignments import Assignments
 from controller.events import EventLog
 from controller.placement.api import ClusterView, UsableBroker
 from controller.topic_names import collision_key
 
 __all__ = [
     "NO_LEADER",
-    "AssignmentsView",
     "Broker",
     "BrokerState",
     "Cluster",
     "PartitionState",
+    "Prepared",
     "Process",
     "Topic",
 ]
@@ -137,6 +138,14 @@ class PartitionState:
         return dict(zip(self.replicas, self.leo, strict=True))
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """New partitions made ready off the event loop: their states and their replica lists as tuples."""
+
+    partitions: list[PartitionState]
+    replicas: tuple[tuple[int, ...], ...]
+
+
 @dataclass
 class Topic:
     name: str
@@ -146,51 +155,12 @@ class Topic:
     configs: dict[str, str] = field(default_factory=dict)
     #: Bumped on every change of the topic's partitions (readers cache per version).
     version: int = 0
+    #: The cluster's count of topics created before this one: topics sort by it in creation order.
+    created: int = 0
 
     @property
     def replication_factor(self) -> int:
         return len(self.partitions[0].replicas) if self.partitions else 0
-
-
-class AssignmentsView(Mapping[tuple[str, int], tuple[int, ...]]):
-    """Every partition's replicas by ``(topic, partition)``: immutable, and sharing each topic's tuple of
-    replica lists with the next view, so that a new view costs a copy of the topic map, not of every
-    partition. Pickles without the per-partition keys."""
-
-    __slots__ = ("_size", "_topics")
-
-    def __init__(self, topics: Mapping[str, tuple[tuple[int, ...], ...]], size: int | None = None) -> None:
-        self._topics = topics
-        self._size = sum(len(p) for p in topics.values()) if size is None else size
-
-    def __getitem__(self, key: tuple[str, int]) -> tuple[int, ...]:
-        topic, partition = key
-        parts = self._topics.get(topic)
-        if parts is None or not 0 <= partition < len(parts):
-            raise KeyError(key)
-        return parts[partition]
-
-    def __iter__(self) -> Iterator[tuple[str, int]]:
-        for topic, parts in self._topics.items():
-            for partition in range(len(parts)):
-                yield topic, partition
-
-    def __len__(self) -> int:
-        return self._size
-
-    def items(self) -> Any:
-        return ((topic_partition, replicas) for topic_partition, replicas in self._items())
-
-    def _items(self) -> Iterator[tuple[tuple[str, int], tuple[int, ...]]]:
-        for topic, parts in self._topics.items():
-            for partition, replicas in enumerate(parts):
-                yield (topic, partition), replicas
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (AssignmentsView, (dict(self._topics), self._size))
-
-    def __repr__(self) -> str:
-        return f"AssignmentsView({dict(self._items())!r})"
 
 
 class Cluster:
@@ -208,14 +178,19 @@ class Cluster:
         self._collision_keys: dict[str, str] = {}
         #: Bumped on every change of brokers, topics or partitions, so that readers can cache what they derive.
         self.generation = 0
-        self._assignments: dict[str, tuple[tuple[int, ...], ...]] = {}
-        self._assignment_count = 0
-        # Broker id -> the partitions with a replica on it, by (topic, partition): failures touch only these.
-        self._on_broker: dict[int, dict[tuple[str, int], PartitionState]] = {}
+        self._assignments = Assignments()
+        # Broker id -> the partitions with a replica on it: failures touch only these. Rebuilt in one pass
+        # when first needed after topics changed (creating a topic stays cheap on the event loop).
+        self._on_broker: dict[int, list[PartitionState]] | None = None
         self._view: ClusterView | None = None
         # Topic ids are deterministic when seeded (same requests give the same bytes).
         self._uuid_source = _UuidSource(seed)
         self.events = events if events is not None else EventLog(lambda: 0)
+        self._created = 0
+        # The names of changed topics (created, changed, deleted), in order: readers that derive from
+        # every topic (the metadata image) update only these. ``_touched[0]`` is at ``_touched_start``.
+        self._touched: list[str] = []
+        self._touched_start = 0
 
     # ------------------------------------------------------------------------------------- brokers
 
@@ -305,8 +280,7 @@ class Cluster:
     def view(self) -> ClusterView:
         """What a placer sees: the usable brokers and every current assignment (immutable, cached)."""
         if self._view is None:
-            assignments = AssignmentsView(dict(self._assignments), self._assignment_count)
-            self._view = ClusterView(self.usable_brokers(), assignments)
+            self._view = ClusterView(self.usable_brokers(), self._assignments)
         return self._view
 
     def partitions(self) -> Iterator[PartitionState]:
@@ -316,11 +290,18 @@ class Cluster:
     @property
     def partition_count(self) -> int:
         """Partitions in the cluster, every topic counted."""
-        return self._assignment_count
+        return len(self._assignments)
 
     def partitions_on(self, broker: int) -> list[PartitionState]:
         """The partitions with a replica on ``broker``, in topic and partition order."""
-        return list(self._on_broker.get(broker, {}).values())
+        if self._on_broker is None:
+            index: dict[int, list[PartitionState]] = {}
+            for topic in self.topics.values():
+                for p in topic.partitions:
+                    for r in p.replicas:
+                        index.setdefault(r, []).append(p)
+            self._on_broker = index
+        return list(self._on_broker.get(broker, ()))
 
     def partition(self, topic: str, index: int) -> PartitionState:
         t = self.topics.get(topic)
@@ -330,7 +311,7 @@ class Cluster:
 
     def prepare_partitions(
         self, topic: str, start: int, replicas: Sequence[Sequence[int]], now: int
-    ) -> list[PartitionState]:
+    ) -> Prepared:
         """New partitions ``start..`` of ``topic`` as Kafka's controller creates them (the ISR is the active
         replicas, the leader the first of them), not yet added. Reads the brokers only, so big topics can
         be prepared off the event loop."""
@@ -351,7 +332,7 @@ class Cluster:
                     caught_up=[now] * len(rs),
                 )
             )
-        return prepared
+        return Prepared(prepared, tuple(tuple(p.replicas) for p in prepared))
 
     def add_topic(
         self,
@@ -359,17 +340,17 @@ class Cluster:
         replicas: Sequence[Sequence[int]],
         configs: Mapping[str, str] | None = None,
         now: int = 0,
-        prepared: list[PartitionState] | None = None,
+        prepared: Prepared | None = None,
     ) -> Topic:
         """Adds a topic; ``prepared`` are its partitions from :meth:`prepare_partitions` when the caller made
         them already (off the event loop)."""
         if name in self.topics:
             raise ValueError(f"topic {name!r} already exists")
-        topic = Topic(name, self._uuid_source.next(), [], dict(configs or {}))
+        topic = Topic(name, self._uuid_source.next(), [], dict(configs or {}), created=self._created)
+        self._created += 1
         self.topics[name] = topic
         self._topics_by_id[topic.topic_id] = topic
         self._collision_keys.setdefault(collision_key(name), name)
-        self._assignments[name] = ()
         self.add_partitions(name, replicas, now=now, cause="topic created", prepared=prepared)
         return topic
 
@@ -379,34 +360,32 @@ class Cluster:
         replicas: Sequence[Sequence[int]],
         now: int = 0,
         cause: str = "partitions added",
-        prepared: list[PartitionState] | None = None,
+        prepared: Prepared | None = None,
     ) -> None:
         topic = self.topics[name]
         start = len(topic.partitions)
         if prepared is None:
             prepared = self.prepare_partitions(name, start, replicas, now)
-        topic.partitions.extend(prepared)
-        on_broker = self._on_broker
-        for p in prepared:
-            key = (name, p.index)
-            for r in p.replicas:
-                on_broker.setdefault(r, {})[key] = p
-        self._assignments[name] = self._assignments[name] + tuple(tuple(p.replicas) for p in prepared)
-        self._assignment_count += len(prepared)
+        added = prepared.partitions
+        topic.partitions.extend(added)
+        self._on_broker = None
+        self._assignments = self._assignments.with_topic(
+            name, (self._assignments.topic(name) or ()) + prepared.replicas
+        )
         topic.version += 1
         self._changed()
-        self.events.record("topic", f"topic {name}", [("partitions", start, start + len(prepared))], cause)
+        self._touch(name)
+        self.events.record("topic", f"topic {name}", [("partitions", start, start + len(added))], cause)
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name)
         self._topics_by_id.pop(topic.topic_id, None)
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
-        self._assignment_count -= len(self._assignments.pop(name, ()))
-        for p in topic.partitions:
-            for r in p.replicas:
-                self._on_broker.get(r, {}).pop((name, p.index), None)
+        self._assignments = self._assignments.without_topic(name)
+        self._on_broker = None
         self._changed()
+        self._touch(name)
         self.events.record(
             "topic", f"topic {name}", [("partitions", len(topic.partitions), 0)], "topic deleted"
         )
@@ -429,6 +408,7 @@ class Cluster:
             topic = self.topics.get(partition.topic)
             if topic is not None:
                 topic.version += 1
+                self._touch(partition.topic)
             self.events.record("partition", partition.name, recorded, cause)
         return recorded
 
@@ -443,6 +423,37 @@ class Cluster:
         self.generation += 1
         if assignments:
             self._view = None
+
+    # ------------------------------------------------------------------------------------- changed topics
+
+    @property
+    def touch_position(self) -> int:
+        """How many topic changes there have been: a reader remembers it to ask what changed since."""
+        return self._touched_start + len(self._touched)
+
+    def touched_since(self, position: int) -> list[str] | None:
+        """The names of the topics changed since ``position`` (with repeats), or None when they are no
+        longer kept (the reader then looks at every topic)."""
+        if position < self._touched_start:
+            return None
+        return self._touched[position - self._touched_start :]
+
+    def forget_touched(self, position: int) -> None:
+        """The changes before ``position`` are no longer needed."""
+        drop = position - self._touched_start
+        if drop > 0:
+            del self._touched[:drop]
+            self._touched_start = position
+
+    def _touch(self, name: str) -> None:
+        touched = self._touched
+        touched.append(name)
+        if len(touched) > _TOUCHED_KEPT + 4 * len(self.topics):  # nobody reads them: a reader looks at all
+            self.forget_touched(self.touch_position)
+
+
+#: Changed topic names kept beyond four per topic, for readers that did not ask for a while.
+_TOUCHED_KEPT = 100_000
 
 
 def _plain(value: Any) -> Any:

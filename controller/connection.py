@@ -17,11 +17,12 @@ frames in all, and while its client does not read its answers (the socket's send
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import struct
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from controller.logsafe import shown
@@ -50,6 +51,39 @@ class Close(Exception):
         self.detail = detail
 
 
+class Later:
+    """An answer that needs waiting for: ``work`` (the handler's), then ``finish`` (or ``fail``) to encode.
+
+    Closing a Later that never ran closes its work too, so nothing is left unawaited."""
+
+    __slots__ = ("fail", "finish", "work")
+
+    def __init__(
+        self, work: Awaitable[Any], finish: Callable[[Any], bytes], fail: Callable[[Exception], bytes]
+    ) -> None:
+        self.work = work
+        self.finish = finish
+        self.fail = fail
+
+    async def run(self) -> bytes:
+        try:
+            result = await self.work
+        except asyncio.CancelledError:
+            raise
+        except Close:
+            raise
+        except Exception as exc:
+            return self.fail(exc)
+        answer: Any = self.finish(result)
+        if isinstance(answer, Later):  # the answer itself is big: encoded off the loop
+            answer = await answer.run()
+        return answer
+
+    def close(self) -> None:
+        if inspect.iscoroutine(self.work):
+            self.work.close()
+
+
 class Connection(asyncio.Protocol):
     """See the module docstring. ``broker`` is the broker whose listener took it (None: the bootstrap)."""
 
@@ -64,6 +98,8 @@ class Connection(asyncio.Protocol):
         self._held = 0  # bytes of this connection counted against queued.max.request.bytes
         self._out: list[bytes] = []
         self._task: asyncio.Task[None] | None = None
+        #: The work of the request being answered, until its task starts.
+        self._pending: Later | None = None
         self._scheduled = False
         self._reading = True
         self._admitted = False
@@ -153,9 +189,7 @@ class Connection(asyncio.Protocol):
                     self._close_reason = "client"
                     log.debug("%s closed the connection", self.peer)
         self._release()
-        if self._task is not None:
-            self._task.cancel()  # work for a client that went away is not finished
-            self._task = None
+        self._cancel_work()
         if self._idle_handle is not None:
             self._idle_handle.cancel()
         self.server.connection_lost(self, self._close_reason or "client")
@@ -189,12 +223,13 @@ class Connection(asyncio.Protocol):
                 frame = frames.popleft()
                 self._release_frame(len(frame))
                 result = answer(self, frame)
-                if isinstance(result, (bytes, bytearray)):
+                if not isinstance(result, Later):
                     out.append(result)
                     count += 1
                     if count >= TURN_FRAMES or time.perf_counter() - started > TURN_SECONDS:
                         break
                     continue
+                self._pending = result
                 self._task = asyncio.ensure_future(self._finish(result))
                 break
         except Close as close:
@@ -210,9 +245,10 @@ class Connection(asyncio.Protocol):
                 self.close(None)
         self._flow()
 
-    async def _finish(self, pending: Awaitable[bytes]) -> None:
+    async def _finish(self, pending: Later) -> None:
+        self._pending = None  # started: cancelling the task now cancels the work too
         try:
-            response = await pending
+            response = await pending.run()
         except Close as close:
             self._task = None
             self.close(close)
@@ -264,6 +300,15 @@ class Connection(asyncio.Protocol):
         size += 4
         self._held -= size
         self.server.release(size)
+
+    def _cancel_work(self) -> None:
+        """Work for a client that went away is not finished (nor started)."""
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.close()
 
     def _release(self) -> None:
         if self._held:
@@ -317,9 +362,7 @@ class Connection(asyncio.Protocol):
             if not quiet:
                 self.server.log_close(self, why)
         self._release()
-        if self._task is not None:
-            self._task.cancel()
-            self._task = None
+        self._cancel_work()
         if self.transport is not None:
             self.transport.close()
 

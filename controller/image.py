@@ -1,7 +1,8 @@
 """The metadata image: what brokers know of the cluster, as Metadata and DescribeCluster show it.
 
-An immutable snapshot, rebuilt per topic only for the topics that changed (their ``version``), so that a
-Metadata request during a big failover costs a copy of the topic map, not of every partition. A broker
+An immutable snapshot, made from the last one and the topics changed since (the cluster keeps their
+names), so that a Metadata request after a change costs the changed topics and a copy of the topic map,
+not every partition. A broker
 isolated from the controller keeps answering from the image it had when it was cut off.
 
 Kafka's rules (``KRaftMetadataCache``): the broker list holds the registered, unfenced brokers; a
@@ -12,11 +13,13 @@ replica and ISR lists and then answers REPLICA_NOT_AVAILABLE.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from controller.cluster import NO_LEADER, Cluster, Topic
+from controller.offload import Turns, gc_paused
 from controller.placement.api import UsableBroker
 
 __all__ = ["ImageBuilder", "MetadataImage", "PartitionImage", "TopicImage"]
@@ -58,38 +61,112 @@ class MetadataImage:
 
 
 class ImageBuilder:
-    """Makes the current image of a cluster, reusing the images of topics that did not change."""
+    """Makes the current image of a cluster from the last one and the topics changed since (the cluster
+    keeps their names): the cost of an image is what changed, not the cluster's size."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._image: MetadataImage | None = None
-        self._topics: dict[str, TopicImage] = {}
+        #: The cluster's :attr:`~Cluster.touch_position` the current image was made at.
+        self._position = 0
         self._alive: frozenset[int] = frozenset()
 
-    def image(self) -> MetadataImage:
+    def stale(self) -> int:
+        """About how many topics the next image must rebuild (all of them when the live brokers changed)."""
         cluster = self.cluster
         if self._image is not None and self._image.generation == cluster.generation:
-            return self._image
+            return 0
+        if self._image is None or frozenset(b.id for b in cluster.brokers if not b.fenced) != self._alive:
+            return len(cluster.topics)
+        touched = cluster.touched_since(self._position)
+        return len(cluster.topics) if touched is None else len(touched)
+
+    def image(self) -> MetadataImage:
+        """The current image, rebuilt for the topics that changed, in one step."""
+        for _ in self._build():
+            pass
+        assert self._image is not None
+        return self._image
+
+    async def image_in_turns(self) -> MetadataImage:
+        """The current image, rebuilt in turns of the event loop (for many changed topics); partitions that
+        change meanwhile show at the next request, as metadata reaches brokers over time."""
+        with gc_paused():
+            for _ in self._build():
+                await asyncio.sleep(0)
+        assert self._image is not None
+        return self._image
+
+    def _build(self) -> Iterator[None]:
+        cluster = self.cluster
+        if self._image is not None and self._image.generation == cluster.generation:
+            return
+        generation, position = cluster.generation, cluster.touch_position
         brokers = cluster.brokers
         alive = frozenset(b.id for b in brokers if not b.fenced)
-        if alive != self._alive:
-            self._topics.clear()  # offline replicas depend on who is alive
-            self._alive = alive
-        topics: dict[str, TopicImage] = {}
-        for name, topic in cluster.topics.items():
-            cached = self._topics.get(name)
-            if cached is None or cached.version != topic.version or cached.topic_id != topic.topic_id:
-                cached = _topic_image(topic, alive)
-            topics[name] = cached
-        self._topics = topics
-        self._image = MetadataImage(
-            cluster.generation,
-            brokers,
-            cluster.controller_id,
-            topics,
-            {t.topic_id: t for t in topics.values()},
-        )
-        return self._image
+        base = self._image if alive == self._alive else None  # offline replicas depend on who is alive
+        touched = cluster.touched_since(self._position) if base is not None else None
+        if touched is None:
+            built = yield from _every_topic(cluster, base, alive)
+        else:
+            built = yield from _changed_topics(cluster, base, set(touched), alive)
+        image = MetadataImage(generation, brokers, cluster.controller_id, *built)
+        if self._image is None or image.generation > self._image.generation:  # builds may overlap
+            self._image, self._position, self._alive = image, position, alive
+            cluster.forget_touched(position)
+
+
+#: The topics of an image, by name and by id.
+Built = tuple[dict[str, TopicImage], dict[uuid.UUID, TopicImage]]
+
+
+def _every_topic(
+    cluster: Cluster, base: MetadataImage | None, alive: frozenset[int]
+) -> Generator[None, None, Built]:
+    """Every topic's image (unchanged ones taken from ``base``), in creation order."""
+    reuse = base.topics if base is not None else {}
+    topics: dict[str, TopicImage] = {}
+    by_id: dict[uuid.UUID, TopicImage] = {}
+    turns = Turns()
+    for name, topic in list(cluster.topics.items()):
+        image = reuse.get(name)
+        if image is None or image.version != topic.version or image.topic_id != topic.topic_id:
+            image = _topic_image(topic, alive)
+        topics[name] = by_id[topic.topic_id] = image
+        if turns.due():
+            yield
+    return topics, by_id
+
+
+def _changed_topics(
+    cluster: Cluster, base: MetadataImage, names: set[str], alive: frozenset[int]
+) -> Generator[None, None, Built]:
+    """``base`` with the topics named remade: changed in place, deleted ones gone, new ones appended in
+    creation order (every new topic was created after the topics ``base`` holds)."""
+    topics = dict(base.topics)
+    by_id = dict(base.topics_by_id)
+    new: list[Topic] = []
+    turns = Turns()
+    for name in names:
+        old = topics.get(name)
+        topic = cluster.topics.get(name)
+        if old is not None and (topic is None or topic.topic_id != old.topic_id):
+            del topics[name], by_id[old.topic_id]
+            old = None
+        if topic is None:
+            continue
+        if old is None:
+            new.append(topic)
+        elif old.version != topic.version:
+            topics[name] = by_id[topic.topic_id] = _topic_image(topic, alive)
+        if turns.due():
+            yield
+    new.sort(key=lambda topic: topic.created)
+    for topic in new:
+        topics[topic.name] = by_id[topic.topic_id] = _topic_image(topic, alive)
+        if turns.due():
+            yield
+    return topics, by_id
 
 
 def _topic_image(topic: Topic, alive: frozenset[int]) -> TopicImage:

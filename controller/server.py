@@ -38,10 +38,11 @@ from typing import Any
 from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
-from controller.connection import Close, Connection
+from controller.connection import Close, Connection, Later
 from controller.handlers import Handler, RequestContext
 from controller.image import MetadataImage
 from controller.logsafe import shown
+from controller.offload import BIG, BIG_BODY, Sized, gc_paused
 from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
 from protocol.errors import error_by_name
 from protocol.framing import encode_response, parse_request_header, response_header_version
@@ -431,8 +432,8 @@ class Server:
 
     # ------------------------------------------------------------------------------------- answering
 
-    def answer(self, conn: Connection, frame: bytes) -> bytes | Awaitable[bytes]:
-        """The response frame for one request frame (or an awaitable of it); raises Close."""
+    def answer(self, conn: Connection, frame: bytes) -> bytes | Later:
+        """The response frame for one request frame (or the work that makes it); raises Close."""
         controller = self.controller
         schemas = controller.schemas
         try:
@@ -462,11 +463,43 @@ class Server:
             return encode_response(
                 header.correlation_id, response_header_version(schemas, api_key, answer_version), body
             )
-        message = schemas.request(api_key)
+        if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
+
+            async def decoded() -> tuple[dict[str, Any], int]:
+                with gc_paused():
+                    return await asyncio.to_thread(self._decode, handler, frame, offset, version)
+
+            def handled(result: tuple[dict[str, Any], int]) -> bytes | Later:
+                request, end = result
+                return self._handle(conn, ctx, handler, request, end, frame)
+
+            def undecodable(exc: Exception) -> bytes:
+                raise Close("malformed request body", f"{type(exc).__name__}: {exc}")
+
+            return Later(decoded(), handled, undecodable)
+        request, end = self._decode(handler, frame, offset, version)
+        return self._handle(conn, ctx, handler, request, end, frame)
+
+    def _decode(
+        self, handler: Handler, frame: bytes, offset: int, version: int
+    ) -> tuple[dict[str, Any], int]:
         try:
-            request, end = message.decode_from(frame, offset, version)
+            return self.controller.schemas.request(handler.api_key).decode_from(frame, offset, version)
         except DecodeError as exc:
             raise Close("malformed request body", str(exc)) from None
+
+    def _handle(
+        self,
+        conn: Connection,
+        ctx: RequestContext,
+        handler: Handler,
+        request: dict[str, Any],
+        end: int,
+        frame: bytes,
+    ) -> bytes | Later:
+        header = ctx.header
+        api_key, version = handler.api_key, header.api_version
+        message = self.controller.schemas.request(api_key)
         if end != len(frame):
             # Kafka ignores bytes after a request body (some clients send them), and so do we.
             self.stats["requests:trailing bytes"] += 1
@@ -497,23 +530,46 @@ class Server:
             return self._failed(handler, request, version, header.correlation_id, exc)
         if inspect.isawaitable(result):
             return self._answer_later(handler, request, version, header.correlation_id, result)
+        if isinstance(result, Sized):
+            return self._encode_later(handler, request, version, header.correlation_id, result)
         return self._encode(handler, request, version, header.correlation_id, result)
 
-    async def _answer_later(
+    def _encode_later(
+        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, answer: Sized
+    ) -> bytes | Later:
+        if answer.size <= BIG:
+            return self._encode(handler, request, version, correlation, answer.made())
+
+        def made_and_encoded() -> bytes:
+            return self._encode(handler, request, version, correlation, answer.made())
+
+        async def encode() -> Any:
+            with gc_paused():
+                return await asyncio.to_thread(made_and_encoded)
+
+        return Later(
+            encode(),
+            lambda frame: frame,
+            lambda exc: self._failed(handler, request, version, correlation, exc),
+        )
+
+    def _answer_later(
         self,
         handler: Handler,
         request: dict[str, Any],
         version: int,
         correlation: int,
         pending: Awaitable[Any],
-    ) -> bytes:
-        try:
-            result = await pending
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+    ) -> Later:
+        def finish(result: Any) -> bytes | Later:
+            if isinstance(result, Sized):
+                return self._encode_later(handler, request, version, correlation, result)
+            return self._encode(handler, request, version, correlation, result)
+
+        def fail(exc: Exception) -> bytes:
             return self._failed(handler, request, version, correlation, exc)
-        return self._encode(handler, request, version, correlation, result)
+
+        return Later(pending, finish, fail)
 
     def _encode(
         self, handler: Handler, request: dict[str, Any], version: int, correlation: int, result: Any

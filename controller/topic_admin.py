@@ -13,6 +13,7 @@ request's (placements may await a placer in a worker process).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections import Counter
@@ -29,7 +30,7 @@ from controller.manual_assignment import (
     check_new_partitions,
     check_replica_map,
 )
-from controller.offload import off_loop
+from controller.offload import Turns, gc_paused, off_loop
 from controller.placement.api import UsableBroker
 from controller.placement.rules import unable_to_replicate
 from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
@@ -97,6 +98,10 @@ class _Refused(Exception):
         self.message = message
 
 
+#: Requests of more topics than this log one line in all at INFO.
+_TOPICS_LOGGED_ONE_BY_ONE = 100
+
+
 class TopicAdmin:
     """Creates, grows and deletes topics of one cluster, placing replicas with the configured placer."""
 
@@ -124,22 +129,34 @@ class TopicAdmin:
         """One result per distinct name, in request order; a name given twice fails as INVALID_REQUEST."""
         deadline = self._deadline(timeout_ms)
         async with self._lock:
-            results = await self._each_distinct(
-                topics, lambda topic: self._create_topic(topic, validate_only, timeout_ms, deadline)
-            )
+            with gc_paused() if len(topics) > 200 else contextlib.nullcontext():
+                results = await self._each_distinct(
+                    topics, lambda topic: self._create_topic(topic, validate_only, timeout_ms, deadline)
+                )
+        self._log_results(results, "validated" if validate_only else "created")
+        return results
+
+    @staticmethod
+    def _log_results(results: list[TopicResult], done: str) -> None:
+        """One line per topic; for a request of many topics, one line in all (and the rest at DEBUG)."""
+        level = logging.INFO if len(results) <= _TOPICS_LOGGED_ONE_BY_ONE else logging.DEBUG
+        if level == logging.DEBUG:
+            failed = sum(1 for result in results if not result.ok)
+            log.info("%s %d topic(s), %d not", done, len(results) - failed, failed)
+        if not log.isEnabledFor(level):
+            return
         for result in results:
             if result.ok:
-                log.info(
-                    "%s topic %s: %d partition(s)",
-                    "validated" if validate_only else "created",
-                    shown(result.name),
-                    len(result.replicas),
-                )
+                log.log(level, "%s topic %s: %d partition(s)", done, shown(result.name), len(result.replicas))
             else:
-                log.info(
-                    "topic %s not created: %s %s", shown(result.name), result.error, shown(result.message)
+                log.log(
+                    level,
+                    "topic %s not %s: %s %s",
+                    shown(result.name),
+                    done,
+                    result.error,
+                    shown(result.message),
                 )
-        return results
 
     @staticmethod
     async def _each_distinct(
@@ -150,9 +167,9 @@ class TopicAdmin:
         counts = Counter(item.name for item in items)
         results: list[TopicResult] = []
         reported: set[str] = set()
-        for n, item in enumerate(items):
-            if n and n % 50 == 0:
-                await asyncio.sleep(0)  # a request naming thousands of topics shares the loop
+        turns = Turns()
+        for item in items:
+            await turns.yield_if_due()  # a request naming thousands of topics shares the loop
             if counts[item.name] > 1:
                 if item.name not in reported:
                     reported.add(item.name)
@@ -266,7 +283,7 @@ class TopicAdmin:
             timeout_ms=timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS,
         )
         try:
-            return [list(rs) for rs in await self.placements.place(request, deadline=deadline)]
+            return await self.placements.place(request, deadline=deadline)  # fresh lists already
         except PlacementFailure as failure:
             if failure.error == "INVALID_REPLICATION_FACTOR":
                 raise _Refused(failure.error, unable_to_replicate(rf, failure.message)) from None

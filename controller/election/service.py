@@ -15,6 +15,7 @@ with the best candidate, then ``Online`` when the candidate confirms its promoti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from controller.config import ServerConfig
 from controller.election import rules
 from controller.election.api import STYLES, PartitionView, Trigger
 from controller.election.loader import ELECTION_POLICIES
+from controller.offload import gc_paused
 from controller.plugins.isolation import PluginError, Runner, start_runner
 
 log = logging.getLogger(__name__)
@@ -156,11 +158,12 @@ class ElectionService:
     async def change(self, changes: Sequence[Change], cause: str) -> list[ChangeResult]:
         """Applies ``changes`` in order, electing where needed; slices of :data:`SLICE` partitions."""
         results: list[ChangeResult] = []
-        for start in range(0, len(changes), SLICE):
-            batch = changes[start : start + SLICE]
-            results.extend(await self._change_slice(batch, cause))
-            if start + SLICE < len(changes):
-                await asyncio.sleep(0)  # other clients are served between slices
+        with gc_paused() if len(changes) > SLICE else contextlib.nullcontext():
+            for start in range(0, len(changes), SLICE):
+                batch = changes[start : start + SLICE]
+                results.extend(await self._change_slice(batch, cause))
+                if start + SLICE < len(changes):
+                    await asyncio.sleep(0)  # other clients are served between slices
         return results
 
     async def _change_slice(self, batch: Sequence[Change], cause: str) -> list[ChangeResult]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from controller.handlers import RequestContext
 from controller.logsafe import shown
+from controller.offload import Sized
 from controller.placement.service import PlacementFailure, PlacementRequest
 from protocol.errors import error_by_name
 
@@ -16,7 +17,7 @@ API_KEY = 68
 VERSIONS = (0, 0)
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
     placement = PlacementRequest(
         num_partitions=request["NumPartitions"],
         replication_factor=request["ReplicationFactor"],
@@ -37,12 +38,16 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             "ReplicaPlacement": [],
         }
     start = placement.start_partition
-    return {
-        "ThrottleTimeMs": 0,
-        "ErrorCode": 0,
-        "ErrorMessage": None,
-        "ReplicaPlacement": [{"PartitionId": start + i, "Replicas": rs} for i, rs in enumerate(replicas)],
-    }
+
+    def response() -> dict[str, Any]:
+        return {
+            "ThrottleTimeMs": 0,
+            "ErrorCode": 0,
+            "ErrorMessage": None,
+            "ReplicaPlacement": [{"PartitionId": start + i, "Replicas": rs} for i, rs in enumerate(replicas)],
+        }
+
+    return Sized(response, len(replicas))
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:

@@ -15,14 +15,15 @@ not the partitions behind them.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 from controller.handlers import NO_OPERATIONS, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
+from controller.offload import BIG, Sized, Turns, gc_paused
 from controller.topic_admin import NewTopic
-from controller.topic_names import topic_name_problem
 from protocol import ZERO_UUID
 from protocol.errors import error_by_name
 
@@ -31,54 +32,120 @@ VERSIONS = (0, 13)
 
 _UNKNOWN_TOPIC = error_by_name("UNKNOWN_TOPIC_OR_PARTITION").code
 _UNKNOWN_TOPIC_ID = error_by_name("UNKNOWN_TOPIC_ID").code
-_INVALID_TOPIC = error_by_name("INVALID_TOPIC_EXCEPTION").code
 _LEADER_NOT_AVAILABLE = error_by_name("LEADER_NOT_AVAILABLE").code
 _REPLICA_NOT_AVAILABLE = error_by_name("REPLICA_NOT_AVAILABLE").code
 _INVALID_REQUEST = error_by_name("INVALID_REQUEST").code
 
 
-def handle(
-    ctx: RequestContext, request: dict[str, Any], version: int
-) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized | Awaitable[Sized]:
     controller = ctx.controller
-    image = ctx.image if ctx.image is not None else controller.image()
     wanted = request.get("Topics")
-    if wanted is None or (version == 0 and not wanted):
-        return _response(
-            ctx, image, [_topic_entry(topic, image, version) for topic in image.topics.values()], version
-        )
-    allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
-    if allow_auto and controller.config.auto_create_topics and ctx.image is None:
-        missing = list(
-            dict.fromkeys(
-                item["Name"]
-                for item in wanted
-                if item.get("Name") is not None and item["Name"] not in image.topics
+    every = wanted is None or (version == 0 and not wanted)
+    if not every:
+        allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
+        if allow_auto and controller.config.auto_create_topics and ctx.image is None:
+            known = controller.image().topics
+            missing = list(
+                dict.fromkeys(
+                    item["Name"]
+                    for item in wanted
+                    if item.get("Name") is not None and item["Name"] not in known
+                )
             )
-        )
-        if missing:
-            return _create_then_answer(ctx, wanted, missing, version)
-    return _response(ctx, image, _named_topics(image, wanted, version, {}), version)
+            if missing:
+                return _in_turns(ctx, request, version, missing)
+    if ctx.image is None and controller.image_is_stale() > _STALE_TOPICS:
+        return _in_turns(ctx, request, version, [])
+    image = ctx.image if ctx.image is not None else controller.image()
+    if every and _uncached(list(image.topics.values()), version) > BIG:
+        return _in_turns(ctx, request, version, [])
+    entries = _Entries(image, request, version, {})
+    for _ in entries:
+        pass
+    return _response(ctx, image, entries.result, version)
 
 
-async def _create_then_answer(
-    ctx: RequestContext, wanted: list[dict[str, Any]], missing: list[str], version: int
-) -> dict[str, Any]:
-    """Creates the unknown topics (one request to topic administration), then answers."""
-    failed: dict[str, int] = {
-        name: _INVALID_TOPIC for name in missing if topic_name_problem(name) is not None
-    }
-    creatable = [NewTopic(name) for name in missing if name not in failed]
-    for result in await ctx.controller.topic_admin.create_topics(creatable):
-        if result.error is not None and result.name is not None:
-            failed[result.name] = error_by_name(result.error).code
-    image = ctx.controller.image()
-    return _response(ctx, image, _named_topics(image, wanted, version, failed), version)
+#: More changed topics than this, and the image is rebuilt in turns of the event loop.
+_STALE_TOPICS = 200
 
 
-def _response(
-    ctx: RequestContext, image: MetadataImage, topics: list[dict[str, Any]], version: int
-) -> dict[str, Any]:
+def _uncached(topics: list[TopicImage], version: int) -> int:
+    key = ("metadata", _kind(version))
+    return sum(len(t.partitions) for t in topics if key not in t.derived)
+
+
+async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:
+    """The answer built in turns of the event loop: big changes, many topics, topics to create first."""
+    failed: dict[str, int] = {}
+    if missing:
+        turns = Turns()
+        creatable = []
+        for name in missing:
+            creatable.append(NewTopic(name))
+            await turns.yield_if_due()
+        for result in await ctx.controller.topic_admin.create_topics(creatable):
+            if result.error is not None and result.name is not None:
+                failed[result.name] = error_by_name(result.error).code
+            await turns.yield_if_due()
+    image = ctx.image if ctx.image is not None else await ctx.controller.image_in_turns()
+    entries = _Entries(image, request, version, failed)
+    with gc_paused():
+        for _ in entries:
+            await asyncio.sleep(0)
+    return _response(ctx, image, entries.result, version)
+
+
+class _Entries:
+    """The topic entries a request asks for, made in turns: iterate to build, then read ``result``."""
+
+    def __init__(
+        self, image: MetadataImage, request: dict[str, Any], version: int, failed: dict[str, int]
+    ) -> None:
+        self.image = image
+        self.request = request
+        self.version = version
+        self.failed = failed
+        self.result: list[dict[str, Any]] = []
+
+    def __iter__(self) -> Iterator[None]:
+        image, version = self.image, self.version
+        wanted = self.request.get("Topics")
+        out = self.result
+        turns = Turns()
+        if wanted is None or (version == 0 and not wanted):
+            for topic in image.topics.values():
+                out.append(_topic_entry(topic, image, version))
+                if turns.due():
+                    yield
+            return
+        seen: set[str | uuid.UUID] = set()
+        for item in wanted:
+            name: str | None = item.get("Name")
+            topic_id: uuid.UUID = item.get("TopicId") or ZERO_UUID
+            key: str | uuid.UUID = name if name is not None else topic_id
+            if key in seen:
+                continue
+            seen.add(key)
+            topic: TopicImage | None
+            if name is None:
+                if version < 12:  # v10 and v11 carry ids but look topics up by name only; Name cannot be null
+                    out.append(_error_entry("", topic_id, _INVALID_REQUEST, version))
+                    continue
+                topic = image.topics_by_id.get(topic_id)
+                if topic is None:
+                    out.append(_error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version))
+                    continue
+            else:
+                topic = image.topics.get(name)
+                if topic is None:
+                    out.append(_error_entry(name, ZERO_UUID, self.failed.get(name, _UNKNOWN_TOPIC), version))
+                    continue
+            out.append(_topic_entry(topic, image, version))
+            if turns.due():
+                yield
+
+
+def _response(ctx: RequestContext, image: MetadataImage, topics: list[dict[str, Any]], version: int) -> Sized:
     response = {
         "ThrottleTimeMs": 0,
         "Brokers": broker_entries(ctx, image),
@@ -89,7 +156,7 @@ def _response(
     }
     if 8 <= version <= 10:
         response["ClusterAuthorizedOperations"] = NO_OPERATIONS
-    return response
+    return Sized(response, len(topics) + sum(len(t["Partitions"]) for t in topics))
 
 
 def broker_entries(ctx: RequestContext, image: MetadataImage) -> list[dict[str, Any]]:
@@ -104,37 +171,6 @@ def broker_entries(ctx: RequestContext, image: MetadataImage) -> list[dict[str, 
     return entries
 
 
-def _named_topics(
-    image: MetadataImage, wanted: list[dict[str, Any]], version: int, failed: dict[str, int]
-) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
-    seen: set[str | uuid.UUID] = set()
-    for item in wanted:
-        name: str | None = item.get("Name")
-        topic_id: uuid.UUID = item.get("TopicId") or ZERO_UUID
-        key: str | uuid.UUID = name if name is not None else topic_id
-        if key in seen:
-            continue
-        seen.add(key)
-        if name is None:
-            if version < 12:  # v10 and v11 carry ids but look topics up by name only; Name cannot be null
-                entries.append(_error_entry("", topic_id, _INVALID_REQUEST, version))
-                continue
-            by_id = image.topics_by_id.get(topic_id)
-            entries.append(
-                _topic_entry(by_id, image, version)
-                if by_id is not None
-                else _error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version)
-            )
-            continue
-        topic = image.topics.get(name)
-        if topic is None:
-            entries.append(_error_entry(name, ZERO_UUID, failed.get(name, _UNKNOWN_TOPIC), version))
-        else:
-            entries.append(_topic_entry(topic, image, version))
-    return entries
-
-
 def _error_entry(name: str | None, topic_id: uuid.UUID, code: int, version: int) -> dict[str, Any]:
     entry = {"ErrorCode": code, "Name": name, "TopicId": topic_id, "IsInternal": False, "Partitions": []}
     if version >= 8:  # not ignorable: only in the versions that have it (the codec insists)
@@ -142,9 +178,14 @@ def _error_entry(name: str | None, topic_id: uuid.UUID, code: int, version: int)
     return entry
 
 
+def _kind(version: int) -> int:
+    """Entries differ for v0 (unavailable replicas left out), v1-7, and v8+ (authorized operations)."""
+    return 0 if version == 0 else 8 if version >= 8 else 1
+
+
 def _topic_entry(topic: TopicImage, image: MetadataImage, version: int) -> dict[str, Any]:
-    """The topic's entry for this version, made once per topic image (v0, v1-7 and v8+ differ)."""
-    kind = 0 if version == 0 else 8 if version >= 8 else 1
+    """The topic's entry for this version, made once per topic image."""
+    kind = _kind(version)
     entry = topic.derived.get(("metadata", kind))
     if entry is None:
         alive = image.alive if version == 0 else None

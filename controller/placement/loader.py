@@ -8,10 +8,19 @@ path ``package.module.ClassName`` or ``package.module:ClassName``, or a file
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from controller.placement.api import InvalidReplicationFactorError, ReplicaPlacementError, ReplicaPlacer
+from controller.assignments import Assignments, Delta
+from controller.placement.api import (
+    ClusterView,
+    InvalidReplicationFactorError,
+    ReplicaPlacementError,
+    ReplicaPlacer,
+)
 from controller.plugins.loader import (
     MalformedResult,
     Opaque,
@@ -89,6 +98,69 @@ def replica_lists(result: Any, portable: bool) -> list[list[Any]] | None:
     return out
 
 
+def _outbound(args: tuple[Any, ...], last: Any) -> tuple[tuple[Any, ...], Any]:
+    """The server's side: the cluster's assignments travel as the topics that changed since the last call."""
+    spec, view = args
+    assignments = view.assignments
+    if not isinstance(assignments, Assignments):
+        return (spec, view.brokers, dict(assignments)), None
+    delta = assignments.changes_since(last) if isinstance(last, Assignments) else None
+    return (spec, view.brokers, delta if delta is not None else assignments), assignments
+
+
+def _inbound(sent: tuple[Any, ...], state: Any) -> tuple[tuple[Any, ...], Any]:
+    """The worker's side: the view rebuilt from what it holds and what changed."""
+    spec, brokers, payload = sent
+    if isinstance(payload, Delta):
+        payload = payload.apply_to(state)
+    return (spec, ClusterView(brokers, payload)), payload
+
+
+class PackedLists:
+    """Replica lists of ints as two arrays (lengths, then every id): pickles and unpickles in no time."""
+
+    __slots__ = ("flat", "lengths")
+
+    def __init__(self, lengths: bytes, flat: bytes) -> None:
+        self.lengths = lengths
+        self.flat = flat
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (PackedLists, (self.lengths, self.flat))
+
+
+def _pack(value: Any) -> Any:
+    if not isinstance(value, list) or len(value) < 1000:
+        return value
+    try:
+        lengths = array("q", map(len, value))
+        flat = array("q", itertools.chain.from_iterable(value))
+    except TypeError:  # an entry that is not an int: sent as it is (the server names it)
+        return value
+    if any(type(r) is not int for rs in value for r in rs):
+        return value
+    return PackedLists(lengths.tobytes(), flat.tobytes())
+
+
+async def _unpack(value: Any) -> Any:
+    """Replica lists again, built in slices so that the event loop serves others in between."""
+    if not isinstance(value, PackedLists):
+        return value
+    lengths = array("q")
+    lengths.frombytes(value.lengths)
+    flat = array("q")
+    flat.frombytes(value.flat)
+    ids = flat.tolist()
+    out: list[list[int]] = []
+    pos = 0
+    for start in range(0, len(lengths), 50_000):
+        for n in lengths[start : start + 50_000]:
+            out.append(ids[pos : pos + n])
+            pos += n
+        await asyncio.sleep(0)
+    return out
+
+
 PLACERS = PluginKind(
     noun="placer",
     ref="controller.placement.loader:PLACERS",
@@ -97,6 +169,10 @@ PLACERS = PluginKind(
     method="place",
     normalize=replica_lists,
     declared=(InvalidReplicationFactorError, ReplicaPlacementError),
+    outbound=_outbound,
+    inbound=_inbound,
+    pack=_pack,
+    unpack=_unpack,
 )
 
 

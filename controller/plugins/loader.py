@@ -20,7 +20,7 @@ import importlib.util
 import inspect
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -66,6 +66,15 @@ class PluginKind:
     declared: tuple[type[BaseException], ...] = ()
     #: Class attributes the server reads from a plugin (reported by its worker when it runs isolated).
     attributes: tuple[str, ...] = ()
+    #: Across a worker's pipe, arguments may travel as what changed since the last call: ``outbound(args,
+    #: state) -> (sent, state)`` runs in the server, ``inbound(sent, state) -> (args, state)`` in the worker
+    #: (``state`` None: the other side has nothing yet).
+    outbound: Callable[[tuple[Any, ...], Any], tuple[tuple[Any, ...], Any]] | None = None
+    inbound: Callable[[tuple[Any, ...], Any], tuple[tuple[Any, ...], Any]] | None = None
+    #: Results may travel packed: ``pack(value)`` in the worker, ``unpack(packed)`` (a coroutine function,
+    #: free to yield to the event loop) in the server.
+    pack: Callable[[Any], Any] | None = None
+    unpack: Callable[[Any], Awaitable[Any]] | None = None
 
 
 class MalformedResult(Exception):

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from controller.offload import BIG
+from controller.offload import BIG, gc_paused
 from controller.plugins.isolation.outcome import PluginError, Reason
 from controller.plugins.isolation.worker import (
     LENGTH,
@@ -78,8 +78,9 @@ class InlineRunner:
         async with self._lock:
             if size > BIG and not inspect.iscoroutinefunction(self._method):
                 try:
-                    async with asyncio.timeout_at(deadline):
-                        return await asyncio.to_thread(self._call_and_normalize, args)
+                    with gc_paused():
+                        async with asyncio.timeout_at(deadline):
+                            return await asyncio.to_thread(self._call_and_normalize, args)
                 except TimeoutError:
                     raise _timed_out(self.label) from None
             try:
@@ -136,6 +137,7 @@ class ProcessRunner:
         self._proc: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Future[None] | None = None
         self._lock = asyncio.Lock()
+        self._sent: Any = None
         # Killed workers still being reaped (their pipes and exit status), awaited by close().
         self._reaping: set[asyncio.Future[None]] = set()
 
@@ -172,6 +174,7 @@ class ProcessRunner:
         self.label = reply.label
         self.attributes = reply.attributes
         self._proc = proc
+        self._sent = None
         log.info("%s %s runs in worker process %d", self.kind.noun, self.label, proc.pid)
 
     async def _ensure_started(self) -> asyncio.subprocess.Process:
@@ -190,6 +193,7 @@ class ProcessRunner:
         reaping.add_done_callback(self._reaping.discard)
         self.restarts += 1
         self._proc = None
+        self._sent = None  # a fresh worker has nothing: the next call sends everything
         self._starting = asyncio.ensure_future(self.start())
         self._starting.add_done_callback(_log_start_failure)
 
@@ -207,7 +211,10 @@ class ProcessRunner:
             except TimeoutError:
                 raise _timed_out(self.label) from None
             assert proc.stdin is not None
-            proc.stdin.write(await _frame_off_loop(Call(args)))
+            sent = args
+            if self.kind.outbound is not None:
+                sent, self._sent = self.kind.outbound(args, self._sent)
+            proc.stdin.write(await _frame_off_loop(Call(sent)))
             try:
                 async with asyncio.timeout_at(deadline):
                     reply = await _read(proc)
@@ -249,6 +256,9 @@ class ProcessRunner:
                     )
                 raise reply
             assert isinstance(reply, Returned)
+            if self.kind.unpack is not None:
+                with gc_paused():
+                    return await self.kind.unpack(reply.value)
             return reply.value
         finally:
             self._lock.release()
@@ -281,7 +291,8 @@ async def _read(proc: asyncio.subprocess.Process) -> Any:
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
     if len(payload) > _BIG_REPLY:
-        return await asyncio.get_running_loop().run_in_executor(None, pickle.loads, payload)
+        with gc_paused():
+            return await asyncio.get_running_loop().run_in_executor(None, pickle.loads, payload)
     return pickle.loads(payload)
 
 

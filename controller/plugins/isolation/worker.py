@@ -159,6 +159,7 @@ def main() -> int:
         write_message(channel_out, PluginError(Reason.UNEXPECTED, first.name, str(exc), type(exc).__name__))
         return 1
     label = plugin_label(plugin)
+    state: Any = None  # what the server last sent, for arguments that travel as changes
     _limit_memory(first.max_memory_mb)
     write_message(channel_out, Ready(label, attributes_of(kind, plugin)))
     while True:
@@ -170,8 +171,12 @@ def main() -> int:
         if not isinstance(message, Call):
             break
         reply: Any
+        args = message.args
+        if kind.inbound is not None:
+            args, state = kind.inbound(args, state)
         try:
-            reply = Returned(invoke(kind, plugin, label, message.args, portable=True))
+            value = invoke(kind, plugin, label, args, portable=True)
+            reply = Returned(kind.pack(value) if kind.pack is not None else value)
         except PluginError as exc:
             reply = exc
         try:

@@ -1,0 +1,124 @@
+"""No request holds up the others: while one client sends something big, another client's ApiVersions is
+answered within 50 ms. Each case is one a hostile client used to freeze the server. The server runs in a
+process of its own, as users run it (in the test's process it would share the interpreter with the
+test's own clients)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from controller.embedded import ServerThread
+from protocol.client import BlockingClient
+from tests.support.placers import placer_file
+from tests.support.probe import LatencyProbe
+from tests.support.rawwire import raw_connect, read_response, request_frame
+from tests.support.serve import served
+
+STALL = 0.050  # seconds another client may wait
+
+
+def create_topics(bootstrap: str, topics: list[dict], timeout_ms: int = 60_000) -> dict:
+    with BlockingClient.connect(bootstrap, request_timeout=300) as client:
+        for t in topics:
+            t.setdefault("Assignments", [])
+            t.setdefault("Configs", [])
+        return client.send(
+            "CreateTopicsRequest", {"Topics": topics, "timeoutMs": timeout_ms, "validateOnly": False}
+        )
+
+
+def test_a_topic_of_a_million_replicas_does_not_stall_others() -> None:
+    with served() as bootstrap, LatencyProbe(bootstrap) as probe:
+        response = create_topics(
+            bootstrap, [{"Name": "huge", "NumPartitions": 333_333, "ReplicationFactor": 3}]
+        )
+    assert response["Topics"][0]["ErrorCode"] == 0 and response["Topics"][0]["NumPartitions"] == 333_333
+    probe.assert_served(within=STALL)
+
+
+def test_metadata_auto_creating_twenty_thousand_topics_does_not_stall_others() -> None:
+    props = {"auto.create.topics.enable": "true"}
+    with served(props) as bootstrap, LatencyProbe(bootstrap) as probe:
+        with BlockingClient.connect(bootstrap, request_timeout=300) as client:
+            names = [{"Name": f"auto-{i}"} for i in range(20_000)]
+            response = client.send(
+                "MetadataRequest", {"Topics": names, "AllowAutoTopicCreation": True}, version=9
+            )
+    assert [t["ErrorCode"] for t in response["Topics"]] == [0] * 20_000
+    probe.assert_served(within=STALL)
+
+
+def test_a_hundred_thousand_pipelined_requests_do_not_stall_others() -> None:
+    with served() as bootstrap, LatencyProbe(bootstrap) as probe:
+        sock = raw_connect(bootstrap, timeout=60)
+        frames = b"".join(request_frame(18, 0, {}, i) for i in range(100_000))
+        reader_done = threading.Event()
+        answered = []
+
+        def read_all() -> None:
+            for _ in range(100_000):
+                if read_response(sock) is None:
+                    break
+                answered.append(1)
+            reader_done.set()
+
+        reader = threading.Thread(target=read_all, daemon=True)
+        reader.start()
+        sock.sendall(frames)
+        reader_done.wait(120)
+        sock.close()
+    assert len(answered) == 100_000
+    probe.assert_served(within=STALL)
+
+
+def test_a_placers_result_of_a_million_partitions_does_not_stall_others() -> None:
+    props = {"simulator.placer.isolation": "process", "simulator.placement.max.replicas": "1000000"}
+    with served(props, "--placer", placer_file("RoundRobin")) as bootstrap:
+        with (
+            LatencyProbe(bootstrap) as probe,
+            BlockingClient.connect(bootstrap, request_timeout=300) as client,
+        ):
+            replicas = client.create_replica_placement(1_000_000, 1, timeout_ms=120_000)
+    assert len(replicas) == 1_000_000
+    probe.assert_served(within=STALL)
+
+
+def test_a_thousand_topics_on_a_big_cluster_cost_what_they_place() -> None:
+    props = {"simulator.max.partitions": "500000"}
+    with served(props) as bootstrap:
+        big = [{"Name": f"big-{i}", "NumPartitions": 100_000, "ReplicationFactor": 3} for i in range(4)]
+        assert [t["ErrorCode"] for t in create_topics(bootstrap, big)["Topics"]] == [0] * 4
+        with LatencyProbe(bootstrap) as probe:
+            started = time.perf_counter()
+            small = [{"Name": f"small-{i}", "NumPartitions": 1, "ReplicationFactor": 3} for i in range(1000)]
+            response = create_topics(bootstrap, small)
+            took = time.perf_counter() - started
+    assert [t["ErrorCode"] for t in response["Topics"]] == [0] * 1000
+    assert took < 15, f"1,000 topics took {took:.1f} s next to 400,000 partitions"
+    probe.assert_served(within=STALL)
+
+
+@pytest.mark.parametrize("api", ["metadata", "placement"])
+def test_every_connection_answers_in_order_with_big_answers_in_between(api: str) -> None:
+    """An answer encoded off the loop still goes out in its turn."""
+    with ServerThread.start(seed=1, properties={"simulator.placement.max.replicas": "1000000"}) as server:
+        create_topics(server.bootstrap, [{"Name": "wide", "NumPartitions": 30_000, "ReplicationFactor": 1}])
+        sock = raw_connect(server.bootstrap, timeout=60)
+        big = (
+            request_frame(3, 12, {"Topics": None}, 2)
+            if api == "metadata"
+            else request_frame(68, 0, {"NumPartitions": 30_000, "ReplicationFactor": 1}, 2)
+        )
+        sock.sendall(request_frame(18, 0, {}, 1) + big + request_frame(18, 0, {}, 3))
+        order = []
+        for _ in range(3):
+            frame = read_response(sock)
+            assert frame is not None
+            order.append(int.from_bytes(frame[:4], "big"))
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+    assert order == [1, 2, 3]

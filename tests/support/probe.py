@@ -1,0 +1,110 @@
+"""A client that keeps asking ApiVersions on its own connection and records how long each answer took:
+how tests show that a big request on another connection does not hold anyone up.
+
+The probe runs in a process of its own, so that the test's other clients (decoding a hundred thousand
+answers, say) cannot hold it back and make the server look slow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+ROOT = Path(__file__).parents[2]
+
+
+class LatencyProbe:
+    """``with LatencyProbe(bootstrap) as probe: ...``; then ``probe.worst`` (seconds) and ``probe.count``."""
+
+    def __init__(self, bootstrap: str, interval: float = 0.005) -> None:
+        self.bootstrap = bootstrap
+        self.interval = interval
+        self.latencies: list[float] = []
+        self.failures: list[str] = []
+        self._proc: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> LatencyProbe:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.probe", self.bootstrap, str(self.interval)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        assert self._proc.stdout is not None
+        ready = self._proc.stdout.readline()
+        if ready.strip() != "ready":
+            self._proc.kill()
+            raise AssertionError(f"the probe did not start: {ready!r}")
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._proc is not None
+        out, _ = self._proc.communicate("stop\n", timeout=30)
+        result = json.loads(out)
+        self.latencies = result["latencies"]
+        self.failures = result["failures"]
+
+    @property
+    def worst(self) -> float:
+        return max(self.latencies)
+
+    def share_above(self, seconds: float) -> float:
+        """The share of answers that took longer than ``seconds``."""
+        return sum(1 for latency in self.latencies if latency > seconds) / len(self.latencies)
+
+    def assert_served(self, within: float = 0.050, never_beyond: float = 0.250) -> None:
+        """Every answer came; at most 1% took longer than ``within`` (a shared machine's scheduler may
+        hold any process back now and then) and none longer than ``never_beyond``."""
+        assert self.failures == []
+        assert self.count > 10
+        slow = self.share_above(within)
+        assert slow <= 0.01, f"{slow:.1%} of {self.count} answers took over {within * 1000:.0f} ms"
+        assert self.worst < never_beyond, f"the slowest answer took {self.worst * 1000:.0f} ms"
+
+    @property
+    def count(self) -> int:
+        return len(self.latencies)
+
+
+def _probe(bootstrap: str, interval: float) -> None:
+    from tests.support.rawwire import raw_connect, read_response, request_frame
+
+    latencies: list[float] = []
+    failures: list[str] = []
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+    sock = raw_connect(bootstrap)
+    correlation = 0
+    try:
+        while not stop.is_set():
+            correlation += 1
+            frame = request_frame(18, 0, {}, correlation)
+            started = time.perf_counter()
+            sock.sendall(frame)
+            answer = read_response(sock)
+            if answer is None or int.from_bytes(answer[:4], "big") != correlation:
+                failures.append(f"ApiVersions {correlation} unanswered")
+                break
+            latencies.append(time.perf_counter() - started)
+            if correlation == 1:
+                print("ready", flush=True)
+            time.sleep(interval)
+    except OSError as exc:
+        failures.append(f"ApiVersions {correlation}: {exc}")
+    finally:
+        sock.close()
+    if correlation <= 1 and not latencies:
+        print("failed", flush=True)
+    stop.wait()
+    print(json.dumps({"latencies": latencies, "failures": failures}), flush=True)
+
+
+if __name__ == "__main__":
+    _probe(sys.argv[1], float(sys.argv[2]))

@@ -1,0 +1,43 @@
+"""``placement-sim serve`` in a process of its own, as a user runs it: for measuring the server alone
+(a server thread in the test's process would share the interpreter with the test's clients)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+
+
+@contextmanager
+def served(properties: Mapping[str, str] | None = None, *args: str) -> Iterator[str]:
+    """Starts the server on an ephemeral 127.0.0.1 port; yields its bootstrap address; stops it."""
+    sets = [f"--set={k}={v}" for k, v in (properties or {}).items()]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "serve", "--listen", "127.0.0.1:0", "--seed", "1", *sets, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.stdout is not None
+        bootstrap = None
+        for line in proc.stdout:
+            if line.startswith("listening on "):
+                bootstrap = line.split()[-1]
+                break
+        if bootstrap is None:
+            raise AssertionError(f"the server did not start: {proc.stderr.read() if proc.stderr else ''}")
+        yield bootstrap
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()

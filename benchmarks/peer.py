@@ -8,7 +8,10 @@ pre-encoded request frame per case, the same bytes to both servers, sent in a cl
 connections x 8 requests in flight. Before and after each run it reads the server process's CPU time
 (utime + stime from /proc/<pid>/stat, in clock ticks), subtracts the process's idle CPU over the same
 wall time (measured for both processes together, with no load) and divides by the requests: µs of
-server CPU per request.
+server CPU per request. Both servers get the same request count per case, after a 1 s warm-up each:
+about ``--seconds`` on the slower one, raised (up to 4x that) until the cheaper one spends at least
+100 ticks, so that one tick is at most 1% of either figure. The mock's own thread (``rdk:mock``,
+which serves all its brokers) is also read alone: the rest of its process is the client hosting it.
 
 Topics: the simulator gets them through CreateTopics (4 partitions x RF 3 each); the mock has no
 CreateTopics handler, so they are auto-created by one Metadata request naming them (the mock's
@@ -446,8 +449,8 @@ def request_count(warm: list[tuple[float, float]], seconds: float) -> int:
     the cheaper one spends MIN_TICKS of CPU (so a tick is at most 1% of it), within 4 x ``seconds``."""
     slowest = min(rate for rate, _ in warm)
     cheapest = min(cpu for _, cpu in warm)
-    n = max(slowest * seconds, min(MIN_TICKS / CLK_TCK / cheapest, 4 * slowest * seconds))
-    return max(1000, int(round(n, -3)))
+    n = max(slowest * seconds, min(MIN_TICKS / CLK_TCK / cheapest, 4 * slowest * seconds), 100)
+    return int(round(n, 2 - len(str(int(n)))))  # two significant digits
 
 
 def measure(server: Server, case: Case, total: int, idle_per_s: float) -> Result:

@@ -552,6 +552,10 @@ def main() -> None:
 
     load_codec()
     counts = sorted({int(c) for c in args.topics.split(",")} | {GATE_TOPICS})
+    if counts[0] < NAMED:
+        parser.error(
+            f"--topics: every count must be at least {NAMED} (the named-topics case asks for {NAMED})"
+        )
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # children are stopped on the way out
 
     # Start: fresh processes, alternating, no topics on either side.

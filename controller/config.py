@@ -356,6 +356,7 @@ FLUVIO_IGNORE_RACK = "simulator.placer.fluvio.ignore.rack"
 SASL_MECHANISMS = "sasl.enabled.mechanisms"
 SASL_USERS = "simulator.sasl.users"
 SCRAM_ITERATIONS = "simulator.sasl.scram.iterations"
+SCRAM_NONCE_CHECK = "simulator.sasl.scram.nonce.check"
 FAILED_AUTH_DELAY_MS = "connection.failed.authentication.delay.ms"
 SSL_KEYSTORE_TYPE = "ssl.keystore.type"
 SSL_KEYSTORE_LOCATION = "ssl.keystore.location"
@@ -639,6 +640,14 @@ SETTINGS: tuple[Setting, ...] = (
         "the iteration count of the users' SCRAM credentials (Kafka's bounds); salts are random at startup",
     ),
     Setting(
+        SCRAM_NONCE_CHECK,
+        "scram_nonce_check",
+        "exact",
+        one_of("exact", "suffix"),
+        "`exact`: a SCRAM client's final nonce must be the server's (Kafka 4); `suffix`: it may repeat the "
+        "client nonce before it, as librdkafka before 2.6.1 does (Kafka 3.8.1 to 3.9 accept that)",
+    ),
+    Setting(
         FAILED_AUTH_DELAY_MS,
         "failed_auth_delay_ms",
         "100",
@@ -786,6 +795,7 @@ class ServerConfig:
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
     sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)
     scram_iterations: int = 4096
+    scram_nonce_check: str = "exact"
     failed_auth_delay_ms: int = 100
     ssl_keystore_type: str = "PEM"
     ssl_keystore_location: str | None = None

@@ -196,8 +196,10 @@ class ScramServer:
         mechanism: str,
         credentials: Mapping[str, ScramCredential],
         nonce: Callable[[], str] = lambda: secrets.token_urlsafe(24),
+        nonce_check: str = "exact",
     ) -> None:
         self.mechanism = mechanism
+        self._suffix_nonce = nonce_check == "suffix"
         self._digest = SCRAM_HASHES[mechanism]
         self._credentials = credentials
         self._nonce = nonce
@@ -206,6 +208,7 @@ class ScramServer:
         self._step = 0
         self._first_bare = ""
         self._server_first = ""
+        self._client_nonce = ""
         self._combined_nonce = ""
         self._credential: ScramCredential | None = None
 
@@ -241,7 +244,8 @@ class ScramServer:
             )
         self._credential = credential
         self._first_bare = bare
-        self._combined_nonce = pairs[1][1] + self._nonce()
+        self._client_nonce = pairs[1][1]
+        self._combined_nonce = self._client_nonce + self._nonce()
         salt = base64.b64encode(credential.salt).decode("ascii")
         self._server_first = f"r={self._combined_nonce},s={salt},i={credential.iterations}"
         self._step = 1
@@ -252,8 +256,19 @@ class ScramServer:
         pairs = _attributes(without_proof, "client final", self.mechanism) if sep else []
         if len(pairs) < 2 or pairs[0][0] != "c" or pairs[1][0] != "r":
             raise _invalid_credentials(self.mechanism, "Invalid SCRAM client final message format")
-        if pairs[1][1] != self._combined_nonce:
-            raise _invalid_credentials(self.mechanism, "Invalid client nonce in the final client message.")
+        nonce = pairs[1][1]
+        if nonce != self._combined_nonce and not (
+            self._suffix_nonce and nonce.endswith(self._combined_nonce)
+        ):
+            hint = ""
+            if nonce == self._client_nonce + self._combined_nonce:
+                hint = (
+                    " (the client repeats its nonce, as librdkafka before 2.6.1 does; "
+                    "simulator.sasl.scram.nonce.check=suffix accepts that, as Kafka 3.8.1 to 3.9 do)"
+                )
+            raise _invalid_credentials(
+                self.mechanism, "Invalid client nonce in the final client message." + hint
+            )
         try:
             proof = base64.b64decode(proof_text, validate=True)
         except ValueError:
@@ -574,6 +589,7 @@ class Security:
         self.failed_delay = config.failed_auth_delay_ms / 1000
         self.handshake_timeout = min(config.idle_ms / 1000, 60.0)
         self.mechanisms: tuple[str, ...] = tuple(config.sasl_mechanisms)
+        self.scram_nonce_check = config.scram_nonce_check
         #: Counters of authentications and failed TLS handshakes: the server's (:meth:`attach`).
         self.stats: Counter[str] = Counter()
         self.ssl: ssl.SSLContext | None = None
@@ -611,7 +627,7 @@ class Security:
     def mechanism_server(self, mechanism: str) -> Mechanism:
         if mechanism == "PLAIN":
             return PlainServer(self._passwords)
-        return ScramServer(mechanism, self._scram[mechanism])
+        return ScramServer(mechanism, self._scram[mechanism], nonce_check=self.scram_nonce_check)
 
     def accept(
         self, loop: asyncio.AbstractEventLoop, factory: Callable[[], Connection], sock: socket.socket

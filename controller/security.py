@@ -17,10 +17,13 @@ The SASL exchange follows Kafka's ``SaslServerAuthenticator``. Until a connectio
 are answered; after a version 0 handshake the frames are raw SASL tokens (answered with raw tokens),
 after a version 1 handshake they must be SaslAuthenticate requests; anything else closes the connection.
 A mechanism that is not enabled is answered with UNSUPPORTED_SASL_MECHANISM and the enabled list, a
-failed authentication with SASL_AUTHENTICATION_FAILED and Kafka's message (no answer after a version 0
-handshake); either way the connection is closed after ``connection.failed.authentication.delay.ms``,
-as Kafka delays it. A failure is logged with the peer, the mechanism, the user and the reason, never with
-a password or a SCRAM proof. The handlers of SaslHandshake and SaslAuthenticate
+failed authentication with SASL_AUTHENTICATION_FAILED and Kafka's message; both answers come after
+``connection.failed.authentication.delay.ms``, as Kafka delays them, and the server closes the connection
+:data:`CLOSE_AFTER` seconds later (after a version 0 handshake a failure is not answered: the connection
+closes after the delay). Kafka checks the nonce of SCRAM's final message exactly (Kafka 4); with
+``simulator.sasl.scram.nonce.check=suffix`` it may repeat the client's nonce first, as librdkafka before
+2.6.1 sends it and Kafka 3.8.1 to 3.9 accept it. A failure is logged at warning with the peer, the
+mechanism, the user and the reason, never with a password or a SCRAM proof. The handlers of SaslHandshake and SaslAuthenticate
 (:mod:`controller.handlers.sasl_handshake`, :mod:`controller.handlers.sasl_authenticate`) do the
 exchange through the connection's session (``Connection.auth``), and answer ILLEGAL_SASL_STATE on a
 connection that has no exchange to do (a listener without SASL, or one already authenticated).

@@ -162,7 +162,7 @@ class Listener:
 
 #: The security protocols Kafka knows, and the ones this server serves.
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SERVED_PROTOCOLS = ("PLAINTEXT",)
+SERVED_PROTOCOLS = SECURITY_PROTOCOLS  # TLS and SASL: controller.security
 
 
 def parse_listener(
@@ -248,6 +248,50 @@ def parse_brokers(key: str, raw: str) -> tuple[UsableBroker, ...]:
     return tuple(entries)
 
 
+# ------------------------------------------------------------------------------------ security values
+
+
+def mechanism_list(key: str, raw: str) -> tuple[str, ...]:
+    """``sasl.enabled.mechanisms``: a comma-separated list of the mechanisms the simulator serves."""
+    names = tuple(dict.fromkeys(x.strip().upper() for x in raw.split(",") if x.strip()))
+    if not names:
+        raise ConfigError(f"{key}: no mechanism given", key)
+    for name in names:
+        if name not in SASL_MECHANISM_NAMES:
+            raise ConfigError(f"{key}: {name!r} is not one of {', '.join(SASL_MECHANISM_NAMES)}", key)
+    return names
+
+
+def user_list(key: str, raw: str) -> tuple[tuple[str, str], ...]:
+    """``user:password,...``; messages name the entry by user, never show a password."""
+    users: dict[str, str] = {}
+    for index, item in enumerate(raw.split(","), 1):
+        user, sep, password = item.strip().partition(":")
+        user = user.strip()
+        if not item.strip():
+            raise ConfigError(f"{key}: entry {index} is empty", key)
+        if not sep or not user or not password:
+            who = f"user {user!r}" if user else f"entry {index}"
+            raise ConfigError(f"{key}: {who} is not user:password", key)
+        if user in users:
+            raise ConfigError(f"{key}: user {user!r} appears twice", key)
+        users[user] = password
+    return tuple(users.items())
+
+
+def pem_store(key: str, raw: str) -> str:
+    value = raw.strip().upper()
+    if value != "PEM":
+        raise ConfigError(
+            f"{key}: {raw.strip()!r} stores are not read; the simulator reads PEM files (PEM)", key
+        )
+    return value
+
+
+def secret(key: str, raw: str) -> str:
+    return raw.strip()
+
+
 # ------------------------------------------------------------------------------------ the settings
 
 
@@ -308,6 +352,26 @@ STRIPED_CONTINUE_OFFSETS = "simulator.placer.striped.continue.offsets"
 LEGACY_FIXED_START_INDEX = "simulator.placer.legacy.fixed.start.index"
 FLUVIO_START_INDEX = "simulator.placer.fluvio.start.index"
 FLUVIO_IGNORE_RACK = "simulator.placer.fluvio.ignore.rack"
+# Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
+SASL_MECHANISMS = "sasl.enabled.mechanisms"
+SASL_USERS = "simulator.sasl.users"
+SCRAM_ITERATIONS = "simulator.sasl.scram.iterations"
+SCRAM_NONCE_CHECK = "simulator.sasl.scram.nonce.check"
+FAILED_AUTH_DELAY_MS = "connection.failed.authentication.delay.ms"
+SSL_KEYSTORE_TYPE = "ssl.keystore.type"
+SSL_KEYSTORE_LOCATION = "ssl.keystore.location"
+SSL_KEYSTORE_PASSWORD = "ssl.keystore.password"
+SSL_KEYSTORE_CHAIN = "ssl.keystore.certificate.chain"
+SSL_KEYSTORE_KEY = "ssl.keystore.key"
+SSL_KEY_PASSWORD = "ssl.key.password"
+SSL_TRUSTSTORE_TYPE = "ssl.truststore.type"
+SSL_TRUSTSTORE_LOCATION = "ssl.truststore.location"
+SSL_TRUSTSTORE_PASSWORD = "ssl.truststore.password"
+SSL_TRUSTSTORE_CERTIFICATES = "ssl.truststore.certificates"
+SSL_CLIENT_AUTH = "ssl.client.auth"
+
+#: The SASL mechanisms the simulator serves.
+SASL_MECHANISM_NAMES = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 ISOLATION_MODES = ("auto", "inline", "process")
 
@@ -601,6 +665,122 @@ SETTINGS: tuple[Setting, ...] = (
         boolean,
         "`fluvio` and `fluvio-fair` placers: ignore racks",
     ),
+    # Security: TLS on SSL and SASL_SSL listeners, SASL on SASL_PLAINTEXT and SASL_SSL (controller.security).
+    Setting(
+        SASL_MECHANISMS,
+        "sasl_mechanisms",
+        ",".join(SASL_MECHANISM_NAMES),
+        mechanism_list,
+        "what a `SASL_*` listener offers, of `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (Kafka's default, "
+        "`GSSAPI`, is not served)",
+    ),
+    Setting(
+        SASL_USERS,
+        "sasl_users",
+        "",
+        user_list,
+        "`user:password,...`: who may authenticate on a `SASL_*` listener, with every enabled mechanism",
+    ),
+    Setting(
+        SCRAM_ITERATIONS,
+        "scram_iterations",
+        "4096",
+        integer(minimum=4096, maximum=16384),
+        "the iteration count of the users' SCRAM credentials (Kafka's bounds); salts are random at startup",
+    ),
+    Setting(
+        SCRAM_NONCE_CHECK,
+        "scram_nonce_check",
+        "exact",
+        one_of("exact", "suffix"),
+        "`exact`: a SCRAM client's final nonce must be the server's (Kafka 4); `suffix`: it may repeat the "
+        "client nonce before it, as librdkafka before 2.6.1 does (Kafka 3.8.1 to 3.9 accept that)",
+    ),
+    Setting(
+        FAILED_AUTH_DELAY_MS,
+        "failed_auth_delay_ms",
+        "100",
+        integer(minimum=0),
+        "a failed authentication is answered, and the connection closed, after this delay",
+    ),
+    Setting(
+        SSL_KEYSTORE_TYPE,
+        "ssl_keystore_type",
+        "PEM",
+        pem_store,
+        "only `PEM` is read (Kafka's default, `JKS`, is not)",
+    ),
+    Setting(
+        SSL_KEYSTORE_LOCATION,
+        "ssl_keystore_location",
+        "",
+        text(nonempty=False),
+        "PEM file with the listener's private key and certificate chain (`SSL`, `SASL_SSL`)",
+    ),
+    Setting(
+        SSL_KEYSTORE_CHAIN,
+        "ssl_keystore_chain",
+        "",
+        text(nonempty=False),
+        "instead of a file: the certificate chain as PEM text (with `ssl.keystore.key`)",
+    ),
+    Setting(
+        SSL_KEYSTORE_KEY,
+        "ssl_keystore_key",
+        "",
+        text(nonempty=False),
+        "instead of a file: the private key as PEM text",
+    ),
+    Setting(
+        SSL_KEY_PASSWORD,
+        "ssl_key_password",
+        "",
+        secret,
+        "the password of an encrypted private key",
+    ),
+    Setting(
+        SSL_KEYSTORE_PASSWORD,
+        "ssl_keystore_password",
+        "",
+        secret,
+        "refused with a PEM keystore, as Kafka does (use `ssl.key.password`)",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_TYPE,
+        "ssl_truststore_type",
+        "PEM",
+        pem_store,
+        "only `PEM` is read",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_LOCATION,
+        "ssl_truststore_location",
+        "",
+        text(nonempty=False),
+        "PEM file of the CA certificates that client certificates are checked against",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_CERTIFICATES,
+        "ssl_truststore_certificates",
+        "",
+        text(nonempty=False),
+        "instead of a file: those CA certificates as PEM text",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_PASSWORD,
+        "ssl_truststore_password",
+        "",
+        secret,
+        "refused with a PEM truststore, as Kafka does",
+    ),
+    Setting(
+        SSL_CLIENT_AUTH,
+        "ssl_client_auth",
+        "none",
+        one_of("none", "requested", "required"),
+        "client certificates on `SSL` listeners: `none`, `requested` or `required` (a `SASL_SSL` listener "
+        "only takes `listener.name.<name>.ssl.client.auth`, as Kafka)",
+    ),
 )
 
 SETTINGS_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
@@ -660,6 +840,23 @@ class ServerConfig:
     fluvio_health_timeout_ms: int = 90000
     replication_tick_ms: int = 100
     max_events: int = 1_000_000
+    # Security (controller.security); an empty key is None; secrets stay out of repr().
+    sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
+    sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)
+    scram_iterations: int = 4096
+    scram_nonce_check: str = "exact"
+    failed_auth_delay_ms: int = 100
+    ssl_keystore_type: str = "PEM"
+    ssl_keystore_location: str | None = None
+    ssl_keystore_chain: str | None = None
+    ssl_keystore_key: str | None = field(default=None, repr=False)
+    ssl_key_password: str | None = field(default=None, repr=False)
+    ssl_keystore_password: str | None = field(default=None, repr=False)
+    ssl_truststore_type: str = "PEM"
+    ssl_truststore_location: str | None = None
+    ssl_truststore_certificates: str | None = None
+    ssl_truststore_password: str | None = field(default=None, repr=False)
+    ssl_client_auth: str = "none"
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> ServerConfig:

@@ -20,6 +20,7 @@ from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.events import Event
 from controller.placement.api import UsableBroker
+from controller.security_testing import ClientSettings
 from controller.server import Server
 
 __all__ = ["ServerThread", "server_properties"]
@@ -72,6 +73,8 @@ class ServerThread:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._stop: asyncio.Event | None = None
+        #: How clients connect (security protocol, CA file, SASL user); set by whoever made the certificates.
+        self.client_settings = ClientSettings(config.listener.security_protocol)
 
     @classmethod
     def start(

@@ -10,7 +10,11 @@
 - ``placement_sim_server``: the same server without a client, for other clients (kafka-python, ...).
 - ``placement_sim_factory``: ``placement_sim_factory(placer=..., brokers=[(id, rack[, fenced]), ...],
   properties={...}, seed=0, clock="virtual", policy="fluvio")`` starts more servers; all are stopped at
-  the end of the test.
+  the end of the test. ``security="SSL"``, ``"SASL_PLAINTEXT"`` or ``"SASL_SSL"`` secures every listener
+  (``users={...}``, default alice/alice-secret; ``client_auth="required"`` for client certificates), and
+  ``server.client_settings`` says how each client connects (``mechanism=`` picks its SASL mechanism).
+- ``placement_sim_certificates``: a throw-away CA, server keystore and client certificate, made once
+  per test session (:class:`controller.security_testing.Certificates`; needs ``cryptography``).
 
 Each server runs on its own event loop in a background thread, so blocking and asyncio clients work alike.
 """
@@ -27,6 +31,7 @@ import pytest
 
 if TYPE_CHECKING:
     from controller.embedded import ServerThread
+    from controller.security_testing import Certificates
 
 try:
     import pytest_asyncio
@@ -98,9 +103,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(MISSING_ASYNC_PLUGIN, pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def placement_sim_certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    try:
+        from controller.security_testing import make_certificates
+    except ImportError:  # pragma: no cover - depends on the user's environment
+        pytest.fail("TLS fixtures need the cryptography package: pip install 'placement-sim[security]'")
+    return make_certificates(tmp_path_factory.mktemp("placement-sim-tls"))
+
+
 @pytest.fixture
-def placement_sim_factory() -> Iterator[Callable[..., ServerThread]]:
+def placement_sim_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., ServerThread]]:
     from controller.embedded import ServerThread
+    from controller.security_testing import DEFAULT_USERS, ClientSettings, secured_properties
 
     started: list[ServerThread] = []
 
@@ -111,10 +126,33 @@ def placement_sim_factory() -> Iterator[Callable[..., ServerThread]]:
         seed: int | None = 0,
         clock: str | None = None,
         policy: str | None = None,
+        security: str | None = None,
+        mechanism: str = "PLAIN",
+        users: dict[str, str] | None = None,
+        client_auth: str = "none",
     ) -> ServerThread:
+        client = None
+        if security is not None and security != "PLAINTEXT":
+            certs = (
+                request.getfixturevalue("placement_sim_certificates") if security.endswith("SSL") else None
+            )
+            chosen = dict(DEFAULT_USERS if users is None else users)
+            properties = {**secured_properties(security, certs, chosen, client_auth), **(properties or {})}
+            user, password = next(iter(chosen.items()), (None, None))
+            client = ClientSettings(
+                security,
+                ca_file=str(certs.ca_file) if certs else None,
+                mechanism=mechanism if security.startswith("SASL_") else None,
+                username=user if security.startswith("SASL_") else None,
+                password=password if security.startswith("SASL_") else None,
+                cert_file=str(certs.client_cert) if certs and client_auth != "none" else None,
+                key_file=str(certs.client_key) if certs and client_auth != "none" else None,
+            )
         server = ServerThread.start(
             placer=placer, brokers=brokers, properties=properties, seed=seed, clock=clock, policy=policy
         )
+        if client is not None:
+            server.client_settings = client
         started.append(server)
         return server
 

@@ -43,6 +43,7 @@ from controller.handlers import Handler, RequestContext
 from controller.image import MetadataImage
 from controller.logsafe import shown
 from controller.offload import BIG, BIG_BODY, Sized, gc_paused
+from controller.security import Security
 from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
 from protocol.errors import error_by_name
 from protocol.framing import encode_response, parse_request_header, response_header_version
@@ -163,7 +164,7 @@ class Listener:
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            task = loop.create_task(loop.connect_accepted_socket(self._connection, conn))
+            task = loop.create_task(self.server.security.accept(loop, self._connection, conn))  # TLS, if any
             self._pending.add(task)
             task.add_done_callback(self._set_up)
             if self.server.full():
@@ -171,7 +172,9 @@ class Listener:
                 return
 
     def _connection(self) -> Connection:
-        return Connection(self.server, self.broker)
+        conn = Connection(self.server, self.broker)
+        conn.auth = self.server.security.session()  # SASL listeners: the exchange's state
+        return conn
 
     def _set_up(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
@@ -192,7 +195,7 @@ class Server:
     (:attr:`endpoints`), the connections and the connection and request counters (:attr:`stats`).
     """
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: Controller, security: Security | None = None) -> None:
         self.controller = controller
         self.config: ServerConfig = controller.config
         self._bootstrap: Listener | None = None
@@ -217,12 +220,15 @@ class Server:
         self._rate = _RateLimited()
         self._previous_handler: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: TLS and SASL on every listener (controller.security).
+        self.security = (security or Security(self.config)).attach(self.stats)
         controller.dynamics.attach(self)
 
     @classmethod
     async def create(cls, config: ServerConfig) -> Server:
         """The controller for ``config``, then a server for it (not yet listening: call :meth:`start`)."""
-        return cls(await Controller.start(config))
+        security = Security(config)  # a ConfigError for unusable key material comes before anything starts
+        return cls(await Controller.start(config), security)
 
     @property
     def bootstrap(self) -> str:
@@ -434,6 +440,12 @@ class Server:
 
     def answer(self, conn: Connection, frame: bytes) -> bytes | Later:
         """The response frame for one request frame (or the work that makes it); raises Close."""
+        if conn.auth is not None and not conn.auth.authenticated:
+            return conn.auth.answer(self, conn, frame)  # the SASL exchange (controller.security)
+        return self.serve(conn, frame)
+
+    def serve(self, conn: Connection, frame: bytes) -> bytes | Later:
+        """The response frame for one request frame, whatever the connection's security state."""
         controller = self.controller
         schemas = controller.schemas
         try:

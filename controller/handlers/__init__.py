@@ -34,6 +34,8 @@ HANDLER_MODULES = [
     "create_partitions",
     "describe_cluster",
     "elect_leaders",
+    "sasl_handshake",
+    "sasl_authenticate",
 ]
 
 #: Kafka's "authorized operations not computed" marker; no ACLs are simulated.

@@ -82,6 +82,8 @@ def test_serve_reads_a_properties_file(tmp_path: Path):
         ("listeners=nowhere\n", "listeners"),
         ("simulator.placer.isolation=sometimes\n", "simulator.placer.isolation"),
         ("replica.placer.class.name=no.such.Placer\n", "no.such"),
+        ("listeners=SASL_PLAINTEXT://127.0.0.1:0\n", "simulator.sasl.users: listener SASL_PLAINTEXT"),
+        ("listeners=SSL://127.0.0.1:0\n", "ssl.keystore.location: listener SSL (SSL) needs a keystore"),
     ],
 )
 def test_bad_configuration_stops_startup_naming_the_key(tmp_path: Path, lines: str, named: str):

@@ -20,8 +20,64 @@ from tests.support.placers import placer_file
 #: ``replica.placer.class.name`` of a plugin that refuses topics named ``reject...`` (REPLICA_PLACEMENT_FAILED).
 PICKY_PLACER = placer_file("PickyPlacer")
 
-API_NAMES = {3: "Metadata", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 37: "CreatePartitions",
-             60: "DescribeCluster", 68: "CreateReplicaPlacement"}  # fmt: skip
+API_NAMES = {3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
+             36: "SaslAuthenticate", 37: "CreatePartitions", 60: "DescribeCluster",
+             68: "CreateReplicaPlacement"}  # fmt: skip
+
+#: What each client connects over in the security tests: (security protocol, SASL mechanism, ssl.client.auth).
+SECURED = [
+    pytest.param("SSL", None, "none", id="SSL"),
+    pytest.param("SSL", None, "required", id="SSL-client-certificate"),
+    pytest.param("SASL_PLAINTEXT", "PLAIN", "none", id="SASL_PLAINTEXT-PLAIN"),
+    pytest.param("SASL_PLAINTEXT", "SCRAM-SHA-512", "none", id="SASL_PLAINTEXT-SCRAM-SHA-512"),
+    pytest.param("SASL_SSL", "PLAIN", "none", id="SASL_SSL-PLAIN"),
+    pytest.param("SASL_SSL", "SCRAM-SHA-256", "none", id="SASL_SSL-SCRAM-SHA-256"),
+]
+
+#: A wrong password, and what Kafka tells the client: PLAIN's own message, SCRAM's one for every failure.
+WRONG_PASSWORD = [
+    pytest.param(
+        "SASL_PLAINTEXT", "PLAIN", "Authentication failed: Invalid username or password", id="PLAIN"
+    ),
+    pytest.param(
+        "SASL_SSL",
+        "SCRAM-SHA-512",
+        "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
+        id="SCRAM-SHA-512",
+    ),
+]
+WRONG = "not-alices-secret"
+
+
+def assert_authenticated(server: ServerThread, mechanism: str | None) -> None:
+    """SASL was used on the bootstrap listener and on a broker's (every listener is secured alike)."""
+    stats = server.stats
+    if mechanism is not None:
+        assert stats[f"authenticated:{mechanism}"] >= 2, dict(stats)
+    assert stats["authentication failed"] == stats["closed:TLS handshake failed"] == 0, dict(stats)
+
+
+#: What the server logs of a wrong password (Kafka's own reasons), by mechanism.
+LOGGED_REASON = {
+    "PLAIN": "Authentication failed: Invalid username or password",
+    "SCRAM-SHA-512": "Invalid client credentials",
+}
+
+
+def assert_failure_logged(records: list[logging.LogRecord], mechanism: str) -> None:
+    """The server logged the failure at warning with the peer, mechanism, user and reason, and no password."""
+    lines = [
+        r.getMessage() for r in records if r.name == "controller.security" and r.levelno == logging.WARNING
+    ]
+    assert lines, "the failure was not logged"
+    assert all(
+        line.startswith("authentication failed from 127.0.0.1:")
+        and line.endswith(f": {mechanism}, user alice: {LOGGED_REASON[mechanism]}")
+        for line in lines
+    ), lines
+    everything = "\n".join(r.getMessage() for r in records)
+    assert WRONG not in everything and "alice-secret" not in everything
+
 
 OWN_CLIENT_ID = "placement-sim-client"
 

@@ -99,20 +99,26 @@ def test_an_empty_broker_list_is_an_error():
 
 
 @pytest.mark.parametrize(
-    ("props", "message"),
+    ("props", "name", "protocol"),
     [
-        ({"listeners": "SSL://127.0.0.1:9093"}, "listener SSL uses SSL, which this server does not serve"),
-        ({"listeners": "SASL_PLAINTEXT://127.0.0.1:9093"}, "uses SASL_PLAINTEXT, which this server does not"),
+        ({"listeners": "SSL://127.0.0.1:9093"}, "SSL", "SSL"),
+        ({"listeners": "SASL_PLAINTEXT://127.0.0.1:9093"}, "SASL_PLAINTEXT", "SASL_PLAINTEXT"),
+        ({"listeners": "sasl_ssl://127.0.0.1:9093"}, "SASL_SSL", "SASL_SSL"),
         (
             {"listeners": "CLIENT://127.0.0.1:9093", "listener.security.protocol.map": "CLIENT:SASL_SSL"},
-            "listener CLIENT uses SASL_SSL",
+            "CLIENT",
+            "SASL_SSL",
         ),
-        ({"listeners": "CLIENT://127.0.0.1:9093"}, "listener CLIENT has no security protocol"),
     ],
 )
-def test_a_listener_with_a_protocol_the_server_does_not_serve_is_an_error(props, message):
-    with pytest.raises(ConfigError, match=message) as info:
-        ServerConfig.from_properties(props)
+def test_every_kafka_security_protocol_is_served(props, name, protocol):
+    listener = ServerConfig.from_properties(props).listener
+    assert (listener.name, listener.security_protocol, listener.port) == (name, protocol, 9093)
+
+
+def test_a_listener_name_without_a_security_protocol_is_an_error():
+    with pytest.raises(ConfigError, match="listener CLIENT has no security protocol") as info:
+        ServerConfig.from_properties({"listeners": "CLIENT://127.0.0.1:9093"})
     assert info.value.key == "listeners"
 
 

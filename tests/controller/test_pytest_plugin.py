@@ -175,3 +175,42 @@ def test_without_pytest_asyncio_the_async_fixture_says_what_is_missing(pytester)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:asyncio", "-W", "default")
     result.assert_outcomes(errors=1)  # failed in setup, before the test body
     result.stdout.fnmatch_lines(["*needs pytest-asyncio: pip install pytest-asyncio*"])
+
+
+SECURED_SUITE = """
+import pytest
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import KafkaTimeoutError
+
+
+def test_a_sasl_ssl_server_and_its_client_settings(placement_sim_factory, placement_sim_certificates):
+    server = placement_sim_factory(security="SASL_SSL", mechanism="SCRAM-SHA-512", users={"svc": "svc-secret"})
+    settings = server.client_settings
+    assert (settings.security_protocol, settings.mechanism, settings.username, settings.password) == (
+        "SASL_SSL", "SCRAM-SHA-512", "svc", "svc-secret")
+    assert settings.ca_file == str(placement_sim_certificates.ca_file)
+    assert settings.librdkafka()["ssl.ca.location"] == settings.ca_file
+    assert settings.kcat()[:2] == ["-X", "security.protocol=SASL_SSL"]
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=10000, **settings.kafka_python())
+    admin.create_topics([NewTopic("orders", 3, 2)])
+    assert "orders" in admin.list_topics()
+    admin.close()
+    assert server.stats["authenticated:SCRAM-SHA-512"] >= 1
+
+
+def test_a_plaintext_client_gets_nowhere(placement_sim_factory):
+    server = placement_sim_factory(security="SSL")
+    with pytest.raises(KafkaTimeoutError):
+        KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=2000, bootstrap_timeout_ms=1000)
+    assert server.stats["closed:TLS handshake failed"] >= 1
+
+
+def test_without_security_the_settings_are_plaintext(placement_sim_server):
+    assert placement_sim_server.client_settings.kafka_python() == {"security_protocol": "PLAINTEXT"}
+"""
+
+
+def test_secured_servers_in_any_test_suite(pytester):
+    pytester.makepyfile(SECURED_SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)

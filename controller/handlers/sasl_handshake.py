@@ -1,0 +1,28 @@
+"""SaslHandshake (17): the client names its SASL mechanism (:mod:`controller.security` runs the exchange).
+
+On a ``SASL_*`` listener, before authentication, the connection's session answers it: the enabled
+mechanisms, or UNSUPPORTED_SASL_MECHANISM with them (and the connection is closed). Anywhere else (a
+listener without SASL, a connection already authenticated) it is ILLEGAL_SASL_STATE, as Kafka answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext
+from controller.security import SaslSession
+from protocol.errors import error_by_name
+
+API_KEY = 17
+VERSIONS = (0, 1)
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    session = ctx.connection.auth if ctx.connection is not None else None
+    if isinstance(session, SaslSession) and session.expects_handshake:
+        return session.handshake(request["Mechanism"], version)
+    return {"ErrorCode": error_by_name("ILLEGAL_SASL_STATE").code, "Mechanisms": []}
+
+
+def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:
+    return {"ErrorCode": error_code, "Mechanisms": []}

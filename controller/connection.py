@@ -23,7 +23,7 @@ import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from controller.logsafe import shown
 
@@ -115,8 +115,7 @@ class Connection(asyncio.Protocol):
     # ------------------------------------------------------------------------------------- transport events
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio's classes
         peername = transport.get_extra_info("peername")
         if isinstance(peername, tuple):
             self.ip = str(peername[0])

@@ -18,6 +18,7 @@ from typing import Any
 
 from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
+from controller.eventloop import new_event_loop
 from controller.events import Event
 from controller.placement.api import UsableBroker
 from controller.security_testing import ClientSettings
@@ -68,7 +69,7 @@ class ServerThread:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self._server: Server | None = None
-        self._loop = asyncio.new_event_loop()
+        self._loop = new_event_loop(config.event_loop)
         self._thread = threading.Thread(target=self._run, name="placement-sim-server", daemon=True)
         self._ready = threading.Event()
         self._error: BaseException | None = None

@@ -10,6 +10,7 @@ import sys
 
 from cli.options import add_property_option
 from controller.config import LISTENERS, PLACER, SEED, ServerConfig
+from controller.eventloop import loop_factory, loop_name
 from controller.server import Server
 
 
@@ -46,7 +47,10 @@ def overrides_from(args: argparse.Namespace) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     config = ServerConfig.load(args.config, overrides_from(args))
     try:
-        return asyncio.run(_serve(config))
+        with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+            return runner.run(_serve(config))
+    except BrokenPipeError:
+        raise  # its reader went away: handled as for every command
     except OSError as exc:
         print(f"placement-sim: cannot listen on {config.listener}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -63,7 +67,11 @@ async def _serve(config: ServerConfig) -> int:
     brokers = ", ".join(
         f"{b.id}{'@' + b.rack if b.rack else ''}{' (fenced)' if b.fenced else ''}" for b in config.brokers
     )
-    print(f"placer {server.controller.placements.placer_label}; brokers {brokers}", flush=True)
+    print(
+        f"placer {server.controller.placements.placer_label}; brokers {brokers}; "
+        f"event loop {loop_name(asyncio.get_running_loop())}",
+        flush=True,
+    )
     print(f"listening on {server.bootstrap}", flush=True)
     endpoints = server.endpoints
     print("brokers on " + ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items())), flush=True)

@@ -33,6 +33,7 @@ import socket
 import time
 from collections import Counter
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 from controller.app import Controller
@@ -45,6 +46,7 @@ from controller.logsafe import shown
 from controller.offload import BIG, BIG_BODY, Sized, gc_paused
 from controller.security import Security
 from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
+from protocol.codec import Message
 from protocol.errors import error_by_name
 from protocol.framing import encode_response, parse_request_header, response_header_version
 
@@ -105,6 +107,19 @@ class _RateLimited:
         self._last[kind] = now
         held, self._held[kind] = self._held[kind], 0
         return held
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """How the requests of one API version are served: worked out at its first request."""
+
+    handler: Handler
+    #: The request's codec; None for a version the handler does not support (answered as it says).
+    request: Message | None
+    flexible: bool
+    #: The stats key counting these requests.
+    counter: str
+    version: int
 
 
 class Listener:
@@ -214,6 +229,7 @@ class Server:
         self._hung: set[int] = set()
         #: The metadata images of brokers cut off from the controller.
         self._frozen: dict[int, MetadataImage] = {}
+        self._routes: dict[tuple[int, int], _Route] = {}
         #: Bytes of frames held by all connections (``queued.max.request.bytes``), and who waits for room.
         self.held_bytes = 0
         self._blocked: set[Connection] = set()
@@ -446,19 +462,16 @@ class Server:
 
     def serve(self, conn: Connection, frame: bytes) -> bytes | Later:
         """The response frame for one request frame, whatever the connection's security state."""
-        controller = self.controller
-        schemas = controller.schemas
         try:
-            header, offset = parse_request_header(frame, schemas)
+            header, offset = parse_request_header(frame, self.controller.schemas)
         except DecodeError as exc:
             raise Close("malformed request header", str(exc)) from None
-        api_key, version = header.api_key, header.api_version
-        handler = controller.handlers.get(api_key)
-        if handler is None:
-            raise Close("unknown apiKey", f"apiKey {api_key}")
+        route = self._routes.get((header.api_key, header.api_version))
+        if route is None:
+            route = self._route(header.api_key, header.api_version)
         broker = conn.broker
         ctx = RequestContext(
-            controller,
+            self.controller,
             header,
             conn.peer,
             broker,
@@ -466,84 +479,104 @@ class Server:
             self._frozen.get(broker) if broker is not None else None,
             conn,
         )
-        if not handler.supports(version):
-            if handler.unsupported is None:
-                raise Close("unsupported version", f"apiKey {api_key} version {version}")
-            self.stats[f"requests:{api_key}:unsupported"] += 1
-            answer, answer_version = handler.unsupported(ctx, version)
-            body = schemas.response(api_key).encode(answer, answer_version)
-            return encode_response(
-                header.correlation_id, response_header_version(schemas, api_key, answer_version), body
-            )
+        if route.request is None:
+            return self._unsupported(route.handler, ctx)
         if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
 
-            async def decoded() -> tuple[dict[str, Any], int]:
+            async def decoded() -> tuple[dict[str, Any], list[str], bool]:
                 with gc_paused():
-                    return await asyncio.to_thread(self._decode, handler, frame, offset, version)
+                    return await asyncio.to_thread(self._decode, route, frame, offset)
 
-            def handled(result: tuple[dict[str, Any], int]) -> bytes | Later:
-                request, end = result
-                return self._handle(conn, ctx, handler, request, end, frame)
+            def handled(result: tuple[dict[str, Any], list[str], bool]) -> bytes | Later:
+                return self._handle(conn, ctx, route, *result)
 
             def undecodable(exc: Exception) -> bytes:
                 raise Close("malformed request body", f"{type(exc).__name__}: {exc}")
 
             return Later(decoded(), handled, undecodable)
-        request, end = self._decode(handler, frame, offset, version)
-        return self._handle(conn, ctx, handler, request, end, frame)
+        return self._handle(conn, ctx, route, *self._decode(route, frame, offset))
 
-    def _decode(
-        self, handler: Handler, frame: bytes, offset: int, version: int
-    ) -> tuple[dict[str, Any], int]:
+    def _route(self, api_key: int, version: int) -> _Route:
+        """How requests of one API version are served (kept for the supported versions); raises Close for
+        an API the server does not serve and for an unsupported version its handler has no answer for."""
+        handler = self.controller.handlers.get(api_key)
+        if handler is None:
+            raise Close("unknown apiKey", f"apiKey {api_key}")
+        if not handler.supports(version):
+            if handler.unsupported is None:
+                raise Close("unsupported version", f"apiKey {api_key} version {version}")
+            return _Route(handler, None, False, f"requests:{api_key}:unsupported", version)
+        request = self.controller.schemas.request(api_key)
+        route = _Route(handler, request, request.is_flexible(version), f"requests:{api_key}", version)
+        self._routes[(api_key, version)] = route
+        return route
+
+    def _unsupported(self, handler: Handler, ctx: RequestContext) -> bytes:
+        """Kafka's answer to a version it does not support (ApiVersions: UNSUPPORTED_VERSION in v0)."""
+        assert handler.unsupported is not None
+        schemas = self.controller.schemas
+        api_key, version = handler.api_key, ctx.header.api_version
+        self.stats[f"requests:{api_key}:unsupported"] += 1
+        answer, answer_version = handler.unsupported(ctx, version)
+        body = schemas.response(api_key).encode(answer, answer_version)
+        return encode_response(
+            ctx.header.correlation_id, response_header_version(schemas, api_key, answer_version), body
+        )
+
+    @staticmethod
+    def _decode(route: _Route, frame: bytes, offset: int) -> tuple[dict[str, Any], list[str], bool]:
+        """The request body, where it holds tagged fields its spec does not know, and whether bytes
+        follow it. Touches no shared state: big bodies are decoded in a worker thread."""
+        assert route.request is not None
         try:
-            return self.controller.schemas.request(handler.api_key).decode_from(frame, offset, version)
+            request, end = route.request.decode_from(frame, offset, route.version)
         except DecodeError as exc:
             raise Close("malformed request body", str(exc)) from None
+        return request, _unknown_tags(request) if route.flexible else [], end != len(frame)
 
     def _handle(
         self,
         conn: Connection,
         ctx: RequestContext,
-        handler: Handler,
+        route: _Route,
         request: dict[str, Any],
-        end: int,
-        frame: bytes,
+        unknown: list[str],
+        trailing: bool,
     ) -> bytes | Later:
-        header = ctx.header
-        api_key, version = handler.api_key, header.api_version
-        message = self.controller.schemas.request(api_key)
-        if end != len(frame):
+        header, handler = ctx.header, route.handler
+        version = header.api_version
+        if trailing:
             # Kafka ignores bytes after a request body (some clients send them), and so do we.
             self.stats["requests:trailing bytes"] += 1
-        if message.is_flexible(version):
-            unknown = _unknown_tags(request)
-            if unknown:
-                self.stats["requests:unknown tagged fields"] += 1
-                log.warning(
-                    "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
-                    conn.peer,
-                    api_key,
-                    version,
-                    shown(", ".join(unknown)),
-                )
+        if unknown:
+            self.stats["requests:unknown tagged fields"] += 1
+            log.warning(
+                "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
+                conn.peer,
+                handler.api_key,
+                version,
+                shown(", ".join(unknown)),
+            )
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s: apiKey %d v%d correlation %d from %s",
                 conn.peer,
-                api_key,
+                handler.api_key,
                 version,
                 header.correlation_id,
                 shown(header.client_id, 100),
             )
-        self.stats[f"requests:{api_key}"] += 1
+        self.stats[route.counter] += 1
         try:
             result = handler.handle(ctx, request, version)
         except Exception as exc:  # a bug in a handler: the request is still answered
             return self._failed(handler, request, version, header.correlation_id, exc)
-        if inspect.isawaitable(result):
-            return self._answer_later(handler, request, version, header.correlation_id, result)
+        if isinstance(result, (dict, bytes)):
+            return self._encode(handler, request, version, header.correlation_id, result)
         if isinstance(result, Sized):
             return self._encode_later(handler, request, version, header.correlation_id, result)
+        if inspect.isawaitable(result):
+            return self._answer_later(handler, request, version, header.correlation_id, result)
         return self._encode(handler, request, version, header.correlation_id, result)
 
     def _encode_later(

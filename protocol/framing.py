@@ -10,6 +10,7 @@ is flexible, version 0 otherwise, and always version 0 for ApiVersions.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import struct
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from typing import Any, Final
 
 from protocol.exceptions import DecodeError
 from protocol.registry import Schemas
-from protocol.wire import UNKNOWN_TAGGED_FIELDS, read_unknown_tags
+from protocol.wire import read_unknown_tags
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,8 @@ API_VERSIONS: Final = 18
 CONTROLLED_SHUTDOWN: Final = 7
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
+_KEY_VERSION_CORRELATION = struct.Struct(">hhi")
+_INT16 = struct.Struct(">h")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 
 
@@ -58,7 +61,7 @@ async def read_frame(reader: asyncio.StreamReader, max_size: int = DEFAULT_MAX_F
     return await reader.readexactly(size)
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestHeader:
     """A parsed request header. ``tagged_fields`` holds the header's tagged fields (tag -> raw bytes)."""
 
@@ -72,47 +75,83 @@ class RequestHeader:
 
 def request_header_version(schemas: Schemas, api_key: int, api_version: int) -> int:
     """The request header version for this API and version (1 when either is unknown)."""
-    if api_key == CONTROLLED_SHUTDOWN and api_version == 0:
-        return 0
-    if not schemas.has_request(api_key):
-        return 1
-    request = schemas.request(api_key)
-    if not request.supports(api_version):
-        return 1
-    return 2 if request.is_flexible(api_version) else 1
+    return _header_versions(schemas, api_key, api_version)[0]
 
 
 def response_header_version(schemas: Schemas, api_key: int, api_version: int) -> int:
     """The response header version for this API and version (ApiVersions: always 0)."""
+    return _header_versions(schemas, api_key, api_version)[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _header_versions(schemas: Schemas, api_key: int, api_version: int) -> tuple[int, int]:
+    """Kafka's rule for both headers of one API version, worked out once (every request asks)."""
+    if api_key == CONTROLLED_SHUTDOWN and api_version == 0:
+        request_version = 0
+    elif not schemas.has_request(api_key) or not schemas.request(api_key).supports(api_version):
+        request_version = 1
+    else:
+        request_version = 2 if schemas.request(api_key).is_flexible(api_version) else 1
     if api_key == API_VERSIONS:
-        return 0
+        return request_version, 0
     if schemas.has_response(api_key):
         message = schemas.response(api_key)
     elif schemas.has_request(api_key):
         message = schemas.request(api_key)
     else:
-        return 0
-    return 1 if message.supports(api_version) and message.is_flexible(api_version) else 0
+        return request_version, 0
+    return request_version, 1 if message.supports(api_version) and message.is_flexible(api_version) else 0
 
 
 def parse_request_header(
     frame: bytes | bytearray | memoryview, schemas: Schemas
 ) -> tuple[RequestHeader, int]:
-    """Parse the header at the start of a frame; returns it and the offset where the body starts."""
-    if len(frame) < _KEY_VERSION.size:
-        raise DecodeError(f"{len(frame)} bytes is too short for a request header", message="RequestHeader")
-    api_key, api_version = _KEY_VERSION.unpack_from(frame, 0)
-    version = request_header_version(schemas, api_key, api_version)
-    values, end = schemas.message("RequestHeader").decode_from(frame, 0, version)
-    header = RequestHeader(
-        api_key=api_key,
-        api_version=api_version,
-        correlation_id=values["CorrelationId"],
-        client_id=values.get("ClientId"),
-        header_version=version,
-        tagged_fields=dict(values.get(UNKNOWN_TAGGED_FIELDS) or {}),
-    )
-    return header, end
+    """Parse the header at the start of a frame; returns it and the offset where the body starts.
+
+    The layout is the RequestHeader spec's (``schemas/RequestHeader.json``), read here without the
+    generic decoder: every request goes through this."""
+    size = len(frame)
+    if size < _KEY_VERSION_CORRELATION.size:
+        raise DecodeError(f"{size} bytes is too short for a request header", message="RequestHeader")
+    api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(frame, 0)
+    version = _header_versions(schemas, api_key, api_version)[0]
+    if version == 0:
+        return RequestHeader(api_key, api_version, correlation_id, None, 0), 8
+    if size < 10:
+        raise DecodeError(
+            "the ClientId length is cut off", message="RequestHeader", version=version, offset=8
+        )
+    (length,) = _INT16.unpack_from(frame, 8)
+    end = 10
+    client_id: str | None = None
+    if length >= 0:
+        end += length
+        if end > size:
+            raise DecodeError(
+                f"ClientId of {length} bytes overruns the frame",
+                message="RequestHeader",
+                version=version,
+                offset=8,
+            )
+        try:
+            client_id = bytes(frame[10:end]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DecodeError(
+                f"ClientId is not UTF-8 ({exc.reason})", message="RequestHeader", version=version, offset=10
+            ) from None
+    elif length != -1:
+        raise DecodeError(f"ClientId length {length}", message="RequestHeader", version=version, offset=8)
+    if version == 1:
+        return RequestHeader(api_key, api_version, correlation_id, client_id, 1), end
+    if end < size and frame[end] == 0:  # no tagged fields: the common case
+        return RequestHeader(api_key, api_version, correlation_id, client_id, 2), end + 1
+    try:
+        tags, end = read_unknown_tags(frame, end, size)
+    except (IndexError, ValueError) as exc:
+        raise DecodeError(
+            f"bad tag section ({exc})", message="RequestHeader", version=2, offset=end
+        ) from None
+    return RequestHeader(api_key, api_version, correlation_id, client_id, 2, dict(tags or {})), end
 
 
 def encode_request(

@@ -42,7 +42,7 @@ HANDLER_MODULES = [
 NO_OPERATIONS = -(2**31)
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestContext:
     """What a handler may use besides the request: the controller's state and who is asking.
 

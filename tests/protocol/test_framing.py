@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from protocol import DecodeError
+from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError
 from protocol.framing import (
     DEFAULT_MAX_FRAME,
     FrameError,
@@ -217,3 +219,39 @@ async def test_end_of_stream_inside_a_frame():
         await read_frame(stream((10).to_bytes(4, "big") + b"abc"), DEFAULT_MAX_FRAME)
     with pytest.raises(asyncio.IncompleteReadError):
         await read_frame(stream(b"\x00\x00"), DEFAULT_MAX_FRAME)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    api_key=st.sampled_from([3, 7, 18, 19, 43, 68, 999]),
+    api_version=st.integers(0, 15),
+    correlation=st.integers(-(2**31), 2**31 - 1),
+    client_id=st.one_of(st.none(), st.text(max_size=20)),
+    tags=st.dictionaries(st.integers(0, 300), st.binary(max_size=5), max_size=3),
+    cut=st.integers(0, 40),
+)
+def test_the_header_reads_as_its_spec_says(
+    project_schemas, api_key, api_version, correlation, client_id, tags, cut
+):
+    """The hand-read header (every request's hot path) agrees with the RequestHeader spec's decoder, on
+    whole headers and on cut ones."""
+    version = request_header_version(project_schemas, api_key, api_version)
+    spec = project_schemas.message("RequestHeader")
+    data = {"RequestApiKey": api_key, "RequestApiVersion": api_version, "CorrelationId": correlation}
+    if version >= 1:
+        data["ClientId"] = client_id
+    if version >= 2 and tags:
+        data[UNKNOWN_TAGGED_FIELDS] = tags
+    content = spec.encode(data, version) + b"body"
+    content = content[: len(content) - cut] if cut else content
+    try:
+        expected, expected_end = spec.decode_from(content, 0, version)
+    except DecodeError:
+        with pytest.raises(DecodeError):
+            parse_request_header(content, project_schemas)
+        return
+    header, end = parse_request_header(content, project_schemas)
+    assert end == expected_end
+    assert (header.api_key, header.api_version, header.correlation_id) == (api_key, api_version, correlation)
+    assert header.client_id == expected.get("ClientId")
+    assert header.tagged_fields == dict(expected.get(UNKNOWN_TAGGED_FIELDS) or {})

@@ -13,32 +13,43 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from controller.config import ConfigError
 from controller.plugins.loader import PluginLoadError
 
-# Each module defines ``register(subparsers, common)``, adding its subcommand(s) with a ``func(args) -> int``.
-COMMAND_MODULES = [
-    "serve",
-    "place",
-    "compare",
-    "check_placer",
-    "sweep",
-    "topics",
-    "cluster",
-    "settings",
-]
+# Each command's module defines ``register(subparsers, common)``, adding the command with a
+# ``func(args) -> int``. A command line naming one imports that module alone (a server starts sooner).
+COMMANDS = {
+    "serve": "serve",
+    "place": "place",
+    "compare": "compare",
+    "check-placer": "check_placer",
+    "sweep": "sweep",
+    "topics": "topics",
+    "cluster": "cluster",
+    "settings": "settings",
+}
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).
 EXIT_BROKEN_PIPE = 141
 
 
-def _version() -> str:
-    try:
-        return version("placement-sim")
-    except PackageNotFoundError:  # pragma: no cover - running from a checkout that is not installed
-        return "unknown"
+class _Version(argparse.Action):
+    """``--version``, reading the installed version only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("placement-sim")
+        except PackageNotFoundError:  # pragma: no cover - running from a checkout that is not installed
+            number = "unknown"
+        print(f"{parser.prog} {number}")  # on stdout, as argparse's own version action does
+        parser.exit()
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -55,7 +66,8 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv``, only the command it names is registered (all of them when it names none)."""
     parser = argparse.ArgumentParser(
         prog="placement-sim",
         description="A Kafka-wire-compatible controller simulator for replica placement.",
@@ -63,12 +75,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="more logging (-v info, -vv debug)"
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     common = common_options()
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"cli.commands.{name}").register(subparsers, common)
+    named = _command_named(argv)
+    for command, module in COMMANDS.items():
+        if named is None or command == named:
+            importlib.import_module(f"cli.commands.{module}").register(subparsers, common)
     return parser
+
+
+def _command_named(argv: Sequence[str] | None) -> str | None:
+    """The command of a command line (its first word that is not an option), when it is a known one."""
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if not word.startswith("-")]
+    return words[0] if words and words[0] in COMMANDS else None
 
 
 def setup_logging(verbosity: int) -> None:
@@ -98,7 +118,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     setup_logging(args.verbose + getattr(args, "verbose_after", 0))
     return run_command(args)
 

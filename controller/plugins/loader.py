@@ -22,7 +22,6 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -161,6 +160,8 @@ def resolve_plugin_class(kind: PluginKind, name: str) -> type:
     if name in kind.builtins:
         module_name, attr = kind.builtins[name].split(":")
         return _from_module(module_name, attr, name, kind)
+    from importlib.metadata import entry_points  # only names that are not built-ins pay for the import
+
     for ep in entry_points(group=kind.entry_point_group):
         if ep.name == name:
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -13,7 +14,6 @@ from controller.placement.builtin.java_random import SEED_KEY
 from controller.placement.builtin.legacy import LegacyReplicaPlacer
 from controller.placement.builtin.striped import StripedReplicaPlacer
 from controller.placement.loader import BUILTIN_PLACERS, PlacerLoadError, load_placer, resolve_placer_class
-from controller.plugins import loader as plugin_loader
 
 CLUSTER = ClusterView(tuple(UsableBroker(i, f"/dc{i % 3}/r{i % 2}", False) for i in range(6)))
 SPEC = PlacementSpec(start_partition=0, num_partitions=4, num_replicas=3)
@@ -122,13 +122,13 @@ def test_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
     other = EntryPoint(
         "kafka-default", "controller.placement.builtin.legacy:LegacyReplicaPlacer", "another.group"
     )
-    monkeypatch.setattr(plugin_loader, "entry_points", _entry_points(other, point))
+    monkeypatch.setattr(importlib.metadata, "entry_points", _entry_points(other, point))
     assert resolve_placer_class("kafka-default") is StripedReplicaPlacer
 
 
 def test_entry_point_that_fails_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
     point = EntryPoint("ghost", "no_such_module_here:Placer", loader.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(plugin_loader, "entry_points", _entry_points(point))
+    monkeypatch.setattr(importlib.metadata, "entry_points", _entry_points(point))
     with pytest.raises(
         PlacerLoadError, match=r"placer 'ghost': entry point 'no_such_module_here:Placer' failed"
     ):
@@ -137,7 +137,7 @@ def test_entry_point_that_fails_to_load(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_entry_point_that_is_not_a_placer(monkeypatch: pytest.MonkeyPatch) -> None:
     point = EntryPoint("notaplacer", "collections:OrderedDict", loader.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(plugin_loader, "entry_points", _entry_points(point))
+    monkeypatch.setattr(importlib.metadata, "entry_points", _entry_points(point))
     with pytest.raises(PlacerLoadError, match="is not a class with a place\\(\\) method"):
         resolve_placer_class("notaplacer")
 

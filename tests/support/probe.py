@@ -20,9 +20,12 @@ ROOT = Path(__file__).parents[2]
 class LatencyProbe:
     """``with LatencyProbe(bootstrap) as probe: ...``; then ``probe.worst`` (seconds) and ``probe.count``."""
 
-    def __init__(self, bootstrap: str, interval: float = 0.005) -> None:
+    def __init__(self, bootstrap: str, interval: float = 0.005, at_least: float = 0.25) -> None:
         self.bootstrap = bootstrap
         self.interval = interval
+        #: The probe watches at least this long (seconds), however quick the work it watches.
+        self.at_least = at_least
+        self._entered = 0.0
         self.latencies: list[float] = []
         self.failures: list[str] = []
         self._proc: subprocess.Popen[str] | None = None
@@ -40,12 +43,14 @@ class LatencyProbe:
         if ready.strip() != "ready":
             self._proc.kill()
             raise AssertionError(f"the probe did not start: {ready!r}")
+        self._entered = time.perf_counter()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._proc is not None
+        time.sleep(max(0.0, self._entered + self.at_least - time.perf_counter()))
         out, _ = self._proc.communicate("stop\n", timeout=30)
         result = json.loads(out)
         self.latencies = result["latencies"]
@@ -63,9 +68,12 @@ class LatencyProbe:
         """Every answer came; at most 1% took longer than ``within`` (a shared machine's scheduler may
         hold any process back now and then) and none longer than ``never_beyond``."""
         assert self.failures == []
-        assert self.count > 10
+        assert self.count > 10, f"the probe saw only {self.count} answers"
         slow = self.share_above(within)
-        assert slow <= 0.01, f"{slow:.1%} of {self.count} answers took over {within * 1000:.0f} ms"
+        worst = ", ".join(f"{latency * 1000:.0f}" for latency in sorted(self.latencies)[-10:])
+        assert slow <= 0.01, (
+            f"{slow:.1%} of {self.count} answers took over {within * 1000:.0f} ms (ms: {worst})"
+        )
         assert self.worst < never_beyond, f"the slowest answer took {self.worst * 1000:.0f} ms"
 
     @property

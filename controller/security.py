@@ -398,7 +398,8 @@ class SaslSession:
             try:
                 token = self._evaluate(frame)
             except AuthenticationFailed:
-                return self._failed(conn, None)  # after a version 0 handshake, Kafka closes without an answer
+                # After a version 0 handshake, Kafka closes without an answer.
+                return self._answer_failure(conn, None)
             return _SIZE.pack(len(token)) + token
         if len(frame) < _KEY_VERSION.size:
             raise Close("malformed request header", f"{len(frame)} byte(s)")
@@ -422,9 +423,9 @@ class SaslSession:
         answer = server.serve(conn, frame)
         if self._failure is None:
             return answer
-        return self._failed(conn, answer)
+        return self._answer_failure(conn, answer)
 
-    def _failed(self, conn: Connection, answer: bytes | Later | None) -> Later:
+    def _answer_failure(self, conn: Connection, answer: bytes | Later | None) -> Later:
         def unexpected(exc: Exception) -> bytes:
             raise Close("authentication failed", f"{type(exc).__name__}: {exc}")
 

@@ -1,9 +1,12 @@
-"""Real Kafka clients against the simulator: a server per test module, and a record of what each client sent.
+"""Real Kafka clients against the simulator: servers shared by a test module, and a record of what each client sent.
 
 The server logs every request it decodes (apiKey, version, client id) and warns about any tagged field
 its specs do not know. :class:`WireLog` collects both while a module runs, so that the tests can assert
 that a client's bytes decoded cleanly, and the versions each client negotiated are printed at the end
 of the run.
+
+The failover tests run on a virtual clock: a crashed broker is fenced when the test moves the clock
+past ``broker.session.timeout.ms`` with ``advance``, not after a real wait.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ from collections.abc import Iterator
 import pytest
 
 from controller.embedded import ServerThread
+from protocol.client import BlockingClient
 from tests.support.placers import placer_file
 
 #: ``replica.placer.class.name`` of a plugin that refuses topics named ``reject...`` (REPLICA_PLACEMENT_FAILED).
 PICKY_PLACER = placer_file("PickyPlacer")
 
 API_NAMES = {3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
-             36: "SaslAuthenticate", 37: "CreatePartitions", 60: "DescribeCluster",
+             36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders", 60: "DescribeCluster",
              68: "CreateReplicaPlacement"}  # fmt: skip
 
 #: What each client connects over in the security tests: (security protocol, SASL mechanism, ssl.client.auth).
@@ -145,6 +149,95 @@ def picky_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
     with ServerThread.start(
         placer=PICKY_PLACER, properties={"simulator.placer.isolation": "inline"}
     ) as server:
+        yield server
+
+
+#: Kafka's ``broker.session.timeout.ms``: a broker that stops heartbeating is fenced this long after.
+SESSION_TIMEOUT_MS = 9000
+
+#: The failover clusters: three brokers in three racks, seed 1.
+FAILOVER_BROKERS = [(0, "a"), (1, "b"), (2, "c")]
+
+#: Where the failover clusters' default placer puts "orders" (3 partitions, 3 replicas) and "solo" (1, 1)
+#: when both are created in one request, in that order; broker 1 leads orders-1 and solo-0.
+FAILOVER_LAYOUT = {"orders": [[0, 1, 2], [1, 2, 0], [2, 0, 1]], "solo": [[1]]}
+
+
+def create_placed(server: ServerThread, layout: dict[str, list[list[int]]]) -> None:
+    """Creates topics with these replica assignments through the project's own client (not the client
+    under test: its requests are left out of the negotiated versions)."""
+    topics = [
+        {
+            "Name": name,
+            "NumPartitions": -1,
+            "ReplicationFactor": -1,
+            "Assignments": [{"PartitionIndex": i, "BrokerIds": rs} for i, rs in enumerate(assignment)],
+            "Configs": [],
+        }
+        for name, assignment in layout.items()
+    ]
+    with BlockingClient.connect(server.bootstrap, request_timeout=10) as client:
+        response = client.send("CreateTopicsRequest", {"Topics": topics, "timeoutMs": 5000})
+    assert [t["ErrorCode"] for t in response["Topics"]] == [0] * len(topics), response
+
+
+@pytest.fixture(scope="module")
+def failover_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    """Three brokers on a virtual clock with Kafka's election rules, no topics yet (see FAILOVER_LAYOUT)."""
+    with ServerThread.start(brokers=FAILOVER_BROKERS, clock="virtual", seed=1) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def fluvio_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    """The same brokers with Fluvio's rules: the SC sees a crashed SPU's connection drop at once."""
+    with ServerThread.start(brokers=FAILOVER_BROKERS, clock="virtual", seed=1, policy="fluvio") as server:
+        yield server
+
+
+#: The election cluster's topics, and what ElectLeaders finds on each (see ``election_cluster``).
+ELECTION_LAYOUT = {
+    "home": [[0, 4]],  # led by its preferred replica
+    "moved": [[1, 0]],  # its preferred replica 1 is down; 0 leads
+    "back": [[2, 0], [2, 0]],  # 0 leads; the preferred replica 2 is back in the ISR
+    "gone": [[3]],  # leaderless: its only replica is down
+    "stale": [[3, 4]],  # leaderless: ISR [3] is down, 4 is up but was dropped from the ISR
+}
+
+
+@pytest.fixture(scope="module")
+def election_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    """Five brokers on a virtual clock, brought to a state where ElectLeaders has every answer to give.
+
+    1, 2 and 4 crash and are fenced after the session timeout; then 3 crashes and is fenced; then 2 and
+    4 restart, are unfenced at their first heartbeat, and 2 catches up into back's ISRs (4 cannot join
+    stale's: it has no leader to catch up with). Broker 0, the controller, stays up throughout.
+    Each test elects on partitions of its own, so that the tests can share the cluster.
+    """
+    with ServerThread.start(
+        brokers=[(0, "a"), (1, "b"), (2, "c"), (3, "d"), (4, "e")], clock="virtual", seed=1
+    ) as server:
+        create_placed(server, ELECTION_LAYOUT)
+        for broker in (1, 2, 4):
+            server.stop_broker(broker, "crash")
+        server.advance(SESSION_TIMEOUT_MS)
+        server.stop_broker(3, "crash")
+        server.advance(SESSION_TIMEOUT_MS)
+        server.start_broker(2)
+        server.start_broker(4)
+        server.advance(2100)  # unfenced at their first heartbeat; 2 is back in the ISRs by 2.1 s
+        placed = {
+            t: [server.partition_state(t, i) for i in range(len(a))] for t, a in ELECTION_LAYOUT.items()
+        }
+        assert {t: [(p.leader, p.isr) for p in ps] for t, ps in placed.items()} == {
+            "home": [(0, (0, 4))],
+            "moved": [(0, (0,))],
+            "back": [(0, (2, 0)), (0, (2, 0))],
+            "gone": [(-1, (3,))],
+            "stale": [(-1, (3,))],
+        }
+        brokers = [server.broker_state(b) for b in range(5)]
+        assert brokers == ["running", "offline", "running", "offline", "running"]
         yield server
 
 

@@ -37,7 +37,7 @@ def fuzz(
     frames: int,
     per_connection: int,
     threads: int = 8,
-    deadline: float = 5.0,
+    deadline: float = 2.0,
     timeout: float = 900.0,
 ) -> FuzzOutcome:
     """Runs the clients (see the module docstring) and waits for them; even-numbered connections send

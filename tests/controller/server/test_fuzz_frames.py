@@ -1,5 +1,5 @@
 """Twenty thousand random, mutated, cut and valid frames of every API and version, over many connections,
-on either event loop: no unhandled exception, every connection answered or closed within 5 s of its last
+on either event loop: no unhandled exception, every connection answered or closed within 2 s of its last
 byte, and a well-behaved client served all along.
 
 The fuzzing clients and the well-behaved one run in processes of their own (tests.support.fuzzclients,

@@ -1,5 +1,5 @@
 // Prints reference values from the JVM for the Java-compatibility tests (java_reference.json).
-// Regenerate with: java tests/placement/data/JavaReference.java > tests/placement/data/java_reference.json
+// Regenerate with: java tests/controller/placement/data/JavaReference.java > tests/controller/placement/data/java_reference.json
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from controller.handlers import RequestContext
@@ -17,7 +18,10 @@ API_KEY = 68
 VERSIONS = (0, 0)
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
+def handle(
+    ctx: RequestContext, request: dict[str, Any], version: int
+) -> dict[str, Any] | Sized | Awaitable[dict[str, Any] | Sized]:
+    """Answered at once when the placement needs no waiting (a small one by a built-in placer)."""
     placement = PlacementRequest(
         num_partitions=request["NumPartitions"],
         replication_factor=request["ReplicationFactor"],
@@ -27,16 +31,35 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         start_partition=request.get("StartPartition", 0),
         timeout_ms=request["timeoutMs"],
     )
+    placements = ctx.controller.placements
+    try:
+        replicas = placements.place_now(placement)
+    except PlacementFailure as failure:
+        return _failed(ctx, failure)
+    if replicas is None:
+        return _placed_later(ctx, placement)
+    return _placed(placement, replicas)
+
+
+async def _placed_later(ctx: RequestContext, placement: PlacementRequest) -> dict[str, Any] | Sized:
     try:
         replicas = await ctx.controller.placements.place(placement)
     except PlacementFailure as failure:
-        log.info("placement for %s failed: %s %s", ctx.peer, failure.error, shown(failure.message))
-        return {
-            "ThrottleTimeMs": 0,
-            "ErrorCode": error_by_name(failure.error).code,
-            "ErrorMessage": failure.message,
-            "ReplicaPlacement": [],
-        }
+        return _failed(ctx, failure)
+    return _placed(placement, replicas)
+
+
+def _failed(ctx: RequestContext, failure: PlacementFailure) -> dict[str, Any]:
+    log.info("placement for %s failed: %s %s", ctx.peer, failure.error, shown(failure.message))
+    return {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": error_by_name(failure.error).code,
+        "ErrorMessage": failure.message,
+        "ReplicaPlacement": [],
+    }
+
+
+def _placed(placement: PlacementRequest, replicas: list[list[int]]) -> Sized:
     start = placement.start_partition
 
     def response() -> dict[str, Any]:

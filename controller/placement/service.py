@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from controller.cluster import Cluster
 from controller.config import ISOLATION, MAX_REPLICAS, PLACER, ServerConfig
@@ -50,6 +51,17 @@ class PlacementRequest:
     topic: str | None = None
     start_partition: int = 0
     timeout_ms: int = 60000
+
+
+def _spec(request: PlacementRequest) -> PlacementSpec:
+    return PlacementSpec(
+        start_partition=request.start_partition,
+        num_partitions=request.num_partitions,
+        num_replicas=request.replication_factor,
+        topic=request.topic,
+        broker_ids=tuple(request.node_ids) if request.node_ids else None,
+        force_simple=request.force_simple,
+    )
 
 
 _KIND_OF_REASON = {
@@ -133,14 +145,7 @@ class PlacementService:
         """
         self.check(request)
         view = cluster if cluster is not None else self.cluster.view()
-        spec = PlacementSpec(
-            start_partition=request.start_partition,
-            num_partitions=request.num_partitions,
-            num_replicas=request.replication_factor,
-            topic=request.topic,
-            broker_ids=tuple(request.node_ids) if request.node_ids else None,
-            force_simple=request.force_simple,
-        )
+        spec = _spec(request)
         if deadline is None:
             deadline = (
                 asyncio.get_running_loop().time() + self.config.capped_timeout_ms(request.timeout_ms) / 1000
@@ -155,6 +160,35 @@ class PlacementService:
                 replicas = await runner.call((spec, view), deadline, size)
         except PluginError as error:
             raise self._failure(error, request, spec, view) from None
+        self._usable(runner, spec, view, replicas)
+        found = await off_loop(size, rules.first_problem, spec, view.brokers, replicas)
+        return self._checked(runner, found, replicas)
+
+    def place_now(self, request: PlacementRequest) -> list[list[int]] | None:
+        """:meth:`place`'s answer without waiting, when the placers it may call are built-ins and the
+        request is small (no worker, no thread, no timer: nothing to wait for); None when it has to be
+        awaited (then call :meth:`place`). Raises PlacementFailure as :meth:`place` does."""
+        self.check(request)
+        runner = self.simple if request.force_simple else self.runner
+        size = request.num_partitions * max(request.replication_factor, 1)
+        if not (runner.can_call_now(size) and self.default.can_call_now(size)):
+            return None
+        view = self.cluster.view()
+        spec = _spec(request)
+        try:
+            replicas = runner.call_now((spec, view))
+            if replicas is None and runner is not self.default:
+                log.debug("placer %s deferred to the default placer", runner.label)
+                runner = self.default
+                replicas = runner.call_now((spec, view))
+        except PluginError as error:
+            raise self._failure(error, request, spec, view) from None
+        self._usable(runner, spec, view, replicas)
+        return self._checked(runner, rules.first_problem(spec, view.brokers, replicas), replicas)
+
+    @staticmethod
+    def _usable(runner: Runner, spec: PlacementSpec, view: ClusterView, replicas: Any) -> None:
+        """Refuses what no placer could place, and a placement the default placer deferred too."""
         problem = rules.replication_factor_problem(spec.num_replicas, len(view.usable(spec)))
         if problem is not None:
             raise PlacementFailure("INVALID_REPLICATION_FACTOR", problem)
@@ -162,7 +196,9 @@ class PlacementService:
             raise PlacementFailure(
                 "REPLICA_PLACEMENT_FAILED", f"{runner.label}: the default placer deferred too", "Deferred"
             )
-        found = await off_loop(size, rules.first_problem, spec, view.brokers, replicas)
+
+    @staticmethod
+    def _checked(runner: Runner, found: rules.Problem | None, replicas: list[list[int]]) -> list[list[int]]:
         if found is not None:
             raise PlacementFailure(
                 "REPLICA_PLACEMENT_FAILED", f"{runner.label} {found.message}", "MalformedPlacement"

@@ -50,6 +50,14 @@ class Runner(Protocol):
 
     async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any: ...
 
+    def can_call_now(self, size: int) -> bool:
+        """Whether :meth:`call_now` may be used for a call of this size."""
+        ...
+
+    def call_now(self, args: tuple[Any, ...]) -> Any:
+        """What :meth:`call` gives, without waiting: for calls :meth:`can_call_now` allows."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -69,6 +77,9 @@ class InlineRunner:
         self.attributes = attributes_of(kind, plugin)
         self._method = getattr(plugin, kind.method)
         self._lock = asyncio.Lock()
+        #: A built-in's plain method answers at once: small calls skip the event loop's round trip.
+        builtin = f"{type(plugin).__module__}:{type(plugin).__qualname__}" in kind.builtins.values()
+        self._immediate = builtin and not inspect.iscoroutinefunction(self._method)
 
     async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any:
         """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time.
@@ -97,6 +108,12 @@ class InlineRunner:
                 raise failure(self.kind, self.label, exc) from None
             return normalized(self.kind, self.label, result, portable=False)
 
+    def can_call_now(self, size: int) -> bool:
+        return self._immediate and size <= BIG and not self._lock.locked()
+
+    def call_now(self, args: tuple[Any, ...]) -> Any:
+        return self._call_and_normalize(args)
+
     def _call_and_normalize(self, args: tuple[Any, ...]) -> Any:
         try:
             result = self._method(*args)
@@ -117,6 +134,12 @@ class ProcessRunner:
     """Hosts the plugin in a worker process; kills and restarts it when a call overruns its deadline."""
 
     isolation = "process"
+
+    def can_call_now(self, size: int) -> bool:
+        return False
+
+    def call_now(self, args: tuple[Any, ...]) -> Any:
+        raise RuntimeError("a worker process's answer has to be waited for")
 
     def __init__(
         self,

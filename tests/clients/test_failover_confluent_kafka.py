@@ -14,8 +14,6 @@ here are bounded by ``socket.timeout.ms`` and ``result(timeout)``.
 
 from __future__ import annotations
 
-import gc
-import logging
 from collections.abc import Iterator
 
 import pytest
@@ -24,32 +22,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from controller.embedded import ServerThread
 from tests.clients.conftest import FAILOVER_LAYOUT, SESSION_TIMEOUT_MS
+from tests.clients.test_confluent_kafka import Handle, admin_for
 
 CLIENT = "confluent-kafka"
 TIMEOUT = 10.0
-
-
-def admin_for(server: ServerThread) -> AdminClient:
-    return AdminClient(
-        {
-            "bootstrap.servers": server.bootstrap,
-            "client.id": "placement-sim-tests",
-            "socket.timeout.ms": 5000,
-            "socket.connection.setup.timeout.ms": 5000,
-        },
-        logger=logging.getLogger("librdkafka"),  # into pytest's log capture, not stderr
-    )
-
-
-class Handle:
-    """Holds a client so that teardown can drop the last reference: librdkafka stops when it is destroyed."""
-
-    def __init__(self, client: AdminClient) -> None:
-        self.client: AdminClient | None = client
-
-    def destroy(self) -> None:
-        self.client = None
-        gc.collect()
 
 
 @pytest.fixture(scope="module")

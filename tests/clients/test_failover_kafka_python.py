@@ -28,38 +28,30 @@ from kafka.errors import (
 
 from controller.embedded import ServerThread
 from tests.clients.conftest import FAILOVER_LAYOUT, SESSION_TIMEOUT_MS
+from tests.clients.test_kafka_python import admin_for
 
 CLIENT = "kafka-python"
 PREFERRED, UNCLEAN = 0, 1
 T = TypeVar("T")
 
 
-def admin_for(server: ServerThread) -> KafkaAdminClient:
-    return KafkaAdminClient(
-        bootstrap_servers=server.bootstrap,
-        client_id="placement-sim-tests",
-        request_timeout_ms=5000,
-        bootstrap_timeout_ms=5000,
-    )
-
-
 @pytest.fixture(scope="module")
 def failover_admin(failover_cluster: ServerThread) -> Iterator[KafkaAdminClient]:
-    client = admin_for(failover_cluster)
+    client = admin_for(failover_cluster, 5000)
     yield client
     client.close()
 
 
 @pytest.fixture(scope="module")
 def fluvio_admin(fluvio_cluster: ServerThread) -> Iterator[KafkaAdminClient]:
-    client = admin_for(fluvio_cluster)
+    client = admin_for(fluvio_cluster, 5000)
     yield client
     client.close()
 
 
 @pytest.fixture(scope="module")
 def election_admin(election_cluster: ServerThread) -> Iterator[KafkaAdminClient]:
-    client = admin_for(election_cluster)
+    client = admin_for(election_cluster, 5000)
     yield client
     client.close()
 

@@ -13,12 +13,12 @@ from controller.embedded import ServerThread
 CLIENT = "kafka-python"
 
 
-def admin_for(server: ServerThread) -> KafkaAdminClient:
+def admin_for(server: ServerThread, timeout_ms: int = 10000) -> KafkaAdminClient:
     return KafkaAdminClient(
         bootstrap_servers=server.bootstrap,
         client_id="placement-sim-tests",
-        request_timeout_ms=10000,
-        bootstrap_timeout_ms=10000,
+        request_timeout_ms=timeout_ms,
+        bootstrap_timeout_ms=timeout_ms,
     )
 
 

@@ -1,6 +1,6 @@
 """Fuzzing clients in a process of their own: many connections, each sending a stream of seeded frames
 (valid ones only, or everything :class:`~tests.support.fuzz.FrameSource` makes), then reading until the
-server answers everything and closes.
+server answers every valid one, or (for the rest, which close their side once sent) closes.
 
 They run apart from the server's process so that their work (making and reading thousands of frames)
 does not compete with the server for the interpreter, and a connection left unanswered is the server's
@@ -66,11 +66,13 @@ def fuzz(
     return FuzzOutcome(result["connections"], result["unanswered"], result["failures"])
 
 
-def _drain(sock: socket.socket, deadline: float) -> bool:
-    """Reads answers until the server closes; False when it neither answers nor closes by the deadline."""
+def _drain(sock: socket.socket, deadline: float, expected: int | None = None) -> bool:
+    """Reads answers until the server closes (or, with ``expected``, until that many came); False when it
+    neither answers nor closes by the deadline."""
     from tests.support.rawwire import read_response
 
-    while True:
+    answers = 0
+    while expected is None or answers < expected:
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         try:
             if read_response(sock) is None:
@@ -79,6 +81,8 @@ def _drain(sock: socket.socket, deadline: float) -> bool:
             return True
         except TimeoutError:
             return False
+        answers += 1
+    return True
 
 
 def _main() -> None:
@@ -105,13 +109,18 @@ def _main() -> None:
             except OSError as exc:
                 failures.append(f"connection {n}: cannot connect: {exc}")
                 continue
+            # Valid streams wait for every answer; the others close their side once sent (the server
+            # answers what it can at once, then closes) and read until the server closes.
+            valid = n % 2 == 0
             try:
                 try:
                     sock.sendall(streams[n])
-                    sock.shutdown(socket.SHUT_WR)
+                    if not valid:
+                        sock.shutdown(socket.SHUT_WR)
                 except (ConnectionResetError, BrokenPipeError):
                     pass  # closed on a bad frame while we were still sending: an outcome too
-                if not _drain(sock, time.monotonic() + spec["deadline"]):
+                expected = per_connection if valid else None
+                if not _drain(sock, time.monotonic() + spec["deadline"], expected):
                     unanswered.append(n)
             finally:
                 sock.close()

@@ -353,3 +353,13 @@ async def test_a_clients_disconnect_cancels_its_placement(placement_sim_factory,
         ]
         took = time.monotonic() - started
     assert took < 20  # 120 s without the cancellation
+
+
+async def test_partition_ids_past_int32_are_an_invalid_request(placement_sim):
+    error = await place_error(placement_sim.client, 2, 1, start_partition=2**31 - 1)
+    assert (error.name, error.code) == ("INVALID_REQUEST", 42)
+    assert "the largest partition id" in error.message
+    last = await placement_sim.client.send(
+        68, {"NumPartitions": 1, "ReplicationFactor": 1, "StartPartition": 2**31 - 1}
+    )
+    assert last["ReplicaPlacement"][0]["PartitionId"] == 2**31 - 1

@@ -37,11 +37,13 @@ def fuzz(
     frames: int,
     per_connection: int,
     threads: int = 8,
+    processes: int = 1,
     deadline: float = 2.0,
     timeout: float = 900.0,
 ) -> FuzzOutcome:
-    """Runs the clients (see the module docstring) and waits for them; even-numbered connections send
-    valid requests only, odd-numbered ones everything."""
+    """Runs the clients (see the module docstring) in ``processes`` processes of ``threads`` threads and
+    waits for them; even-numbered connections send valid requests only, odd-numbered ones everything.
+    Each thread makes its connections' frames as it goes (a million frames are never held at once)."""
     spec = {
         "bootstrap": bootstrap,
         "apis": {str(key): list(versions) for key, versions in apis.items()},
@@ -49,21 +51,36 @@ def fuzz(
         "frames": frames,
         "per_connection": per_connection,
         "threads": threads,
+        "parts": processes,
         "deadline": deadline,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.fuzzclients"],
-        input=json.dumps(spec),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise AssertionError(f"the fuzzing clients failed ({done.returncode}): {done.stderr[-2000:]}")
-    result = json.loads(done.stdout)
-    return FuzzOutcome(result["connections"], result["unanswered"], result["failures"])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.support.fuzzclients", json.dumps({**spec, "part": part})],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for part in range(processes)
+    ]
+    outcome = FuzzOutcome(0, [], [])
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=timeout)
+            if proc.returncode != 0:
+                raise AssertionError(f"the fuzzing clients failed ({proc.returncode}): {err[-2000:]}")
+            result = json.loads(out)
+            outcome.connections += result["connections"]
+            outcome.unanswered.extend(result["unanswered"])
+            outcome.failures.extend(result["failures"])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    outcome.unanswered.sort()
+    return outcome
 
 
 def _drain(sock: socket.socket, deadline: float, expected: int | None = None) -> bool:
@@ -89,21 +106,22 @@ def _main() -> None:
     from tests.support.fuzz import FrameSource
     from tests.support.rawwire import SCHEMAS, raw_connect
 
-    spec = json.loads(sys.stdin.read())
+    spec = json.loads(sys.argv[1])
     apis = {int(key): (low, high) for key, (low, high) in spec["apis"].items()}
-    source = FrameSource(SCHEMAS, apis, seed=spec["seed"])
     per_connection = spec["per_connection"]
-    streams = []
-    for n in range(spec["frames"] // per_connection):
-        make = source.valid if n % 2 == 0 else source.next
-        streams.append(b"".join(make() for _ in range(per_connection)))
+    total = spec["frames"] // per_connection
+    parts, part = spec.get("parts", 1), spec.get("part", 0)
+    threads = spec["threads"]
+    mine = range(part, total, parts)  # this process's connections
 
     unanswered: list[int] = []
     failures: list[str] = []
-    threads = spec["threads"]
 
     def client(index: int) -> None:
-        for n in range(index, len(streams), threads):
+        source = FrameSource(SCHEMAS, apis, seed=spec["seed"] * 10_000 + part * 100 + index)
+        for n in mine[index::threads]:
+            make = source.valid if n % 2 == 0 else source.next
+            stream = b"".join(make() for _ in range(per_connection))
             try:
                 sock = raw_connect(spec["bootstrap"], timeout=10)
             except OSError as exc:
@@ -114,7 +132,7 @@ def _main() -> None:
             valid = n % 2 == 0
             try:
                 try:
-                    sock.sendall(streams[n])
+                    sock.sendall(stream)
                     if not valid:
                         sock.shutdown(socket.SHUT_WR)
                 except (ConnectionResetError, BrokenPipeError):
@@ -130,7 +148,7 @@ def _main() -> None:
         worker.start()
     for worker in workers:
         worker.join()
-    print(json.dumps({"connections": len(streams), "unanswered": sorted(unanswered), "failures": failures}))
+    print(json.dumps({"connections": len(mine), "unanswered": sorted(unanswered), "failures": failures}))
 
 
 if __name__ == "__main__":

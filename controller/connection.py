@@ -341,7 +341,8 @@ class Connection(asyncio.Protocol):
             return
         loop = asyncio.get_running_loop()
         idle = self.server.config.idle_ms / 1000
-        self._idle_since = loop.time()
+        if self._idle_since is None:  # bytes of an unfinished frame do not restart the clock
+            self._idle_since = loop.time()
         if self._idle_handle is None:
             self._idle_handle = loop.call_at(self._idle_since + idle, self._check_idle)
 

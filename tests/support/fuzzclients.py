@@ -112,7 +112,7 @@ def _main() -> None:
     total = spec["frames"] // per_connection
     parts, part = spec.get("parts", 1), spec.get("part", 0)
     threads = spec["threads"]
-    mine = range(part, total, parts)  # this process's connections
+    mine = range(total * part // parts, total * (part + 1) // parts)  # this process's connections
 
     unanswered: list[int] = []
     failures: list[str] = []
@@ -135,7 +135,7 @@ def _main() -> None:
                     sock.sendall(stream)
                     if not valid:
                         sock.shutdown(socket.SHUT_WR)
-                except (ConnectionResetError, BrokenPipeError):
+                except OSError:
                     pass  # closed on a bad frame while we were still sending: an outcome too
                 expected = per_connection if valid else None
                 if not _drain(sock, time.monotonic() + spec["deadline"], expected):
@@ -143,7 +143,13 @@ def _main() -> None:
             finally:
                 sock.close()
 
-    workers = [threading.Thread(target=client, args=(i,)) for i in range(threads)]
+    def guarded(index: int) -> None:
+        try:
+            client(index)
+        except Exception as exc:  # noqa: BLE001 - a client that stops early is a failure, never a silent one
+            failures.append(f"client thread {index} stopped: {type(exc).__name__}: {exc}")
+
+    workers = [threading.Thread(target=guarded, args=(i,)) for i in range(threads)]
     for worker in workers:
         worker.start()
     for worker in workers:

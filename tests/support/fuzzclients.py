@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
@@ -22,11 +22,13 @@ ROOT = Path(__file__).parents[2]
 
 @dataclass
 class FuzzOutcome:
-    """``unanswered``: the connections (by index) neither answered nor closed within the deadline."""
+    """``unanswered``: the connections (by index) neither answered nor closed within the deadline;
+    ``stalls`` says of each what it had sent and how many answers came."""
 
     connections: int
     unanswered: list[int]
     failures: list[str]
+    stalls: list[str] = field(default_factory=list)
 
 
 def fuzz(
@@ -74,6 +76,7 @@ def fuzz(
             outcome.connections += result["connections"]
             outcome.unanswered.extend(result["unanswered"])
             outcome.failures.extend(result["failures"])
+            outcome.stalls.extend(result["stalls"])
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -83,9 +86,9 @@ def fuzz(
     return outcome
 
 
-def _drain(sock: socket.socket, deadline: float, expected: int | None = None) -> bool:
-    """Reads answers until the server closes (or, with ``expected``, until that many came); False when it
-    neither answers nor closes by the deadline."""
+def _drain(sock: socket.socket, deadline: float, expected: int | None = None) -> int | None:
+    """Reads answers until the server closes (or, with ``expected``, until that many came): how many came;
+    None when the server neither answered nor closed by the deadline."""
     from tests.support.rawwire import read_response
 
     answers = 0
@@ -93,13 +96,28 @@ def _drain(sock: socket.socket, deadline: float, expected: int | None = None) ->
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         try:
             if read_response(sock) is None:
-                return True
+                return answers
         except (ConnectionResetError, BrokenPipeError):
-            return True
+            return answers
         except TimeoutError:
-            return False
+            return None
         answers += 1
-    return True
+    return answers
+
+
+def _requests(stream: bytes) -> str:
+    """The frames of a stream as ``apiKey/version:size`` (as far as their size prefixes go)."""
+    shown, pos = [], 0
+    while pos + 8 <= len(stream):
+        size = int.from_bytes(stream[pos : pos + 4], "big", signed=True)
+        shown.append(
+            f"{int.from_bytes(stream[pos + 4 : pos + 6], 'big', signed=True)}/"
+            f"{int.from_bytes(stream[pos + 6 : pos + 8], 'big', signed=True)}:{size}"
+        )
+        if size <= 0:
+            break
+        pos += 4 + size
+    return " ".join(shown)
 
 
 def _main() -> None:
@@ -116,6 +134,7 @@ def _main() -> None:
 
     unanswered: list[int] = []
     failures: list[str] = []
+    stalls: list[str] = []
 
     def client(index: int) -> None:
         source = FrameSource(SCHEMAS, apis, seed=spec["seed"] * 10_000 + part * 100 + index)
@@ -138,8 +157,10 @@ def _main() -> None:
                 except OSError:
                     pass  # closed on a bad frame while we were still sending: an outcome too
                 expected = per_connection if valid else None
-                if not _drain(sock, time.monotonic() + spec["deadline"], expected):
+                answers = _drain(sock, time.monotonic() + spec["deadline"], expected)
+                if answers is None:
                     unanswered.append(n)
+                    stalls.append(f"connection {n} ({'valid' if valid else 'mixed'}): {_requests(stream)}")
             finally:
                 sock.close()
 
@@ -154,7 +175,13 @@ def _main() -> None:
         worker.start()
     for worker in workers:
         worker.join()
-    print(json.dumps({"connections": len(mine), "unanswered": sorted(unanswered), "failures": failures}))
+    result = {
+        "connections": len(mine),
+        "unanswered": sorted(unanswered),
+        "failures": failures,
+        "stalls": stalls,
+    }
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ this connection only. At most :data:`TURN_FRAMES` requests are answered per turn
 the answers of one turn go out in one write, so that a client pipelining thousands of requests shares
 the loop with everyone else.
 
+A client that closes its side of the connection is answered what can be answered at once; a request
+that must wait is not started (or is cancelled) and the connection closes, so that the work of a client
+that has gone never holds up others.
+
 Flow control, as Kafka's broker mutes a channel: a connection stops reading while it holds
 ``queued.max.requests`` unanswered requests, while the server holds ``queued.max.request.bytes`` of
 frames in all, and while its client does not read its answers (the socket's send buffer is full).
@@ -163,14 +167,21 @@ class Connection(asyncio.Protocol):
         self._flow()
 
     def eof_received(self) -> bool:
-        # The client will send no more; what it sent is answered, then the connection closes.
+        # The client will send no more. What it sent that can be answered at once is answered, then the
+        # connection closes. Work that waits (a placer, an election) is cancelled instead, with what is
+        # queued behind it: a client that closed its side cannot be told from one that left, and Kafka
+        # closes a connection at the end of its stream.
         self._eof = True
         if self._buffer:
             self.close(
                 Close("disconnected mid-request", f"{len(self._buffer)} byte(s) of an unfinished frame")
             )
             return False
-        if not self._frames and self._task is None:
+        if self._task is not None:
+            log.debug("%s closed its side while a request was in progress: its work is cancelled", self.peer)
+            self.close(None)
+            return False
+        if not self._frames:
             self.close(None)
             return False
         return True
@@ -228,6 +239,11 @@ class Connection(asyncio.Protocol):
                     if count >= TURN_FRAMES or time.perf_counter() - started > TURN_SECONDS:
                         break
                     continue
+                if self._eof:  # the client has gone: its work is not started
+                    result.close()
+                    self._flush()
+                    self.close(None)
+                    return
                 self._pending = result
                 self._task = asyncio.ensure_future(self._finish(result))
                 break
@@ -325,7 +341,8 @@ class Connection(asyncio.Protocol):
             return
         loop = asyncio.get_running_loop()
         idle = self.server.config.idle_ms / 1000
-        self._idle_since = loop.time()
+        if self._idle_since is None:  # bytes of an unfinished frame do not restart the clock
+            self._idle_since = loop.time()
         if self._idle_handle is None:
             self._idle_handle = loop.call_at(self._idle_since + idle, self._check_idle)
 

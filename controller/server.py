@@ -55,6 +55,8 @@ log = logging.getLogger(__name__)
 __all__ = ["Server"]
 
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+#: How long a listener waits before accepting again after an accept error (out of file descriptors, say).
+ACCEPT_RETRY_SECONDS = 0.1
 #: The longest string a non-compact string field carries (int16 length), in bytes.
 _MAX_STRING = 0x7FFF
 
@@ -175,16 +177,24 @@ class Listener:
                 return
             except OSError as exc:  # out of file descriptors, say: logged at most once a second
                 self.server.accept_failed(exc)
+                # The pending connection keeps the socket readable: retrying at once would spin the loop.
+                self.pause()
+                loop.call_later(ACCEPT_RETRY_SECONDS, self._retry)
                 return
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             task = loop.create_task(self.server.security.accept(loop, self._connection, conn))  # TLS, if any
             self._pending.add(task)
+            self.server.setting_up += 1
             task.add_done_callback(self._set_up)
             if self.server.full():
                 self.pause()
                 return
+
+    def _retry(self) -> None:
+        if self.server.has_room():
+            self.resume()
 
     def _connection(self) -> Connection:
         conn = Connection(self.server, self.broker)
@@ -193,6 +203,7 @@ class Listener:
 
     def _set_up(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
+        self.server.set_up()
         if not task.cancelled() and task.exception() is not None:
             log.debug("a connection could not be set up: %s", task.exception())
 
@@ -233,6 +244,9 @@ class Server:
         #: Bytes of frames held by all connections (``queued.max.request.bytes``), and who waits for room.
         self.held_bytes = 0
         self._blocked: set[Connection] = set()
+        #: Accepted connections whose set-up (TLS handshake, if any) is not finished: they count against
+        #: ``max.connections`` too.
+        self.setting_up = 0
         self._rate = _RateLimited()
         self._previous_handler: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -372,9 +386,20 @@ class Server:
                 "cannot accept a connection: %s%s", exc, f" ({held} more since the last line)" if held else ""
             )
 
+    def has_room(self) -> bool:
+        """Whether fewer than ``max.connections`` are served or being set up."""
+        return len(self._connections) + self.setting_up < self.config.max_connections
+
+    def set_up(self) -> None:
+        """An accepted connection is set up (served, refused, or failed its TLS handshake)."""
+        self.setting_up -= 1
+        if self.has_room():
+            for listener in self._servers:
+                listener.resume()
+
     def full(self) -> bool:
         """Whether ``max.connections`` are served: the listeners stop accepting until one closes."""
-        full = len(self._connections) >= self.config.max_connections
+        full = not self.has_room()
         if full:
             self.stats["listeners paused: max.connections"] += 1
         return full
@@ -424,7 +449,7 @@ class Server:
         if self._per_ip[conn.ip] <= 0:
             del self._per_ip[conn.ip]
         self.stats[f"closed:{reason}"] += 1
-        if len(self._connections) < self.config.max_connections:
+        if self.has_room():
             for listener in self._servers:
                 listener.resume()
 

@@ -126,15 +126,33 @@ class TopicAdmin:
     async def create_topics(
         self, topics: Sequence[NewTopic], validate_only: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS
     ) -> list[TopicResult]:
-        """One result per distinct name, in request order; a name given twice fails as INVALID_REQUEST."""
+        """One result per distinct name, in request order; a name given twice fails as INVALID_REQUEST.
+
+        A call that does not finish (cancelled because its client went away, or failed) leaves no topic
+        behind: what it created is deleted again before the lock is released, so every topic that stays
+        is one the answer acknowledges."""
         deadline = self._deadline(timeout_ms)
         async with self._lock:
-            with gc_paused() if len(topics) > 200 else contextlib.nullcontext():
-                results = await self._each_distinct(
-                    topics, lambda topic: self._create_topic(topic, validate_only, timeout_ms, deadline)
-                )
+            created: list[str] = []
+            try:
+                with gc_paused() if len(topics) > 200 else contextlib.nullcontext():
+                    results = await self._each_distinct(
+                        topics,
+                        lambda topic: self._create_topic(topic, validate_only, timeout_ms, deadline, created),
+                    )
+            except BaseException:
+                self._undo(created)
+                raise
         self._log_results(results, "validated" if validate_only else "created")
         return results
+
+    def _undo(self, created: list[str]) -> None:
+        """Deletes the topics of a CreateTopics call that will not be answered."""
+        for name in reversed(created):
+            self.cluster.delete_topic(name)
+            self._deleted(name)
+        if created:
+            log.info("%d topic(s) not created: the request did not finish", len(created))
 
     @staticmethod
     def _log_results(results: list[TopicResult], done: str) -> None:
@@ -205,7 +223,7 @@ class TopicAdmin:
             )
 
     async def _create_topic(
-        self, topic: NewTopic, validate_only: bool, timeout_ms: int, deadline: float
+        self, topic: NewTopic, validate_only: bool, timeout_ms: int, deadline: float, created: list[str]
     ) -> TopicResult:
         name = topic.name
         problem = topic_name_problem(name)
@@ -231,8 +249,9 @@ class TopicAdmin:
         now = self._now()
         size = len(replicas) * (len(replicas[0]) if replicas else 0)
         prepared = await off_loop(size, self.cluster.prepare_partitions, name, 0, replicas, now)
-        created = self.cluster.add_topic(name, replicas, configs, now=now, prepared=prepared)
-        return TopicResult(name, topic_id=created.topic_id, replicas=replicas)
+        topic_id = self.cluster.add_topic(name, replicas, configs, now=now, prepared=prepared).topic_id
+        created.append(name)
+        return TopicResult(name, topic_id=topic_id, replicas=replicas)
 
     def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
         if topic.replication_factor != -1:

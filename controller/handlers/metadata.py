@@ -49,7 +49,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized 
                 dict.fromkeys(
                     item["Name"]
                     for item in wanted
-                    if item.get("Name") is not None and item["Name"] not in known
+                    if item.get("Name") is not None
+                    and item["Name"] not in known
+                    and not _refused(item, version)
                 )
             )
             if missing:
@@ -63,6 +65,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized 
     for _ in entries:
         pass
     return _response(ctx, image, entries.result, version)
+
+
+def _refused(item: dict[str, Any], version: int) -> bool:
+    """v10 and v11 carry topic ids but look topics up by name only: Kafka refuses a null name and any topic
+    id there (INVALID_REQUEST; the answer's Name cannot be null before v12), and creates nothing for it."""
+    return version < 12 and (item.get("Name") is None or (item.get("TopicId") or ZERO_UUID) != ZERO_UUID)
 
 
 #: More changed topics than this, and the image is rebuilt in turns of the event loop.
@@ -127,10 +135,10 @@ class _Entries:
                 continue
             seen.add(key)
             topic: TopicImage | None
+            if _refused(item, version):
+                out.append(_error_entry(name or "", topic_id, _INVALID_REQUEST, version))
+                continue
             if name is None:
-                if version < 12:  # v10 and v11 carry ids but look topics up by name only; Name cannot be null
-                    out.append(_error_entry("", topic_id, _INVALID_REQUEST, version))
-                    continue
                 topic = image.topics_by_id.get(topic_id)
                 if topic is None:
                     out.append(_error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version))

@@ -92,6 +92,10 @@ class Refusal:
     message: str
 
 
+#: The largest partition id (an int32 on the wire).
+MAX_PARTITION_ID = 2**31 - 1
+
+
 def request_refusal(
     num_partitions: int,
     replication_factor: int,
@@ -110,6 +114,12 @@ def request_refusal(
         )
     if start_partition < 0:
         return Refusal("INVALID_REQUEST", f"StartPartition must not be negative: {start_partition}.")
+    if start_partition + num_partitions - 1 > MAX_PARTITION_ID:
+        return Refusal(
+            "INVALID_REQUEST",
+            f"StartPartition {start_partition} + NumPartitions {num_partitions} would number partitions "
+            f"past {MAX_PARTITION_ID}, the largest partition id.",
+        )
     if timeout_ms <= 0:
         return Refusal("INVALID_REQUEST", f"timeoutMs must be positive: {timeout_ms}.")
     if node_ids:

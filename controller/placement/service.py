@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.cluster import Cluster
-from controller.config import ISOLATION, MAX_REPLICAS, PLACER, ServerConfig
+from controller.config import ISOLATION, MAX_REPLICAS, PLACER, REQUEST_MAX_TIMEOUT_MS, ServerConfig
 from controller.offload import off_loop
 from controller.placement import rules
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
@@ -209,10 +209,14 @@ class PlacementService:
         self, error: PluginError, request: PlacementRequest, spec: PlacementSpec, view: ClusterView
     ) -> PlacementFailure:
         if error.reason is Reason.TIMED_OUT:
+            honoured = self.config.capped_timeout_ms(request.timeout_ms)
+            within = (
+                f"timeoutMs={request.timeout_ms}"
+                if honoured == request.timeout_ms
+                else f"{honoured} ms (timeoutMs={request.timeout_ms}, capped by {REQUEST_MAX_TIMEOUT_MS})"
+            )
             return PlacementFailure(
-                "REQUEST_TIMED_OUT",
-                f"The placer {error.label} did not answer within timeoutMs={request.timeout_ms}.",
-                "TimedOut",
+                "REQUEST_TIMED_OUT", f"The placer {error.label} did not answer within {within}.", "TimedOut"
             )
         if error.reason is Reason.DECLARED and error.declared == "InvalidReplicationFactorError":
             return PlacementFailure("INVALID_REPLICATION_FACTOR", error.message, error.exc_type)

@@ -7,11 +7,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from protocol.client import ErrorResponse, KafkaClient
+from tests.support.placers import placer_file
+from tests.support.rawwire import raw_connect, read_response, request_frame
 
 CLI = [sys.executable, "-m", "cli.main"]
 
@@ -149,3 +152,28 @@ def test_a_plugin_from_a_file_is_shown_by_its_path_in_the_start_line_the_log_and
     assert message == "plugins/mine.py:Refusing: no room"
     assert "placer plugins/mine.py:Refusing runs in worker process" in err
     assert "_placement_sim_plugin_" not in first + message + err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_stops_cleanly_with_connections_open(sig):
+    """An idle connection, one mid-frame, one pipelining, one waiting for a placer that hangs: the
+    server still exits at once with status 0, and nothing on stderr looks like a failure."""
+    proc, bootstrap = start("--seed", "1", "--placer", placer_file("Hanging"))
+    try:
+        idle = raw_connect(bootstrap)
+        idle.sendall(request_frame(18, 0, {}, 1))
+        assert read_response(idle) is not None
+        partial = raw_connect(bootstrap)
+        partial.sendall(b"\x00\x00\x10\x00\x00\x12")
+        piped = raw_connect(bootstrap)
+        piped.sendall(request_frame(18, 0, {}, 1) * 1000)
+        waiting = raw_connect(bootstrap)
+        waiting.sendall(request_frame(68, 0, {"NumPartitions": 1, "ReplicationFactor": 1}, 1))
+        time.sleep(1.0)  # the placer is hanging in its worker now
+    finally:
+        os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "stopped" in out
+    for bad in ("Traceback", "Exception", "Task was destroyed", "Error", "never awaited"):
+        assert bad not in err, err

@@ -1,6 +1,6 @@
 """Fuzzing clients in a process of their own: many connections, each sending a stream of seeded frames
 (valid ones only, or everything :class:`~tests.support.fuzz.FrameSource` makes), then reading until the
-server answers everything and closes.
+server answers every valid one, or (for the rest, which close their side once sent) closes.
 
 They run apart from the server's process so that their work (making and reading thousands of frames)
 does not compete with the server for the interpreter, and a connection left unanswered is the server's
@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
@@ -22,11 +22,13 @@ ROOT = Path(__file__).parents[2]
 
 @dataclass
 class FuzzOutcome:
-    """``unanswered``: the connections (by index) neither answered nor closed within the deadline."""
+    """``unanswered``: the connections (by index) neither answered nor closed within the deadline;
+    ``stalls`` says of each what it had sent and how many answers came."""
 
     connections: int
     unanswered: list[int]
     failures: list[str]
+    stalls: list[str] = field(default_factory=list)
 
 
 def fuzz(
@@ -37,11 +39,13 @@ def fuzz(
     frames: int,
     per_connection: int,
     threads: int = 8,
+    processes: int = 1,
     deadline: float = 2.0,
     timeout: float = 900.0,
 ) -> FuzzOutcome:
-    """Runs the clients (see the module docstring) and waits for them; even-numbered connections send
-    valid requests only, odd-numbered ones everything."""
+    """Runs the clients (see the module docstring) in ``processes`` processes of ``threads`` threads and
+    waits for them; even-numbered connections send valid requests only, odd-numbered ones everything.
+    Each thread makes its connections' frames as it goes (a million frames are never held at once)."""
     spec = {
         "bootstrap": bootstrap,
         "apis": {str(key): list(versions) for key, versions in apis.items()},
@@ -49,79 +53,135 @@ def fuzz(
         "frames": frames,
         "per_connection": per_connection,
         "threads": threads,
+        "parts": processes,
         "deadline": deadline,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.fuzzclients"],
-        input=json.dumps(spec),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise AssertionError(f"the fuzzing clients failed ({done.returncode}): {done.stderr[-2000:]}")
-    result = json.loads(done.stdout)
-    return FuzzOutcome(result["connections"], result["unanswered"], result["failures"])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.support.fuzzclients", json.dumps({**spec, "part": part})],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for part in range(processes)
+    ]
+    outcome = FuzzOutcome(0, [], [])
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=timeout)
+            if proc.returncode != 0:
+                raise AssertionError(f"the fuzzing clients failed ({proc.returncode}): {err[-2000:]}")
+            result = json.loads(out)
+            outcome.connections += result["connections"]
+            outcome.unanswered.extend(result["unanswered"])
+            outcome.failures.extend(result["failures"])
+            outcome.stalls.extend(result["stalls"])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    outcome.unanswered.sort()
+    return outcome
 
 
-def _drain(sock: socket.socket, deadline: float) -> bool:
-    """Reads answers until the server closes; False when it neither answers nor closes by the deadline."""
+def _drain(sock: socket.socket, deadline: float, expected: int | None = None) -> int | None:
+    """Reads answers until the server closes (or, with ``expected``, until that many came): how many came;
+    None when the server neither answered nor closed by the deadline."""
     from tests.support.rawwire import read_response
 
-    while True:
+    answers = 0
+    while expected is None or answers < expected:
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         try:
             if read_response(sock) is None:
-                return True
+                return answers
         except (ConnectionResetError, BrokenPipeError):
-            return True
+            return answers
         except TimeoutError:
-            return False
+            return None
+        answers += 1
+    return answers
+
+
+def _requests(stream: bytes) -> str:
+    """The frames of a stream as ``apiKey/version:size`` (as far as their size prefixes go)."""
+    shown, pos = [], 0
+    while pos + 8 <= len(stream):
+        size = int.from_bytes(stream[pos : pos + 4], "big", signed=True)
+        shown.append(
+            f"{int.from_bytes(stream[pos + 4 : pos + 6], 'big', signed=True)}/"
+            f"{int.from_bytes(stream[pos + 6 : pos + 8], 'big', signed=True)}:{size}"
+        )
+        if size <= 0:
+            break
+        pos += 4 + size
+    return " ".join(shown)
 
 
 def _main() -> None:
     from tests.support.fuzz import FrameSource
     from tests.support.rawwire import SCHEMAS, raw_connect
 
-    spec = json.loads(sys.stdin.read())
+    spec = json.loads(sys.argv[1])
     apis = {int(key): (low, high) for key, (low, high) in spec["apis"].items()}
-    source = FrameSource(SCHEMAS, apis, seed=spec["seed"])
     per_connection = spec["per_connection"]
-    streams = []
-    for n in range(spec["frames"] // per_connection):
-        make = source.valid if n % 2 == 0 else source.next
-        streams.append(b"".join(make() for _ in range(per_connection)))
+    total = spec["frames"] // per_connection
+    parts, part = spec.get("parts", 1), spec.get("part", 0)
+    threads = spec["threads"]
+    mine = range(total * part // parts, total * (part + 1) // parts)  # this process's connections
 
     unanswered: list[int] = []
     failures: list[str] = []
-    threads = spec["threads"]
+    stalls: list[str] = []
 
     def client(index: int) -> None:
-        for n in range(index, len(streams), threads):
+        source = FrameSource(SCHEMAS, apis, seed=spec["seed"] * 10_000 + part * 100 + index)
+        for n in mine[index::threads]:
+            make = source.valid if n % 2 == 0 else source.next
+            stream = b"".join(make() for _ in range(per_connection))
             try:
                 sock = raw_connect(spec["bootstrap"], timeout=10)
             except OSError as exc:
                 failures.append(f"connection {n}: cannot connect: {exc}")
                 continue
+            # Valid streams wait for every answer; the others close their side once sent (the server
+            # answers what it can at once, then closes) and read until the server closes.
+            valid = n % 2 == 0
             try:
                 try:
-                    sock.sendall(streams[n])
-                    sock.shutdown(socket.SHUT_WR)
-                except (ConnectionResetError, BrokenPipeError):
+                    sock.sendall(stream)
+                    if not valid:
+                        sock.shutdown(socket.SHUT_WR)
+                except OSError:
                     pass  # closed on a bad frame while we were still sending: an outcome too
-                if not _drain(sock, time.monotonic() + spec["deadline"]):
+                expected = per_connection if valid else None
+                answers = _drain(sock, time.monotonic() + spec["deadline"], expected)
+                if answers is None:
                     unanswered.append(n)
+                    stalls.append(f"connection {n} ({'valid' if valid else 'mixed'}): {_requests(stream)}")
             finally:
                 sock.close()
 
-    workers = [threading.Thread(target=client, args=(i,)) for i in range(threads)]
+    def guarded(index: int) -> None:
+        try:
+            client(index)
+        except Exception as exc:  # noqa: BLE001 - a client that stops early is a failure, never a silent one
+            failures.append(f"client thread {index} stopped: {type(exc).__name__}: {exc}")
+
+    workers = [threading.Thread(target=guarded, args=(i,)) for i in range(threads)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
-    print(json.dumps({"connections": len(streams), "unanswered": sorted(unanswered), "failures": failures}))
+    result = {
+        "connections": len(mine),
+        "unanswered": sorted(unanswered),
+        "failures": failures,
+        "stalls": stalls,
+    }
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -242,3 +242,19 @@ class RecordingPlacer(ReplicaPlacer):
             (id(self), spec.topic, spec.start_partition, spec.num_partitions, len(cluster.assignments))
         )
         return [list(range(spec.num_replicas)) for _ in range(spec.num_partitions)]
+
+
+class Hungry(ReplicaPlacer):
+    """Asks for 4 GiB: past any small ``simulator.placer.worker.max.memory.mb``."""
+
+    def place(self, spec, cluster):
+        hoard = bytearray(4 * 1024**3)
+        return [[len(hoard) % 1] * spec.num_replicas]
+
+
+class HalfSecond(ReplicaPlacer):
+    """Answers after half a second, every call."""
+
+    def place(self, spec, cluster):
+        time.sleep(0.5)
+        return _round_robin(spec, cluster)

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from controller.config import PLACER_MAX_MEMORY_MB
 from controller.offload import BIG, gc_paused
 from controller.plugins.isolation.outcome import PluginError, Reason
 from controller.plugins.isolation.worker import (
@@ -274,7 +275,7 @@ class ProcessRunner:
                         Reason.OUT_OF_MEMORY,
                         self.label,
                         f"{reply.message}: the worker process went past its memory limit of "
-                        f"{self.max_memory_mb} MB",
+                        f"{self.max_memory_mb} MB ({PLACER_MAX_MEMORY_MB})",
                         reply.exc_type,
                     )
                 raise reply

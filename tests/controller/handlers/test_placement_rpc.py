@@ -302,3 +302,64 @@ async def test_a_placer_that_kills_its_process_fails_the_request_and_is_restarte
 async def test_timeout_must_be_positive(placement_sim):
     error = await place_error(placement_sim.client, 3, 2, timeout_ms=0)
     assert error.name == "INVALID_REQUEST" and "timeoutMs" in error.message
+
+
+async def test_a_placer_past_its_memory_limit_fails_clearly_and_is_restarted(placement_sim_factory):
+    server = placement_sim_factory(
+        placer=placer("Hungry"), properties={"simulator.placer.worker.max.memory.mb": "300"}
+    )
+    async with await KafkaClient.connect(server.bootstrap) as client:
+        for _ in range(2):  # the worker is replaced after each failure
+            error = await place_error(client, 3, 2)
+            assert (error.name, error.code) == ("REPLICA_PLACEMENT_FAILED", 1001)
+            assert "Hungry: the plugin ran out of memory" in error.message
+            assert "memory limit of 300 MB (simulator.placer.worker.max.memory.mb)" in error.message
+        assert 18 in await client.negotiate()
+
+
+async def test_timeout_ms_is_capped_by_the_servers_limit(placement_sim_factory):
+    server = placement_sim_factory(
+        placer=placer("Hanging"), properties={"simulator.request.max.timeout.ms": "1000"}
+    )
+    async with await KafkaClient.connect(server.bootstrap, request_timeout=60) as client:
+        started = time.monotonic()
+        error = await place_error(client, 3, 2, timeout_ms=600_000)
+        took = time.monotonic() - started
+    assert (error.name, error.code) == ("REQUEST_TIMED_OUT", 7)
+    assert error.message == (
+        f"The placer {placer('Hanging')} did not answer within 1000 ms "
+        "(timeoutMs=600000, capped by simulator.request.max.timeout.ms)."
+    )
+    assert 0.9 < took < 20  # a 600 s wait without the cap
+
+
+async def test_a_clients_disconnect_cancels_its_placement(placement_sim_factory, tmp_path):
+    """The placer hangs for the first client, who gives up; the next client is answered at once instead of
+    queueing behind the abandoned call until its two-minute timeout."""
+    server = placement_sim_factory(
+        placer=placer("SlowOnce"), properties={"test.slow.marker": str(tmp_path / "slept")}
+    )
+    leaving = await KafkaClient.connect(server.bootstrap)
+    stuck = asyncio.ensure_future(leaving.create_replica_placement(1, 1, topic="slow", timeout_ms=120_000))
+    await asyncio.sleep(0.5)
+    await leaving.close()
+    with pytest.raises(Exception):  # noqa: B017 - the client's own error for a closed connection
+        await stuck
+    async with await KafkaClient.connect(server.bootstrap, request_timeout=60) as client:
+        started = time.monotonic()
+        assert await client.create_replica_placement(2, 2, topic="next", timeout_ms=120_000) == [
+            [0, 1],
+            [1, 2],
+        ]
+        took = time.monotonic() - started
+    assert took < 20  # 120 s without the cancellation
+
+
+async def test_partition_ids_past_int32_are_an_invalid_request(placement_sim):
+    error = await place_error(placement_sim.client, 2, 1, start_partition=2**31 - 1)
+    assert (error.name, error.code) == ("INVALID_REQUEST", 42)
+    assert "the largest partition id" in error.message
+    last = await placement_sim.client.send(
+        68, {"NumPartitions": 1, "ReplicationFactor": 1, "StartPartition": 2**31 - 1}
+    )
+    assert last["ReplicaPlacement"][0]["PartitionId"] == 2**31 - 1

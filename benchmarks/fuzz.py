@@ -1,0 +1,110 @@
+"""A million fuzzed frames: the server never fails, answers or closes every connection, and keeps serving a
+well-behaved client meanwhile.
+
+The frames are tests.support.fuzz's: valid requests of every API and version the server answers (with
+extreme values, 32,700-character strings, 20,000-entry arrays), and those frames mutated, cut, resized
+and pure noise, 50 to a connection; even-numbered connections send valid frames only. The fuzzing clients
+run in processes of their own (tests.support.fuzzclients), as does the well-behaved client
+(tests.support.probe, ApiVersions every 5 ms); the server runs in this process on its own thread, so its
+log and counters can be read. Reported: frames per second, unhandled exceptions in the server (errors
+logged, handler failures, internal-error closes), connections neither answered nor closed within 2 s of
+their last byte, and the well-behaved client's p50 and p99 round trips. Exit 1 when any exception or
+unanswered connection is seen, a client fails, or the well-behaved client's p50 is above 50 ms.
+
+    .venv/bin/python benchmarks/fuzz.py [--frames 1000000] [--loop auto|asyncio|uvloop] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from controller.embedded import ServerThread  # noqa: E402
+from tests.support.fuzzclients import fuzz  # noqa: E402
+from tests.support.probe import LatencyProbe  # noqa: E402
+
+PER_CONNECTION = 50
+P50_TARGET = 0.050
+
+
+class _Problems(logging.Handler):
+    """Counts the server's log records that show a failure: errors, and anything with a traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR or record.exc_info:
+            self.records.append(record.getMessage()[:300])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=1_000_000)
+    parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=2, help="fuzzing client processes")
+    args = parser.parse_args()
+
+    problems = _Problems()
+    logging.getLogger().addHandler(problems)
+    logging.getLogger().setLevel(logging.WARNING)
+    properties = {
+        "connections.max.idle.ms": "1000",
+        "socket.request.max.bytes": "1048576",
+        "auto.create.topics.enable": "true",
+        "simulator.max.partitions": "50000",
+        "simulator.event.loop": args.loop,
+    }
+    with ServerThread.start(seed=args.seed, properties=properties) as server:
+        handlers = server.server.controller.handlers
+        apis = {key: (h.min_version, h.max_version) for key, h in handlers.items()}
+        started = time.perf_counter()
+        with LatencyProbe(server.bootstrap) as probe:
+            outcome = fuzz(
+                server.bootstrap,
+                apis,
+                seed=args.seed,
+                frames=args.frames,
+                per_connection=PER_CONNECTION,
+                processes=args.processes,
+                timeout=24 * 3600,
+            )
+        took = time.perf_counter() - started
+        stats = server.stats
+    exceptions = len(problems.records) + stats["requests:internal error"] + stats["closed:internal error"]
+    latencies = sorted(probe.latencies)
+    p50 = statistics.median(latencies) if latencies else float("inf")
+    p99 = latencies[int(len(latencies) * 0.99)] if latencies else float("inf")
+    answered = sum(v for k, v in stats.items() if k.startswith("requests:") and k[9:].isdigit())
+
+    print(
+        f"frames:                  {args.frames:,} on {outcome.connections:,} connections ({args.loop} loop)"
+    )
+    print(f"time:                    {took:.1f} s = {args.frames / took:,.0f} frames/s")
+    print(f"requests handled:        {answered:,}")
+    print(f"unhandled exceptions:    {exceptions}")
+    print(f"unanswered connections:  {len(outcome.unanswered)}")
+    print(f"client failures:         {len(outcome.failures) + len(probe.failures)}")
+    print(
+        f"well-behaved client:     p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms ({len(latencies):,} requests)"
+    )
+    for line in (problems.records + outcome.failures + probe.failures + outcome.stalls)[:10]:
+        print(f"  {line}")
+    failed = exceptions or outcome.unanswered or outcome.failures or probe.failures or p50 > P50_TARGET
+    if failed:
+        print(f"FAILED (targets: no exception, no unanswered connection, p50 <= {P50_TARGET * 1000:.0f} ms)")
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -662,7 +662,8 @@ class Security:
             )
         except (TimeoutError, OSError) as exc:  # ssl.SSLError is an OSError
             reason = getattr(exc, "reason", None) or type(exc).__name__
-            self.stats["closed:TLS handshake failed"] += 1
+            # Logged before it is counted: whoever sees the count finds the line logged.
             log.warning("closing connection from %s: TLS handshake failed (%s)", peer, shown(reason))
+            self.stats["closed:TLS handshake failed"] += 1
             sock.close()
             return None

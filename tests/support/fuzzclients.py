@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,21 +87,27 @@ def fuzz(
     return outcome
 
 
-def _drain(sock: socket.socket, deadline: float, expected: int | None = None) -> int | None:
+def _drain(sock: socket.socket, deadline: Callable[[], float], expected: int | None = None) -> int | None:
     """Reads answers until the server closes (or, with ``expected``, until that many came): how many came;
-    None when the server neither answered nor closed by the deadline."""
+    None when the server neither answered nor closed by the deadline (``deadline()``, monotonic time,
+    asked again at each wait)."""
     from tests.support.rawwire import read_response
 
     answers = 0
     while expected is None or answers < expected:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        try:
-            if read_response(sock) is None:
+        while True:
+            sock.settimeout(max(0.01, min(0.25, deadline() - time.monotonic())))
+            try:
+                answer = read_response(sock)
+            except (ConnectionResetError, BrokenPipeError):
                 return answers
-        except (ConnectionResetError, BrokenPipeError):
+            except TimeoutError:
+                if time.monotonic() >= deadline():
+                    return None
+                continue
+            break
+        if answer is None:
             return answers
-        except TimeoutError:
-            return None
         answers += 1
     return answers
 
@@ -149,15 +156,35 @@ def _main() -> None:
             # Valid streams wait for every answer; the others close their side once sent (the server
             # answers what it can at once, then closes) and read until the server closes.
             valid = n % 2 == 0
-            try:
+
+            sent: list[float] = []
+
+            def send(
+                sock: socket.socket = sock,
+                stream: bytes = stream,
+                valid: bool = valid,
+                sent: list[float] = sent,
+            ) -> None:
                 try:
                     sock.sendall(stream)
                     if not valid:
                         sock.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass  # closed on a bad frame while we were still sending: an outcome too
+                sent.append(time.monotonic())
+
+            def deadline(sent: list[float] = sent) -> float:
+                """The deadline runs from the stream's last byte sent."""
+                return (sent[0] if sent else time.monotonic()) + spec["deadline"]
+
+            # Sent while the answers are read, as a client does: a server that stops reading while its
+            # client does not read its answers (Kafka's muting, and ours) would otherwise hold both.
+            sender = threading.Thread(target=send, daemon=True)
+            try:
+                sender.start()
                 expected = per_connection if valid else None
-                answers = _drain(sock, time.monotonic() + spec["deadline"], expected)
+                answers = _drain(sock, deadline, expected)
+                sender.join(10)
                 if answers is None:
                     unanswered.append(n)
                     stalls.append(f"connection {n} ({'valid' if valid else 'mixed'}): {_requests(stream)}")

@@ -52,10 +52,17 @@ class Array(KafkaType):
             if not self.nullable:
                 raise decode_error("null in a non-nullable array", where, offset=start)
             return None
-        if count > remaining(stream):
-            raise decode_error(
-                f"array count {count} exceeds the {remaining(stream)} bytes left", where, offset=start
-            )
+        left = remaining(stream)
+        if count > left:
+            raise decode_error(f"array count {count} exceeds the {left} bytes left", where, offset=start)
+        fixed = self.element.fixed
+        if fixed is not None and count * fixed.size > left:
+            # The values cannot all be there: read the first missing one for its error, and allocate
+            # nothing for the others.
+            missing = left // fixed.size
+            stream.seek(missing * fixed.size, io.SEEK_CUR)
+            self.element.read(stream, f"{where}[{missing}]")
+            raise AssertionError("unreachable: the element above is truncated")  # pragma: no cover
         return [self.element.read(stream, f"{where}[{index}]") for index in range(count)]
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
@@ -145,11 +152,11 @@ class Array(KafkaType):
             fixed = self.element.fixed
             if fixed is not None:
                 packers = em.constant(f"array_packers({fixed.code!r})", "arrays")
-                args = f"*[{fixed.pre.format('x')} for x in {value}]" if fixed.pre else f"*{value}"
+                items = f"[{fixed.pre.format('x')} for x in {value}]" if fixed.pre else value
                 with em.block(f"if {n} < {SMALL_ARRAY}:"):
-                    em(f"{em.out} += {packers}[{n}]({args})")
-                with em.block("else:"):
-                    em(f"{em.out} += _pack('>' + {fixed.code!r} * {n}, {args})")
+                    em(f"{em.out} += {packers}[{n}](*{items})")
+                with em.block("else:"):  # no format of this length: see pack_fixed
+                    em(f"{em.out} += pack_fixed({fixed.code!r}, {items})")
             else:
                 item = em.local("it")
                 with em.block(f"for {item} in {value}:"):

@@ -8,9 +8,12 @@ fast path into a precise :class:`~protocol.exceptions.DecodeError` by re-reading
 
 from __future__ import annotations
 
+import functools
 import struct
+import sys
 import uuid
-from collections.abc import Callable, Mapping
+from array import array
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Final
 
 UNKNOWN_TAGGED_FIELDS: Final = "_unknown_tagged_fields"
@@ -128,8 +131,9 @@ def uuid_from_bytes(raw: bytes) -> uuid.UUID:
     return value
 
 
+@functools.cache
 def array_unpackers(code: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
-    """``unpack_from`` of n values of ``code`` for n in 0..SMALL_ARRAY-1.
+    """``unpack_from`` of n values of ``code`` for n in 0..SMALL_ARRAY-1 (one table per code, shared).
 
     The code is repeated rather than given a count: a count before ``16s`` (uuid) would change the
     string's size instead of the number of values.
@@ -137,9 +141,58 @@ def array_unpackers(code: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
     return tuple(struct.Struct(">" + code * n).unpack_from for n in range(SMALL_ARRAY))
 
 
+@functools.cache
 def array_packers(code: str) -> tuple[Callable[..., bytes], ...]:
     """``pack`` of n values of ``code`` for n in 0..SMALL_ARRAY-1 (the code repeated, as above)."""
     return tuple(struct.Struct(">" + code * n).pack for n in range(SMALL_ARRAY))
+
+
+# Longer arrays never get a ``struct`` format of their own length: the ``struct`` module caches the
+# formats its functions are given, so a format per length would keep every hostile count's compiled
+# format (one entry per value) alive. Numbers go through ``array.array`` instead, which compiles
+# nothing; the other codes use a ``Struct`` with a repeat count, made for the call and dropped.
+
+_SWAP: Final = sys.byteorder == "little"
+_ARRAY_TYPECODES: Final = {
+    code: typecode
+    for code, candidates in {
+        "b": "b",
+        "h": "h",
+        "H": "H",
+        "i": "il",
+        "I": "IL",
+        "q": "ql",
+        "d": "d",
+    }.items()
+    for typecode in [next((t for t in candidates if array(t).itemsize == struct.calcsize(code)), None)]
+    if typecode is not None
+}
+
+
+def unpack_fixed(buf: Any, pos: int, end: int, code: str) -> list[Any]:
+    """The values of the fixed-size ``code`` (one of the codes in :class:`~protocol.types.Fixed`)
+    stored big-endian in ``buf[pos:end]``, whose length the caller has checked."""
+    typecode = _ARRAY_TYPECODES.get(code)
+    if typecode is not None:
+        values = array(typecode)
+        values.frombytes(buf[pos:end])
+        if _SWAP and values.itemsize > 1:
+            values.byteswap()
+        return values.tolist()
+    if code == "?":
+        return list(map(bool, buf[pos:end]))
+    if code == "16s":
+        return [buf[start : start + 16] for start in range(pos, end, 16)]
+    return list(struct.Struct(f">{(end - pos) // struct.calcsize(code)}{code}").unpack_from(buf, pos))
+
+
+def pack_fixed(code: str, values: Sequence[Any]) -> bytes:
+    """``values`` as big-endian ``code`` values; errors as ``struct.pack`` raises them."""
+    if code == "16s":
+        if any(len(value) != 16 for value in values):
+            raise Fallback
+        return b"".join(values)
+    return struct.Struct(f">{len(values)}{code}").pack(*values)
 
 
 def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] | None, int]:
@@ -304,11 +357,13 @@ def read_fixed_array(
     count, pos = read_count(buf, pos, bound, compact, nullable)
     if count < 0:
         return None, pos
-    values = struct.unpack_from(">" + unit * count, buf, pos)
-    pos += size * count
+    end = pos + size * count
+    if end > bound:  # before anything is allocated for the values
+        raise Malformed("array overruns the input")
+    values = unpack_fixed(buf, pos, end, unit)
     if convert is not None:
-        return [convert(v) for v in values], pos
-    return list(values), pos
+        return [convert(v) for v in values], end
+    return values, end
 
 
 _INT16: Final = struct.Struct(">h")

@@ -87,6 +87,12 @@ class Emitter:
             self.code.append(f"{name} = {source}")
         return name
 
+    def linked(self, obj: object) -> str:
+        """An expression for ``obj`` inside generated functions (construct binds ``linkedinstances`` in
+        the module after it runs the module's code, so module-level code cannot use it)."""
+        self.code.linkedinstances[id(obj)] = obj
+        return f"linkedinstances[{id(obj)}]"
+
     def function(self, hint: str, params: str, body: Callable[[Emitter], None]) -> str:
         """Generate a module-level function whose body ``body`` writes into a fresh Emitter."""
         name = f"{hint}_{self.code.allocateId()}"

@@ -16,6 +16,7 @@ from construct.core import CodeGen
 
 from protocol.emit import Emitter, literal
 from protocol.exceptions import DecodeError
+from protocol.runs import Runs, Value, Values
 from protocol.types import (
     NULL_COMPACT,
     NULL_INT32,
@@ -106,12 +107,56 @@ class Array(KafkaType):
         else:
             body = contextlib.nullcontext()
         with body:
+            runs = self._runs()
+            if runs is not None:
+                self._emit_decode_runs(em, runs, n, target, bound)
+                return
             append, item = em.local("ap"), em.local("it")
             em(f"{target} = []")
             em(f"{append} = {target}.append")
             with em.block(f"for _ in range({n}):"):
                 self.element.emit_decode(em, item, bound)
                 em(f"{append}({item})")
+
+    def _runs(self) -> Runs | None:
+        """A site for reading runs of elements, when the elements are structs of fixed-size values and
+        arrays of them (see :mod:`protocol.runs`)."""
+        element = self.element
+        if not isinstance(element, KafkaStruct):
+            return None
+        fields: list[Value | Values] = []
+        for spec in element.fields:
+            kind = spec.type
+            if kind.fixed is not None:
+                fields.append(Value(spec.name, kind.fixed))
+            elif isinstance(kind, Array) and kind.element.fixed is not None:
+                fields.append(Values(spec.name, kind.element.fixed, kind.compact, kind.nullable))
+            else:
+                return None
+        flexible = element.tags is not None
+        if not Runs.possible(fields, flexible):
+            return None
+        tagged = [(spec.name, spec.default) for spec in element.tagged]
+        return Runs(element.kafka_name, fields, flexible, tagged)
+
+    def _emit_decode_runs(self, em: Emitter, runs: Runs, n: str, target: str, bound: str) -> None:
+        """The array through ``runs``: the shape of the last run first, then run by run, and element by
+        element (a generated function) where no run applies."""
+
+        def element(fn: Emitter) -> None:
+            self.element.emit_decode(fn, "value", "bound")
+            fn("return value, pos")
+
+        decode_element = em.function("element", "buf, pos, bound", element)
+        site, found = em.local("rs"), em.local("r")
+        with em.block(f"if {n} > 0:"):
+            em(f"{site} = {em.linked(runs)}")
+            em(f"{found} = {site}.last(buf, pos, {bound}, {n})")
+            with em.block(f"if {found} is None:"):
+                em(f"{found} = {site}.decode(buf, pos, {bound}, {n}, {decode_element})")
+            em(f"{target}, pos = {found}")
+        with em.block("else:"):
+            em(f"{target} = []")
 
     def _emit_decode_fixed(self, em: Emitter, fixed: Fixed, target: str, bound: str) -> None:
         unpackers = em.constant(f"array_unpackers({fixed.code!r})", "arrays")

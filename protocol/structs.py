@@ -208,6 +208,54 @@ class Array(KafkaType):
                     self.element.emit_encode(em, item)
 
 
+class EncodedElements(KafkaType):
+    """An array given as the encodings of its elements: a list of ``bytes``, each one element exactly as
+    ``array.element`` writes it (or None for a null array). Writing puts the array's count before the
+    pieces, which go out as they are; reading is ``array``'s."""
+
+    def __init__(self, array: Array) -> None:
+        super().__init__()
+        self.array = array
+        self.kafka_name = f"encoded_{array.kafka_name}"
+
+    def read(self, stream: IO[bytes], where: str) -> list[Any] | None:
+        return self.array.read(stream, where)
+
+    def write(self, value: Any, stream: IO[bytes], where: str) -> None:
+        if value is None:
+            self.array.write(value, stream, where)  # null, or the error for a non-nullable array
+            return
+        if isinstance(value, str | bytes | bytearray | Mapping) or not isinstance(value, Sequence):
+            raise encode_error(f"encoded elements need a list of bytes, not {type(value).__name__}", where)
+        if len(value) > _MAX_COUNT:
+            raise encode_error(f"{len(value)} elements is too many", where)
+        for index, piece in enumerate(value):
+            if not isinstance(piece, bytes | bytearray | memoryview):
+                raise encode_error(
+                    f"an encoded element must be bytes, not {type(piece).__name__}", f"{where}[{index}]"
+                )
+        stream.write(write_length(len(value), self.array.compact, 4))
+        stream.write(b"".join(value))
+
+    def is_default(self, value: Any, default: Any) -> bool:
+        return self.array.is_default(value, default)
+
+    def emit_is_default(self, em: Emitter, value: str, default: Any) -> str:
+        return self.array.emit_is_default(em, value, default)
+
+    def emit_decode(self, em: Emitter, target: str, bound: str) -> None:
+        self.array.emit_decode(em, target, bound)
+
+    def emit_encode(self, em: Emitter, value: str) -> None:
+        null = NULL_COMPACT if self.array.compact else NULL_INT32
+        with emit_null_or(em, value, self.array.nullable, null):
+            em(f"if {value}.__class__ is not list and {value}.__class__ is not tuple: raise Fallback")
+            n = em.local("n")
+            em(f"{n} = len({value})")
+            emit_write_length(em, n, self.array.compact, "i")
+            em(f"write_elements({em.out}, {value})")
+
+
 @dataclass(frozen=True)
 class StructField:
     """A field of a struct at one version. ``default`` is used when the field is absent from the data."""

@@ -228,6 +228,38 @@ def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] 
     return (fields or None), pos
 
 
+class Gaps(bytearray):
+    """An encoder's output that leaves gaps for encoded elements instead of copying them in:
+    :func:`write_elements` notes where they go, and :meth:`join` puts everything together with one copy."""
+
+    __slots__ = ("gaps",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gaps: list[tuple[int, Sequence[Any]]] = []
+
+    def join(self) -> bytes:  # type: ignore[override]
+        """The output with the elements in their gaps (TypeError if one is not bytes-like)."""
+        if not self.gaps:
+            return bytes(self)
+        parts: list[Any] = []
+        start = 0
+        for end, elements in self.gaps:
+            parts.append(self[start:end])
+            parts += elements
+            start = end
+        parts.append(self[start:])
+        return b"".join(parts)
+
+
+def write_elements(out: bytearray, elements: Sequence[Any]) -> None:
+    """Append encoded elements (bytes-like) to ``out``, or leave a gap for them in :class:`Gaps`."""
+    if out.__class__ is Gaps:  # the elements are checked when they are joined
+        out.gaps.append((len(out), elements))  # type: ignore[attr-defined]
+    else:
+        out += b"".join(elements)
+
+
 def write_tag_section(out: bytearray, items: list[tuple[int, bytes]]) -> None:
     """Write a tag section from ``(tag, raw bytes)`` pairs (sorted here; tags must be distinct)."""
     items.sort(key=_first)

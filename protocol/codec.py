@@ -264,9 +264,10 @@ class Message:
         self.spec = spec
         self._codecs: dict[int, VersionCodec] = {}
         self._lock = threading.Lock()
-        # Codecs for one element of an array field, and for the message with that field given as
-        # encoded elements: (version, field name, which) -> codec, or the scalar type of the elements.
-        self._parts: dict[tuple[int, str, str], VersionCodec | t.KafkaType] = {}
+        # Codecs for one element of an array field, (version, field name, "element") -> codec or the
+        # scalar type of the elements, and for the message with fields given as encoded elements,
+        # (version, field names, "message") -> codec.
+        self._parts: dict[tuple[int, str | tuple[str, ...], str], VersionCodec | t.KafkaType] = {}
 
     @property
     def name(self) -> str:
@@ -364,70 +365,74 @@ class Message:
         self,
         version: int,
         data: Mapping[str, Any],
-        field: str,
-        elements: Sequence[bytes | bytearray | memoryview] | None,
+        elements: Mapping[str, Sequence[bytes | bytearray | memoryview] | None],
     ) -> bytes:
-        """Encode the message from ``data`` for every field but ``field``, a top-level array field
-        given as ``elements``, the encodings of its elements (:meth:`encode_element` at the same
-        version), or None for a null array.
+        """Encode the message from ``data`` for every field but those in ``elements``: top-level array
+        fields given as the encodings of their elements (:meth:`encode_element` at the same version),
+        or None for a null array.
 
-        The result is exactly ``encode({**data, field: decoded elements}, version)``: the array's count
-        (compact or classic, as the version has it), the elements as given, and the rest of the
-        message around them, tagged fields included (``field`` may be a tagged field). ``data`` must
-        not hold ``field``. The elements are not checked: each must be one element's encoding at this
+        The result is exactly ``encode({**data, field: decoded elements, ...}, version)``: each array's
+        count (compact or classic, as the version has it), its elements as given, and the rest of the
+        message around them, tagged fields included (a field may be a tagged field). ``data`` must not
+        hold those fields. The elements are not checked: each must be one element's encoding at this
         version. Raises EncodeError.
         """
-        return self._with_elements(version, data, field, elements).encode_gaps({**data, field: elements})
+        return self._with_elements(version, data, elements).encode_gaps({**data, **elements})
 
     def encode_with_elements_into(
         self,
         version: int,
         data: Mapping[str, Any],
-        field: str,
-        elements: Sequence[bytes | bytearray | memoryview] | None,
+        elements: Mapping[str, Sequence[bytes | bytearray | memoryview] | None],
         out: bytearray,
     ) -> None:
         """:meth:`encode_with_elements`, appended to ``out`` (for building frames without copies)."""
-        self._with_elements(version, data, field, elements).encode_into({**data, field: elements}, out)
+        self._with_elements(version, data, elements).encode_into({**data, **elements}, out)
 
     def _with_elements(
-        self, version: int, data: Mapping[str, Any], field: str, elements: object
+        self, version: int, data: Mapping[str, Any], elements: Mapping[str, Any]
     ) -> VersionCodec:
-        part = self._parts.get((version, field, "message")) or self._part(version, field, "message")
-        if field in data:
-            raise EncodeError(
-                "given both in the data and as encoded elements",
-                message=self.name,
-                version=version,
-                field=field,
-            )
+        fields = tuple(elements)
+        part = self._parts.get((version, fields, "message")) or self._part(version, fields, "message")
+        for field in fields:
+            if field in data:
+                raise EncodeError(
+                    "given both in the data and as encoded elements",
+                    message=self.name,
+                    version=version,
+                    field=field,
+                )
         assert isinstance(part, VersionCodec)
         return part
 
-    def _part(self, version: int, field: str, which: str) -> VersionCodec | t.KafkaType:
-        """The codec behind :meth:`encode_element` (``which`` = "element") or
-        :meth:`encode_with_elements` ("message"), made on first use."""
+    def _array_field(self, version: int, field: str) -> s.Array:
+        """The top-level array field ``field`` at ``version`` (EncodeError naming it if there is none)."""
         root = self._codec_or(version, EncodeError).construct.root
         spec = next((f for f in (*root.fields, *root.tagged) if f.name == field), None)
-        if spec is None or not isinstance(spec.type, s.Array):
-            if spec is not None:
-                problem = f"not an array (it is {spec.type.kafka_name})"
-            elif field in root.absent:
-                problem = f"version {version} lacks this field (versions {root.absent[field].versions})"
-            else:
-                problem = f"{self.name} has no such top-level field"
-            raise EncodeError(problem, message=self.name, version=version, field=field)
-        array = spec.type
+        if spec is not None and isinstance(spec.type, s.Array):
+            return spec.type
+        if spec is not None:
+            problem = f"not an array (it is {spec.type.kafka_name})"
+        elif field in root.absent:
+            problem = f"version {version} lacks this field (versions {root.absent[field].versions})"
+        else:
+            problem = f"{self.name} has no such top-level field"
+        raise EncodeError(problem, message=self.name, version=version, field=field)
+
+    def _part(self, version: int, field: str | tuple[str, ...], which: str) -> VersionCodec | t.KafkaType:
+        """The codec behind :meth:`encode_element` (``which`` = "element", for one field) or
+        :meth:`encode_with_elements` ("message", for the fields given as elements), made on first use."""
         part: VersionCodec | t.KafkaType
-        if which == "element":
-            element = array.element
+        if isinstance(field, str):
+            element = self._array_field(version, field).element
             if isinstance(element, s.KafkaStruct):
                 construct = s.KafkaMessage(f"{self.name}_{field}", version, element)
                 part = VersionCodec(self.spec, version, construct, where=f"{field}[]")
             else:
                 part = element
         else:
-            replace = {field: s.EncodedElements(array)}
+            replace = {name: s.EncodedElements(self._array_field(version, name)) for name in field}
+            root = self._codec_or(version, EncodeError).construct.root
             fields = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.fields]
             tagged = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.tagged]
             struct = s.KafkaStruct(
@@ -437,7 +442,7 @@ class Message:
                 None if root.tags is None else s.TaggedFields(tagged),
                 list(root.absent.values()),
             )
-            construct = s.KafkaMessage(f"{self.name}_with_{field}", version, struct)
+            construct = s.KafkaMessage(f"{self.name}_with_{'_'.join(field)}", version, struct)
             part = VersionCodec(self.spec, version, construct)
         with self._lock:
             return self._parts.setdefault((version, field, which), part)

@@ -3,7 +3,7 @@ appears in the message, and Message.encode_with_elements assembles the message f
 and such elements, byte for byte what encode gives for the whole data, in every version of every
 message with a top-level array (the project's specs, and Kafka's Metadata, CreateTopics and
 ApiVersions responses): classic and compact counts, null arrays, tagged array fields, arrays of
-values."""
+values, several array fields at once."""
 
 from __future__ import annotations
 
@@ -78,13 +78,22 @@ def test_assembled_bytes_equal_the_whole_encoding(
     pieces = None if elements is None else [message.encode_element(version, field, e) for e in elements]
     rest = {key: item for key, item in value.items() if key != field}
     expected = message.encode(value, version)
-    assert message.encode_with_elements(version, rest, field, pieces) == expected
+    assert message.encode_with_elements(version, rest, {field: pieces}) == expected
     out = bytearray(b"head")
-    message.encode_with_elements_into(version, rest, field, pieces, out)
+    message.encode_with_elements_into(version, rest, {field: pieces}, out)
     assert out == b"head" + expected
     if pieces:  # bytearray and memoryview pieces, and a tuple of them, work as bytes do
         mixed = tuple(bytearray(p) if i % 2 else memoryview(p) for i, p in enumerate(pieces))
-        assert message.encode_with_elements(version, rest, field, mixed) == expected
+        assert message.encode_with_elements(version, rest, {field: mixed}) == expected
+    every = [name for name, _ in array_fields(message, version)]
+    if len(every) > 1:  # every array field at once (Metadata's Brokers and Topics, say)
+        given = {
+            name: None if items is None else [message.encode_element(version, name, e) for e in items]
+            for name in every
+            for items in [value.get(name, message.default(version)[name])]
+        }
+        others = {key: item for key, item in value.items() if key not in given}
+        assert message.encode_with_elements(version, others, given) == expected
 
 
 def test_elements_are_the_bytes_inside_the_message(project_schemas):
@@ -98,7 +107,7 @@ def test_elements_are_the_bytes_inside_the_message(project_schemas):
     assert metadata.encode({"Topics": [{"Name": "orders"}]}, 1).endswith(b"\x00\x00\x00\x01" + classic)
     names = project_schemas.request(20)  # DeleteTopicsRequest v0: TopicNames, an array of strings
     assert names.encode_element(0, "TopicNames", "t") == b"\x00\x01t"
-    assert names.encode_with_elements(0, {"TimeoutMs": 5}, "TopicNames", [b"\x00\x01t"]) == names.encode(
+    assert names.encode_with_elements(0, {"TimeoutMs": 5}, {"TopicNames": [b"\x00\x01t"]}) == names.encode(
         {"TopicNames": ["t"], "TimeoutMs": 5}, 0
     )
 
@@ -107,9 +116,9 @@ def test_elements_keep_their_order(project_schemas):
     response = project_schemas.response(18)  # ApiVersionsResponse
     keys = [{"ApiKey": key} for key in range(5)]
     pieces = [response.encode_element(0, "ApiKeys", key) for key in keys]
-    assert response.encode_with_elements(0, {}, "ApiKeys", pieces) == response.encode({"ApiKeys": keys}, 0)
+    assert response.encode_with_elements(0, {}, {"ApiKeys": pieces}) == response.encode({"ApiKeys": keys}, 0)
     out = bytearray()
-    response.encode_with_elements_into(0, {}, "ApiKeys", pieces, out)
+    response.encode_with_elements_into(0, {}, {"ApiKeys": pieces}, out)
     assert out == response.encode({"ApiKeys": keys}, 0)
 
 
@@ -118,7 +127,7 @@ def test_null_and_empty_arrays(project_schemas):
     for version in (1, 4, 12):
         for topics in (None, []):
             expected = request.encode({"Topics": topics}, version)
-            assert request.encode_with_elements(version, {}, "Topics", topics) == expected
+            assert request.encode_with_elements(version, {}, {"Topics": topics}) == expected
 
 
 def test_tagged_array_fields(project_schemas):
@@ -126,9 +135,9 @@ def test_tagged_array_fields(project_schemas):
     feature = {"Name": "metadata.version", "MinVersion": 1, "MaxVersion": 20}
     data = {"ApiKeys": [{"ApiKey": 3, "MaxVersion": 13}], UNKNOWN_TAGGED_FIELDS: {9: b"x"}}
     piece = response.encode_element(3, "SupportedFeatures", feature)
-    assembled = response.encode_with_elements(3, data, "SupportedFeatures", [piece, piece])
+    assembled = response.encode_with_elements(3, data, {"SupportedFeatures": [piece, piece]})
     assert assembled == response.encode({**data, "SupportedFeatures": [feature, feature]}, 3)
-    assert response.encode_with_elements(3, data, "SupportedFeatures", []) == response.encode(data, 3)
+    assert response.encode_with_elements(3, data, {"SupportedFeatures": []}) == response.encode(data, 3)
 
 
 def test_errors_name_the_field(project_schemas):
@@ -144,19 +153,23 @@ def test_errors_name_the_field(project_schemas):
             "MetadataResponse has no such top-level field",
         ),
         (
-            lambda: metadata.encode_with_elements(12, {}, "Topics", [b"", "x"]),
+            lambda: metadata.encode_with_elements(12, {}, {"Topics": [b"", "x"]}),
             "Topics[1]",
             "must be bytes, not str",
         ),
-        (lambda: metadata.encode_with_elements(12, {}, "Topics", b"\x00"), "Topics", "need a list of bytes"),
-        (lambda: metadata.encode_with_elements(12, {}, "Topics", None), "Topics", "null is not allowed"),
         (
-            lambda: metadata.encode_with_elements(12, {"Topics": []}, "Topics", []),
+            lambda: metadata.encode_with_elements(12, {}, {"Topics": b"\x00"}),
+            "Topics",
+            "need a list of bytes",
+        ),
+        (lambda: metadata.encode_with_elements(12, {}, {"Topics": None}), "Topics", "null is not allowed"),
+        (
+            lambda: metadata.encode_with_elements(12, {"Topics": []}, {"Topics": []}),
             "Topics",
             "given both in the data and as encoded elements",
         ),
         (
-            lambda: metadata.encode_with_elements(12, {"ThrottleTimeMs": "0"}, "Topics", []),
+            lambda: metadata.encode_with_elements(12, {"ThrottleTimeMs": "0"}, {"Topics": []}),
             "ThrottleTimeMs",
             "int32",
         ),
@@ -181,7 +194,7 @@ def test_assembling_a_hundred_cached_topics_is_cheap(kafka_specs):
     ]
     pieces = [metadata.encode_element(12, "Topics", topic) for topic in topics]
     rest = {"ClusterId": "c", "ControllerId": 1}
-    assert metadata.encode_with_elements(12, rest, "Topics", pieces) == metadata.encode(
+    assert metadata.encode_with_elements(12, rest, {"Topics": pieces}) == metadata.encode(
         {**rest, "Topics": topics}, 12
     )
 
@@ -195,7 +208,7 @@ def test_assembling_a_hundred_cached_topics_is_cheap(kafka_specs):
         return best
 
     join = per_call(lambda: b"".join(pieces))
-    assemble = per_call(lambda: metadata.encode_with_elements(12, rest, "Topics", pieces))
+    assemble = per_call(lambda: metadata.encode_with_elements(12, rest, {"Topics": pieces}))
     whole = per_call(lambda: metadata.encode({**rest, "Topics": topics}, 12))
     assert assemble < 10 * join + 0.001
     assert assemble < whole / 5

@@ -9,8 +9,12 @@ UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked for by id, v12+), unless
 ``auto.create.topics.enable=true`` and the client allows it: then the unknown topics are created with
 the server's defaults through the configured placer, all in one go.
 
-A topic's entry is built once per topic image and kept with it: a request costs the topics it names,
-not the partitions behind them.
+A topic's entry is encoded once per topic image and response version, and kept with the image; so is
+the broker list, per metadata image, version and advertised listeners. An answer is assembled from
+those encoded pieces (:meth:`protocol.Message.encode_with_elements`): a request costs the topics it
+names and the bytes it copies, not the partitions behind them. The entries do not depend on the
+request's flags: with no ACLs simulated, TopicAuthorizedOperations is Kafka's "not computed" marker
+whether or not IncludeTopicAuthorizedOperations asks for it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from controller.handlers import NO_OPERATIONS, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
 from controller.offload import BIG, Sized, Turns, gc_paused
 from controller.topic_admin import NewTopic
-from protocol import ZERO_UUID
+from protocol import ZERO_UUID, Message
 from protocol.errors import error_by_name
 
 API_KEY = 3
@@ -59,12 +63,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized 
     if ctx.image is None and controller.image_is_stale() > _STALE_TOPICS:
         return _in_turns(ctx, request, version, [])
     image = ctx.image if ctx.image is not None else controller.image()
-    if every and _uncached(list(image.topics.values()), version) > BIG:
+    if every and len(image.topics) > BIG:
         return _in_turns(ctx, request, version, [])
     entries = _Entries(image, request, version, {})
     for _ in entries:
         pass
-    return _response(ctx, image, entries.result, version)
+    return _answer(ctx, image, entries.result, version)
 
 
 def _refused(item: dict[str, Any], version: int) -> bool:
@@ -75,11 +79,6 @@ def _refused(item: dict[str, Any], version: int) -> bool:
 
 #: More changed topics than this, and the image is rebuilt in turns of the event loop.
 _STALE_TOPICS = 200
-
-
-def _uncached(topics: list[TopicImage], version: int) -> int:
-    key = ("metadata", _kind(version))
-    return sum(len(t.partitions) for t in topics if key not in t.derived)
 
 
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:
@@ -97,14 +96,18 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, 
             await turns.yield_if_due()
     image = ctx.image if ctx.image is not None else await ctx.controller.image_in_turns()
     entries = _Entries(image, request, version, failed)
-    with gc_paused():
-        for _ in entries:
-            await asyncio.sleep(0)
-    return _response(ctx, image, entries.result, version)
+    for _ in entries:
+        await asyncio.sleep(0)
+    answer = _answer(ctx, image, entries.result, version)
+    return answer if isinstance(answer, Sized) else await answer
+
+
+#: A topic of the answer: its image (answered with its cached encoded entry) or its error entry.
+_Item = TopicImage | dict[str, Any]
 
 
 class _Entries:
-    """The topic entries a request asks for, made in turns: iterate to build, then read ``result``."""
+    """The topics a request asks for, found in turns: iterate to find them, then read ``result``."""
 
     def __init__(
         self, image: MetadataImage, request: dict[str, Any], version: int, failed: dict[str, int]
@@ -113,19 +116,16 @@ class _Entries:
         self.request = request
         self.version = version
         self.failed = failed
-        self.result: list[dict[str, Any]] = []
+        self.result: list[_Item] = []
 
     def __iter__(self) -> Iterator[None]:
         image, version = self.image, self.version
         wanted = self.request.get("Topics")
         out = self.result
-        turns = Turns()
         if wanted is None or (version == 0 and not wanted):
-            for topic in image.topics.values():
-                out.append(_topic_entry(topic, image, version))
-                if turns.due():
-                    yield
+            out += image.topics.values()
             return
+        turns = Turns()
         seen: set[str | uuid.UUID] = set()
         for item in wanted:
             name: str | None = item.get("Name")
@@ -148,23 +148,103 @@ class _Entries:
                 if topic is None:
                     out.append(_error_entry(name, ZERO_UUID, self.failed.get(name, _UNKNOWN_TOPIC), version))
                     continue
-            out.append(_topic_entry(topic, image, version))
+            out.append(topic)
             if turns.due():
                 yield
 
 
-def _response(ctx: RequestContext, image: MetadataImage, topics: list[dict[str, Any]], version: int) -> Sized:
-    response = {
+def _answer(
+    ctx: RequestContext, image: MetadataImage, items: list[_Item], version: int
+) -> Sized | Awaitable[Sized]:
+    """The answer from the topics' encoded entries, those not yet encoded for this version first: inline
+    when they are few, else in a worker thread (the entries are then kept by the loop)."""
+    key = ("metadata", version)
+    unencoded = list({id(t): t for t in items if isinstance(t, TopicImage) and key not in t.derived}.values())
+    size = sum(len(t.partitions) for t in unencoded) + _PER_TOPIC * len(unencoded)
+    response = ctx.controller.schemas.response(API_KEY)
+    alive = image.alive if version == 0 else None
+    if size <= BIG:
+        for topic in unencoded:
+            topic.derived[key] = _encoded_entry(response, topic, alive, version)
+        return _assembled(ctx, image, items, version)
+
+    async def off_the_loop() -> Sized:
+        with gc_paused():
+            encoded = await asyncio.to_thread(_encoded_entries, response, unencoded, alive, version)
+        for topic, entry in zip(unencoded, encoded, strict=True):
+            topic.derived[key] = entry
+        return _assembled(ctx, image, items, version)
+
+    return off_the_loop()
+
+
+#: What encoding a topic's entry costs besides its partitions, in partitions.
+_PER_TOPIC = 4
+#: Copying about this many bytes of encoded entries costs what encoding one partition does (or less).
+_BYTES_PER_PARTITION = 4096
+
+
+def _encoded_entries(
+    response: Message, topics: list[TopicImage], alive: frozenset[int] | None, version: int
+) -> list[bytes]:
+    """The topics' encoded entries (touches no shared state: run in a worker thread)."""
+    return [_encoded_entry(response, topic, alive, version) for topic in topics]
+
+
+def _encoded_entry(response: Message, topic: TopicImage, alive: frozenset[int] | None, version: int) -> bytes:
+    """The topic's entry as it is in the answer at ``version`` (the same for every request)."""
+    entry = {
+        "ErrorCode": 0,
+        "Name": topic.name,
+        "TopicId": topic.topic_id,
+        "IsInternal": False,
+        "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
+    }
+    if version >= 8:
+        entry["TopicAuthorizedOperations"] = NO_OPERATIONS
+    return response.encode_element(version, "Topics", entry)
+
+
+def _assembled(ctx: RequestContext, image: MetadataImage, items: list[_Item], version: int) -> Sized:
+    """The answer's body from the brokers' and topics' encoded entries, with the fields around them and
+    the error entries encoded for the request; big (made off the loop) when it copies many bytes or
+    encodes many error entries."""
+    response = ctx.controller.schemas.response(API_KEY)
+    key = ("metadata", version)
+    topics: list[Any] = [item.derived[key] if isinstance(item, TopicImage) else item for item in items]
+    errors = len(items) - sum(isinstance(item, TopicImage) for item in items)
+    data = {
         "ThrottleTimeMs": 0,
-        "Brokers": broker_entries(ctx, image),
         "ClusterId": ctx.controller.config.cluster_id,
         "ControllerId": image.controller_id,
-        "Topics": topics,
         "ErrorCode": 0,
     }
     if 8 <= version <= 10:
-        response["ClusterAuthorizedOperations"] = NO_OPERATIONS
-    return Sized(response, len(topics) + sum(len(t["Partitions"]) for t in topics))
+        data["ClusterAuthorizedOperations"] = NO_OPERATIONS
+    brokers = _encoded_brokers(ctx, image, response, version)
+
+    def body() -> bytes:
+        if errors:
+            for index, topic in enumerate(topics):
+                if topic.__class__ is dict:
+                    topics[index] = response.encode_element(version, "Topics", topic)
+        return response.encode_with_elements(version, data, {"Brokers": brokers, "Topics": topics})
+
+    copied = sum(len(topic) for topic in topics if topic.__class__ is bytes)
+    return Sized(body, copied // _BYTES_PER_PARTITION + _PER_TOPIC * errors)
+
+
+def _encoded_brokers(
+    ctx: RequestContext, image: MetadataImage, response: Message, version: int
+) -> list[bytes]:
+    """The broker list's encoded entries, kept with the image for the listeners they were made for."""
+    key = ("metadata brokers", version)
+    kept = image.derived.get(key)
+    if kept is not None and kept[0] == ctx.endpoints:  # type: ignore[index]
+        return kept[1]  # type: ignore[index, no-any-return]
+    encoded = [response.encode_element(version, "Brokers", entry) for entry in broker_entries(ctx, image)]
+    image.derived[key] = (dict(ctx.endpoints), encoded)
+    return encoded
 
 
 def broker_entries(ctx: RequestContext, image: MetadataImage) -> list[dict[str, Any]]:
@@ -184,30 +264,6 @@ def _error_entry(name: str | None, topic_id: uuid.UUID, code: int, version: int)
     if version >= 8:  # not ignorable: only in the versions that have it (the codec insists)
         entry["TopicAuthorizedOperations"] = NO_OPERATIONS
     return entry
-
-
-def _kind(version: int) -> int:
-    """Entries differ for v0 (unavailable replicas left out), v1-7, and v8+ (authorized operations)."""
-    return 0 if version == 0 else 8 if version >= 8 else 1
-
-
-def _topic_entry(topic: TopicImage, image: MetadataImage, version: int) -> dict[str, Any]:
-    """The topic's entry for this version, made once per topic image."""
-    kind = _kind(version)
-    entry = topic.derived.get(("metadata", kind))
-    if entry is None:
-        alive = image.alive if version == 0 else None
-        entry = {
-            "ErrorCode": 0,
-            "Name": topic.name,
-            "TopicId": topic.topic_id,
-            "IsInternal": False,
-            "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
-        }
-        if kind == 8:
-            entry["TopicAuthorizedOperations"] = NO_OPERATIONS
-        topic.derived[("metadata", kind)] = entry
-    return entry  # type: ignore[return-value]
 
 
 def _partition_entry(p: PartitionImage, alive: frozenset[int] | None) -> dict[str, Any]:

@@ -12,7 +12,9 @@ the server's defaults through the configured placer, all in one go.
 A topic's entry is encoded once per topic image and response version, and kept with the image; so is
 the broker list, per metadata image, version and advertised listeners. An answer is assembled from
 those encoded pieces (:meth:`protocol.Message.encode_with_elements`): a request costs the topics it
-names and the bytes it copies, not the partitions behind them. The entries do not depend on the
+names and the bytes it copies, not the partitions behind them. An answer for every topic depends on
+the image, the version and the listeners alone: up to :data:`_KEPT_ANSWER` bytes it is kept whole
+with the image, and the next such request costs its header alone. The entries do not depend on the
 request's flags: with no ACLs simulated, TopicAuthorizedOperations is Kafka's "not computed" marker
 whether or not IncludeTopicAuthorizedOperations asks for it.
 """
@@ -41,7 +43,7 @@ _REPLICA_NOT_AVAILABLE = error_by_name("REPLICA_NOT_AVAILABLE").code
 _INVALID_REQUEST = error_by_name("INVALID_REQUEST").code
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized | Awaitable[Sized]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes | Sized | Awaitable[Sized]:
     controller = ctx.controller
     wanted = request.get("Topics")
     every = wanted is None or (version == 0 and not wanted)
@@ -63,12 +65,22 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized 
     if ctx.image is None and controller.image_is_stale() > _STALE_TOPICS:
         return _in_turns(ctx, request, version, [])
     image = ctx.image if ctx.image is not None else controller.image()
-    if every and len(image.topics) > BIG:
-        return _in_turns(ctx, request, version, [])
+    if every:
+        kept = image.derived.get(("metadata answer", version))
+        if kept is not None and kept[0] == ctx.endpoints:
+            return kept[1]
+        if len(image.topics) > BIG:
+            return _in_turns(ctx, request, version, [])
     entries = _Entries(image, request, version, {})
     for _ in entries:
         pass
-    return _answer(ctx, image, entries.result, version)
+    answer = _answer(ctx, image, entries, version)
+    if every and isinstance(answer, Sized) and answer.size <= BIG:  # made now, and kept when not too big
+        body: bytes = answer.made()
+        if len(body) <= _KEPT_ANSWER:
+            image.derived[("metadata answer", version)] = (dict(ctx.endpoints), body)
+        return body
+    return answer
 
 
 def _refused(item: dict[str, Any], version: int) -> bool:
@@ -79,6 +91,8 @@ def _refused(item: dict[str, Any], version: int) -> bool:
 
 #: More changed topics than this, and the image is rebuilt in turns of the event loop.
 _STALE_TOPICS = 200
+#: An answer for every topic up to this size (bytes) is kept whole with the image.
+_KEPT_ANSWER = 1 << 20
 
 
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:
@@ -98,11 +112,11 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, 
     entries = _Entries(image, request, version, failed)
     for _ in entries:
         await asyncio.sleep(0)
-    answer = _answer(ctx, image, entries.result, version)
+    answer = _answer(ctx, image, entries, version)
     return answer if isinstance(answer, Sized) else await answer
 
 
-#: A topic of the answer: its image (answered with its cached encoded entry) or its error entry.
+#: A topic of the answer: its image (answered with its encoded entry) or its error entry.
 _Item = TopicImage | dict[str, Any]
 
 
@@ -117,6 +131,8 @@ class _Entries:
         self.version = version
         self.failed = failed
         self.result: list[_Item] = []
+        #: How many of them are error entries.
+        self.errors = 0
 
     def __iter__(self) -> Iterator[None]:
         image, version = self.image, self.version
@@ -137,16 +153,19 @@ class _Entries:
             topic: TopicImage | None
             if _refused(item, version):
                 out.append(_error_entry(name or "", topic_id, _INVALID_REQUEST, version))
+                self.errors += 1
                 continue
             if name is None:
                 topic = image.topics_by_id.get(topic_id)
                 if topic is None:
                     out.append(_error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version))
+                    self.errors += 1
                     continue
             else:
                 topic = image.topics.get(name)
                 if topic is None:
                     out.append(_error_entry(name, ZERO_UUID, self.failed.get(name, _UNKNOWN_TOPIC), version))
+                    self.errors += 1
                     continue
             out.append(topic)
             if turns.due():
@@ -154,26 +173,35 @@ class _Entries:
 
 
 def _answer(
-    ctx: RequestContext, image: MetadataImage, items: list[_Item], version: int
+    ctx: RequestContext, image: MetadataImage, entries: _Entries, version: int
 ) -> Sized | Awaitable[Sized]:
     """The answer from the topics' encoded entries, those not yet encoded for this version first: inline
     when they are few, else in a worker thread (the entries are then kept by the loop)."""
     key = ("metadata", version)
-    unencoded = list({id(t): t for t in items if isinstance(t, TopicImage) and key not in t.derived}.values())
+    items = entries.result
+    pieces = [item.derived.get(key) if item.__class__ is TopicImage else item for item in items]
+    if None not in pieces:
+        return _assembled(ctx, image, pieces, entries.errors, version)
+    unencoded = list({id(t): t for t, p in zip(items, pieces, strict=True) if p is None}.values())
     size = sum(len(t.partitions) for t in unencoded) + _PER_TOPIC * len(unencoded)
     response = ctx.controller.schemas.response(API_KEY)
     alive = image.alive if version == 0 else None
+
+    def assembled() -> Sized:
+        pieces = [item.derived[key] if item.__class__ is TopicImage else item for item in items]
+        return _assembled(ctx, image, pieces, entries.errors, version)
+
     if size <= BIG:
         for topic in unencoded:
             topic.derived[key] = _encoded_entry(response, topic, alive, version)
-        return _assembled(ctx, image, items, version)
+        return assembled()
 
     async def off_the_loop() -> Sized:
         with gc_paused():
             encoded = await asyncio.to_thread(_encoded_entries, response, unencoded, alive, version)
         for topic, entry in zip(unencoded, encoded, strict=True):
             topic.derived[key] = entry
-        return _assembled(ctx, image, items, version)
+        return assembled()
 
     return off_the_loop()
 
@@ -205,14 +233,13 @@ def _encoded_entry(response: Message, topic: TopicImage, alive: frozenset[int] |
     return response.encode_element(version, "Topics", entry)
 
 
-def _assembled(ctx: RequestContext, image: MetadataImage, items: list[_Item], version: int) -> Sized:
+def _assembled(
+    ctx: RequestContext, image: MetadataImage, pieces: list[Any], errors: int, version: int
+) -> Sized:
     """The answer's body from the brokers' and topics' encoded entries, with the fields around them and
-    the error entries encoded for the request; big (made off the loop) when it copies many bytes or
-    encodes many error entries."""
+    the ``errors`` error entries among ``pieces`` encoded for the request; big (made off the loop) when
+    it copies many bytes or encodes many error entries."""
     response = ctx.controller.schemas.response(API_KEY)
-    key = ("metadata", version)
-    topics: list[Any] = [item.derived[key] if isinstance(item, TopicImage) else item for item in items]
-    errors = len(items) - sum(isinstance(item, TopicImage) for item in items)
     data = {
         "ThrottleTimeMs": 0,
         "ClusterId": ctx.controller.config.cluster_id,
@@ -225,12 +252,12 @@ def _assembled(ctx: RequestContext, image: MetadataImage, items: list[_Item], ve
 
     def body() -> bytes:
         if errors:
-            for index, topic in enumerate(topics):
-                if topic.__class__ is dict:
-                    topics[index] = response.encode_element(version, "Topics", topic)
-        return response.encode_with_elements(version, data, {"Brokers": brokers, "Topics": topics})
+            for index, piece in enumerate(pieces):
+                if piece.__class__ is dict:
+                    pieces[index] = response.encode_element(version, "Topics", piece)
+        return response.encode_with_elements(version, data, {"Brokers": brokers, "Topics": pieces})
 
-    copied = sum(len(topic) for topic in topics if topic.__class__ is bytes)
+    copied = sum(map(len, pieces)) if not errors else sum(len(p) for p in pieces if p.__class__ is bytes)
     return Sized(body, copied // _BYTES_PER_PARTITION + _PER_TOPIC * errors)
 
 
@@ -240,8 +267,8 @@ def _encoded_brokers(
     """The broker list's encoded entries, kept with the image for the listeners they were made for."""
     key = ("metadata brokers", version)
     kept = image.derived.get(key)
-    if kept is not None and kept[0] == ctx.endpoints:  # type: ignore[index]
-        return kept[1]  # type: ignore[index, no-any-return]
+    if kept is not None and kept[0] == ctx.endpoints:
+        return kept[1]
     encoded = [response.encode_element(version, "Brokers", entry) for entry in broker_entries(ctx, image)]
     image.derived[key] = (dict(ctx.endpoints), encoded)
     return encoded

@@ -115,8 +115,13 @@ def test_entries_and_brokers_follow_broker_changes():
         server.wait_until(lambda: server.broker_state(1) != "running", timeout=10)
         after = RESPONSE.decode(ask(server, 12, {"Topics": None}), 12)
         v0_after = RESPONSE.decode(ask(server, 0, {"Topics": []}), 0)
+        server.add_broker(6, "rack-0")
+        server.wait_until(lambda: server.broker_state(6) == "running", timeout=10)
+        added = RESPONSE.decode(ask(server, 12, {"Topics": None}), 12)
     assert [b["NodeId"] for b in before["Brokers"]] == [0, 1, 2, 3, 4]
     assert [b["NodeId"] for b in after["Brokers"]] == [0, 2, 3, 4]
+    assert [(b["NodeId"], b["Rack"]) for b in added["Brokers"]][-1] == (6, "rack-0")
+    assert added["Topics"] == after["Topics"]
     [manual] = [t for t in after["Topics"] if t["Name"] == "manual"]
     assert [p["OfflineReplicas"] for p in manual["Partitions"]] == [[5, 1], [5]]
     [manual_v0] = [t for t in v0["Topics"] if t["Name"] == "manual"]

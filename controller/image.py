@@ -42,7 +42,8 @@ class TopicImage:
     partitions: tuple[PartitionImage, ...]
     #: The topic's version this image was made from (with the alive brokers it was made against).
     version: int
-    #: What readers derive from this image and keep while it lives (a Metadata entry per version, ...).
+    #: What readers derive from this image and keep while it lives (its encoded Metadata entry per
+    #: version, ...).
     derived: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -54,6 +55,8 @@ class MetadataImage:
     controller_id: int
     topics: Mapping[str, TopicImage]
     topics_by_id: Mapping[uuid.UUID, TopicImage]
+    #: What readers derive from this image and keep while it lives (Metadata's broker list, ...).
+    derived: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def alive(self) -> frozenset[int]:

@@ -9,6 +9,7 @@ interpreted construct, which either produces the result or raises an error namin
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import threading
@@ -19,6 +20,7 @@ from protocol import structs as s
 from protocol import types as t
 from protocol.exceptions import DecodeError, EncodeError, ProtocolError
 from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, Versions
+from protocol.wire import Gaps
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +129,20 @@ def _absent_default(field: FieldSpec, flexible: Versions) -> Any:
 
 
 class VersionCodec:
-    """The compiled codec of one message at one version."""
+    """The compiled codec of one message at one version.
 
-    def __init__(self, spec: MessageSpec, version: int) -> None:
+    ``construct`` replaces the message's own construct: a struct other than the message's root (one
+    element of an array field), or the root with a field of another type. ``where`` is then that
+    struct's path in the message, which errors name.
+    """
+
+    def __init__(
+        self, spec: MessageSpec, version: int, construct: s.KafkaMessage | None = None, where: str = ""
+    ) -> None:
         self.name = spec.name
         self.version = version
-        self.construct = build_message(spec, version)
+        self.construct = build_message(spec, version) if construct is None else construct
+        self.where = where
         self.compiled = self.construct.compile()
         namespace = self.compiled.module.__dict__
         self._decode: Callable[[bytes, int], tuple[dict[str, Any], int]] = namespace[
@@ -174,7 +184,7 @@ class VersionCodec:
         stream = io.BytesIO(buf)
         stream.seek(offset)
         try:
-            value = self.construct.read(stream, "")
+            value = self.construct.read(stream, self.where)
         except DecodeError as exc:
             raise exc.within(self.name, self.version) from None
         except Exception as exc:  # pragma: no cover - a bug in the interpreted codec
@@ -192,7 +202,7 @@ class VersionCodec:
         stream = io.BytesIO(buf)
         stream.seek(offset)
         try:
-            return self.construct.read(stream, ""), stream.tell()
+            return self.construct.read(stream, self.where), stream.tell()
         except DecodeError as exc:
             raise exc.within(self.name, self.version) from None
 
@@ -218,11 +228,21 @@ class VersionCodec:
             del out[start:]
             out += self.encode_interpreted(data)
 
+    def encode_gaps(self, data: Mapping[str, Any]) -> bytes:
+        """:meth:`encode`, with the encoded elements of any ``EncodedElements`` field copied once, into
+        the result, rather than into the output and then out of it."""
+        out = Gaps()
+        try:
+            self._encode(data, out)
+            return out.join()
+        except Exception:  # unusual data or an error: the interpreted codec decides, and names the field
+            return self.encode_interpreted(data)
+
     def encode_interpreted(self, data: Mapping[str, Any]) -> bytes:
         """Encode with the interpreted construct only (reference behaviour, used in tests)."""
         stream = io.BytesIO()
         try:
-            self.construct.write(data, stream, "")
+            self.construct.write(data, stream, self.where)
         except EncodeError as exc:
             raise exc.within(self.name, self.version) from None
         return stream.getvalue()
@@ -244,6 +264,10 @@ class Message:
         self.spec = spec
         self._codecs: dict[int, VersionCodec] = {}
         self._lock = threading.Lock()
+        # Codecs for one element of an array field, (version, field name, "element") -> codec or the
+        # scalar type of the elements, and for the message with fields given as encoded elements,
+        # (version, field names, "message") -> codec.
+        self._parts: dict[tuple[int, str | tuple[str, ...], str], VersionCodec | t.KafkaType] = {}
 
     @property
     def name(self) -> str:
@@ -315,6 +339,113 @@ class Message:
             return self.codec(version)
         except UnsupportedVersion as exc:
             raise error(str(exc), message=self.name, version=version) from None
+
+    # -- encoding from encoded elements -------------------------------------------------------------------
+
+    def encode_element(self, version: int, field: str, element: Any) -> bytes:
+        """Encode one element of the top-level array field ``field`` at ``version``.
+
+        The bytes are exactly those the element takes inside the message's encoding (a struct with its
+        tag section in flexible versions; a plain value for arrays of values), so they can be kept and
+        handed to :meth:`encode_with_elements` later, at the same version. An element of a struct array
+        is a dict like those in ``encode``'s data (absent fields take their defaults). Raises EncodeError
+        naming the field path as ``Field[]...``.
+        """
+        part = self._parts.get((version, field, "element")) or self._part(version, field, "element")
+        if isinstance(part, VersionCodec):
+            return part.encode(element)
+        stream = io.BytesIO()
+        try:
+            part.write(element, stream, f"{field}[]")
+        except EncodeError as exc:
+            raise exc.within(self.name, version) from None
+        return stream.getvalue()
+
+    def encode_with_elements(
+        self,
+        version: int,
+        data: Mapping[str, Any],
+        elements: Mapping[str, Sequence[bytes | bytearray | memoryview] | None],
+    ) -> bytes:
+        """Encode the message from ``data`` for every field but those in ``elements``: top-level array
+        fields given as the encodings of their elements (:meth:`encode_element` at the same version),
+        or None for a null array.
+
+        The result is exactly ``encode({**data, field: decoded elements, ...}, version)``: each array's
+        count (compact or classic, as the version has it), its elements as given, and the rest of the
+        message around them, tagged fields included (a field may be a tagged field). ``data`` must not
+        hold those fields. The elements are not checked: each must be one element's encoding at this
+        version. Raises EncodeError.
+        """
+        return self._with_elements(version, data, elements).encode_gaps({**data, **elements})
+
+    def encode_with_elements_into(
+        self,
+        version: int,
+        data: Mapping[str, Any],
+        elements: Mapping[str, Sequence[bytes | bytearray | memoryview] | None],
+        out: bytearray,
+    ) -> None:
+        """:meth:`encode_with_elements`, appended to ``out`` (for building frames without copies)."""
+        self._with_elements(version, data, elements).encode_into({**data, **elements}, out)
+
+    def _with_elements(
+        self, version: int, data: Mapping[str, Any], elements: Mapping[str, Any]
+    ) -> VersionCodec:
+        fields = tuple(elements)
+        part = self._parts.get((version, fields, "message")) or self._part(version, fields, "message")
+        for field in fields:
+            if field in data:
+                raise EncodeError(
+                    "given both in the data and as encoded elements",
+                    message=self.name,
+                    version=version,
+                    field=field,
+                )
+        assert isinstance(part, VersionCodec)
+        return part
+
+    def _array_field(self, version: int, field: str) -> s.Array:
+        """The top-level array field ``field`` at ``version`` (EncodeError naming it if there is none)."""
+        root = self._codec_or(version, EncodeError).construct.root
+        spec = next((f for f in (*root.fields, *root.tagged) if f.name == field), None)
+        if spec is not None and isinstance(spec.type, s.Array):
+            return spec.type
+        if spec is not None:
+            problem = f"not an array (it is {spec.type.kafka_name})"
+        elif field in root.absent:
+            problem = f"version {version} lacks this field (versions {root.absent[field].versions})"
+        else:
+            problem = f"{self.name} has no such top-level field"
+        raise EncodeError(problem, message=self.name, version=version, field=field)
+
+    def _part(self, version: int, field: str | tuple[str, ...], which: str) -> VersionCodec | t.KafkaType:
+        """The codec behind :meth:`encode_element` (``which`` = "element", for one field) or
+        :meth:`encode_with_elements` ("message", for the fields given as elements), made on first use."""
+        part: VersionCodec | t.KafkaType
+        if isinstance(field, str):
+            element = self._array_field(version, field).element
+            if isinstance(element, s.KafkaStruct):
+                construct = s.KafkaMessage(f"{self.name}_{field}", version, element)
+                part = VersionCodec(self.spec, version, construct, where=f"{field}[]")
+            else:
+                part = element
+        else:
+            replace = {name: s.EncodedElements(self._array_field(version, name)) for name in field}
+            root = self._codec_or(version, EncodeError).construct.root
+            fields = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.fields]
+            tagged = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.tagged]
+            struct = s.KafkaStruct(
+                root.kafka_name,
+                version,
+                fields,
+                None if root.tags is None else s.TaggedFields(tagged),
+                list(root.absent.values()),
+            )
+            construct = s.KafkaMessage(f"{self.name}_with_{'_'.join(field)}", version, struct)
+            part = VersionCodec(self.spec, version, construct)
+        with self._lock:
+            return self._parts.setdefault((version, field, which), part)
 
     def default(self, version: int) -> dict[str, Any]:
         """The message at ``version`` with every field at its default."""

@@ -21,14 +21,14 @@ from typing import Any
 from construct.core import CodeGen
 
 PRELUDE = """
-from struct import Struct as _Struct, pack as _pack, unpack_from as _unpack_from
+from struct import Struct as _Struct
 from uuid import UUID as _UUID
 from protocol.wire import (
     Fallback, Malformed, UNKNOWN_TAGGED_FIELDS, array_packers, array_unpackers, checked_unknown_tags,
-    read_bytes, read_count, read_fixed_array, read_string, read_unknown_tags, read_uvarint,
+    pack_fixed, read_bytes, read_count, read_fixed_array, read_string, read_unknown_tags, read_uvarint,
     read_uvarlong, read_varint, read_varlong, stream_decode,
-    stream_encode, uuid_from_bytes, uvarint_bytes, write_tag_section, write_unknown_tags, zigzag32,
-    zigzag64,
+    stream_encode, uuid_from_bytes, uvarint_bytes, write_elements, write_tag_section, write_unknown_tags,
+    zigzag32, zigzag64,
 )
 """
 
@@ -86,6 +86,12 @@ class Emitter:
             constants[source] = name
             self.code.append(f"{name} = {source}")
         return name
+
+    def linked(self, obj: object) -> str:
+        """An expression for ``obj`` inside generated functions (construct binds ``linkedinstances`` in
+        the module after it runs the module's code, so module-level code cannot use it)."""
+        self.code.linkedinstances[id(obj)] = obj
+        return f"linkedinstances[{id(obj)}]"
 
     def function(self, hint: str, params: str, body: Callable[[Emitter], None]) -> str:
         """Generate a module-level function whose body ``body`` writes into a fresh Emitter."""

@@ -16,6 +16,7 @@ from construct.core import CodeGen
 
 from protocol.emit import Emitter, literal
 from protocol.exceptions import DecodeError
+from protocol.runs import Runs, Value, Values
 from protocol.types import (
     NULL_COMPACT,
     NULL_INT32,
@@ -52,10 +53,17 @@ class Array(KafkaType):
             if not self.nullable:
                 raise decode_error("null in a non-nullable array", where, offset=start)
             return None
-        if count > remaining(stream):
-            raise decode_error(
-                f"array count {count} exceeds the {remaining(stream)} bytes left", where, offset=start
-            )
+        left = remaining(stream)
+        if count > left:
+            raise decode_error(f"array count {count} exceeds the {left} bytes left", where, offset=start)
+        fixed = self.element.fixed
+        if fixed is not None and count * fixed.size > left:
+            # The values cannot all be there: read the first missing one for its error, and allocate
+            # nothing for the others.
+            missing = left // fixed.size
+            stream.seek(missing * fixed.size, io.SEEK_CUR)
+            self.element.read(stream, f"{where}[{missing}]")
+            raise AssertionError("unreachable: the element above is truncated")  # pragma: no cover
         return [self.element.read(stream, f"{where}[{index}]") for index in range(count)]
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
@@ -99,12 +107,56 @@ class Array(KafkaType):
         else:
             body = contextlib.nullcontext()
         with body:
+            runs = self._runs()
+            if runs is not None:
+                self._emit_decode_runs(em, runs, n, target, bound)
+                return
             append, item = em.local("ap"), em.local("it")
             em(f"{target} = []")
             em(f"{append} = {target}.append")
             with em.block(f"for _ in range({n}):"):
                 self.element.emit_decode(em, item, bound)
                 em(f"{append}({item})")
+
+    def _runs(self) -> Runs | None:
+        """A site for reading runs of elements, when the elements are structs of fixed-size values and
+        arrays of them (see :mod:`protocol.runs`)."""
+        element = self.element
+        if not isinstance(element, KafkaStruct):
+            return None
+        fields: list[Value | Values] = []
+        for spec in element.fields:
+            kind = spec.type
+            if kind.fixed is not None:
+                fields.append(Value(spec.name, kind.fixed))
+            elif isinstance(kind, Array) and kind.element.fixed is not None:
+                fields.append(Values(spec.name, kind.element.fixed, kind.compact, kind.nullable))
+            else:
+                return None
+        flexible = element.tags is not None
+        if not Runs.possible(fields, flexible):
+            return None
+        tagged = [(spec.name, spec.default) for spec in element.tagged]
+        return Runs(element.kafka_name, fields, flexible, tagged)
+
+    def _emit_decode_runs(self, em: Emitter, runs: Runs, n: str, target: str, bound: str) -> None:
+        """The array through ``runs``: the shape of the last run first, then run by run, and element by
+        element (a generated function) where no run applies."""
+
+        def element(fn: Emitter) -> None:
+            self.element.emit_decode(fn, "value", "bound")
+            fn("return value, pos")
+
+        decode_element = em.function("element", "buf, pos, bound", element)
+        site, found = em.local("rs"), em.local("r")
+        with em.block(f"if {n} > 0:"):
+            em(f"{site} = {em.linked(runs)}")
+            em(f"{found} = {site}.last(buf, pos, {bound}, {n})")
+            with em.block(f"if {found} is None:"):
+                em(f"{found} = {site}.decode(buf, pos, {bound}, {n}, {decode_element})")
+            em(f"{target}, pos = {found}")
+        with em.block("else:"):
+            em(f"{target} = []")
 
     def _emit_decode_fixed(self, em: Emitter, fixed: Fixed, target: str, bound: str) -> None:
         unpackers = em.constant(f"array_unpackers({fixed.code!r})", "arrays")
@@ -145,15 +197,63 @@ class Array(KafkaType):
             fixed = self.element.fixed
             if fixed is not None:
                 packers = em.constant(f"array_packers({fixed.code!r})", "arrays")
-                args = f"*[{fixed.pre.format('x')} for x in {value}]" if fixed.pre else f"*{value}"
+                items = f"[{fixed.pre.format('x')} for x in {value}]" if fixed.pre else value
                 with em.block(f"if {n} < {SMALL_ARRAY}:"):
-                    em(f"{em.out} += {packers}[{n}]({args})")
-                with em.block("else:"):
-                    em(f"{em.out} += _pack('>' + {fixed.code!r} * {n}, {args})")
+                    em(f"{em.out} += {packers}[{n}](*{items})")
+                with em.block("else:"):  # no format of this length: see pack_fixed
+                    em(f"{em.out} += pack_fixed({fixed.code!r}, {items})")
             else:
                 item = em.local("it")
                 with em.block(f"for {item} in {value}:"):
                     self.element.emit_encode(em, item)
+
+
+class EncodedElements(KafkaType):
+    """An array given as the encodings of its elements: a list of ``bytes``, each one element exactly as
+    ``array.element`` writes it (or None for a null array). Writing puts the array's count before the
+    pieces, which go out as they are; reading is ``array``'s."""
+
+    def __init__(self, array: Array) -> None:
+        super().__init__()
+        self.array = array
+        self.kafka_name = f"encoded_{array.kafka_name}"
+
+    def read(self, stream: IO[bytes], where: str) -> list[Any] | None:
+        return self.array.read(stream, where)
+
+    def write(self, value: Any, stream: IO[bytes], where: str) -> None:
+        if value is None:
+            self.array.write(value, stream, where)  # null, or the error for a non-nullable array
+            return
+        if isinstance(value, str | bytes | bytearray | Mapping) or not isinstance(value, Sequence):
+            raise encode_error(f"encoded elements need a list of bytes, not {type(value).__name__}", where)
+        if len(value) > _MAX_COUNT:
+            raise encode_error(f"{len(value)} elements is too many", where)
+        for index, piece in enumerate(value):
+            if not isinstance(piece, bytes | bytearray | memoryview):
+                raise encode_error(
+                    f"an encoded element must be bytes, not {type(piece).__name__}", f"{where}[{index}]"
+                )
+        stream.write(write_length(len(value), self.array.compact, 4))
+        stream.write(b"".join(value))
+
+    def is_default(self, value: Any, default: Any) -> bool:
+        return self.array.is_default(value, default)
+
+    def emit_is_default(self, em: Emitter, value: str, default: Any) -> str:
+        return self.array.emit_is_default(em, value, default)
+
+    def emit_decode(self, em: Emitter, target: str, bound: str) -> None:
+        self.array.emit_decode(em, target, bound)
+
+    def emit_encode(self, em: Emitter, value: str) -> None:
+        null = NULL_COMPACT if self.array.compact else NULL_INT32
+        with emit_null_or(em, value, self.array.nullable, null):
+            em(f"if {value}.__class__ is not list and {value}.__class__ is not tuple: raise Fallback")
+            n = em.local("n")
+            em(f"{n} = len({value})")
+            emit_write_length(em, n, self.array.compact, "i")
+            em(f"write_elements({em.out}, {value})")
 
 
 @dataclass(frozen=True)

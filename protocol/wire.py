@@ -8,9 +8,12 @@ fast path into a precise :class:`~protocol.exceptions.DecodeError` by re-reading
 
 from __future__ import annotations
 
+import functools
 import struct
+import sys
 import uuid
-from collections.abc import Callable, Mapping
+from array import array
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Final
 
 UNKNOWN_TAGGED_FIELDS: Final = "_unknown_tagged_fields"
@@ -25,9 +28,21 @@ SMALL_ARRAY: Final = 64
 """Arrays of fixed-size values shorter than this use a pre-built ``struct.Struct``."""
 
 _object_new = object.__new__
-_object_setattr = object.__setattr__
 _int_from_bytes = int.from_bytes
 _SAFE_UNKNOWN = uuid.SafeUUID.unknown
+
+
+def _slot_setter(name: str) -> Callable[[Any, Any], None]:
+    """Sets ``uuid.UUID``'s slot ``name`` on an instance (the slot's own descriptor is about twice as
+    fast as ``object.__setattr__``, which looks the name up first)."""
+    descriptor = vars(uuid.UUID).get(name)
+    if descriptor is not None and hasattr(descriptor, "__set__"):
+        return descriptor.__set__  # type: ignore[no-any-return]
+    return lambda value, item: object.__setattr__(value, name, item)  # pragma: no cover
+
+
+_set_uuid_int = _slot_setter("int")
+_set_uuid_is_safe = _slot_setter("is_safe")
 
 
 class Malformed(ValueError):
@@ -123,13 +138,14 @@ _SINGLE_BYTES: Final = tuple(bytes([i]) for i in range(256))
 def uuid_from_bytes(raw: bytes) -> uuid.UUID:
     """A ``uuid.UUID`` from 16 big-endian bytes, without ``UUID.__init__``'s argument parsing."""
     value = _object_new(uuid.UUID)
-    _object_setattr(value, "int", _int_from_bytes(raw, "big"))
-    _object_setattr(value, "is_safe", _SAFE_UNKNOWN)
+    _set_uuid_int(value, _int_from_bytes(raw, "big"))
+    _set_uuid_is_safe(value, _SAFE_UNKNOWN)
     return value
 
 
+@functools.cache
 def array_unpackers(code: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
-    """``unpack_from`` of n values of ``code`` for n in 0..SMALL_ARRAY-1.
+    """``unpack_from`` of n values of ``code`` for n in 0..SMALL_ARRAY-1 (one table per code, shared).
 
     The code is repeated rather than given a count: a count before ``16s`` (uuid) would change the
     string's size instead of the number of values.
@@ -137,9 +153,58 @@ def array_unpackers(code: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
     return tuple(struct.Struct(">" + code * n).unpack_from for n in range(SMALL_ARRAY))
 
 
+@functools.cache
 def array_packers(code: str) -> tuple[Callable[..., bytes], ...]:
     """``pack`` of n values of ``code`` for n in 0..SMALL_ARRAY-1 (the code repeated, as above)."""
     return tuple(struct.Struct(">" + code * n).pack for n in range(SMALL_ARRAY))
+
+
+# Longer arrays never get a ``struct`` format of their own length: the ``struct`` module caches the
+# formats its functions are given, so a format per length would keep every hostile count's compiled
+# format (one entry per value) alive. Numbers go through ``array.array`` instead, which compiles
+# nothing; the other codes use a ``Struct`` with a repeat count, made for the call and dropped.
+
+_SWAP: Final = sys.byteorder == "little"
+_ARRAY_TYPECODES: Final = {
+    code: typecode
+    for code, candidates in {
+        "b": "b",
+        "h": "h",
+        "H": "H",
+        "i": "il",
+        "I": "IL",
+        "q": "ql",
+        "d": "d",
+    }.items()
+    for typecode in [next((t for t in candidates if array(t).itemsize == struct.calcsize(code)), None)]
+    if typecode is not None
+}
+
+
+def unpack_fixed(buf: Any, pos: int, end: int, code: str) -> list[Any]:
+    """The values of the fixed-size ``code`` (one of the codes in :class:`~protocol.types.Fixed`)
+    stored big-endian in ``buf[pos:end]``, whose length the caller has checked."""
+    typecode = _ARRAY_TYPECODES.get(code)
+    if typecode is not None:
+        values = array(typecode)
+        values.frombytes(buf[pos:end])
+        if _SWAP and values.itemsize > 1:
+            values.byteswap()
+        return values.tolist()
+    if code == "?":
+        return list(map(bool, buf[pos:end]))
+    if code == "16s":
+        return [buf[start : start + 16] for start in range(pos, end, 16)]
+    return list(struct.Struct(f">{(end - pos) // struct.calcsize(code)}{code}").unpack_from(buf, pos))
+
+
+def pack_fixed(code: str, values: Sequence[Any]) -> bytes:
+    """``values`` as big-endian ``code`` values; errors as ``struct.pack`` raises them."""
+    if code == "16s":
+        if any(len(value) != 16 for value in values):
+            raise Fallback
+        return b"".join(values)
+    return struct.Struct(f">{len(values)}{code}").pack(*values)
 
 
 def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] | None, int]:
@@ -161,6 +226,38 @@ def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] 
         fields[tag] = bytes(buf[pos:end])
         pos = end
     return (fields or None), pos
+
+
+class Gaps(bytearray):
+    """An encoder's output that leaves gaps for encoded elements instead of copying them in:
+    :func:`write_elements` notes where they go, and :meth:`join` puts everything together with one copy."""
+
+    __slots__ = ("gaps",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gaps: list[tuple[int, Sequence[Any]]] = []
+
+    def join(self) -> bytes:  # type: ignore[override]
+        """The output with the elements in their gaps (TypeError if one is not bytes-like)."""
+        if not self.gaps:
+            return bytes(self)
+        parts: list[Any] = []
+        start = 0
+        for end, elements in self.gaps:
+            parts.append(self[start:end])
+            parts += elements
+            start = end
+        parts.append(self[start:])
+        return b"".join(parts)
+
+
+def write_elements(out: bytearray, elements: Sequence[Any]) -> None:
+    """Append encoded elements (bytes-like) to ``out``, or leave a gap for them in :class:`Gaps`."""
+    if out.__class__ is Gaps:  # the elements are checked when they are joined
+        out.gaps.append((len(out), elements))  # type: ignore[attr-defined]
+    else:
+        out += b"".join(elements)
 
 
 def write_tag_section(out: bytearray, items: list[tuple[int, bytes]]) -> None:
@@ -304,11 +401,13 @@ def read_fixed_array(
     count, pos = read_count(buf, pos, bound, compact, nullable)
     if count < 0:
         return None, pos
-    values = struct.unpack_from(">" + unit * count, buf, pos)
-    pos += size * count
+    end = pos + size * count
+    if end > bound:  # before anything is allocated for the values
+        raise Malformed("array overruns the input")
+    values = unpack_fixed(buf, pos, end, unit)
     if convert is not None:
-        return [convert(v) for v in values], pos
-    return list(values), pos
+        return [convert(v) for v in values], end
+    return values, end
 
 
 _INT16: Final = struct.Struct(">h")

@@ -2,6 +2,12 @@
 
 A request of a version the server does not know is answered too, as Kafka does: in v0, with
 UNSUPPORTED_VERSION and ApiVersions' own range, so that the client retries with a version it finds there.
+
+The answer depends on the version alone: not on the connection's listener or security state (during a
+SASL handshake :mod:`controller.security` lets one ApiVersions request through to this handler, and it
+gets the same answer as after authentication, as from Kafka). So it is encoded once per version and
+kept (:meth:`controller.app.Controller.api_versions_body`); a request costs its header and, from v3,
+the check of the client's software name and version.
 """
 
 from __future__ import annotations

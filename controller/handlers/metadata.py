@@ -9,8 +9,14 @@ UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked for by id, v12+), unless
 ``auto.create.topics.enable=true`` and the client allows it: then the unknown topics are created with
 the server's defaults through the configured placer, all in one go.
 
-A topic's entry is built once per topic image and kept with it: a request costs the topics it names,
-not the partitions behind them.
+A topic's entry is encoded once per topic image and response version, and kept with the image; so is
+the broker list, per metadata image, version and advertised listeners. An answer is assembled from
+those encoded pieces (:meth:`protocol.Message.encode_with_elements`): a request costs the topics it
+names and the bytes it copies, not the partitions behind them. An answer for every topic depends on
+the image, the version and the listeners alone: up to :data:`_KEPT_ANSWER` bytes it is kept whole
+with the image, and the next such request costs its header alone. The entries do not depend on the
+request's flags: with no ACLs simulated, TopicAuthorizedOperations is Kafka's "not computed" marker
+whether or not IncludeTopicAuthorizedOperations asks for it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from controller.handlers import NO_OPERATIONS, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
 from controller.offload import BIG, Sized, Turns, gc_paused
 from controller.topic_admin import NewTopic
-from protocol import ZERO_UUID
+from protocol import ZERO_UUID, Message
 from protocol.errors import error_by_name
 
 API_KEY = 3
@@ -37,7 +43,7 @@ _REPLICA_NOT_AVAILABLE = error_by_name("REPLICA_NOT_AVAILABLE").code
 _INVALID_REQUEST = error_by_name("INVALID_REQUEST").code
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized | Awaitable[Sized]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes | Sized | Awaitable[Sized]:
     controller = ctx.controller
     wanted = request.get("Topics")
     every = wanted is None or (version == 0 and not wanted)
@@ -59,12 +65,22 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized 
     if ctx.image is None and controller.image_is_stale() > _STALE_TOPICS:
         return _in_turns(ctx, request, version, [])
     image = ctx.image if ctx.image is not None else controller.image()
-    if every and _uncached(list(image.topics.values()), version) > BIG:
-        return _in_turns(ctx, request, version, [])
+    if every:
+        kept = image.derived.get(("metadata answer", version))
+        if kept is not None and kept[0] == ctx.endpoints:
+            return kept[1]
+        if len(image.topics) > BIG:
+            return _in_turns(ctx, request, version, [])
     entries = _Entries(image, request, version, {})
     for _ in entries:
         pass
-    return _response(ctx, image, entries.result, version)
+    answer = _answer(ctx, image, entries, version)
+    if every and isinstance(answer, Sized) and answer.size <= BIG:  # made now, and kept when not too big
+        body: bytes = answer.made()
+        if len(body) <= _KEPT_ANSWER:
+            image.derived[("metadata answer", version)] = (dict(ctx.endpoints), body)
+        return body
+    return answer
 
 
 def _refused(item: dict[str, Any], version: int) -> bool:
@@ -75,11 +91,8 @@ def _refused(item: dict[str, Any], version: int) -> bool:
 
 #: More changed topics than this, and the image is rebuilt in turns of the event loop.
 _STALE_TOPICS = 200
-
-
-def _uncached(topics: list[TopicImage], version: int) -> int:
-    key = ("metadata", _kind(version))
-    return sum(len(t.partitions) for t in topics if key not in t.derived)
+#: An answer for every topic up to this size (bytes) is kept whole with the image.
+_KEPT_ANSWER = 1 << 20
 
 
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:
@@ -97,14 +110,18 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, 
             await turns.yield_if_due()
     image = ctx.image if ctx.image is not None else await ctx.controller.image_in_turns()
     entries = _Entries(image, request, version, failed)
-    with gc_paused():
-        for _ in entries:
-            await asyncio.sleep(0)
-    return _response(ctx, image, entries.result, version)
+    for _ in entries:
+        await asyncio.sleep(0)
+    answer = _answer(ctx, image, entries, version)
+    return answer if isinstance(answer, Sized) else await answer
+
+
+#: A topic of the answer: its image (answered with its encoded entry) or its error entry.
+_Item = TopicImage | dict[str, Any]
 
 
 class _Entries:
-    """The topic entries a request asks for, made in turns: iterate to build, then read ``result``."""
+    """The topics a request asks for, found in turns: iterate to find them, then read ``result``."""
 
     def __init__(
         self, image: MetadataImage, request: dict[str, Any], version: int, failed: dict[str, int]
@@ -113,19 +130,18 @@ class _Entries:
         self.request = request
         self.version = version
         self.failed = failed
-        self.result: list[dict[str, Any]] = []
+        self.result: list[_Item] = []
+        #: How many of them are error entries.
+        self.errors = 0
 
     def __iter__(self) -> Iterator[None]:
         image, version = self.image, self.version
         wanted = self.request.get("Topics")
         out = self.result
-        turns = Turns()
         if wanted is None or (version == 0 and not wanted):
-            for topic in image.topics.values():
-                out.append(_topic_entry(topic, image, version))
-                if turns.due():
-                    yield
+            out += image.topics.values()
             return
+        turns = Turns()
         seen: set[str | uuid.UUID] = set()
         for item in wanted:
             name: str | None = item.get("Name")
@@ -137,34 +153,125 @@ class _Entries:
             topic: TopicImage | None
             if _refused(item, version):
                 out.append(_error_entry(name or "", topic_id, _INVALID_REQUEST, version))
+                self.errors += 1
                 continue
             if name is None:
                 topic = image.topics_by_id.get(topic_id)
                 if topic is None:
                     out.append(_error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version))
+                    self.errors += 1
                     continue
             else:
                 topic = image.topics.get(name)
                 if topic is None:
                     out.append(_error_entry(name, ZERO_UUID, self.failed.get(name, _UNKNOWN_TOPIC), version))
+                    self.errors += 1
                     continue
-            out.append(_topic_entry(topic, image, version))
+            out.append(topic)
             if turns.due():
                 yield
 
 
-def _response(ctx: RequestContext, image: MetadataImage, topics: list[dict[str, Any]], version: int) -> Sized:
-    response = {
+def _answer(
+    ctx: RequestContext, image: MetadataImage, entries: _Entries, version: int
+) -> Sized | Awaitable[Sized]:
+    """The answer from the topics' encoded entries, those not yet encoded for this version first: inline
+    when they are few, else in a worker thread (the entries are then kept by the loop)."""
+    key = ("metadata", version)
+    items = entries.result
+    pieces = [item.derived.get(key) if item.__class__ is TopicImage else item for item in items]
+    if None not in pieces:
+        return _assembled(ctx, image, pieces, entries.errors, version)
+    unencoded = list({id(t): t for t, p in zip(items, pieces, strict=True) if p is None}.values())
+    size = sum(len(t.partitions) for t in unencoded) + _PER_TOPIC * len(unencoded)
+    response = ctx.controller.schemas.response(API_KEY)
+    alive = image.alive if version == 0 else None
+
+    def assembled() -> Sized:
+        pieces = [item.derived[key] if item.__class__ is TopicImage else item for item in items]
+        return _assembled(ctx, image, pieces, entries.errors, version)
+
+    if size <= BIG:
+        for topic in unencoded:
+            topic.derived[key] = _encoded_entry(response, topic, alive, version)
+        return assembled()
+
+    async def off_the_loop() -> Sized:
+        with gc_paused():
+            encoded = await asyncio.to_thread(_encoded_entries, response, unencoded, alive, version)
+        for topic, entry in zip(unencoded, encoded, strict=True):
+            topic.derived[key] = entry
+        return assembled()
+
+    return off_the_loop()
+
+
+#: What encoding a topic's entry costs besides its partitions, in partitions.
+_PER_TOPIC = 4
+#: Copying about this many bytes of encoded entries costs what encoding one partition does (or less).
+_BYTES_PER_PARTITION = 4096
+
+
+def _encoded_entries(
+    response: Message, topics: list[TopicImage], alive: frozenset[int] | None, version: int
+) -> list[bytes]:
+    """The topics' encoded entries (touches no shared state: run in a worker thread)."""
+    return [_encoded_entry(response, topic, alive, version) for topic in topics]
+
+
+def _encoded_entry(response: Message, topic: TopicImage, alive: frozenset[int] | None, version: int) -> bytes:
+    """The topic's entry as it is in the answer at ``version`` (the same for every request)."""
+    entry = {
+        "ErrorCode": 0,
+        "Name": topic.name,
+        "TopicId": topic.topic_id,
+        "IsInternal": False,
+        "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
+    }
+    if version >= 8:
+        entry["TopicAuthorizedOperations"] = NO_OPERATIONS
+    return response.encode_element(version, "Topics", entry)
+
+
+def _assembled(
+    ctx: RequestContext, image: MetadataImage, pieces: list[Any], errors: int, version: int
+) -> Sized:
+    """The answer's body from the brokers' and topics' encoded entries, with the fields around them and
+    the ``errors`` error entries among ``pieces`` encoded for the request; big (made off the loop) when
+    it copies many bytes or encodes many error entries."""
+    response = ctx.controller.schemas.response(API_KEY)
+    data = {
         "ThrottleTimeMs": 0,
-        "Brokers": broker_entries(ctx, image),
         "ClusterId": ctx.controller.config.cluster_id,
         "ControllerId": image.controller_id,
-        "Topics": topics,
         "ErrorCode": 0,
     }
     if 8 <= version <= 10:
-        response["ClusterAuthorizedOperations"] = NO_OPERATIONS
-    return Sized(response, len(topics) + sum(len(t["Partitions"]) for t in topics))
+        data["ClusterAuthorizedOperations"] = NO_OPERATIONS
+    brokers = _encoded_brokers(ctx, image, response, version)
+
+    def body() -> bytes:
+        if errors:
+            for index, piece in enumerate(pieces):
+                if piece.__class__ is dict:
+                    pieces[index] = response.encode_element(version, "Topics", piece)
+        return response.encode_with_elements(version, data, {"Brokers": brokers, "Topics": pieces})
+
+    copied = sum(map(len, pieces)) if not errors else sum(len(p) for p in pieces if p.__class__ is bytes)
+    return Sized(body, copied // _BYTES_PER_PARTITION + _PER_TOPIC * errors)
+
+
+def _encoded_brokers(
+    ctx: RequestContext, image: MetadataImage, response: Message, version: int
+) -> list[bytes]:
+    """The broker list's encoded entries, kept with the image for the listeners they were made for."""
+    key = ("metadata brokers", version)
+    kept = image.derived.get(key)
+    if kept is not None and kept[0] == ctx.endpoints:
+        return kept[1]
+    encoded = [response.encode_element(version, "Brokers", entry) for entry in broker_entries(ctx, image)]
+    image.derived[key] = (dict(ctx.endpoints), encoded)
+    return encoded
 
 
 def broker_entries(ctx: RequestContext, image: MetadataImage) -> list[dict[str, Any]]:
@@ -184,30 +291,6 @@ def _error_entry(name: str | None, topic_id: uuid.UUID, code: int, version: int)
     if version >= 8:  # not ignorable: only in the versions that have it (the codec insists)
         entry["TopicAuthorizedOperations"] = NO_OPERATIONS
     return entry
-
-
-def _kind(version: int) -> int:
-    """Entries differ for v0 (unavailable replicas left out), v1-7, and v8+ (authorized operations)."""
-    return 0 if version == 0 else 8 if version >= 8 else 1
-
-
-def _topic_entry(topic: TopicImage, image: MetadataImage, version: int) -> dict[str, Any]:
-    """The topic's entry for this version, made once per topic image."""
-    kind = _kind(version)
-    entry = topic.derived.get(("metadata", kind))
-    if entry is None:
-        alive = image.alive if version == 0 else None
-        entry = {
-            "ErrorCode": 0,
-            "Name": topic.name,
-            "TopicId": topic.topic_id,
-            "IsInternal": False,
-            "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
-        }
-        if kind == 8:
-            entry["TopicAuthorizedOperations"] = NO_OPERATIONS
-        topic.derived[("metadata", kind)] = entry
-    return entry  # type: ignore[return-value]
 
 
 def _partition_entry(p: PartitionImage, alive: frozenset[int] | None) -> dict[str, Any]:

@@ -83,6 +83,19 @@ def test_plain_with_sasl_authenticate_then_every_request(sasl_server):
     assert sasl_server.stats["authenticated:PLAIN"] == 1
 
 
+def test_api_versions_answers_alike_before_and_after_authentication(sasl_server):
+    """The answer depends on the version alone (it is encoded once per version and kept)."""
+    request = {"ClientSoftwareName": "raw", "ClientSoftwareVersion": "1"}
+    for version in range(5):
+        with raw_connect(sasl_server.bootstrap) as sock:
+            sock.sendall(request_frame(18, version, request, 5))
+            before = read_response(sock)
+            assert ask(sock, 17, 1, {"Mechanism": "PLAIN"})["ErrorCode"] == 0
+            assert authenticate(sock, b"\0bob\0bob-secret")["ErrorCode"] == 0
+            sock.sendall(request_frame(18, version, request, 5))
+            assert read_response(sock) == before is not None
+
+
 def test_a_wrong_password_is_answered_then_the_connection_closes(sasl_server, caplog):
     with caplog.at_level(logging.DEBUG), raw_connect(sasl_server.bootstrap) as sock:
         assert ask(sock, 17, 1, {"Mechanism": "PLAIN"})["ErrorCode"] == 0

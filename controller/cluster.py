@@ -150,6 +150,8 @@ class Prepared:
 
     partitions: list[PartitionState]
     replicas: tuple[tuple[int, ...], ...]
+    #: Broker id -> the new partitions with a replica on it, in partition order.
+    by_broker: dict[int, list[PartitionState]] = field(default_factory=dict)
 
 
 @dataclass
@@ -193,9 +195,10 @@ class Cluster:
         self._serving: set[int] = {b.id for b in self._brokers.values() if b.serving}
         self._ids_cache: tuple[int, frozenset[int], frozenset[int]] | None = None
         self._assignments = Assignments()
-        # Broker id -> the partitions with a replica on it: failures touch only these. Rebuilt in one pass
-        # when first needed after topics changed (creating a topic stays cheap on the event loop).
-        self._on_broker: dict[int, list[PartitionState]] | None = None
+        # Broker id -> topic name -> the partitions of that topic with a replica on it: failures touch only
+        # these. Kept as topics come and go (new partitions are indexed where they are prepared, off the
+        # event loop for big topics), so that no failover starts with a pass over every partition.
+        self._on_broker: dict[int, dict[str, list[PartitionState]]] = {}
         self._view: ClusterView | None = None
         # Topic ids are deterministic when seeded (same requests give the same bytes).
         self._uuid_source = _UuidSource(seed)
@@ -336,14 +339,12 @@ class Cluster:
 
     def partitions_on(self, broker: int) -> list[PartitionState]:
         """The partitions with a replica on ``broker``, in topic and partition order."""
-        if self._on_broker is None:
-            index: dict[int, list[PartitionState]] = {}
-            for topic in self.topics.values():
-                for p in topic.partitions:
-                    for r in p.replicas:
-                        index.setdefault(r, []).append(p)
-            self._on_broker = index
-        return list(self._on_broker.get(broker, ()))
+        by_topic = self._on_broker.get(broker)
+        if not by_topic:
+            return []
+        topics = self.topics
+        names = sorted(by_topic, key=lambda name: topics[name].created) if len(by_topic) > 1 else by_topic
+        return [p for name in names for p in by_topic[name]]
 
     def partition(self, topic: str, index: int) -> PartitionState:
         t = self.topics.get(topic)
@@ -374,7 +375,11 @@ class Cluster:
                     caught_up=[now] * len(rs),
                 )
             )
-        return Prepared(prepared, tuple(tuple(p.replicas) for p in prepared))
+        by_broker: dict[int, list[PartitionState]] = {}
+        for p in prepared:
+            for r in p.replicas:
+                by_broker.setdefault(r, []).append(p)
+        return Prepared(prepared, tuple(tuple(p.replicas) for p in prepared), by_broker)
 
     def add_topic(
         self,
@@ -410,7 +415,8 @@ class Cluster:
             prepared = self.prepare_partitions(name, start, replicas, now)
         added = prepared.partitions
         topic.partitions.extend(added)
-        self._on_broker = None
+        for broker, partitions in prepared.by_broker.items():
+            self._on_broker.setdefault(broker, {}).setdefault(name, []).extend(partitions)
         self._assignments = self._assignments.with_topic(
             name, (self._assignments.topic(name) or ()) + prepared.replicas
         )
@@ -425,7 +431,8 @@ class Cluster:
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
         self._assignments = self._assignments.without_topic(name)
-        self._on_broker = None
+        for by_topic in self._on_broker.values():
+            by_topic.pop(name, None)
         self._changed()
         self._touch(name)
         self.events.record(

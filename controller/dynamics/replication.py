@@ -163,18 +163,17 @@ class Replication:
         serving, joinable = self._brokers()
         replicas, leo, isr = p.replicas, p.leo, p.isr
         top = leo[replicas.index(leader)]
-        leader_up = leader in serving
-        now = self.clock.now()
-        caught_up = list(p.caught_up)
-        brokers = self.cluster.broker_states
         for i, r in enumerate(replicas):
             if leo[i] < top or (r not in isr and r in joinable):
                 return False
+        now = self.clock.now()
+        caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
+        leader_up = leader in serving
+        for i, r in enumerate(replicas):
             if r == leader:
                 caught_up[i] = now
             elif leader_up and r in serving:
-                caught_up[i] = max(caught_up[i], now - brokers[r].copy_delay_ms)
-        p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
+                caught_up[i] = max(caught_up[i], now - self.cluster.broker_states[r].copy_delay_ms)
         return True
 
     def touch_broker(self, broker: int) -> None:

@@ -36,9 +36,10 @@ __all__ = ["SLICE", "Change", "ChangeResult", "ElectionService"]
 
 #: How many partitions one policy call (and one uninterrupted step of the event loop) covers.
 SLICE = 2000
-#: Changes of more partitions than this run with the garbage collector paused (what they write, one
-#: record per partition, outlives them: collecting meanwhile only walks it again and again).
-GC_PAUSED_ABOVE = 100
+#: Changes of more partitions than this (a broker's fencing in any sizeable cluster) run with the
+#: garbage collector paused: what they write, one record per partition, outlives them, and collecting
+#: meanwhile only walks it again and again.
+GC_PAUSED_ABOVE = 20
 
 
 @dataclass(slots=True)

@@ -75,41 +75,54 @@ def serve(partitions: int) -> None:
                 "CreateTopicsRequest", {"Topics": [topic], "timeoutMs": 600_000, "validateOnly": False}
             )
             assert response["Topics"][0]["ErrorCode"] == 0, response
+        cluster = server.server.controller.cluster
+        racks = server.call(
+            lambda: sorted({len({b % RACKS for b in p.replicas}) for p in cluster.partitions()})
+        )
+        first_event = server.call(lambda: cluster.events.last_seq)
         print(f"listening on {server.bootstrap}", flush=True)
         for line in sys.stdin:
-            if line.strip() != "failover":
+            if line.strip() == "failover":
+                print(json.dumps(failover(server)), flush=True)
+            elif line.strip() == "summary":  # after the probe: reading 100,000 events takes a while
+                print(json.dumps({"racks": racks, **summary(server, first_event)}), flush=True)
+            else:
                 break
-            print(json.dumps(failover(server)), flush=True)
+
+
+CRASHED = [b for b in range(BROKERS) if b % RACKS == 0]
 
 
 def failover(server: Any) -> dict[str, Any]:
-    cluster = server.server.controller.cluster
-    crashed = [b for b in range(BROKERS) if b % RACKS == 0]
-    racks = server.call(lambda: {len({b % RACKS for b in p.replicas}) for p in cluster.partitions()})
-    first_event = server.call(lambda: cluster.events.last_seq)
-    started_ms = server.now()
     wall = time.perf_counter()
     cpu = time.process_time()
-    for b in crashed:
+    for b in CRASHED:
         server.stop_broker(b, "crash")
     server.advance(server.config.session_timeout_ms + server.config.heartbeat_interval_ms)
     cpu = time.process_time() - cpu
     wall = time.perf_counter() - wall
-    dead = set(crashed)
+    return {"cpu": cpu, "wall": wall, "crashed": len(CRASHED)}
 
-    def summary() -> dict[str, Any]:
+
+def summary(server: Any, first_event: int) -> dict[str, Any]:
+    """What the failover wrote, and whether it settled (the clock started at 0 ms)."""
+    cluster = server.server.controller.cluster
+    dead = set(CRASHED)
+
+    def read() -> dict[str, Any]:
         events = cluster.events.since(first_event)
         partitions = list(cluster.partitions())
         return {
             "events": len(events),
             "leaders_moved": sum(1 for e in events if e.kind == "partition" and e.change("leader")),
-            "settled_ms": (events[-1].time - started_ms) if events else 0,
+            "settled_ms": events[-1].time if events else 0,
             "leaderless": sum(1 for p in partitions if p.leader < 0),
             "led_by_crashed": sum(1 for p in partitions if p.leader in dead),
             "isr_with_crashed": sum(1 for p in partitions if dead.intersection(p.isr)),
         }
 
-    return {"cpu": cpu, "wall": wall, "crashed": len(crashed), "racks": sorted(racks), **server.call(summary)}
+    result: dict[str, Any] = server.call(read)
+    return result
 
 
 # -- this process ------------------------------------------------------------------------------------
@@ -128,9 +141,9 @@ class Served:
                 return
         raise RuntimeError(f"the server for {partitions:,} partitions did not start")
 
-    def failover(self) -> dict[str, Any]:
+    def ask(self, command: str) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write("failover\n")
+        self.proc.stdin.write(f"{command}\n")
         self.proc.stdin.flush()
         result: dict[str, Any] = json.loads(self.proc.stdout.readline())
         return result
@@ -176,7 +189,7 @@ def main() -> None:
     for size in sizes:
         for _ in range(args.repeat):
             with Served(size) as server:
-                result = server.failover()
+                result = {**server.ask("failover"), **server.ask("summary")}
             if not settled(result):
                 print(f"{size:,} partitions: the failover did not settle: {result}")
                 sys.exit(1)
@@ -184,8 +197,10 @@ def main() -> None:
             if size not in best or result["cpu"] < best[size]["cpu"]:
                 best[size] = result
     largest, smallest = max(sizes), min(sizes)
-    with Served(largest) as server, LatencyProbe(server.bootstrap) as probe:
-        probed = server.failover()
+    with Served(largest) as server:
+        with LatencyProbe(server.bootstrap) as probe:
+            probed = server.ask("failover")
+        probed.update(server.ask("summary"))
     latencies = sorted(probe.latencies)
 
     print(

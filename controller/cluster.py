@@ -53,6 +53,7 @@ class BrokerState(Enum):
 
 
 _DOWN = (Process.CRASHED, Process.STOPPED, Process.HUNG)
+_SERVING = (Process.UP, Process.ISOLATED)
 
 
 @dataclass(eq=False)
@@ -94,6 +95,11 @@ class Broker:
     def heartbeating(self) -> bool:
         """Whether the controller hears from it."""
         return self.registered and self.process is Process.UP
+
+    @property
+    def serving(self) -> bool:
+        """Whether its process serves: answers clients, leads, copies from its leaders (up or isolated)."""
+        return self.registered and self.process in _SERVING
 
 
 @dataclass(eq=False, slots=True)
@@ -144,6 +150,8 @@ class Prepared:
 
     partitions: list[PartitionState]
     replicas: tuple[tuple[int, ...], ...]
+    #: Broker id -> the new partitions with a replica on it, in partition order.
+    by_broker: dict[int, list[PartitionState]] = field(default_factory=dict)
 
 
 @dataclass
@@ -178,10 +186,19 @@ class Cluster:
         self._collision_keys: dict[str, str] = {}
         #: Bumped on every change of brokers, topics or partitions, so that readers can cache what they derive.
         self.generation = 0
+        #: Bumped on every change of a broker only: what readers derive from brokers alone stays cached
+        #: while partitions change (100,000 of them in a failover).
+        self.broker_generation = 0
+        # The ids of the active and of the serving brokers, kept as brokers change (read as frozensets,
+        # cached per broker generation).
+        self._active: set[int] = {b.id for b in self._brokers.values() if b.active}
+        self._serving: set[int] = {b.id for b in self._brokers.values() if b.serving}
+        self._ids_cache: tuple[int, frozenset[int], frozenset[int]] | None = None
         self._assignments = Assignments()
-        # Broker id -> the partitions with a replica on it: failures touch only these. Rebuilt in one pass
-        # when first needed after topics changed (creating a topic stays cheap on the event loop).
-        self._on_broker: dict[int, list[PartitionState]] | None = None
+        # Broker id -> topic name -> the partitions of that topic with a replica on it: failures touch only
+        # these. Kept as topics come and go (new partitions are indexed where they are prepared, off the
+        # event loop for big topics), so that no failover starts with a pass over every partition.
+        self._on_broker: dict[int, dict[str, list[PartitionState]]] = {}
         self._view: ClusterView | None = None
         # Topic ids are deterministic when seeded (same requests give the same bytes).
         self._uuid_source = _UuidSource(seed)
@@ -230,6 +247,32 @@ class Cluster:
         b = self._brokers.get(broker_id)
         return b is not None and b.active
 
+    def active_ids(self) -> frozenset[int]:
+        """The ids of the active brokers (:attr:`Broker.active`: they may lead and join in-sync sets)."""
+        return self._ids()[1]
+
+    def serving_ids(self) -> frozenset[int]:
+        """The ids of the brokers whose process serves (:attr:`Broker.serving`)."""
+        return self._ids()[2]
+
+    def _ids(self) -> tuple[int, frozenset[int], frozenset[int]]:
+        cached = self._ids_cache
+        if cached is None or cached[0] != self.broker_generation:
+            cached = self._ids_cache = (
+                self.broker_generation,
+                frozenset(self._active),
+                frozenset(self._serving),
+            )
+        return cached
+
+    def _index_broker(self, broker: Broker) -> None:
+        for ids, member in ((self._active, broker.active), (self._serving, broker.serving)):
+            if member:
+                ids.add(broker.id)
+            else:
+                ids.discard(broker.id)
+        self.broker_generation += 1
+
     @property
     def controller_id(self) -> int:
         """The broker that clients send administrative requests to: the lowest active id (-1: none)."""
@@ -250,6 +293,7 @@ class Cluster:
             recorded.append(("state", before_state.value, broker.state.value))
         if recorded:
             self._changed()
+            self._index_broker(broker)
             self.events.record("broker", f"broker {broker_id}", recorded, cause)
         return broker
 
@@ -262,6 +306,7 @@ class Cluster:
             broker.copy_delay_ms, broker.copy_rate = existing.copy_delay_ms, existing.copy_rate
         self._brokers[broker_id] = broker
         self._changed()
+        self._index_broker(broker)
         self.events.record(
             "broker", f"broker {broker_id}", [("registered", False, True), ("rack", None, rack)], cause
         )
@@ -294,14 +339,12 @@ class Cluster:
 
     def partitions_on(self, broker: int) -> list[PartitionState]:
         """The partitions with a replica on ``broker``, in topic and partition order."""
-        if self._on_broker is None:
-            index: dict[int, list[PartitionState]] = {}
-            for topic in self.topics.values():
-                for p in topic.partitions:
-                    for r in p.replicas:
-                        index.setdefault(r, []).append(p)
-            self._on_broker = index
-        return list(self._on_broker.get(broker, ()))
+        by_topic = self._on_broker.get(broker)
+        if not by_topic:
+            return []
+        topics = self.topics
+        names = sorted(by_topic, key=lambda name: topics[name].created) if len(by_topic) > 1 else by_topic
+        return [p for name in names for p in by_topic[name]]
 
     def partition(self, topic: str, index: int) -> PartitionState:
         t = self.topics.get(topic)
@@ -332,7 +375,11 @@ class Cluster:
                     caught_up=[now] * len(rs),
                 )
             )
-        return Prepared(prepared, tuple(tuple(p.replicas) for p in prepared))
+        by_broker: dict[int, list[PartitionState]] = {}
+        for p in prepared:
+            for r in p.replicas:
+                by_broker.setdefault(r, []).append(p)
+        return Prepared(prepared, tuple(tuple(p.replicas) for p in prepared), by_broker)
 
     def add_topic(
         self,
@@ -368,7 +415,8 @@ class Cluster:
             prepared = self.prepare_partitions(name, start, replicas, now)
         added = prepared.partitions
         topic.partitions.extend(added)
-        self._on_broker = None
+        for broker, partitions in prepared.by_broker.items():
+            self._on_broker.setdefault(broker, {}).setdefault(name, []).extend(partitions)
         self._assignments = self._assignments.with_topic(
             name, (self._assignments.topic(name) or ()) + prepared.replicas
         )
@@ -383,7 +431,8 @@ class Cluster:
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
         self._assignments = self._assignments.without_topic(name)
-        self._on_broker = None
+        for by_topic in self._on_broker.values():
+            by_topic.pop(name, None)
         self._changed()
         self._touch(name)
         self.events.record(
@@ -397,20 +446,42 @@ class Cluster:
         self, partition: PartitionState, cause: str, **changes: Any
     ) -> list[tuple[str, Any, Any]]:
         """Sets fields of a partition and records what changed (nothing recorded when nothing did)."""
-        recorded = []
-        for name, value in changes.items():
-            old = getattr(partition, name)
-            if old != value:
-                setattr(partition, name, value)
-                recorded.append((name, _plain(old), _plain(value)))
-        if recorded:
+        return self.update_partitions([(partition, changes, cause)])[0]
+
+    def update_partitions(
+        self, updates: Iterable[tuple[PartitionState, Mapping[str, Any], str]]
+    ) -> list[list[tuple[str, Any, Any]]]:
+        """:meth:`update_partition` for many partitions, in order (one event each, at one clock time):
+        how a failover writes 100,000 partition changes. What changed, per update."""
+        results: list[list[tuple[str, Any, Any]]] = []
+        entries: list[tuple[str, list[tuple[str, Any, Any]], str]] = []
+        touched: dict[str, None] = {}
+        for partition, changes, cause in updates:
+            recorded = []
+            for name, value in changes.items():
+                old = getattr(partition, name)
+                if old != value:
+                    setattr(partition, name, value)
+                    recorded.append(
+                        (
+                            name,
+                            old if type(old) is int else _plain(old),
+                            value if type(value) is int else _plain(value),
+                        )
+                    )
+            results.append(recorded)
+            if recorded:
+                touched[partition.topic] = None
+                entries.append((partition.name, recorded, cause))
+        if entries:
             self._changed(assignments=False)
-            topic = self.topics.get(partition.topic)
-            if topic is not None:
-                topic.version += 1
-                self._touch(partition.topic)
-            self.events.record("partition", partition.name, recorded, cause)
-        return recorded
+            for name in touched:
+                topic = self.topics.get(name)
+                if topic is not None:
+                    topic.version += 1
+                    self._touch(name)
+            self.events.record_many("partition", entries)
+        return results
 
     @staticmethod
     def progress(partition: PartitionState, **changes: Any) -> None:
@@ -457,10 +528,10 @@ _TOUCHED_KEPT = 100_000
 
 
 def _plain(value: Any) -> Any:
+    if type(value) is list:
+        return tuple(value)
     if isinstance(value, Enum):
         return value.value
-    if isinstance(value, list):
-        return tuple(value)
     return value
 
 

@@ -29,14 +29,12 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.clock import Clock, Timer
-from controller.cluster import NO_LEADER, Cluster, PartitionState, Process
+from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config import ServerConfig
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Replication"]
-
-_SERVING = (Process.UP, Process.ISOLATED)
 
 
 def _records(rate: float, tick: int, tick_ms: int) -> int:
@@ -63,6 +61,7 @@ class Replication:
         self._tick = 0
         self._tick_timer: Timer | None = None
         self._lag_timer: Timer | None = None
+        self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
         #: Called with the partitions whose in-sync set changed here (the controller keeps epochs).
         self.on_isr_change: Callable[[PartitionState], None] = lambda partition: None
 
@@ -144,9 +143,38 @@ class Replication:
     # ------------------------------------------------------------------------------------- bookkeeping
 
     def touch(self, p: PartitionState) -> None:
-        """Marks a partition as having replication work (it stays active while it has some)."""
-        self._active[(p.topic, p.index)] = p
+        """Marks a partition as having replication work (it stays active while it has some). One with
+        nothing to do (no workload, every follower at its leader's log end offset, nobody waiting to
+        rejoin the in-sync set, or no leader at all) is looked at now, as a tick would, and not
+        scheduled: a failover that moves 100,000 leaders leaves no tick over idle partitions behind."""
+        key = (p.topic, p.index)
+        if key not in self._active:
+            leader = p.leader
+            if leader == NO_LEADER:
+                return
+            if not self.load.get(p.topic) and self._caught_up_if_idle(p, leader):
+                return
+            self._active[key] = p
         self._schedule()
+
+    def _caught_up_if_idle(self, p: PartitionState, leader: int) -> bool:
+        """Whether ``p`` is idle; if so its followers that its leader serves had everything as of now
+        (what a tick's fetch would record)."""
+        serving, joinable = self._brokers()
+        replicas, leo, isr = p.replicas, p.leo, p.isr
+        top = leo[replicas.index(leader)]
+        for i, r in enumerate(replicas):
+            if leo[i] < top or (r not in isr and r in joinable):
+                return False
+        now = self.clock.now()
+        caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
+        leader_up = leader in serving
+        for i, r in enumerate(replicas):
+            if r == leader:
+                caught_up[i] = now
+            elif leader_up and r in serving:
+                caught_up[i] = max(caught_up[i], now - self.cluster.broker_states[r].copy_delay_ms)
+        return True
 
     def touch_broker(self, broker: int) -> None:
         for p in self.cluster.partitions_on(broker):
@@ -167,13 +195,23 @@ class Replication:
 
     # ------------------------------------------------------------------------------------- the model
 
+    def _brokers(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The brokers whose process serves, and those of them that may join in-sync sets (active too)."""
+        cached = self._broker_sets
+        if cached is None or cached[0] != self.cluster.broker_generation:
+            serving = self.cluster.serving_ids()
+            cached = self._broker_sets = (
+                self.cluster.broker_generation,
+                serving,
+                serving & self.cluster.active_ids(),
+            )
+        return cached[1], cached[2]
+
     def _serving(self, broker: int) -> bool:
-        b = self.cluster.broker_state(broker)
-        return b is not None and b.registered and b.process in _SERVING
+        return broker in self._brokers()[0]
 
     def _may_join(self, broker: int) -> bool:
-        b = self.cluster.broker_state(broker)
-        return b is not None and b.active and b.process in _SERVING
+        return broker in self._brokers()[1]
 
     def _on_tick(self) -> None:
         self._tick_timer = None
@@ -285,14 +323,21 @@ class Replication:
             self.on_isr_change(p)
 
     def _update_hw(self, p: PartitionState, now: int, cause: str) -> None:
-        members = set(p.isr)
+        if p.high_watermark >= p.leo[p.replicas.index(p.leader)]:
+            return  # at the leader's log end offset already: no replica set can raise it
+        isr = p.isr
         if self.style == "kafka":
-            if len(p.isr) < self._min_insync(p):
+            if len(isr) < self._min_insync(p):
                 return
-            for i, r in enumerate(p.replicas):
-                if r not in members and self._may_join(r) and now - p.caught_up[i] <= self.lag_ms:
-                    members.add(r)
-        offsets = [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in members]
+            joinable = self._brokers()[1]
+            caught_up = p.caught_up
+            offsets = [
+                leo
+                for i, (r, leo) in enumerate(zip(p.replicas, p.leo, strict=True))
+                if r in isr or (r in joinable and now - caught_up[i] <= self.lag_ms)
+            ]
+        else:
+            offsets = [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
         if not offsets:
             return
         hw = min(offsets)
@@ -302,9 +347,10 @@ class Replication:
     def _min_insync(self, p: PartitionState) -> int:
         topic = self.cluster.topics.get(p.topic)
         raw = topic.configs.get("min.insync.replicas") if topic is not None else None
-        if raw is not None and raw.strip().isdigit():
-            return int(raw)
-        return self.config.min_insync_replicas
+        if raw is None:
+            return self.config.min_insync_replicas
+        raw = raw.strip()
+        return int(raw) if raw.isdigit() else self.config.min_insync_replicas
 
     def _on_lag_check(self) -> None:
         self._lag_timer = None

@@ -91,6 +91,13 @@ def election_not_needed(replicas: Sequence[int], leader: int, trigger: Trigger) 
 
 def candidates_problem(view: PartitionView, candidates: object) -> str | None:
     """What is wrong with a policy's answer for one partition, or None when it may be applied."""
+    if type(candidates) is tuple or type(candidates) is list:
+        # The common answer, checked in one pass: distinct broker ids, each an eligible, alive replica;
+        # anything else is looked at below, to name the problem.
+        eligible, alive, replicas = view.eligible, view.alive, view.replicas
+        valid = all(type(c) is int and c in eligible and c in alive and c in replicas for c in candidates)
+        if valid and len(set(candidates)) == len(candidates):
+            return None
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         return f"returned {type(candidates).__name__}, not a sequence of broker ids"
     for c in candidates:

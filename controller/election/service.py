@@ -36,6 +36,10 @@ __all__ = ["SLICE", "Change", "ChangeResult", "ElectionService"]
 
 #: How many partitions one policy call (and one uninterrupted step of the event loop) covers.
 SLICE = 2000
+#: Changes of more partitions than this (a broker's fencing in any sizeable cluster) run with the
+#: garbage collector paused: what they write, one record per partition, outlives them, and collecting
+#: meanwhile only walks it again and again.
+GC_PAUSED_ABOVE = 20
 
 
 @dataclass(slots=True)
@@ -118,7 +122,7 @@ class ElectionService:
         return self.config.unclean_election
 
     def alive(self) -> frozenset[int]:
-        return frozenset(b.id for b in self.cluster.broker_states.values() if b.active)
+        return self.cluster.active_ids()
 
     def _needs_election(self, change: Change, isr: Sequence[int], alive: frozenset[int]) -> bool:
         if change.trigger is not None:
@@ -129,12 +133,14 @@ class ElectionService:
         leader = change.partition.leader
         return leader == NO_LEADER or leader not in isr or leader not in alive
 
-    def _view(self, change: Change, isr: list[int], alive: frozenset[int]) -> PartitionView:
+    def _view(
+        self, change: Change, isr: list[int], alive: frozenset[int], unclean_allowed: bool
+    ) -> PartitionView:
         p = change.partition
         trigger = change.trigger or Trigger.LEADER_OFFLINE
         failed = change.failed_leader if change.failed_leader != NO_LEADER else p.leader
         eligibility = rules.eligible_leaders(
-            p.replicas, isr, alive, trigger, self.unclean_allowed(p), self.style, failed, change.excluded
+            p.replicas, isr, alive, trigger, unclean_allowed, self.style, failed, change.excluded
         )
         last_leader = p.leader if p.leader != NO_LEADER else p.last_leader
         hw = p.high_watermark
@@ -158,7 +164,7 @@ class ElectionService:
     async def change(self, changes: Sequence[Change], cause: str) -> list[ChangeResult]:
         """Applies ``changes`` in order, electing where needed; slices of :data:`SLICE` partitions."""
         results: list[ChangeResult] = []
-        with gc_paused() if len(changes) > SLICE else contextlib.nullcontext():
+        with gc_paused() if len(changes) > GC_PAUSED_ABOVE else contextlib.nullcontext():
             for start in range(0, len(changes), SLICE):
                 batch = changes[start : start + SLICE]
                 results.extend(await self._change_slice(batch, cause))
@@ -171,12 +177,17 @@ class ElectionService:
         isrs: list[list[int]] = []
         to_elect: list[int] = []
         views: list[PartitionView] = []
+        unclean_by_topic: dict[str, bool] = {}
         for i, change in enumerate(batch):
             isr = list(change.target_isr) if change.target_isr is not None else list(change.partition.isr)
             isrs.append(isr)
             if self._needs_election(change, isr, alive):
+                topic = change.partition.topic
+                unclean = unclean_by_topic.get(topic)
+                if unclean is None:
+                    unclean = unclean_by_topic[topic] = self.unclean_allowed(change.partition)
                 to_elect.append(i)
-                views.append(self._view(change, isr, alive))
+                views.append(self._view(change, isr, alive, unclean))
         answers: dict[int, tuple[int, ...]] = {}
         failures: dict[int, str] = {}
         if views:
@@ -201,29 +212,53 @@ class ElectionService:
                             log.error("election policy %s for %s-%d", failures[i], view.topic, view.partition)
                         else:
                             answers[i] = tuple(candidates)
-        results = []
+        results: list[ChangeResult | None] = []  # None until written
         views_by_index = dict(zip(to_elect, views, strict=True))
+        fluvio = self.style == "fluvio"
+        # Kafka's changes are written together (one record each, in order); a partition named twice, or
+        # a Fluvio election in between, first writes what came before, so each change sees the last.
+        pending: list[tuple[int, PartitionState, dict[str, Any], str]] = []
+        pending_ids: set[int] = set()
+
+        def write() -> None:
+            written = self.cluster.update_partitions((p, fields, why) for _, p, fields, why in pending)
+            for (position, p, _, _), recorded in zip(pending, written, strict=True):
+                self.on_change(p)
+                results[position] = ChangeResult(p, changed=True, leader=p.leader, fields=recorded)
+            pending.clear()
+            pending_ids.clear()
+
         for i, change in enumerate(batch):
-            if i in failures:
-                results.append(
-                    ChangeResult(change.partition, error="UNKNOWN_SERVER_ERROR", message=failures[i])
-                )
+            p = change.partition
+            if pending and (id(p) in pending_ids or (fluvio and i in views_by_index)):
+                write()
+            if failures and i in failures:
+                results.append(ChangeResult(p, error="UNKNOWN_SERVER_ERROR", message=failures[i]))
                 continue
             view = views_by_index.get(i)
-            if self.style == "fluvio" and view is not None:
+            if fluvio and view is not None:
                 results.append(self._fluvio_apply(change, isrs[i], view, answers.get(i, ()), cause))
+                continue
+            update = self._kafka_change(change, isrs[i], view, answers.get(i), cause)
+            if update is None:
+                results.append(ChangeResult(p, leader=p.leader))
             else:
-                results.append(self._kafka_apply(change, isrs[i], view, answers.get(i), cause))
-        return results
+                results.append(None)
+                pending.append((len(results) - 1, p, *update))
+                pending_ids.add(id(p))
+        if pending:
+            write()
+        return [r for r in results if r is not None]
 
-    def _kafka_apply(
+    def _kafka_change(
         self,
         change: Change,
         isr: list[int],
         view: PartitionView | None,
         candidates: tuple[int, ...] | None,
         cause: str,
-    ) -> ChangeResult:
+    ) -> tuple[dict[str, Any], str] | None:
+        """Kafka's change record for one partition (the fields to set, and why), None when nothing changes."""
         p = change.partition
         leader = p.leader
         unclean = False
@@ -240,14 +275,12 @@ class ElectionService:
         if leader != p.leader:
             self._new_leader_fields(p, leader, unclean, fields)
         if not fields:
-            return ChangeResult(p, leader=p.leader)
+            return None
         fields["partition_epoch"] = p.partition_epoch + 1
         why = (
             cause if not unclean else f"{cause}; unclean election: {leader} was not in the ISR {list(p.isr)}"
         )
-        recorded = self.cluster.update_partition(p, why, **fields)
-        self.on_change(p)
-        return ChangeResult(p, changed=True, leader=p.leader, fields=recorded)
+        return fields, why
 
     def _new_leader_fields(
         self, p: PartitionState, leader: int, unclean: bool, fields: dict[str, Any]

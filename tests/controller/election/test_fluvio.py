@@ -174,3 +174,31 @@ async def test_a_silent_spu_is_offline_after_the_health_timeout(mode: str) -> No
         assert sim.dynamics.partition_state("stream", 0).leader == 2
     finally:
         await sim.close()
+
+
+@pytest.mark.parametrize(
+    ("back", "leader_leo", "statuses", "leader"),
+    [
+        (2, 4, ["Election", "CandidateFound", "Online"], 2),  # lag 1
+        (3, 4, ["Election", "CandidateFound", "Online"], 3),  # lag 2
+        (3, 6, ["Election", "Offline"], -1),  # lag 4: not suitable, the replica set stays Offline
+    ],
+)
+async def test_a_follower_coming_back_after_every_spu_stopped_is_elected_if_close_enough(
+    back: int, leader_leo: int, statuses: list[str], leader: int
+) -> None:
+    """Seed 003: an SPU coming back refreshes the Offline replica sets, the candidate taken from the
+    follower membership list by smallest lag (Fluvio's own Test.MD notes its SC does not do this yet)."""
+    sim = await seed_example()
+    try:
+        await sim.dynamics.set_log_end_offset("stream", 0, 1, leader_leo)
+        await sim.crash(3, 2, 1)  # the followers first, then the leader: no live follower is left
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.status, state.leader) == ("Offline", -1)
+        before = sim.dynamics.events()[-1].seq
+        await sim.dynamics.start_broker(back)
+        changes = [e.change("status") for e in sim.dynamics.events(before) if e.subject == "stream-0"]
+        assert [c[1] for c in changes if c] == statuses
+        assert sim.dynamics.partition_state("stream", 0).leader == leader
+    finally:
+        await sim.close()

@@ -207,3 +207,43 @@ async def test_new_partitions_take_the_active_replicas_as_isr() -> None:
         assert sim.state("bar") == (0, [0])
     finally:
         await sim.close()
+
+
+async def test_a_preferred_election_of_a_leaderless_partition_elects_another_isr_member() -> None:
+    """ElectLeaders PREFERRED on a leaderless partition whose preferred replica cannot lead falls through
+    to the first other valid ISR replica and answers success (ReplicationControlManager.electLeader)."""
+    sim = await make_sim([1, 2, 3], properties=NO_REBALANCE)
+    try:
+        sim.topic("foo", [[1, 2, 3]])
+        await sim.fence(1)
+        p = sim.p("foo")
+        p.leader = -1  # a leaderless partition with live ISR members (Kafka's test builds it by hand)
+        [outcome] = await sim.dynamics.elect_leaders("preferred", [("foo", 0)])
+        assert outcome.error is None
+        assert sim.state("foo") == (2, [2, 3])
+    finally:
+        await sim.close()
+
+
+async def test_automatic_balancing_elects_at_most_a_thousand_per_pass_and_goes_on_at_once() -> None:
+    """MAX_ELECTIONS_PER_IMBALANCE = 1000: a pass that hits the cap runs the next one immediately."""
+    sim = await make_sim([(1, None, True), 2, 3])
+    try:
+        sim.topic("foo", [[1, 2, 3]] * 1500)
+        await sim.dynamics.start_broker(1)
+        await sim.dynamics.advance(2100)  # unfenced, and back in every ISR at the next tick
+        assert all(sim.state("foo", i) == (2, [1, 2, 3]) for i in range(1500))
+        passes: list[tuple[int, int]] = []
+        change = sim.dynamics.elections.change
+
+        async def counted(changes, cause):
+            if cause == "automatic leader rebalance":
+                passes.append((sim.clock.now(), len(changes)))
+            return await change(changes, cause)
+
+        sim.dynamics.elections.change = counted
+        await sim.dynamics.advance(300_000 - 2100)  # leader.imbalance.check.interval.seconds=300
+        assert passes == [(300_000, 1000), (300_000, 500)]
+        assert all(sim.state("foo", i)[0] == 1 for i in range(1500))
+    finally:
+        await sim.close()

@@ -18,7 +18,6 @@ import asyncio
 import logging
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from kafka.admin import KafkaAdminClient  # noqa: E402
 from protocol import load_schemas  # noqa: E402
 from protocol.client import KafkaClient  # noqa: E402
 from protocol.framing import encode_request  # noqa: E402
+from tests.support.rawwire import read_response  # noqa: E402
 
 SCHEMAS = load_schemas()
 TARGET_MS = 50.0
@@ -156,23 +156,12 @@ def raw_answer_ms(count: int, partitions: int, repeat: int) -> tuple[float, int]
             def ask() -> None:
                 nonlocal size
                 sock.sendall(encode_request(SCHEMAS, 3, 12, 1, "bench", body))
-                (size,) = struct.unpack(">i", _recv(sock, 4))
-                _recv(sock, size)
+                answer = read_response(sock)
+                assert answer is not None, "the server closed the connection"
+                size = len(answer)
 
             ask()  # the first call compiles the codecs
             return median_ms(ask, repeat), size
-
-
-def _recv(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if not k:
-            raise ConnectionError("closed")
-        got += k
-    return bytes(buf)
 
 
 def main() -> None:

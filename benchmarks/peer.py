@@ -38,7 +38,6 @@ import os
 import signal
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -139,20 +138,12 @@ def ask(address: tuple[str, int], request: bytes, timeout: float = 30.0) -> byte
 
 
 def read_frame(sock: socket.socket) -> bytes:
-    (size,) = struct.unpack(">i", recv_exactly(sock, 4))
-    return recv_exactly(sock, size)
+    from tests.support.rawwire import read_response
 
-
-def recv_exactly(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if not k:
-            raise ConnectionError("closed by the server")
-        got += k
-    return bytes(buf)
+    frame = read_response(sock)
+    if frame is None:
+        raise ConnectionError("closed by the server")
+    return frame
 
 
 def decode(api_key: int, version: int, response: bytes) -> dict:

@@ -71,6 +71,8 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes 
             return kept[1]
         if len(image.topics) > BIG:
             return _in_turns(ctx, request, version, [])
+    elif len(wanted) > BIG:  # found in turns of the loop, not in one step
+        return _in_turns(ctx, request, version, [])
     entries = _Entries(image, request, version, {})
     for _ in entries:
         pass

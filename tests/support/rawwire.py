@@ -25,21 +25,24 @@ def request_frame(api_key: int, version: int, data: dict, correlation_id: int = 
 
 def read_response(sock: socket.socket) -> bytes | None:
     """One response frame (without its size), or None when the server closed the connection."""
-    header = _recv_exactly(sock, 4)
+    header = recv_exactly(sock, 4)
     if header is None:
         return None
     (size,) = struct.unpack(">i", header)
-    return _recv_exactly(sock, size)
+    return recv_exactly(sock, size)
 
 
-def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
-    chunks = b""
-    while len(chunks) < n:
-        chunk = sock.recv(n - len(chunks))
-        if not chunk:
+def recv_exactly(sock: socket.socket, n: int) -> bytes | None:
+    """``n`` bytes, or None when the server closed the connection first."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if not k:
             return None
-        chunks += chunk
-    return chunks
+        got += k
+    return bytes(buf)
 
 
 def closed_by_server(sock: socket.socket) -> bool:

@@ -26,6 +26,7 @@ from controller.election import rules
 from controller.election.api import Trigger
 from controller.election.service import Change, ElectionService
 from controller.events import Event
+from controller.offload import Turns
 
 log = logging.getLogger(__name__)
 
@@ -182,12 +183,24 @@ class Dynamics:
     async def _elect_leaders(
         self, trigger: Trigger, wanted: Sequence[tuple[str, int]] | None
     ) -> list[ElectionOutcome]:
+        """Runs under the controller's lock (topics do not change meanwhile), in turns of the event loop:
+        a request for every partition of a big cluster does not hold up other clients."""
         every = wanted is None
-        targets = [(p.topic, p.index) for p in self.cluster.partitions()] if wanted is None else list(wanted)
+        turns = Turns()
+        targets: list[tuple[str, int]] = []
+        if wanted is None:
+            for t in list(self.cluster.topics.values()):
+                for start in range(0, len(t.partitions), 1000):
+                    targets += [(t.name, p.index) for p in t.partitions[start : start + 1000]]
+                    await turns.yield_if_due()
+        else:
+            targets = list(wanted)
         outcomes: dict[int, ElectionOutcome] = {}
         changes: list[Change] = []
         positions: list[int] = []
         for i, (topic, index) in enumerate(targets):
+            if turns.due():
+                await asyncio.sleep(0)
             t = self.cluster.topics.get(topic)
             if t is None or not 0 <= index < len(t.partitions):
                 outcomes[i] = ElectionOutcome(
@@ -199,7 +212,8 @@ class Dynamics:
                 continue
             p = t.partitions[index]
             if rules.election_not_needed(p.replicas, p.leader, trigger):
-                outcomes[i] = ElectionOutcome(topic, index, rules.ELECTION_NOT_NEEDED)
+                if not every:  # left out of an answer for every partition
+                    outcomes[i] = ElectionOutcome(topic, index, rules.ELECTION_NOT_NEEDED)
                 continue
             changes.append(Change(p, trigger=trigger))
             positions.append(i)
@@ -211,6 +225,8 @@ class Dynamics:
             else "ELIGIBLE_LEADERS_NOT_AVAILABLE"
         )
         for i, change, result in zip(positions, changes, results, strict=True):
+            if turns.due():
+                await asyncio.sleep(0)
             p = change.partition
             if result.error is not None:
                 outcomes[i] = ElectionOutcome(p.topic, p.index, result.error, result.message)
@@ -218,10 +234,9 @@ class Dynamics:
                 outcomes[i] = ElectionOutcome(p.topic, p.index, None)
             else:
                 outcomes[i] = ElectionOutcome(p.topic, p.index, none_found)
-        ordered = [outcomes[i] for i in range(len(targets))]
-        if every:
-            ordered = [o for o in ordered if o.error != rules.ELECTION_NOT_NEEDED]
-        return ordered
+        return (
+            [outcomes[i] for i in sorted(outcomes)] if every else [outcomes[i] for i in range(len(targets))]
+        )
 
     def _elected(self, p: PartitionState, leader_before: int) -> bool:
         if self.style == "fluvio":

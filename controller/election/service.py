@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 __all__ = ["SLICE", "Change", "ChangeResult", "ElectionService"]
 
 #: How many partitions one policy call (and one uninterrupted step of the event loop) covers.
-SLICE = 2000
+SLICE = 500
 #: Changes of more partitions than this (a broker's fencing in any sizeable cluster) run with the
 #: garbage collector paused: what they write, one record per partition, outlives them, and collecting
 #: meanwhile only walks it again and again.

@@ -6,13 +6,18 @@ and answers NONE when it elected a leader, PREFERRED_LEADER_NOT_AVAILABLE (prefe
 ELIGIBLE_LEADERS_NOT_AVAILABLE (unclean) when nothing changed. A request for every partition (null
 TopicPartitions) leaves out the partitions that need no election (their topics stay listed). v0 knows
 only preferred elections; an ElectionType other than 0 or 1 is INVALID_REQUEST.
+
+A request for every partition of a big cluster is worked through in turns of the event loop, and its
+answer encoded off it (:class:`controller.offload.Sized`): other clients are served meanwhile.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from controller.handlers import RequestContext
+from controller.offload import Sized, Turns, gc_paused
 from protocol.errors import error_by_name
 
 API_KEY = 43
@@ -21,7 +26,7 @@ VERSIONS = (0, 2)
 _KINDS = {0: "preferred", 1: "unclean"}
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
     kind = _KINDS.get(request.get("ElectionType", 0) if version >= 1 else 0)
     wanted = request.get("TopicPartitions")
     if kind is None:
@@ -29,26 +34,36 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             version, "INVALID_REQUEST", wanted, f"unknown ElectionType {request['ElectionType']}"
         )
     partitions = None if wanted is None else [(t["Topic"], p) for t in wanted for p in t["Partitions"]]
-    outcomes = await ctx.controller.dynamics.elect_leaders(kind, partitions)
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    if wanted is None:
-        for name in ctx.controller.cluster.topics:
-            by_topic[name] = []
-    for outcome in outcomes:
-        by_topic.setdefault(outcome.topic, []).append(
-            {
-                "PartitionId": outcome.partition,
-                "ErrorCode": 0 if outcome.error is None else error_by_name(outcome.error).code,
-                "ErrorMessage": outcome.message,
-            }
-        )
+    # Many partitions make many objects that outlive a collection or two: none run meanwhile (a full
+    # one would hold the loop), and what survives is frozen after (controller.offload).
+    many = partitions is None or len(partitions) > _MANY
+    with gc_paused() if many else contextlib.nullcontext():
+        outcomes = await ctx.controller.dynamics.elect_leaders(kind, partitions)
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        if wanted is None:
+            for name in ctx.controller.cluster.topics:
+                by_topic[name] = []
+        turns = Turns()
+        for outcome in outcomes:
+            await turns.yield_if_due()
+            by_topic.setdefault(outcome.topic, []).append(
+                {
+                    "PartitionId": outcome.partition,
+                    "ErrorCode": 0 if outcome.error is None else error_by_name(outcome.error).code,
+                    "ErrorMessage": outcome.message,
+                }
+            )
     response: dict[str, Any] = {
         "ThrottleTimeMs": 0,
         "ReplicaElectionResults": [{"Topic": t, "PartitionResult": r} for t, r in by_topic.items()],
     }
     if version >= 1:
         response["ErrorCode"] = 0
-    return response
+    return Sized(response, len(outcomes) + len(by_topic))
+
+
+#: Requests naming more partitions than this run with the garbage collector paused.
+_MANY = 1000
 
 
 def _whole_request_error(

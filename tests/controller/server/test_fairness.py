@@ -15,7 +15,7 @@ from controller.embedded import ServerThread
 from protocol.client import BlockingClient
 from tests.support.placers import placer_file
 from tests.support.probe import LatencyProbe
-from tests.support.rawwire import raw_connect, read_response, request_frame
+from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 from tests.support.serve import served
 
 STALL = 0.050  # seconds another client may wait
@@ -122,3 +122,39 @@ def test_every_connection_answers_in_order_with_big_answers_in_between(api: str)
         sock.shutdown(socket.SHUT_RDWR)
         sock.close()
     assert order == [1, 2, 3]
+
+
+def test_electing_every_partition_of_a_big_cluster_does_not_stall_others() -> None:
+    """ElectLeaders for every partition (null TopicPartitions), with a tenth of them needing a preferred
+    election and 5,000 topics to list: worked in turns, its answer encoded off the loop (the test waits
+    on a socket meanwhile, so the server thread has the interpreter)."""
+    properties = {"simulator.max.partitions": "200000", "simulator.placement.max.replicas": "1000000"}
+    with ServerThread.start(seed=1, clock="virtual", properties=properties) as server:
+        topics = [{"Name": "wide", "NumPartitions": 60_000, "ReplicationFactor": 3}]
+        topics += [{"Name": f"t-{i}", "NumPartitions": 1, "ReplicationFactor": 3} for i in range(5_000)]
+        assert {t["ErrorCode"] for t in create_topics(server.bootstrap, topics)["Topics"]} == {0}
+        server.stop_broker(0, "crash")
+        server.advance(9_000)  # fenced: its partitions' leadership moves
+        server.start_broker(0)
+        server.advance(2_100)  # unfenced and back in the ISRs: preferred elections are needed
+        moved = sum(
+            1
+            for t in topics
+            for p in range(t["NumPartitions"])
+            if server.partition_state(t["Name"], p).replicas[0] == 0
+        )
+        assert moved > 5_000
+        sock = raw_connect(server.bootstrap, timeout=120)
+        with LatencyProbe(server.bootstrap) as probe:
+            sock.sendall(
+                request_frame(43, 2, {"ElectionType": 0, "TopicPartitions": None, "TimeoutMs": 60_000})
+            )
+            frame = read_response(sock)
+        sock.close()
+    assert frame is not None
+    answer = SCHEMAS.response(43).decode(frame[5:], 2)  # correlation id and the header's tag section
+    results = {t["Topic"]: t["PartitionResult"] for t in answer["ReplicaElectionResults"]}
+    assert len(results) == 5_001  # every topic listed, with the partitions that needed an election
+    assert sum(len(r) for r in results.values()) == moved
+    assert {p["ErrorCode"] for r in results.values() for p in r} == {0}
+    probe.assert_served(within=STALL)

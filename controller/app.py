@@ -94,6 +94,10 @@ class Controller:
         """The current metadata image (rebuilt only for what changed)."""
         return self._images.image()
 
+    def current_image(self) -> MetadataImage | None:
+        """The current metadata image if it is up to date, else None (without making it)."""
+        return self._images.current()
+
     def image_is_stale(self) -> int:
         """How many topics the next image must rebuild."""
         return self._images.stale()

@@ -74,6 +74,11 @@ class ImageBuilder:
         self._position = 0
         self._alive: frozenset[int] = frozenset()
 
+    def current(self) -> MetadataImage | None:
+        """The image if it is up to date (None: the next :meth:`image` makes it)."""
+        image = self._image
+        return image if image is not None and image.generation == self.cluster.generation else None
+
     def stale(self) -> int:
         """About how many topics the next image must rebuild (all of them when the live brokers changed)."""
         cluster = self.cluster

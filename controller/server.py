@@ -12,6 +12,10 @@ once), ``max.connections`` (past it, new connections wait unread until one close
 unanswered requests per connection and ``queued.max.request.bytes`` of frames held by the server (past
 them, connections stop reading until there is room again).
 
+A request whose handler says what its answer depends on (``ANSWER_DEPENDS_ON``: Metadata, ApiVersions)
+is answered from the answers kept for it (:class:`KeptAnswers`) when the same bytes came before, with
+the same image and listeners: a repeated request costs its header.
+
 Every decodable request is answered: a response that cannot be encoded as the handler made it (a
 message too long for its field, say) is encoded with its strings cut to what their fields carry, and a
 handler that fails answers with its API's error response; the connection is never closed for either.
@@ -111,6 +115,39 @@ class _RateLimited:
         return held
 
 
+#: Kept answers (:class:`KeptAnswers`): for request bodies up to this size (bytes), ...
+KEPT_REQUEST_BYTES = 16 * 1024
+#: ... answers up to this size, ...
+KEPT_ANSWER_BYTES = 1 << 20
+#: ... at most this many answers and this many bytes in all, per image (or for the server).
+KEPT_ANSWERS = 1024
+KEPT_BYTES = 16 << 20
+
+
+class KeptAnswers:
+    """Encoded answers to requests seen before, for handlers whose answers depend on the request (and the
+    image: one store per metadata image, kept with it) alone: (apiKey, version, request body) -> response
+    body, made for the advertised listeners of :attr:`endpoints` (a version of them). Bounded in count and
+    bytes: a client sending ever new requests fills it, then its answers are made each time."""
+
+    __slots__ = ("answers", "endpoints", "size")
+
+    def __init__(self, endpoints: int) -> None:
+        self.endpoints = endpoints
+        self.answers: dict[tuple[int, int, bytes], bytes] = {}
+        self.size = 0
+
+    def keep(self, key: tuple[int, int, bytes], body: bytes) -> None:
+        size = len(body) + len(key[2])
+        if (
+            len(self.answers) < KEPT_ANSWERS
+            and len(body) <= KEPT_ANSWER_BYTES
+            and self.size + size <= KEPT_BYTES
+        ):
+            self.answers[key] = body
+            self.size += size
+
+
 @dataclass(frozen=True, slots=True)
 class _Route:
     """How the requests of one API version are served: worked out at its first request."""
@@ -122,6 +159,9 @@ class _Route:
     #: The stats key counting these requests.
     counter: str
     version: int
+    #: The handler's ``answer_depends_on`` for a supported version (None: answers are never kept).
+    kept: str | None = None
+    response_header_version: int = 0
 
 
 class Listener:
@@ -233,6 +273,10 @@ class Server:
         self._host = ""
         #: The broker listeners as advertised: broker id -> (host, port); kept across a stop and start.
         self.endpoints: dict[int, tuple[str, int]] = {}
+        #: Changes with :attr:`endpoints` (answers kept for other listeners are not given).
+        self._endpoints_version = 0
+        #: Answers that depend on the request alone (answers that depend on the image are kept with it).
+        self._kept = KeptAnswers(0)
         self._ports: dict[int, int] = {}
         #: Connections, closes by reason and requests by apiKey.
         self.stats: Counter[str] = Counter()
@@ -322,7 +366,9 @@ class Server:
         self._broker_servers[broker_id] = server
         self._ports[broker_id] = bound
         advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
-        self.endpoints[broker_id] = (advertised, self._ports[broker_id])
+        if self.endpoints.get(broker_id) != (advertised, self._ports[broker_id]):
+            self.endpoints[broker_id] = (advertised, self._ports[broker_id])
+            self._endpoints_version += 1
 
     async def broker_changed(self, broker_id: int, process: Process | None) -> None:
         """The broker's listener follows its process (:class:`controller.dynamics.lifecycle.Network`)."""
@@ -351,7 +397,8 @@ class Server:
         for conn in [c for c in self._connections if c.broker == broker_id]:
             conn.abort(reason)
         if process is None:
-            self.endpoints.pop(broker_id, None)
+            if self.endpoints.pop(broker_id, None) is not None:
+                self._endpoints_version += 1
             self._ports.pop(broker_id, None)
 
     async def serve_forever(self) -> None:
@@ -495,6 +542,16 @@ class Server:
         if route is None:
             route = self._route(header.api_key, header.api_version)
         broker = conn.broker
+        key: tuple[int, int, bytes] | None = None
+        if route.kept is not None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+            key = (header.api_key, header.api_version, frame[offset:])
+            kept = self._kept_answers(route, broker)
+            body = kept.answers.get(key) if kept is not None else None
+            if body is not None:
+                self.stats[route.counter] += 1
+                if log.isEnabledFor(logging.DEBUG):
+                    self._log_request(conn, header)
+                return encode_response(header.correlation_id, route.response_header_version, body)
         ctx = RequestContext(
             self.controller,
             header,
@@ -519,7 +576,32 @@ class Server:
                 raise Close("malformed request body", f"{type(exc).__name__}: {exc}")
 
             return Later(decoded(), handled, undecodable)
-        return self._handle(conn, ctx, route, *self._decode(route, frame, offset))
+        return self._handle(conn, ctx, route, *self._decode(route, frame, offset), key)
+
+    def _kept_answers(self, route: _Route, broker: int | None) -> KeptAnswers | None:
+        """Where the route's answers are kept now: the server's, or the image's the broker answers from
+        (None while the current image is out of date: it is made by the next request that needs it)."""
+        if route.kept == "request":
+            return self._kept
+        image = self._frozen.get(broker) if broker is not None else None
+        if image is None:
+            image = self.controller.current_image()
+            if image is None:
+                return None
+        kept = image.derived.get(KeptAnswers)
+        if not isinstance(kept, KeptAnswers) or kept.endpoints != self._endpoints_version:
+            kept = image.derived[KeptAnswers] = KeptAnswers(self._endpoints_version)
+        return kept
+
+    def _log_request(self, conn: Connection, header: Any) -> None:
+        log.debug(
+            "%s: apiKey %d v%d correlation %d from %s",
+            conn.peer,
+            header.api_key,
+            header.api_version,
+            header.correlation_id,
+            shown(header.client_id, 100),
+        )
 
     def _route(self, api_key: int, version: int) -> _Route:
         """How requests of one API version are served (kept for the supported versions); raises Close for
@@ -532,7 +614,15 @@ class Server:
                 raise Close("unsupported version", f"apiKey {api_key} version {version}")
             return _Route(handler, None, False, f"requests:{api_key}:unsupported", version)
         request = self.controller.schemas.request(api_key)
-        route = _Route(handler, request, request.is_flexible(version), f"requests:{api_key}", version)
+        route = _Route(
+            handler,
+            request,
+            request.is_flexible(version),
+            f"requests:{api_key}",
+            version,
+            handler.answer_depends_on,
+            response_header_version(self.controller.schemas, api_key, version),
+        )
         self._routes[(api_key, version)] = route
         return route
 
@@ -567,7 +657,9 @@ class Server:
         request: dict[str, Any],
         unknown: list[str],
         trailing: bool,
+        key: tuple[int, int, bytes] | None = None,
     ) -> bytes | Later:
+        """Calls the handler and encodes its answer (keeping it, under ``key``, when its route says so)."""
         header, handler = ctx.header, route.handler
         version = header.api_version
         if trailing:
@@ -583,19 +675,21 @@ class Server:
                 shown(", ".join(unknown)),
             )
         if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "%s: apiKey %d v%d correlation %d from %s",
-                conn.peer,
-                handler.api_key,
-                version,
-                header.correlation_id,
-                shown(header.client_id, 100),
-            )
+            self._log_request(conn, header)
         self.stats[route.counter] += 1
         try:
             result = handler.handle(ctx, request, version)
         except Exception as exc:  # a bug in a handler: the request is still answered
             return self._failed(handler, request, version, header.correlation_id, exc)
+        if key is not None and not trailing and not unknown:
+            if isinstance(result, Sized) and result.size <= BIG:
+                result = result.made()
+            body = self._kept_body(route, result)
+            if body is not None:
+                kept = self._kept_answers(route, ctx.listener_broker)
+                if kept is not None:
+                    kept.keep(key, body)
+                return encode_response(header.correlation_id, route.response_header_version, body)
         if isinstance(result, (dict, bytes)):
             return self._encode(handler, request, version, header.correlation_id, result)
         if isinstance(result, Sized):
@@ -603,6 +697,18 @@ class Server:
         if inspect.isawaitable(result):
             return self._answer_later(handler, request, version, header.correlation_id, result)
         return self._encode(handler, request, version, header.correlation_id, result)
+
+    def _kept_body(self, route: _Route, result: Any) -> bytes | None:
+        """The encoded body of an answer given at once (None for one that is not, or does not encode as it
+        is: the usual path answers it)."""
+        if isinstance(result, bytes):
+            return result
+        if isinstance(result, dict):
+            try:
+                return self.controller.schemas.response(route.handler.api_key).encode(result, route.version)
+            except EncodeError:
+                return None
+        return None
 
     def _encode_later(
         self, handler: Handler, request: dict[str, Any], version: int, correlation: int, answer: Sized

@@ -7,7 +7,12 @@ of versions it does not support (ApiVersions does, as Kafka) also defines
 connection. ``handle`` may also be a plain function: a handler that can answer at once does, and the
 server answers the request without a task. A module may define
 ``def error_response(request, version, error_code, message) -> dict``: the answer the server sends when
-the handler fails (a bug), so that the request is still answered. Handlers never see bytes.
+the handler fails (a bug), so that the request is still answered. A module may define
+``ANSWER_DEPENDS_ON``: ``"request"`` when an answer its handler gives at once (not awaited) depends on
+the request's version and body alone, ``"image"`` when also on the metadata image the broker answers
+from and the advertised listeners; the server then keeps such answers encoded and answers the same
+request again without decoding it or calling the handler (:class:`controller.server.KeptAnswers`).
+Handlers never see bytes.
 """
 
 from __future__ import annotations
@@ -75,6 +80,9 @@ class Handler:
     unsupported: UnsupportedFn | None = None
     #: The answer when the handler fails: every item of the request with the error; None: close.
     error_response: ErrorFn | None = None
+    #: What an answer given at once depends on besides the request: "image", "request" (nothing), or
+    #: None (anything: never kept). The module's ``ANSWER_DEPENDS_ON``.
+    answer_depends_on: str | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -92,5 +100,6 @@ def load_handlers() -> dict[int, Handler]:
             module.handle,
             getattr(module, "unsupported", None),
             getattr(module, "error_response", None),
+            getattr(module, "ANSWER_DEPENDS_ON", None),
         )
     return handlers

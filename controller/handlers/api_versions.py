@@ -3,11 +3,10 @@
 A request of a version the server does not know is answered too, as Kafka does: in v0, with
 UNSUPPORTED_VERSION and ApiVersions' own range, so that the client retries with a version it finds there.
 
-The answer depends on the version alone: not on the connection's listener or security state (during a
-SASL handshake :mod:`controller.security` lets one ApiVersions request through to this handler, and it
-gets the same answer as after authentication, as from Kafka). So it is encoded once per version and
-kept (:meth:`controller.app.Controller.api_versions_body`); a request costs its header and, from v3,
-the check of the client's software name and version.
+The answer depends on the request alone: not on the cluster, the connection's listener or its security
+state (during a SASL handshake :mod:`controller.security` lets one ApiVersions request through to this
+handler, and it gets the same answer as after authentication, as from Kafka). So the server keeps the
+answers it gave (``ANSWER_DEPENDS_ON``) and a request it has seen before costs its header alone.
 """
 
 from __future__ import annotations
@@ -20,12 +19,13 @@ from protocol.errors import error_by_name
 
 API_KEY = 18
 VERSIONS = (0, 4)
+ANSWER_DEPENDS_ON = "request"
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | bytes:
-    """The handshake; the answer is encoded once per version and kept (only the header is per request)."""
+    """The handshake: the API keys and versions served, or INVALID_REQUEST for a malformed client name."""
     if version >= 3:
         for field in ("ClientSoftwareName", "ClientSoftwareVersion"):
             value = request.get(field) or ""

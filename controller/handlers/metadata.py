@@ -12,11 +12,11 @@ the server's defaults through the configured placer, all in one go.
 A topic's entry is encoded once per topic image and response version, and kept with the image; so is
 the broker list, per metadata image, version and advertised listeners. An answer is assembled from
 those encoded pieces (:meth:`protocol.Message.encode_with_elements`): a request costs the topics it
-names and the bytes it copies, not the partitions behind them. An answer for every topic depends on
-the image, the version and the listeners alone: up to :data:`_KEPT_ANSWER` bytes it is kept whole
-with the image, and the next such request costs its header alone. The entries do not depend on the
-request's flags: with no ACLs simulated, TopicAuthorizedOperations is Kafka's "not computed" marker
-whether or not IncludeTopicAuthorizedOperations asks for it.
+names and the bytes it copies, not the partitions behind them. An answer given at once (one that
+creates no topic) depends on the request, the image and the listeners alone (``ANSWER_DEPENDS_ON``):
+the server keeps it with the image, and the same request again costs its header alone. The entries do
+not depend on the request's flags: with no ACLs simulated, TopicAuthorizedOperations is Kafka's "not
+computed" marker whether or not IncludeTopicAuthorizedOperations asks for it.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from protocol.errors import error_by_name
 
 API_KEY = 3
 VERSIONS = (0, 13)
+ANSWER_DEPENDS_ON = "image"
 
 _UNKNOWN_TOPIC = error_by_name("UNKNOWN_TOPIC_OR_PARTITION").code
 _UNKNOWN_TOPIC_ID = error_by_name("UNKNOWN_TOPIC_ID").code
@@ -65,24 +66,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes 
     if ctx.image is None and controller.image_is_stale() > _STALE_TOPICS:
         return _in_turns(ctx, request, version, [])
     image = ctx.image if ctx.image is not None else controller.image()
-    if every:
-        kept = image.derived.get(("metadata answer", version))
-        if kept is not None and kept[0] == ctx.endpoints:
-            return kept[1]
-        if len(image.topics) > BIG:
-            return _in_turns(ctx, request, version, [])
-    elif len(wanted) > BIG:  # found in turns of the loop, not in one step
+    if len(image.topics if every else wanted) > BIG:  # found in turns of the loop, not in one step
         return _in_turns(ctx, request, version, [])
     entries = _Entries(image, request, version, {})
     for _ in entries:
         pass
-    answer = _answer(ctx, image, entries, version)
-    if every and isinstance(answer, Sized) and answer.size <= BIG:  # made now, and kept when not too big
-        body: bytes = answer.made()
-        if len(body) <= _KEPT_ANSWER:
-            image.derived[("metadata answer", version)] = (dict(ctx.endpoints), body)
-        return body
-    return answer
+    return _answer(ctx, image, entries, version)
 
 
 def _refused(item: dict[str, Any], version: int) -> bool:
@@ -93,8 +82,6 @@ def _refused(item: dict[str, Any], version: int) -> bool:
 
 #: More changed topics than this, and the image is rebuilt in turns of the event loop.
 _STALE_TOPICS = 200
-#: An answer for every topic up to this size (bytes) is kept whole with the image.
-_KEPT_ANSWER = 1 << 20
 
 
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:

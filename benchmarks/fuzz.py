@@ -8,7 +8,8 @@ run in processes of their own (tests.support.fuzzclients), as does the well-beha
 (tests.support.probe, ApiVersions every 5 ms); the server runs in this process on its own thread, so its
 log and counters can be read. Reported: frames per second, unhandled exceptions in the server (errors
 logged, handler failures, internal-error closes), connections neither answered nor closed within 2 s of
-their last byte, and the well-behaved client's p50 and p99 round trips. Exit 1 when any exception or
+their last byte, and the well-behaved client's p50 and p99 round trips; each unanswered connection with when it sent and what
+came back, and any pause of a client process itself (so that its misses are not laid at the server's door). Exit 1 when any exception or
 unanswered connection is seen, a client fails, or the well-behaved client's p50 is above 50 ms.
 
     .venv/bin/python benchmarks/fuzz.py [--frames 1000000] [--loop auto|asyncio|uvloop] [--seed 1]
@@ -94,10 +95,11 @@ def main() -> None:
     print(f"unhandled exceptions:    {exceptions}")
     print(f"unanswered connections:  {len(outcome.unanswered)}")
     print(f"client failures:         {len(outcome.failures) + len(probe.failures)}")
+    print(f"client process pauses:   {len(outcome.pauses)} over 0.25 s (the clients' own, not the server's)")
     print(
         f"well-behaved client:     p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms ({len(latencies):,} requests)"
     )
-    for line in (problems.records + outcome.failures + probe.failures + outcome.stalls)[:10]:
+    for line in (problems.records + outcome.failures + probe.failures + outcome.stalls + outcome.pauses)[:20]:
         print(f"  {line}")
     failed = exceptions or outcome.unanswered or outcome.failures or probe.failures or p50 > P50_TARGET
     if failed:

@@ -30,6 +30,7 @@ class FuzzOutcome:
     unanswered: list[int]
     failures: list[str]
     stalls: list[str] = field(default_factory=list)
+    pauses: list[str] = field(default_factory=list)
 
 
 def fuzz(
@@ -78,6 +79,7 @@ def fuzz(
             outcome.unanswered.extend(result["unanswered"])
             outcome.failures.extend(result["failures"])
             outcome.stalls.extend(result["stalls"])
+            outcome.pauses.extend(result["pauses"])
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -87,10 +89,15 @@ def fuzz(
     return outcome
 
 
-def _drain(sock: socket.socket, deadline: Callable[[], float], expected: int | None = None) -> int | None:
+def _drain(
+    sock: socket.socket,
+    deadline: Callable[[], float],
+    expected: int | None = None,
+    arrivals: list[float] | None = None,
+) -> int | None:
     """Reads answers until the server closes (or, with ``expected``, until that many came): how many came;
     None when the server neither answered nor closed by the deadline (``deadline()``, monotonic time,
-    asked again at each wait)."""
+    asked again at each wait). Each answer's arrival time is appended to ``arrivals``."""
     from tests.support.rawwire import read_response
 
     answers = 0
@@ -109,6 +116,8 @@ def _drain(sock: socket.socket, deadline: Callable[[], float], expected: int | N
         if answer is None:
             return answers
         answers += 1
+        if arrivals is not None:
+            arrivals.append(time.monotonic())
     return answers
 
 
@@ -180,14 +189,22 @@ def _main() -> None:
             # Sent while the answers are read, as a client does: a server that stops reading while its
             # client does not read its answers (Kafka's muting, and ours) would otherwise hold both.
             sender = threading.Thread(target=send, daemon=True)
+            arrivals: list[float] = []
             try:
+                began = time.monotonic()
                 sender.start()
                 expected = per_connection if valid else None
-                answers = _drain(sock, deadline, expected)
+                answers = _drain(sock, deadline, expected, arrivals)
                 sender.join(10)
                 if answers is None:
                     unanswered.append(n)
-                    stalls.append(f"connection {n} ({'valid' if valid else 'mixed'}): {_requests(stream)}")
+                    sent_at = f"{sent[0] - began:.3f}" if sent else "never"
+                    last = f"{arrivals[-1] - began:.3f}" if arrivals else "-"
+                    stalls.append(
+                        f"connection {n} ({'valid' if valid else 'mixed'}) at {began:.3f}: sent +{sent_at} s, "
+                        f"{len(arrivals)} answer(s), the last +{last} s, given up +{time.monotonic() - began:.3f} s; "
+                        f"{_requests(stream)}"
+                    )
             finally:
                 sock.close()
 
@@ -197,12 +214,30 @@ def _main() -> None:
         except Exception as exc:  # noqa: BLE001 - a client that stops early is a failure, never a silent one
             failures.append(f"client thread {index} stopped: {type(exc).__name__}: {exc}")
 
+    pauses: list[str] = []
+    done = threading.Event()
+
+    def watchdog() -> None:
+        """Notes when this process itself could not run for a while (interpreter or machine), so that a
+        connection given up then is not blamed on the server unseen."""
+        tick = 0.02
+        expected = time.monotonic() + tick
+        while not done.wait(tick):
+            now = time.monotonic()
+            if now - expected > 0.25:
+                pauses.append(f"client process paused {now - expected:.3f} s at {expected:.3f}")
+            expected = now + tick
+
     workers = [threading.Thread(target=guarded, args=(i,)) for i in range(threads)]
+    dog = threading.Thread(target=watchdog, daemon=True)
+    dog.start()
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
+    done.set()
     result = {
+        "pauses": pauses,
         "connections": len(mine),
         "unanswered": sorted(unanswered),
         "failures": failures,

@@ -47,7 +47,7 @@ from controller.connection import Close, Connection, Later
 from controller.handlers import Handler, RequestContext
 from controller.image import MetadataImage
 from controller.logsafe import shown
-from controller.offload import BIG, BIG_BODY, Sized, gc_paused
+from controller.offload import BIG, BIG_BODY, Sized, in_thread
 from controller.security import Security
 from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
 from protocol.codec import Message
@@ -566,8 +566,7 @@ class Server:
         if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
 
             async def decoded() -> tuple[dict[str, Any], list[str], bool]:
-                with gc_paused():
-                    return await asyncio.to_thread(self._decode, route, frame, offset)
+                return await in_thread(self._decode, route, frame, offset)
 
             def handled(result: tuple[dict[str, Any], list[str], bool]) -> bytes | Later:
                 return self._handle(conn, ctx, route, *result)
@@ -720,8 +719,7 @@ class Server:
             return self._encode(handler, request, version, correlation, answer.made())
 
         async def encode() -> Any:
-            with gc_paused():
-                return await asyncio.to_thread(made_and_encoded)
+            return await in_thread(made_and_encoded)
 
         return Later(
             encode(),

@@ -28,7 +28,7 @@ from typing import Any
 
 from controller.handlers import NO_OPERATIONS, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
-from controller.offload import BIG, Sized, Turns, gc_paused
+from controller.offload import BIG, Sized, Turns, in_thread
 from controller.topic_admin import NewTopic
 from protocol import ZERO_UUID, Message
 from protocol.errors import error_by_name
@@ -186,8 +186,7 @@ def _answer(
         return assembled()
 
     async def off_the_loop() -> Sized:
-        with gc_paused():
-            encoded = await asyncio.to_thread(_encoded_entries, response, unencoded, alive, version)
+        encoded = await in_thread(_encoded_entries, response, unencoded, alive, version)
         for topic, entry in zip(unencoded, encoded, strict=True):
             topic.derived[key] = entry
         return assembled()

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from controller.config import PLACER_MAX_MEMORY_MB
-from controller.offload import BIG, gc_paused
+from controller.offload import BIG, gc_paused, in_thread
 from controller.plugins.isolation.outcome import PluginError, Reason
 from controller.plugins.isolation.worker import (
     LENGTH,
@@ -90,9 +90,8 @@ class InlineRunner:
         async with self._lock:
             if size > BIG and not inspect.iscoroutinefunction(self._method):
                 try:
-                    with gc_paused():
-                        async with asyncio.timeout_at(deadline):
-                            return await asyncio.to_thread(self._call_and_normalize, args)
+                    async with asyncio.timeout_at(deadline):
+                        return await in_thread(self._call_and_normalize, args)
                 except TimeoutError:
                     raise _timed_out(self.label) from None
             try:
@@ -315,8 +314,7 @@ async def _read(proc: asyncio.subprocess.Process) -> Any:
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
     if len(payload) > _BIG_REPLY:
-        with gc_paused():
-            return await asyncio.get_running_loop().run_in_executor(None, pickle.loads, payload)
+        return await in_thread(pickle.loads, payload)
     return pickle.loads(payload)
 
 

@@ -99,7 +99,7 @@ def main() -> None:
     print(
         f"well-behaved client:     p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms ({len(latencies):,} requests)"
     )
-    for line in (problems.records + outcome.failures + probe.failures + outcome.stalls + outcome.pauses)[:20]:
+    for line in (problems.records + outcome.failures + probe.failures + outcome.pauses + outcome.stalls)[:20]:
         print(f"  {line}")
     failed = exceptions or outcome.unanswered or outcome.failures or probe.failures or p50 > P50_TARGET
     if failed:

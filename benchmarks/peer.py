@@ -18,6 +18,13 @@ CreateTopics handler, so they are auto-created by one Metadata request naming th
 defaults are 4 partitions and RF min(3, brokers) = 3). Both then hold the same topic names with 4
 partitions x 3 replicas each, checked before any load.
 
+A third server shows the floor: the least a Python server on the same event loop (uvloop) can spend
+per request. It is this script with ``--floor``: an ``asyncio.Protocol`` that cuts frames by their size
+prefix and answers each from a table of the simulator's own answers to those exact request bytes
+(given to it per case), with nothing else: no header parsing, no checks, no counters, no flow control.
+The simulator's ratio to it is what its machinery costs; the floor's ratio to the mock is what Python
+and its event loop cost, which no server in Python goes below.
+
 Cases: ApiVersions v2; Metadata v12 for all topics; Metadata v12 for 5 named topics. Start: from the
 process spawn to the first ApiVersions v2 answer on the printed bootstrap address (same interpreter,
 same site-packages for both; median of several runs). Targets: the simulator's CPU per request and
@@ -40,6 +47,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +67,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 MIN_TICKS = 100
 MOCK = "librdkafka mock"
 SIM = "placement-sim"
+FLOOR = "Python floor"
 MOCK_THREAD = "rdk:mock"  # the mock cluster's one I/O thread, serving all its brokers
 
 
@@ -106,6 +115,64 @@ def mock_main(brokers: int) -> None:
     print(f"listening on {first} (from {source})", flush=True)
     sys.stdin.read()  # idle: no poll() and no requests from this process; librdkafka's threads run on
     del producer
+
+
+# -- the floor's process (this script with --floor) -------------------------------------------------
+
+
+def floor_main(path: str) -> None:
+    """Serve the answers in ``path`` (pickled {apiKey+version+client id+body: response after the
+    correlation id}) on an ephemeral port, on uvloop when it is installed; print the address; serve until
+    SIGTERM. The least any Python server does per request: cut the frame, find its answer, write."""
+    import pickle
+
+    with open(path, "rb") as f:
+        answers: dict[bytes, bytes] = pickle.load(f)
+    try:
+        import uvloop
+
+        loop = uvloop.new_event_loop()
+    except ImportError:
+        loop = asyncio.new_event_loop()
+
+    class Answering(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.transport = transport
+            self.buffer = bytearray()
+
+        def data_received(self, data: bytes) -> None:
+            buffer = self.buffer
+            buffer += data
+            out = []
+            pos, end = 0, len(buffer)
+            while end - pos >= 4:
+                size = int.from_bytes(buffer[pos : pos + 4], "big")
+                if end - pos - 4 < size:
+                    break
+                request = bytes(buffer[pos + 4 : pos + 4 + size])
+                pos += 4 + size
+                rest = answers[request[:4] + request[8:]]
+                out.append((4 + len(rest)).to_bytes(4, "big") + request[4:8] + rest)
+            del buffer[:pos]
+            self.transport.write(b"".join(out))  # type: ignore[attr-defined]
+
+    server = loop.run_until_complete(loop.create_server(Answering, HOST, 0))
+    port = server.sockets[0].getsockname()[1]
+    print(f"listening on {HOST}:{port}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: loop.stop())
+    loop.run_forever()
+
+
+def floor_server(sim: Server, case: Case, directory: str) -> Server:
+    """The floor, taught the simulator's answer to the case's request."""
+    import pickle
+
+    request = case.frame()
+    answer = ask(sim.address, request)
+    path = os.path.join(directory, "answers.pickle")
+    with open(path, "wb") as f:
+        pickle.dump({request[4:8] + request[12:]: answer[4:]}, f)
+    return Server(FLOOR, [sys.executable, __file__, "--floor", path])
 
 
 # -- wire --------------------------------------------------------------------------------------------
@@ -497,22 +564,30 @@ def verdict(ratio: float) -> str:
     return "met" if ratio <= TARGET else "**missed**"
 
 
-def print_cpu_table(rows: list[tuple[str, int, Result, Result]], gated: bool) -> None:
-    print("| case | requests | mock µs CPU/request | simulator µs CPU/request | ratio | target | met? |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    for label, total, m, s in rows:
-        ratio = s.cpu_us / m.cpu_us if m.cpu_us > 0 else float("inf")
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("inf")
+
+
+def print_cpu_table(rows: list[Row], gated: bool) -> None:
+    print(
+        "| case | requests | mock µs CPU/request | simulator µs CPU/request | ratio | target | met? "
+        "| Python floor µs | floor / mock | simulator / floor |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    for label, total, m, s, f in rows:
+        ratio = _ratio(s.cpu_us, m.cpu_us)
         target = f"≤ {TARGET:.1f}x" + ("" if gated else " (not gated)")
         print(
-            f"| {label} | {total:,} | {m.cpu_us:.1f} | {s.cpu_us:.1f} | {ratio:.2f}x | {target} | {verdict(ratio)} |"
+            f"| {label} | {total:,} | {m.cpu_us:.1f} | {s.cpu_us:.1f} | {ratio:.2f}x | {target} | {verdict(ratio)} "
+            f"| {f.cpu_us:.1f} | {_ratio(f.cpu_us, m.cpu_us):.2f}x | {_ratio(s.cpu_us, f.cpu_us):.2f}x |"
         )
 
 
-def print_load_table(rows: list[tuple[str, int, Result, Result]], sizes: dict[tuple[str, str], int]) -> None:
+def print_load_table(rows: list[Row], sizes: dict[tuple[str, str], int]) -> None:
     print("| case | server | response bytes | requests/s | p50 ms | p99 ms | server CPU busy | CPU ticks |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for label, _, m, s in rows:
-        for name, r in ((MOCK, m), (SIM, s)):
+    for label, _, m, s, f in rows:
+        for name, r in ((MOCK, m), (SIM, s), (FLOOR, f)):
             print(
                 f"| {label} | {name} | {sizes[(label, name)]:,} | {r.rate:,.0f} | {r.p50_ms:.2f} | "
                 f"{r.p99_ms:.2f} | {r.busy:.0%} | {r.raw_ticks} |"
@@ -522,6 +597,7 @@ def print_load_table(rows: list[tuple[str, int, Result, Result]], sizes: dict[tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mock", type=int, metavar="BROKERS", help=argparse.SUPPRESS)
+    parser.add_argument("--floor", metavar="ANSWERS", help=argparse.SUPPRESS)
     parser.add_argument(
         "--seconds",
         type=float,
@@ -539,6 +615,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.mock is not None:
         mock_main(args.mock)
+        return
+    if args.floor is not None:
+        floor_main(args.floor)
         return
 
     load_codec()
@@ -577,7 +656,7 @@ def bare_interpreter_ms() -> float:
     return (time.perf_counter() - started) * 1000
 
 
-Row = tuple[str, int, Result, Result]
+Row = tuple[str, int, Result, Result, Result]  # label, requests, the mock, the simulator, the floor
 
 
 def load_all(
@@ -597,17 +676,27 @@ def load_all(
         for case in cases:
             for server in (mock, sim):
                 sizes[(case.label, server.name)] = case.check(server)
-            warm = [warm_up(server, case, 1.0) for server in (mock, sim)]
-            total = args.requests or request_count(warm, args.seconds)
-            m = measure(mock, case, total, idle[mock.name])
-            s = measure(sim, case, total, idle[sim.name])
-            row = (case.label, total, m, s)
+            with tempfile.TemporaryDirectory() as directory:
+                floor = floor_server(sim, case, directory)
+                floor.start()
+                try:
+                    sizes[(case.label, FLOOR)] = case.check(floor)
+                    floor_idle = idle_cpu([floor], 1.0)[FLOOR]
+                    warm = [warm_up(server, case, 1.0) for server in (mock, sim, floor)]
+                    total = args.requests or request_count(warm, args.seconds)
+                    m = measure(mock, case, total, idle[mock.name])
+                    s = measure(sim, case, total, idle[sim.name])
+                    f = measure(floor, case, total, floor_idle)
+                finally:
+                    floor.stop()
+            row = (case.label, total, m, s, f)
             if case.api_key == 3:
                 growth.append(row)
             if count == GATE_TOPICS:
                 gate.append(row)
             print(
-                f"  {case.label}: {total:,} requests; mock {m.cpu_us:.1f} µs, simulator {s.cpu_us:.1f} µs",
+                f"  {case.label}: {total:,} requests; mock {m.cpu_us:.1f} µs, simulator {s.cpu_us:.1f} µs, "
+                f"floor {f.cpu_us:.1f} µs",
                 file=sys.stderr,
                 flush=True,
             )
@@ -646,7 +735,7 @@ def report(
         f"idle CPU, both processes in the same {args.idle:g} s with no load: {MOCK} "
         f"{idle[MOCK] * 1000:.1f} ms/s, {SIM} {idle[SIM] * 1000:.1f} ms/s (subtracted per wall second of each run)"
     )
-    threads = [(label, m.thread_us) for label, _, m, _ in gate if m.thread_us is not None]
+    threads = [(label, m.thread_us) for label, _, m, _, _ in gate if m.thread_us is not None]
     if threads:
         print(
             f"the mock cluster's own thread ({MOCK_THREAD}) alone, µs CPU/request: "
@@ -669,7 +758,7 @@ def report(
         print()
         print_load_table(growth, sizes)
 
-    missed = [label for label, _, m, s in gate if s.cpu_us > TARGET * m.cpu_us]
+    missed = [label for label, _, m, s, _ in gate if s.cpu_us > TARGET * m.cpu_us]
     if start_ratio > TARGET:
         missed.append("start")
     print(

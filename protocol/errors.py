@@ -1,4 +1,6 @@
-"""Kafka error codes, loaded from the project's ``schemas/errors.json``."""
+"""Kafka error codes: the :class:`ErrorCode` enum (generated from ``schemas/errors.json`` into
+:mod:`protocol.codes`), the one type every layer refuses with (:class:`Refusal`), and the table's
+loader, which the generator and the tests read."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 import logging
 from dataclasses import dataclass
 
+from protocol.codes import ErrorCode
 from protocol.exceptions import SpecError
 from protocol.resources import project_schemas
 from protocol.spec import strip_comments
@@ -26,6 +29,19 @@ class KafkaError:
     message: str
 
 
+class Refusal(Exception):
+    """A request, or one item of it, refused with a Kafka error: the code and the message the client is
+    told (None: the client gets no message, and logs show the code's default one)."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message if message is not None else code.message)
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.code.name}, {self.message!r})"
+
+
 class UnknownErrorName(LookupError):
     """No error with that name in the table."""
 
@@ -37,21 +53,25 @@ class _Table:
 
 
 def error_by_code(code: int) -> KafkaError:
-    """The error with this code. A code the table does not know (a newer Kafka's, say) gives a
-    non-retriable ``UNKNOWN_ERROR_<code>`` entry that keeps the code, rather than an exception."""
-    error = _table().by_code.get(code)
-    if error is None:
+    """The error with this code (what a client makes of a code it reads). A code the table does not know
+    (a newer Kafka's, say) gives a non-retriable ``UNKNOWN_ERROR_<code>`` entry that keeps the code,
+    rather than an exception."""
+    try:
+        known = ErrorCode(code)
+    except ValueError:
         log.debug("error code %d is not in %s", code, ERRORS_FILE)
         return KafkaError(code, f"UNKNOWN_ERROR_{code}", False, f"Unknown error code {code}.")
-    return error
+    return KafkaError(known.value, known.name, known.retriable, known.message)
 
 
 def error_by_name(name: str) -> KafkaError:
-    """The error with this name, e.g. ``error_by_name("INVALID_PARTITIONS").code == 37``."""
+    """The error with this name, e.g. ``error_by_name("INVALID_PARTITIONS").code == 37`` (for tests and
+    tools: the project's code names errors as ``ErrorCode`` members)."""
     try:
-        return _table().by_name[name]
+        known = ErrorCode[name]
     except KeyError:
         raise UnknownErrorName(f"no error named {name!r} in {ERRORS_FILE}") from None
+    return KafkaError(known.value, known.name, known.retriable, known.message)
 
 
 def all_errors() -> list[KafkaError]:

@@ -38,7 +38,7 @@ REQUIRED = [
 def test_required_errors(name, code, retriable):
     error = error_by_name(name)
     assert (error.code, error.retriable) == (code, retriable)
-    assert error_by_code(code) is error
+    assert error_by_code(code) == error
     assert error.message or name == "NONE"
 
 

@@ -37,10 +37,22 @@ def spec_sets(project_schemas, kafka_specs):
     return {None: project_schemas, KAFKA_SPEC_DIR: kafka_specs}
 
 
+def comparable(value: object) -> object:
+    """``value`` with every NaN float made a marker: float64 fields decode NaN bytes to NaN, which equals
+    nothing, itself included."""
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(comparable(v) for v in value)
+    return value
+
+
 def outcome(decode, data: bytes) -> object:
-    """The decoded value, or "DecodeError" (any other exception fails the test)."""
+    """The decoded value (NaN made comparable), or "DecodeError" (any other exception fails the test)."""
     try:
-        return decode(data)
+        return comparable(decode(data))
     except DecodeError:
         return "DecodeError"
 
@@ -82,7 +94,7 @@ def test_random_and_mutated_bytes_decode_or_raise_decode_error(
         expected = outcome(lambda b: interpreted(codec, b), candidate)
         assert outcome(codec.decode, candidate) == expected
         if expected != "DecodeError":  # valid input: the generated code reads it without the fallback
-            assert codec.decode_compiled(candidate) == (expected, len(candidate))
+            assert comparable(codec.decode_compiled(candidate)) == (expected, len(candidate))
 
 
 @pytest.fixture(scope="module")

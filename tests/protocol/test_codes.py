@@ -1,0 +1,62 @@
+"""The generated enums (protocol/codes.py) agree with schemas/ and are up to date."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol import load_schemas
+from protocol.codegen import api_key_name, generate
+from protocol.codes import ApiKey, ErrorCode
+from protocol.errors import Refusal, all_errors, error_by_code
+
+
+def test_the_generated_module_is_what_the_schemas_give() -> None:
+    from protocol.codegen import CODES_FILE
+
+    assert CODES_FILE.read_text(encoding="utf-8") == generate(), "run: python -m protocol.codegen"
+
+
+def test_every_error_of_the_table_is_a_member_with_its_code_retriability_and_message() -> None:
+    table = all_errors()
+    assert [(e.name, e.code) for e in table] == [(c.name, c.value) for c in ErrorCode]
+    for entry in table:
+        member = ErrorCode[entry.name]
+        assert (member.retriable, member.message) == (entry.retriable, entry.message)
+    assert ErrorCode.NOT_ENOUGH_REPLICAS == 19 and ErrorCode.NOT_ENOUGH_REPLICAS.retriable
+    assert ErrorCode.REPLICA_PLACEMENT_FAILED == 1001 and not ErrorCode.REPLICA_PLACEMENT_FAILED.retriable
+
+
+def test_api_keys_are_the_specs_requests() -> None:
+    requests = {m.api_key: api_key_name(m.name) for m in load_schemas().requests()}
+    assert {k.value: k.name for k in ApiKey} == requests
+    assert ApiKey.CREATE_REPLICA_PLACEMENT == 68 and ApiKey.API_VERSIONS == 18
+
+
+@pytest.mark.parametrize(
+    ("message", "name"),
+    [
+        ("ApiVersionsRequest", "API_VERSIONS"),
+        ("CreateReplicaPlacementRequest", "CREATE_REPLICA_PLACEMENT"),
+        ("OffsetForLeaderEpochRequest", "OFFSET_FOR_LEADER_EPOCH"),
+        ("DescribeAclsRequest", "DESCRIBE_ACLS"),
+        ("Metadata", "METADATA"),
+    ],
+)
+def test_api_key_names_are_kafkas(message: str, name: str) -> None:
+    assert api_key_name(message) == name
+
+
+def test_a_code_the_table_does_not_know_is_kept() -> None:
+    unknown = error_by_code(4242)
+    assert (unknown.code, unknown.name, unknown.retriable) == (4242, "UNKNOWN_ERROR_4242", False)
+    assert error_by_code(19).name == "NOT_ENOUGH_REPLICAS"
+
+
+def test_a_refusal_carries_its_code_and_message() -> None:
+    refusal = Refusal(
+        ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+    )
+    assert refusal.code is ErrorCode.INVALID_PARTITIONS
+    assert str(refusal) == refusal.message
+    bare = Refusal(ErrorCode.NOT_CONTROLLER)
+    assert bare.message is None and str(bare) == ErrorCode.NOT_CONTROLLER.message

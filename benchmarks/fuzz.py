@@ -66,7 +66,7 @@ def main() -> None:
         "simulator.event.loop": args.loop,
     }
     with ServerThread.start(seed=args.seed, properties=properties) as server:
-        handlers = server.server.controller.handlers
+        handlers = server.server.dispatcher.handlers
         apis = {key: (h.min_version, h.max_version) for key, h in handlers.items()}
         started = time.perf_counter()
         with LatencyProbe(server.bootstrap) as probe:

@@ -1,8 +1,9 @@
 """The controller: the state every connection shares (configuration, clock, cluster, placement, dynamics,
-handlers, codecs).
+codecs).
 
-Built before the server (:meth:`Controller.start`), released after it (:meth:`Controller.close`). The
-server owns what belongs to the network: listeners, broker endpoints and connection counters. Every
+Built before the server (:meth:`Controller.start`), released after it (:meth:`Controller.close`); the two
+are assembled in :mod:`controller.assembly`. The server owns what belongs to the network: listeners,
+broker endpoints and connection counters. Every
 change of cluster state runs under one lock, the controller's event queue: topic administration and
 the dynamics (failures, elections, replication) take turns, as in KRaft's controller.
 """
@@ -11,14 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.dynamics import Dynamics
 from controller.events import EventLog
-from controller.handlers import Handler, load_handlers
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
@@ -51,9 +50,6 @@ class Controller:
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
         self._images = ImageBuilder(cluster)
-        self.handlers: dict[int, Handler] = load_handlers()
-        self._api_versions = self._build_api_versions()
-        self._api_versions_bodies: dict[int, bytes] = {}
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
@@ -75,21 +71,6 @@ class Controller:
         await self.placements.close()
         await self.clock.close()
 
-    def _build_api_versions(self) -> dict[str, Any]:
-        keys = []
-        for api_key in sorted(self.handlers):
-            handler = self.handlers[api_key]
-            low, high = self.schemas.request(api_key).valid_versions
-            if not (low <= handler.min_version <= handler.max_version <= high):
-                raise RuntimeError(
-                    f"handler for apiKey {api_key} answers {handler.min_version}-{handler.max_version}, "
-                    f"outside the spec's {low}-{high}"
-                )
-            keys.append(
-                {"ApiKey": api_key, "MinVersion": handler.min_version, "MaxVersion": handler.max_version}
-            )
-        return {"ErrorCode": 0, "ApiKeys": keys, "ThrottleTimeMs": 0}
-
     def image(self) -> MetadataImage:
         """The current metadata image (rebuilt only for what changed)."""
         return self._images.image()
@@ -105,14 +86,3 @@ class Controller:
     async def image_in_turns(self) -> MetadataImage:
         """The current image, rebuilt in turns of the event loop when much changed."""
         return await self._images.image_in_turns()
-
-    def api_versions_response(self) -> dict[str, Any]:
-        return self._api_versions
-
-    def api_versions_body(self, version: int) -> bytes:
-        """The encoded ApiVersions answer for ``version`` (made once: it never changes)."""
-        body = self._api_versions_bodies.get(version)
-        if body is None:
-            body = self.schemas.response(18).encode(self._api_versions, version)
-            self._api_versions_bodies[version] = body
-        return body

@@ -16,27 +16,29 @@ Flow control, as Kafka's broker mutes a channel: a connection stops reading whil
 ``queued.max.requests`` unanswered requests, while the server holds ``queued.max.request.bytes`` of
 frames in all, and while its client does not read its answers (the socket's send buffer is full).
 ``connections.max.idle.ms`` without a complete request (time spent answering does not count) closes it.
+
+A connection knows nothing of the server or of what the frames mean: it is handed an ``answer``
+callable (frame in, answer out: :mod:`controller.answers`), which the security layer wraps on SASL
+listeners, and a :class:`ConnectionHost` that keeps the counts shared with other connections.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import struct
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, cast
 
+from controller.answers import Answer, Close, Closing, Later
 from controller.logsafe import shown
-
-if TYPE_CHECKING:
-    from controller.server import Server
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Close", "Connection", "TURN_FRAMES"]
+__all__ = ["Connection", "ConnectionHost", "ConnectionLimits", "TURN_FRAMES"]
 
 #: Requests answered per turn of the event loop before the loop serves others.
 TURN_FRAMES = 64
@@ -46,54 +48,50 @@ TURN_SECONDS = 0.002
 _SIZE = struct.Struct(">i")
 
 
-class Close(Exception):
-    """Ends a connection; ``reason`` is logged and counted (``closed:<reason>``), ``detail`` logged."""
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """Kafka's per-connection limits, as the server's configuration gives them."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.detail = detail
+    #: ``socket.request.max.bytes``: larger frames close the connection before their body is read.
+    max_request_bytes: int
+    #: ``queued.max.requests``: unanswered requests one connection may hold before it stops being read.
+    queued_max_requests: int
+    #: ``queued.max.request.bytes``: bytes of frames the server holds in all before connections stop.
+    queued_max_request_bytes: int
+    #: ``connections.max.idle.ms``.
+    idle_ms: int
 
 
-class Later:
-    """An answer that needs waiting for: ``work`` (the handler's), then ``finish`` (or ``fail``) to encode.
+class ConnectionHost(Protocol):
+    """What a connection shares with the others: admission, the bytes held in all, who waits for room."""
 
-    Closing a Later that never ran closes its work too, so nothing is left unawaited."""
+    held_bytes: int
 
-    __slots__ = ("fail", "finish", "work")
+    def connection_made(self, conn: Connection) -> None: ...
 
-    def __init__(
-        self, work: Awaitable[Any], finish: Callable[[Any], bytes], fail: Callable[[Exception], bytes]
-    ) -> None:
-        self.work = work
-        self.finish = finish
-        self.fail = fail
+    def connection_lost(self, conn: Connection, reason: str) -> None: ...
 
-    async def run(self) -> bytes:
-        try:
-            result = await self.work
-        except asyncio.CancelledError:
-            raise
-        except Close:
-            raise
-        except Exception as exc:
-            return self.fail(exc)
-        answer: Any = self.finish(result)
-        if isinstance(answer, Later):  # the answer itself is big: encoded off the loop
-            answer = await answer.run()
-        return answer
+    def answering(self, conn: Connection) -> bool: ...
 
-    def close(self) -> None:
-        if inspect.iscoroutine(self.work):
-            self.work.close()
+    def hold(self, size: int) -> None: ...
+
+    def release(self, size: int) -> None: ...
+
+    def blocked(self, conn: Connection) -> None: ...
+
+    def log_close(self, conn: Connection, close: Close) -> None: ...
 
 
 class Connection(asyncio.Protocol):
-    """See the module docstring. ``broker`` is the broker whose listener took it (None: the bootstrap)."""
+    """See the module docstring. ``broker`` is the broker whose listener took it (None: the bootstrap).
+    The host sets :attr:`answer` when it admits the connection."""
 
-    def __init__(self, server: Server, broker: int | None) -> None:
-        self.server = server
+    def __init__(self, host: ConnectionHost, limits: ConnectionLimits, broker: int | None) -> None:
+        self.host = host
+        self.limits = limits
         self.broker = broker
+        #: Frame in, answer out: set by the host (wrapped by the security layer on SASL listeners).
+        self.answer: Callable[[bytes], Answer] = _not_admitted
         self.transport: asyncio.Transport | None = None
         self.peer = ""
         self.ip = ""
@@ -113,8 +111,6 @@ class Connection(asyncio.Protocol):
         self._close_reason: str | None = None
         self._idle_since: float | None = None
         self._idle_handle: asyncio.TimerHandle | None = None
-        #: Per-connection state of the security layer (SASL), set by the server.
-        self.auth: Any = None
 
     # ------------------------------------------------------------------------------------- transport events
 
@@ -126,7 +122,7 @@ class Connection(asyncio.Protocol):
             self.peer = f"{peername[0]}:{peername[1]}"
         else:
             self.peer = self.ip = str(peername)
-        self.server.connection_made(self)
+        self.host.connection_made(self)
 
     def admit(self) -> None:
         """The server lets this connection in: it is read and answered from now on."""
@@ -143,8 +139,8 @@ class Connection(asyncio.Protocol):
         buffer = self._buffer
         buffer += data
         self._held += len(data)
-        self.server.hold(len(data))
-        limit = self.server.config.max_request_bytes
+        self.host.hold(len(data))
+        limit = self.limits.max_request_bytes
         pos = 0
         end = len(buffer)
         frames = self._frames
@@ -164,7 +160,7 @@ class Connection(asyncio.Protocol):
             self._busy()
         if self._admitted:
             self._pump()
-        self._flow()
+        self.flow()
 
     def eof_received(self) -> bool:
         # The client will send no more. What it sent that can be answered at once is answered, then the
@@ -202,15 +198,15 @@ class Connection(asyncio.Protocol):
         self._cancel_work()
         if self._idle_handle is not None:
             self._idle_handle.cancel()
-        self.server.connection_lost(self, self._close_reason or "client")
+        self.host.connection_lost(self, self._close_reason or "client")
 
     def pause_writing(self) -> None:
         self._write_blocked = True
-        self._flow()
+        self.flow()
 
     def resume_writing(self) -> None:
         self._write_blocked = False
-        self._flow()
+        self.flow()
         self._schedule()
 
     # ------------------------------------------------------------------------------------- answering
@@ -221,10 +217,10 @@ class Connection(asyncio.Protocol):
         self._scheduled = False
         if self.closed or self._task is not None or self._write_blocked or not self._admitted:
             return
-        if not self.server.answering(self):
+        if not self.host.answering(self):
             return
         frames = self._frames
-        answer = self.server.answer
+        answer = self.answer
         out = self._out
         started = time.perf_counter()
         count = 0
@@ -232,9 +228,12 @@ class Connection(asyncio.Protocol):
             while frames:
                 frame = frames.popleft()
                 self._release_frame(len(frame))
-                result = answer(self, frame)
+                result = answer(frame)
+                if result.__class__ is Closing:
+                    self._closing(result)  # type: ignore[arg-type]
+                    return
                 if not isinstance(result, Later):
-                    out.append(result)
+                    out.append(result)  # type: ignore[arg-type]
                     count += 1
                     if count >= TURN_FRAMES or time.perf_counter() - started > TURN_SECONDS:
                         break
@@ -258,7 +257,7 @@ class Connection(asyncio.Protocol):
             self._waiting()
             if self._eof:
                 self.close(None)
-        self._flow()
+        self.flow()
 
     async def _finish(self, pending: Later) -> None:
         self._pending = None  # started: cancelling the task now cancels the work too
@@ -273,8 +272,25 @@ class Connection(asyncio.Protocol):
         self._task = None
         if self.closed:
             return
+        if isinstance(response, Closing):
+            self._closing(response)
+            return
         self._out.append(response)
         self._pump()
+
+    def _closing(self, closing: Closing) -> None:
+        """Sends what was answered and ``closing``'s frame, then closes (at once, or after its delay)."""
+        if closing.frame is not None:
+            self._out.append(closing.frame)
+        self._flush()
+        self._frames.clear()  # nothing after it is answered
+        if closing.frame is None or not closing.after:
+            self.close(closing.close, quiet=True)
+        else:
+            self._reading = False
+            if self.transport is not None:
+                self.transport.pause_reading()
+            asyncio.get_running_loop().call_later(closing.after, self.close, closing.close, True)
 
     def _schedule(self) -> None:
         if not self._scheduled and not self.closed:
@@ -293,15 +309,15 @@ class Connection(asyncio.Protocol):
 
     # ------------------------------------------------------------------------------------- flow and idle
 
-    def _flow(self) -> None:
+    def flow(self) -> None:
         """Reads only while this connection and the server have room (Kafka mutes channels the same way)."""
         if self.transport is None or self.closed or not self._admitted:
             return
-        config = self.server.config
+        limits = self.limits
         room = (
-            len(self._frames) < config.queued_max_requests
+            len(self._frames) < limits.queued_max_requests
             and not self._write_blocked
-            and (self.server.held_bytes < config.queued_max_request_bytes or self._held == 0)
+            and (self.host.held_bytes < limits.queued_max_request_bytes or self._held == 0)
         )
         if room and not self._reading:
             self._reading = True
@@ -309,12 +325,12 @@ class Connection(asyncio.Protocol):
         elif not room and self._reading:
             self._reading = False
             self.transport.pause_reading()
-            self.server.blocked(self)
+            self.host.blocked(self)
 
     def _release_frame(self, size: int) -> None:
         size += 4
         self._held -= size
-        self.server.release(size)
+        self.host.release(size)
 
     def _cancel_work(self) -> None:
         """Work for a client that went away is not finished (nor started)."""
@@ -327,7 +343,7 @@ class Connection(asyncio.Protocol):
 
     def _release(self) -> None:
         if self._held:
-            self.server.release(self._held)
+            self.host.release(self._held)
             self._held = 0
         self._frames.clear()
         self._buffer.clear()
@@ -340,7 +356,7 @@ class Connection(asyncio.Protocol):
         if self._frames or self._task is not None or self.closed:
             return
         loop = asyncio.get_running_loop()
-        idle = self.server.config.idle_ms / 1000
+        idle = self.limits.idle_ms / 1000
         if self._idle_since is None:  # bytes of an unfinished frame do not restart the clock
             self._idle_since = loop.time()
         if self._idle_handle is None:
@@ -351,13 +367,11 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return
         loop = asyncio.get_running_loop()
-        idle = self.server.config.idle_ms / 1000
+        idle = self.limits.idle_ms / 1000
         since = self._idle_since
         if since is not None and loop.time() - since >= idle:
             self.close(
-                Close(
-                    "idle", f"no complete request within connections.max.idle.ms={self.server.config.idle_ms}"
-                )
+                Close("idle", f"no complete request within connections.max.idle.ms={self.limits.idle_ms}")
             )
             return
         self._idle_handle = loop.call_at(
@@ -376,7 +390,7 @@ class Connection(asyncio.Protocol):
         else:
             self._close_reason = why.reason
             if not quiet:
-                self.server.log_close(self, why)
+                self.host.log_close(self, why)
         self._release()
         self._cancel_work()
         if self.transport is not None:
@@ -392,3 +406,7 @@ class Connection(asyncio.Protocol):
 
     def __repr__(self) -> str:
         return f"Connection({shown(self.peer)}, broker={self.broker})"
+
+
+def _not_admitted(frame: bytes) -> Answer:
+    raise Close("internal error", "a frame was answered before the connection was admitted")

@@ -14,15 +14,18 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from controller.assembly import create_server
 from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
 from controller.placement.api import UsableBroker
 from controller.security_testing import ClientSettings
-from controller.server import Server
+
+if TYPE_CHECKING:
+    from controller.server import Server
 
 __all__ = ["ServerThread", "server_properties"]
 
@@ -112,7 +115,7 @@ class ServerThread:
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         try:
-            self._server = await Server.create(self.config)
+            self._server = await create_server(self.config)
             await self._server.start()
         except BaseException as exc:  # noqa: BLE001 - handed to the starting thread
             self._error = exc

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-__all__ = ["BIG", "SWITCH_INTERVAL", "Sized", "Turns", "gc_paused", "in_thread", "off_loop", "settle"]
+__all__ = ["BIG", "SWITCH_INTERVAL", "Turns", "gc_paused", "in_thread", "off_loop", "settle"]
 
 T = TypeVar("T")
 
@@ -92,21 +92,6 @@ async def off_loop(size: int, fn: Callable[..., T], *args: Any) -> T:
     if size <= BIG:
         return fn(*args)
     return await in_thread(fn, *args)
-
-
-class Sized:
-    """A handler's answer that is big to encode (``size`` entries): the server encodes it off the loop.
-
-    ``value`` is the answer, or a function that makes it (then made off the loop too)."""
-
-    __slots__ = ("size", "value")
-
-    def __init__(self, value: Any, size: int) -> None:
-        self.value = value
-        self.size = size
-
-    def made(self) -> Any:
-        return self.value() if callable(self.value) else self.value
 
 
 class Turns:

@@ -13,8 +13,8 @@ broker listener's too:
   salted once at startup (a random salt per user and mechanism, ``simulator.sasl.scram.iterations``).
 
 The SASL exchange follows Kafka's ``SaslServerAuthenticator``. Until a connection has authenticated,
-:meth:`SaslSession.answer` sees every frame before the server does: ApiVersions (once) and SaslHandshake
-are answered; after a version 0 handshake the frames are raw SASL tokens (answered with raw tokens),
+its session (:meth:`SaslSession.guard`, which wraps the connection's ``answer`` callable) sees every
+frame before the dispatch does: ApiVersions (once) and SaslHandshake are answered; after a version 0 handshake the frames are raw SASL tokens (answered with raw tokens),
 after a version 1 handshake they must be SaslAuthenticate requests; anything else closes the connection.
 A mechanism that is not enabled is answered with UNSUPPORTED_SASL_MECHANISM and the enabled list, a
 failed authentication with SASL_AUTHENTICATION_FAILED and Kafka's message; both answers come after
@@ -25,7 +25,7 @@ closes after the delay). Kafka checks the nonce of SCRAM's final message exactly
 2.6.1 sends it and Kafka 3.8.1 to 3.9 accept it. A failure is logged at warning with the peer, the
 mechanism, the user and the reason, never with a password or a SCRAM proof. The handlers of SaslHandshake and SaslAuthenticate
 (:mod:`controller.handlers.sasl_handshake`, :mod:`controller.handlers.sasl_authenticate`) do the
-exchange through the connection's session (``Connection.auth``), and answer ILLEGAL_SASL_STATE on a
+exchange through the request context's session (``RequestContext.sasl``), and answer ILLEGAL_SASL_STATE on a
 connection that has no exchange to do (a listener without SASL, or one already authenticated).
 """
 
@@ -48,8 +48,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from controller.answers import Answer, Close, Closing, Later
 from controller.config import (
     SASL_USERS,
     SSL_CLIENT_AUTH,
@@ -64,13 +65,8 @@ from controller.config import (
     ConfigError,
     ServerConfig,
 )
-from controller.connection import Close, Later
 from controller.logsafe import shown
-from protocol.errors import error_by_name
-
-if TYPE_CHECKING:
-    from controller.connection import Connection
-    from controller.server import Server
+from protocol.codes import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +80,6 @@ __all__ = [
     "scram_credential",
 ]
 
-API_VERSIONS = 18
-SASL_HANDSHAKE = 17
-SASL_AUTHENTICATE = 36
 _KEY_VERSION = struct.Struct(">hh")
 _SIZE = struct.Struct(">i")
 
@@ -306,10 +299,11 @@ class State(Enum):
 
 
 class SaslSession:
-    """One connection's SASL state (``Connection.auth``) on a ``SASL_*`` listener: see the module docstring."""
+    """One connection's SASL exchange on a ``SASL_*`` listener: see the module docstring."""
 
-    def __init__(self, security: Security) -> None:
+    def __init__(self, security: Security, peer: str = "") -> None:
         self.security = security
+        self.peer = peer
         self.state = State.HANDSHAKE
         self._versions_answered = False
         #: After a version 0 handshake, tokens arrive as raw frames.
@@ -320,7 +314,6 @@ class SaslSession:
         self.user: str | None = None
         #: Set by a handler whose answer must be followed by closing the connection: (reason, detail).
         self._failure: tuple[str, str] | None = None
-        self.peer = ""
 
     @property
     def authenticated(self) -> bool:
@@ -345,7 +338,7 @@ class SaslSession:
                 "unsupported SASL mechanism",
                 f"{shown(mechanism, 50)} is not enabled (sasl.enabled.mechanisms={','.join(enabled)})",
             )
-            return {"ErrorCode": error_by_name("UNSUPPORTED_SASL_MECHANISM").code, "Mechanisms": enabled}
+            return {"ErrorCode": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Mechanisms": enabled}
         self.mechanism = mechanism
         self._server = self.security.mechanism_server(mechanism)
         self.raw = version == 0
@@ -358,7 +351,7 @@ class SaslSession:
             answer = self._evaluate(token)
         except AuthenticationFailed as failed:
             return {
-                "ErrorCode": error_by_name("SASL_AUTHENTICATION_FAILED").code,
+                "ErrorCode": ErrorCode.SASL_AUTHENTICATION_FAILED,
                 "ErrorMessage": failed.message,
                 "AuthBytes": b"",
                 "SessionLifetimeMs": 0,
@@ -389,49 +382,65 @@ class SaslSession:
         self.security.stats[reason] += 1
         log.warning("%s from %s: %s", reason, self.peer, detail)
 
-    # ---- what the server calls for every frame until the connection has authenticated
+    # ---- every frame, until the connection has authenticated
 
-    def answer(self, server: Server, conn: Connection, frame: bytes) -> bytes | Later:
+    def guard(
+        self, answer: Callable[[bytes], Answer], supports: Callable[[int, int], bool]
+    ) -> Callable[[bytes], Answer]:
+        """``answer`` for a connection on a SASL listener: the frames go through the exchange until it has
+        authenticated, then straight to ``answer``. ``supports(api_key, version)`` says which versions the
+        server answers (an ApiVersions request of an unsupported version does not use up the one allowed)."""
+
+        def guarded(frame: bytes) -> Answer:
+            if self.state is State.COMPLETE:
+                return answer(frame)
+            return self._answer(frame, answer, supports)
+
+        return guarded
+
+    def _answer(
+        self, frame: bytes, answer: Callable[[bytes], Answer], supports: Callable[[int, int], bool]
+    ) -> Answer:
         """The answer to one frame before authentication (raises Close, as Kafka closes)."""
-        self.peer = conn.peer
         if self.state is State.AUTHENTICATE and self.raw:
             try:
                 token = self._evaluate(frame)
             except AuthenticationFailed:
                 # After a version 0 handshake, Kafka closes without an answer.
-                return self._answer_failure(conn, None)
+                return self._answer_failure(None)
             return _SIZE.pack(len(token)) + token
         if len(frame) < _KEY_VERSION.size:
             raise Close("malformed request header", f"{len(frame)} byte(s)")
         api_key, version = _KEY_VERSION.unpack_from(frame)
         if self.state is State.HANDSHAKE:
-            if api_key == API_VERSIONS and not self._versions_answered:
-                handler = server.controller.handlers.get(API_VERSIONS)
-                self._versions_answered = handler is not None and handler.supports(version)
-                return server.serve(conn, frame)
-            if api_key != SASL_HANDSHAKE:
-                name = "a second ApiVersions request" if api_key == API_VERSIONS else f"apiKey {api_key}"
+            if api_key == ApiKey.API_VERSIONS and not self._versions_answered:
+                self._versions_answered = supports(api_key, version)
+                return answer(frame)
+            if api_key != ApiKey.SASL_HANDSHAKE:
+                name = (
+                    "a second ApiVersions request" if api_key == ApiKey.API_VERSIONS else f"apiKey {api_key}"
+                )
                 raise Close(
                     "request before SASL authentication",
                     f"{name} during the SASL handshake (is the client's security protocol "
-                    f"{server.config.listener.security_protocol}?)",
+                    f"{self.security.protocol}?)",
                 )
-        elif self.state is State.AUTHENTICATE and api_key != SASL_AUTHENTICATE:
+        elif self.state is State.AUTHENTICATE and api_key != ApiKey.SASL_AUTHENTICATE:
             raise Close("request before SASL authentication", f"apiKey {api_key} during SASL authentication")
         elif self.state is State.FAILED:
             raise Close("authentication failed", "a request after the failed authentication")
-        answer = server.serve(conn, frame)
+        answered = answer(frame)
         if self._failure is None:
-            return answer
-        return self._answer_failure(conn, answer)
+            return answered
+        return self._answer_failure(answered)
 
-    def _answer_failure(self, conn: Connection, answer: bytes | Later | None) -> Later:
-        def unexpected(exc: Exception) -> bytes:
+    def _answer_failure(self, answer: Answer | None) -> Later:
+        def unexpected(exc: Exception) -> Answer:
             raise Close("authentication failed", f"{type(exc).__name__}: {exc}")
 
-        return Later(self._fail(conn, answer), lambda frame: frame, unexpected)
+        return Later(self._fail(answer), _as_is, unexpected)
 
-    async def _fail(self, conn: Connection, answer: bytes | Later | None) -> bytes:
+    async def _fail(self, answer: Answer | None) -> Closing:
         """Kafka answers a failed authentication after ``connection.failed.authentication.delay.ms`` and
         closes the connection; here it closes :data:`CLOSE_AFTER` seconds after the answer is sent."""
         self.state = State.FAILED
@@ -439,11 +448,15 @@ class SaslSession:
         if isinstance(answer, Later):
             answer = await answer.run()
         await asyncio.sleep(self.security.failed_delay)
+        close = Close(reason, detail)  # logged already
         if answer is None:
-            conn.close(Close(reason, detail), quiet=True)  # logged already
-            raise Close(reason, detail)
-        asyncio.get_running_loop().call_later(CLOSE_AFTER, conn.close, Close(reason, detail), True)
-        return bytes(answer)
+            return Closing(None, close)
+        frame = answer.frame if isinstance(answer, Closing) else answer
+        return Closing(frame, close, CLOSE_AFTER)
+
+
+def _as_is(value: Closing) -> Closing:
+    return value
 
 
 # ------------------------------------------------------------------------------------ TLS
@@ -630,9 +643,9 @@ class Security:
         self.stats = stats
         return self
 
-    def session(self) -> SaslSession | None:
-        """A new connection's security state (``Connection.auth``): None unless the listener is ``SASL_*``."""
-        return SaslSession(self) if self.sasl else None
+    def session(self, peer: str = "") -> SaslSession | None:
+        """A new connection's SASL exchange: None unless the listener is ``SASL_*``."""
+        return SaslSession(self, peer) if self.sasl else None
 
     def mechanism_server(self, mechanism: str) -> Mechanism:
         if mechanism == "PLAIN":
@@ -640,7 +653,7 @@ class Security:
         return ScramServer(mechanism, self._scram[mechanism], nonce_check=self.scram_nonce_check)
 
     def accept(
-        self, loop: asyncio.AbstractEventLoop, factory: Callable[[], Connection], sock: socket.socket
+        self, loop: asyncio.AbstractEventLoop, factory: Callable[[], asyncio.Protocol], sock: socket.socket
     ) -> Awaitable[Any]:
         """Sets up an accepted socket as a connection: after the TLS handshake on ``SSL`` and ``SASL_SSL``
         listeners (a failed one is logged and counted as ``closed:TLS handshake failed``)."""
@@ -649,7 +662,7 @@ class Security:
         return self._accept_tls(loop, factory, sock)
 
     async def _accept_tls(
-        self, loop: asyncio.AbstractEventLoop, factory: Callable[[], Connection], sock: socket.socket
+        self, loop: asyncio.AbstractEventLoop, factory: Callable[[], asyncio.Protocol], sock: socket.socket
     ) -> Any:
         try:
             host, port = sock.getpeername()[:2]

@@ -1,24 +1,15 @@
-"""The server: listeners, connections and their limits, and turning one request frame into its answer.
+"""The server: listeners, and admission of connections with their limits.
 
 Connection rules (as Kafka): a frame size <= 0 or above ``socket.request.max.bytes`` closes the
-connection before the body is read; an unknown apiKey, an unsupported version (except ApiVersions, whose
-handler answers it in v0 with UNSUPPORTED_VERSION) or a body that does not decode closes the connection;
-so does ``connections.max.idle.ms`` without a complete request. Every close is logged with the peer and
-the reason and counted in :attr:`Server.stats`. Requests on one connection are answered in order,
+connection before the body is read, and ``connections.max.idle.ms`` without a complete request closes
+it; what a frame gets is the dispatch's (:mod:`controller.dispatch`). Every close is logged with the peer
+and the reason and counted in :attr:`Server.stats`. Requests on one connection are answered in order,
 connections are served concurrently, and none holds up another (:mod:`controller.connection`).
 
 Limits, with Kafka's names and behaviour: ``max.connections.per.ip`` (a connection past it is closed at
 once), ``max.connections`` (past it, new connections wait unread until one closes), ``queued.max.requests``
 unanswered requests per connection and ``queued.max.request.bytes`` of frames held by the server (past
 them, connections stop reading until there is room again).
-
-A request whose handler says what its answer depends on (``ANSWER_DEPENDS_ON``: Metadata, ApiVersions)
-is answered from the answers kept for it (:class:`KeptAnswers`) when the same bytes came before, with
-the same image and listeners: a repeated request costs its header.
-
-Every decodable request is answered: a response that cannot be encoded as the handler made it (a
-message too long for its field, say) is encoded with its strings cut to what their fields carry, and a
-handler that fails answers with its API's error response; the connection is never closed for either.
 
 Besides the configured (bootstrap) listener, every broker has a listener of its own on the same host:
 port ``simulator.broker.port.base + broker id``, or an ephemeral port when the base is 0. Metadata and
@@ -31,28 +22,21 @@ is isolated from the controller.
 from __future__ import annotations
 
 import asyncio
-import inspect
+import functools
 import logging
 import socket
 import time
 from collections import Counter
-from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Any
 
+from controller.answers import Close
 from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
-from controller.connection import Close, Connection, Later
-from controller.handlers import Handler, RequestContext
-from controller.image import MetadataImage
+from controller.connection import Connection, ConnectionLimits
+from controller.dispatch import Dispatcher, Origin
 from controller.logsafe import shown
-from controller.offload import BIG, BIG_BODY, Sized, in_thread
 from controller.security import Security
-from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
-from protocol.codec import Message
-from protocol.errors import error_by_name
-from protocol.framing import encode_response, parse_request_header, response_header_version
 
 log = logging.getLogger(__name__)
 
@@ -61,40 +45,6 @@ __all__ = ["Server"]
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
 #: How long a listener waits before accepting again after an accept error (out of file descriptors, say).
 ACCEPT_RETRY_SECONDS = 0.1
-#: The longest string a non-compact string field carries (int16 length), in bytes.
-_MAX_STRING = 0x7FFF
-
-
-def _unknown_tags(value: Any, path: str = "") -> list[str]:
-    """Where a decoded request holds tagged fields its spec does not know: ``path: tags``."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        tags = value.get(UNKNOWN_TAGGED_FIELDS)
-        if tags:
-            found.append(f"{path or 'body'}: tag(s) {sorted(tags)}")
-        for key, item in value.items():
-            if key != UNKNOWN_TAGGED_FIELDS and isinstance(item, (dict, list)):
-                found.extend(_unknown_tags(item, f"{path}.{key}" if path else key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict):
-                found.extend(_unknown_tags(item, f"{path}[{index}]"))
-    return found
-
-
-def _fit_strings(value: Any) -> Any:
-    """A response with every string cut to what a string field carries (32,767 bytes of UTF-8)."""
-    if isinstance(value, str):
-        data = value.encode("utf-8")
-        if len(data) <= _MAX_STRING:
-            return value
-        note = f"... (cut from {len(data):,} bytes)"
-        return data[: _MAX_STRING - len(note)].decode("utf-8", "ignore") + note
-    if isinstance(value, dict):
-        return {k: _fit_strings(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fit_strings(v) for v in value]
-    return value
 
 
 class _RateLimited:
@@ -113,55 +63,6 @@ class _RateLimited:
         self._last[kind] = now
         held, self._held[kind] = self._held[kind], 0
         return held
-
-
-#: Kept answers (:class:`KeptAnswers`): for request bodies up to this size (bytes), ...
-KEPT_REQUEST_BYTES = 16 * 1024
-#: ... answers up to this size, ...
-KEPT_ANSWER_BYTES = 1 << 20
-#: ... at most this many answers and this many bytes in all, per image (or for the server).
-KEPT_ANSWERS = 1024
-KEPT_BYTES = 16 << 20
-
-
-class KeptAnswers:
-    """Encoded answers to requests seen before, for handlers whose answers depend on the request (and the
-    image: one store per metadata image, kept with it) alone: (apiKey, version, request body) -> response
-    body, made for the advertised listeners of :attr:`endpoints` (a version of them). Bounded in count and
-    bytes: a client sending ever new requests fills it, then its answers are made each time."""
-
-    __slots__ = ("answers", "endpoints", "size")
-
-    def __init__(self, endpoints: int) -> None:
-        self.endpoints = endpoints
-        self.answers: dict[tuple[int, int, bytes], bytes] = {}
-        self.size = 0
-
-    def keep(self, key: tuple[int, int, bytes], body: bytes) -> None:
-        size = len(body) + len(key[2])
-        if (
-            len(self.answers) < KEPT_ANSWERS
-            and len(body) <= KEPT_ANSWER_BYTES
-            and self.size + size <= KEPT_BYTES
-        ):
-            self.answers[key] = body
-            self.size += size
-
-
-@dataclass(frozen=True, slots=True)
-class _Route:
-    """How the requests of one API version are served: worked out at its first request."""
-
-    handler: Handler
-    #: The request's codec; None for a version the handler does not support (answered as it says).
-    request: Message | None
-    flexible: bool
-    #: The stats key counting these requests.
-    counter: str
-    version: int
-    #: The handler's ``answer_depends_on`` for a supported version (None: answers are never kept).
-    kept: str | None = None
-    response_header_version: int = 0
 
 
 class Listener:
@@ -237,9 +138,7 @@ class Listener:
             self.resume()
 
     def _connection(self) -> Connection:
-        conn = Connection(self.server, self.broker)
-        conn.auth = self.server.security.session()  # SASL listeners: the exchange's state
-        return conn
+        return Connection(self.server, self.server.limits, self.broker)
 
     def _set_up(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
@@ -264,6 +163,13 @@ class Server:
     def __init__(self, controller: Controller, security: Security | None = None) -> None:
         self.controller = controller
         self.config: ServerConfig = controller.config
+        config = self.config
+        self.limits = ConnectionLimits(
+            config.max_request_bytes,
+            config.queued_max_requests,
+            config.queued_max_request_bytes,
+            config.idle_ms,
+        )
         self._bootstrap: Listener | None = None
         #: Each broker's listener while it listens (a crashed or stopped broker's is closed).
         self._broker_servers: dict[int, Listener] = {}
@@ -271,20 +177,13 @@ class Server:
         self._per_ip: Counter[str] = Counter()
         self.address: tuple[str, int] | None = None
         self._host = ""
-        #: The broker listeners as advertised: broker id -> (host, port); kept across a stop and start.
-        self.endpoints: dict[int, tuple[str, int]] = {}
-        #: Changes with :attr:`endpoints` (answers kept for other listeners are not given).
-        self._endpoints_version = 0
-        #: Answers that depend on the request alone (answers that depend on the image are kept with it).
-        self._kept = KeptAnswers(0)
         self._ports: dict[int, int] = {}
         #: Connections, closes by reason and requests by apiKey.
         self.stats: Counter[str] = Counter()
+        #: Turns request frames into answers.
+        self.dispatcher = Dispatcher(controller, self.stats)
         #: Brokers that hang: their connections read but hold every answer.
         self._hung: set[int] = set()
-        #: The metadata images of brokers cut off from the controller.
-        self._frozen: dict[int, MetadataImage] = {}
-        self._routes: dict[tuple[int, int], _Route] = {}
         #: Bytes of frames held by all connections (``queued.max.request.bytes``), and who waits for room.
         self.held_bytes = 0
         self._blocked: set[Connection] = set()
@@ -298,11 +197,10 @@ class Server:
         self.security = (security or Security(self.config)).attach(self.stats)
         controller.dynamics.attach(self)
 
-    @classmethod
-    async def create(cls, config: ServerConfig) -> Server:
-        """The controller for ``config``, then a server for it (not yet listening: call :meth:`start`)."""
-        security = Security(config)  # a ConfigError for unusable key material comes before anything starts
-        return cls(await Controller.start(config), security)
+    @property
+    def endpoints(self) -> dict[int, tuple[str, int]]:
+        """The broker listeners as advertised: broker id -> (host, port); kept across a stop and start."""
+        return self.dispatcher.endpoints
 
     @property
     def bootstrap(self) -> str:
@@ -366,14 +264,12 @@ class Server:
         self._broker_servers[broker_id] = server
         self._ports[broker_id] = bound
         advertised = "127.0.0.1" if host in _WILDCARD_HOSTS else host
-        if self.endpoints.get(broker_id) != (advertised, self._ports[broker_id]):
-            self.endpoints[broker_id] = (advertised, self._ports[broker_id])
-            self._endpoints_version += 1
+        self.dispatcher.advertise(broker_id, (advertised, bound))
 
     async def broker_changed(self, broker_id: int, process: Process | None) -> None:
         """The broker's listener follows its process (:class:`controller.dynamics.lifecycle.Network`)."""
         if process is Process.UP:
-            self._frozen.pop(broker_id, None)
+            self.dispatcher.freeze(broker_id, None)
             if broker_id in self._hung:
                 self._hung.discard(broker_id)
                 for conn in list(self._connections):
@@ -386,7 +282,7 @@ class Server:
             self._hung.add(broker_id)
             return
         if process is Process.ISOLATED:
-            self._frozen[broker_id] = self.controller.image()
+            self.dispatcher.freeze(broker_id, self.controller.image())
             return
         # Crashed, stopped or removed: the listener closes with every connection it took.
         self._hung.discard(broker_id)
@@ -397,8 +293,7 @@ class Server:
         for conn in [c for c in self._connections if c.broker == broker_id]:
             conn.abort(reason)
         if process is None:
-            if self.endpoints.pop(broker_id, None) is not None:
-                self._endpoints_version += 1
+            self.dispatcher.advertise(broker_id, None)
             self._ports.pop(broker_id, None)
 
     async def serve_forever(self) -> None:
@@ -485,6 +380,10 @@ class Server:
             return
         self._per_ip[conn.ip] += 1
         self._connections.add(conn)
+        dispatcher = self.dispatcher
+        sasl = self.security.session(conn.peer)
+        answer = functools.partial(dispatcher.answer, origin=Origin(conn.peer, broker, sasl))
+        conn.answer = answer if sasl is None else sasl.guard(answer, dispatcher.handlers.supports)
         conn.admit()
 
     def connection_lost(self, conn: Connection, reason: str) -> None:
@@ -519,263 +418,7 @@ class Server:
         if self._blocked and self.held_bytes < self.config.queued_max_request_bytes:
             blocked, self._blocked = self._blocked, set()
             for conn in blocked:
-                conn._flow()
+                conn.flow()
 
     def blocked(self, conn: Connection) -> None:
         self._blocked.add(conn)
-
-    # ------------------------------------------------------------------------------------- answering
-
-    def answer(self, conn: Connection, frame: bytes) -> bytes | Later:
-        """The response frame for one request frame (or the work that makes it); raises Close."""
-        if conn.auth is not None and not conn.auth.authenticated:
-            return conn.auth.answer(self, conn, frame)  # the SASL exchange (controller.security)
-        return self.serve(conn, frame)
-
-    def serve(self, conn: Connection, frame: bytes) -> bytes | Later:
-        """The response frame for one request frame, whatever the connection's security state."""
-        try:
-            header, offset = parse_request_header(frame, self.controller.schemas)
-        except DecodeError as exc:
-            raise Close("malformed request header", str(exc)) from None
-        route = self._routes.get((header.api_key, header.api_version))
-        if route is None:
-            route = self._route(header.api_key, header.api_version)
-        broker = conn.broker
-        key: tuple[int, int, bytes] | None = None
-        if route.kept is not None and len(frame) - offset <= KEPT_REQUEST_BYTES:
-            key = (header.api_key, header.api_version, frame[offset:])
-            kept = self._kept_answers(route, broker)
-            body = kept.answers.get(key) if kept is not None else None
-            if body is not None:
-                self.stats[route.counter] += 1
-                if log.isEnabledFor(logging.DEBUG):
-                    self._log_request(conn, header)
-                return encode_response(header.correlation_id, route.response_header_version, body)
-        ctx = RequestContext(
-            self.controller,
-            header,
-            conn.peer,
-            broker,
-            self.endpoints,
-            self._frozen.get(broker) if broker is not None else None,
-            conn,
-        )
-        if route.request is None:
-            return self._unsupported(route.handler, ctx)
-        if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
-
-            async def decoded() -> tuple[dict[str, Any], list[str], bool]:
-                return await in_thread(self._decode, route, frame, offset)
-
-            def handled(result: tuple[dict[str, Any], list[str], bool]) -> bytes | Later:
-                return self._handle(conn, ctx, route, *result)
-
-            def undecodable(exc: Exception) -> bytes:
-                raise Close("malformed request body", f"{type(exc).__name__}: {exc}")
-
-            return Later(decoded(), handled, undecodable)
-        return self._handle(conn, ctx, route, *self._decode(route, frame, offset), key)
-
-    def _kept_answers(self, route: _Route, broker: int | None) -> KeptAnswers | None:
-        """Where the route's answers are kept now: the server's, or the image's the broker answers from
-        (None while the current image is out of date: it is made by the next request that needs it)."""
-        if route.kept == "request":
-            return self._kept
-        image = self._frozen.get(broker) if broker is not None else None
-        if image is None:
-            image = self.controller.current_image()
-            if image is None:
-                return None
-        kept = image.derived.get(KeptAnswers)
-        if not isinstance(kept, KeptAnswers) or kept.endpoints != self._endpoints_version:
-            kept = image.derived[KeptAnswers] = KeptAnswers(self._endpoints_version)
-        return kept
-
-    def _log_request(self, conn: Connection, header: Any) -> None:
-        log.debug(
-            "%s: apiKey %d v%d correlation %d from %s",
-            conn.peer,
-            header.api_key,
-            header.api_version,
-            header.correlation_id,
-            shown(header.client_id, 100),
-        )
-
-    def _route(self, api_key: int, version: int) -> _Route:
-        """How requests of one API version are served (kept for the supported versions); raises Close for
-        an API the server does not serve and for an unsupported version its handler has no answer for."""
-        handler = self.controller.handlers.get(api_key)
-        if handler is None:
-            raise Close("unknown apiKey", f"apiKey {api_key}")
-        if not handler.supports(version):
-            if handler.unsupported is None:
-                raise Close("unsupported version", f"apiKey {api_key} version {version}")
-            return _Route(handler, None, False, f"requests:{api_key}:unsupported", version)
-        request = self.controller.schemas.request(api_key)
-        route = _Route(
-            handler,
-            request,
-            request.is_flexible(version),
-            f"requests:{api_key}",
-            version,
-            handler.answer_depends_on,
-            response_header_version(self.controller.schemas, api_key, version),
-        )
-        self._routes[(api_key, version)] = route
-        return route
-
-    def _unsupported(self, handler: Handler, ctx: RequestContext) -> bytes:
-        """Kafka's answer to a version it does not support (ApiVersions: UNSUPPORTED_VERSION in v0)."""
-        assert handler.unsupported is not None
-        schemas = self.controller.schemas
-        api_key, version = handler.api_key, ctx.header.api_version
-        self.stats[f"requests:{api_key}:unsupported"] += 1
-        answer, answer_version = handler.unsupported(ctx, version)
-        body = schemas.response(api_key).encode(answer, answer_version)
-        return encode_response(
-            ctx.header.correlation_id, response_header_version(schemas, api_key, answer_version), body
-        )
-
-    @staticmethod
-    def _decode(route: _Route, frame: bytes, offset: int) -> tuple[dict[str, Any], list[str], bool]:
-        """The request body, where it holds tagged fields its spec does not know, and whether bytes
-        follow it. Touches no shared state: big bodies are decoded in a worker thread."""
-        assert route.request is not None
-        try:
-            request, end = route.request.decode_from(frame, offset, route.version)
-        except DecodeError as exc:
-            raise Close("malformed request body", str(exc)) from None
-        return request, _unknown_tags(request) if route.flexible else [], end != len(frame)
-
-    def _handle(
-        self,
-        conn: Connection,
-        ctx: RequestContext,
-        route: _Route,
-        request: dict[str, Any],
-        unknown: list[str],
-        trailing: bool,
-        key: tuple[int, int, bytes] | None = None,
-    ) -> bytes | Later:
-        """Calls the handler and encodes its answer (keeping it, under ``key``, when its route says so)."""
-        header, handler = ctx.header, route.handler
-        version = header.api_version
-        if trailing:
-            # Kafka ignores bytes after a request body (some clients send them), and so do we.
-            self.stats["requests:trailing bytes"] += 1
-        if unknown:
-            self.stats["requests:unknown tagged fields"] += 1
-            log.warning(
-                "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
-                conn.peer,
-                handler.api_key,
-                version,
-                shown(", ".join(unknown)),
-            )
-        if log.isEnabledFor(logging.DEBUG):
-            self._log_request(conn, header)
-        self.stats[route.counter] += 1
-        try:
-            result = handler.handle(ctx, request, version)
-        except Exception as exc:  # a bug in a handler: the request is still answered
-            return self._failed(handler, request, version, header.correlation_id, exc)
-        if key is not None and not trailing and not unknown:
-            if isinstance(result, Sized) and result.size <= BIG:
-                result = result.made()
-            body = self._kept_body(route, result)
-            if body is not None:
-                kept = self._kept_answers(route, ctx.listener_broker)
-                if kept is not None:
-                    kept.keep(key, body)
-                return encode_response(header.correlation_id, route.response_header_version, body)
-        if isinstance(result, (dict, bytes)):
-            return self._encode(handler, request, version, header.correlation_id, result)
-        if isinstance(result, Sized):
-            return self._encode_later(handler, request, version, header.correlation_id, result)
-        if inspect.isawaitable(result):
-            return self._answer_later(handler, request, version, header.correlation_id, result)
-        return self._encode(handler, request, version, header.correlation_id, result)
-
-    def _kept_body(self, route: _Route, result: Any) -> bytes | None:
-        """The encoded body of an answer given at once (None for one that is not, or does not encode as it
-        is: the usual path answers it)."""
-        if isinstance(result, bytes):
-            return result
-        if isinstance(result, dict):
-            try:
-                return self.controller.schemas.response(route.handler.api_key).encode(result, route.version)
-            except EncodeError:
-                return None
-        return None
-
-    def _encode_later(
-        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, answer: Sized
-    ) -> bytes | Later:
-        if answer.size <= BIG:
-            return self._encode(handler, request, version, correlation, answer.made())
-
-        def made_and_encoded() -> bytes:
-            return self._encode(handler, request, version, correlation, answer.made())
-
-        async def encode() -> Any:
-            return await in_thread(made_and_encoded)
-
-        return Later(
-            encode(),
-            lambda frame: frame,
-            lambda exc: self._failed(handler, request, version, correlation, exc),
-        )
-
-    def _answer_later(
-        self,
-        handler: Handler,
-        request: dict[str, Any],
-        version: int,
-        correlation: int,
-        pending: Awaitable[Any],
-    ) -> Later:
-        def finish(result: Any) -> bytes | Later:
-            if isinstance(result, Sized):
-                return self._encode_later(handler, request, version, correlation, result)
-            return self._encode(handler, request, version, correlation, result)
-
-        def fail(exc: Exception) -> bytes:
-            return self._failed(handler, request, version, correlation, exc)
-
-        return Later(pending, finish, fail)
-
-    def _encode(
-        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, result: Any
-    ) -> bytes:
-        schemas = self.controller.schemas
-        api_key = handler.api_key
-        header_version = response_header_version(schemas, api_key, version)
-        if isinstance(result, (bytes, bytearray)):  # a handler that keeps its answers encoded
-            return encode_response(correlation, header_version, bytes(result))
-        response = schemas.response(api_key)
-        try:
-            return encode_response(correlation, header_version, response.encode(result, version))
-        except EncodeError as first:
-            try:
-                body = response.encode(_fit_strings(result), version)
-            except EncodeError:
-                return self._failed(handler, request, version, correlation, first)
-            self.stats["responses:strings cut to fit"] += 1
-            log.warning("apiKey %d v%d: strings cut to fit their fields (%s)", api_key, version, shown(first))
-            return encode_response(correlation, header_version, body)
-
-    def _failed(
-        self, handler: Handler, request: dict[str, Any], version: int, correlation: int, exc: BaseException
-    ) -> bytes:
-        """A handler that failed, or an answer that does not encode: a bug, logged, and the request is
-        answered with its API's error response when the handler module provides one."""
-        self.stats["requests:internal error"] += 1
-        log.error("apiKey %d v%d failed: %s", handler.api_key, version, shown(exc), exc_info=exc)
-        if handler.error_response is None:
-            raise Close("internal error", f"{type(exc).__name__}: {exc}")
-        code = error_by_name("UNKNOWN_SERVER_ERROR").code
-        data = handler.error_response(request, version, code, f"{type(exc).__name__}: {exc}")
-        schemas = self.controller.schemas
-        body = schemas.response(handler.api_key).encode(_fit_strings(data), version)
-        return encode_response(correlation, response_header_version(schemas, handler.api_key, version), body)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol import DecodeError, Schemas, load_schemas
+from protocol.codes import ApiKey
 from protocol.errors import error_by_code
 from protocol.framing import encode_request, parse_response_header, response_header_version
 
@@ -35,8 +36,6 @@ __all__ = [
     "parse_bootstrap",
 ]
 
-API_VERSIONS = 18
-CREATE_REPLICA_PLACEMENT = 68
 _SIZE = struct.Struct(">i")
 
 
@@ -150,10 +149,10 @@ class KafkaClient:
 
     async def negotiate(self) -> dict[int, tuple[int, int]]:
         """ApiVersions at the newest version we know; on UNSUPPORTED_VERSION, again at the server's newest."""
-        ours = self.schemas.request(API_VERSIONS).valid_versions[1]
+        ours = self.schemas.request(ApiKey.API_VERSIONS).valid_versions[1]
         response = await self._api_versions(ours)
         if response["ErrorCode"] == 35:
-            theirs = {k["ApiKey"]: k["MaxVersion"] for k in response["ApiKeys"]}.get(API_VERSIONS, 0)
+            theirs = {k["ApiKey"]: k["MaxVersion"] for k in response["ApiKeys"]}.get(ApiKey.API_VERSIONS, 0)
             response = await self._api_versions(min(ours, theirs))
         if response["ErrorCode"] != 0:
             raise ErrorResponse(response["ErrorCode"], "ApiVersions failed")
@@ -164,8 +163,8 @@ class KafkaClient:
         data = (
             {"ClientSoftwareName": "placement-sim", "ClientSoftwareVersion": "0.1.0"} if version >= 3 else {}
         )
-        body = await self._roundtrip(API_VERSIONS, version, data)
-        message = self.schemas.response(API_VERSIONS)
+        body = await self._roundtrip(ApiKey.API_VERSIONS, version, data)
+        message = self.schemas.response(ApiKey.API_VERSIONS)
         # A server that does not know our version answers in v0 (Kafka's rule): the error code comes first.
         if len(body) >= 2 and struct.unpack_from(">h", body)[0] == 35:
             return message.decode(body, 0)
@@ -294,7 +293,7 @@ class KafkaClient:
     ) -> list[list[int]]:
         """CreateReplicaPlacement (apiKey 68): the replica lists, leader first, or ErrorResponse."""
         response = await self.send(
-            CREATE_REPLICA_PLACEMENT,
+            ApiKey.CREATE_REPLICA_PLACEMENT,
             {
                 "NumPartitions": num_partitions,
                 "ReplicationFactor": replication_factor,

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from protocol.codes import ApiKey
 from protocol.exceptions import DecodeError
 from protocol.registry import Schemas
 from protocol.wire import read_unknown_tags
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_FRAME: Final = 104857600
 """Kafka's default ``socket.request.max.bytes``."""
 
-API_VERSIONS: Final = 18
+#: ControlledShutdown v0 (a ZooKeeper-era broker API, without a spec here) has a v0 request header.
 CONTROLLED_SHUTDOWN: Final = 7
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -92,7 +93,7 @@ def _header_versions(schemas: Schemas, api_key: int, api_version: int) -> tuple[
         request_version = 1
     else:
         request_version = 2 if schemas.request(api_key).is_flexible(api_version) else 1
-    if api_key == API_VERSIONS:
+    if api_key == ApiKey.API_VERSIONS:
         return request_version, 0
     if schemas.has_response(api_key):
         message = schemas.response(api_key)

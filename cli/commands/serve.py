@@ -9,9 +9,9 @@ import signal
 import sys
 
 from cli.options import add_property_option
+from controller.assembly import create_server
 from controller.config import LISTENERS, PLACER, SEED, ServerConfig
 from controller.eventloop import loop_factory, loop_name
-from controller.server import Server
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: ServerConfig) -> int:
-    server = await Server.create(config)
+    server = await create_server(config)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

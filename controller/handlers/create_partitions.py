@@ -6,9 +6,9 @@ from typing import Any
 
 from controller.handlers import RequestContext
 from controller.topic_admin import NewPartitions
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 37
+API_KEY = ApiKey.CREATE_PARTITIONS
 VERSIONS = (0, 3)
 
 
@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         "Results": [
             {
                 "Name": r.name,
-                "ErrorCode": 0 if r.error is None else error_by_name(r.error).code,
+                "ErrorCode": ErrorCode.NONE if r.error is None else ErrorCode[r.error],
                 "ErrorMessage": r.message,
             }
             for r in results

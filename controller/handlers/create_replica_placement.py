@@ -6,15 +6,15 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
+from controller.answers import Sized
 from controller.handlers import RequestContext
 from controller.logsafe import shown
-from controller.offload import Sized
 from controller.placement.service import PlacementFailure, PlacementRequest
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
 
-API_KEY = 68
+API_KEY = ApiKey.CREATE_REPLICA_PLACEMENT
 VERSIONS = (0, 0)
 
 
@@ -53,7 +53,7 @@ def _failed(ctx: RequestContext, failure: PlacementFailure) -> dict[str, Any]:
     log.info("placement for %s failed: %s %s", ctx.peer, failure.error, shown(failure.message))
     return {
         "ThrottleTimeMs": 0,
-        "ErrorCode": error_by_name(failure.error).code,
+        "ErrorCode": ErrorCode[failure.error],
         "ErrorMessage": failure.message,
         "ReplicaPlacement": [],
     }

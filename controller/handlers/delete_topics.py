@@ -6,9 +6,9 @@ from typing import Any
 
 from controller.handlers import RequestContext
 from protocol import ZERO_UUID
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 20
+API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)
 
 
@@ -24,7 +24,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             {
                 "Name": r.name,
                 "TopicId": r.topic_id or ZERO_UUID,
-                "ErrorCode": 0 if r.error is None else error_by_name(r.error).code,
+                "ErrorCode": ErrorCode.NONE if r.error is None else ErrorCode[r.error],
                 "ErrorMessage": r.message,
             }
             for r in results

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import NO_OPERATIONS, RequestContext
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 60
+API_KEY = ApiKey.DESCRIBE_CLUSTER
 VERSIONS = (0, 2)
 
 BROKER_ENDPOINTS = 1
@@ -34,12 +34,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
     if version >= 1:  # not ignorable: only in the versions that have it
         response["EndpointType"] = endpoint_type
     if endpoint_type != BROKER_ENDPOINTS:
-        error = (
-            "MISMATCHED_ENDPOINT_TYPE"
+        response["ErrorCode"] = (
+            ErrorCode.MISMATCHED_ENDPOINT_TYPE
             if endpoint_type == CONTROLLER_ENDPOINTS
-            else "UNSUPPORTED_ENDPOINT_TYPE"
+            else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
         )
-        response["ErrorCode"] = error_by_name(error).code
         response["ErrorMessage"] = (
             f"The request was sent to a broker endpoint, but asked for endpoint type {endpoint_type}."
         )

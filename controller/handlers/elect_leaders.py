@@ -8,7 +8,7 @@ TopicPartitions) leaves out the partitions that need no election (their topics s
 only preferred elections; an ElectionType other than 0 or 1 is INVALID_REQUEST.
 
 A request for every partition of a big cluster is worked through in turns of the event loop, and its
-answer encoded off it (:class:`controller.offload.Sized`): other clients are served meanwhile.
+answer encoded off it (:class:`controller.answers.Sized`): other clients are served meanwhile.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from controller.answers import Sized
 from controller.handlers import RequestContext
-from controller.offload import Sized, Turns, gc_paused
-from protocol.errors import error_by_name
+from controller.offload import Turns, gc_paused
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 43
+API_KEY = ApiKey.ELECT_LEADERS
 VERSIONS = (0, 2)
 
 _KINDS = {0: "preferred", 1: "unclean"}
@@ -31,7 +32,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     wanted = request.get("TopicPartitions")
     if kind is None:
         return _whole_request_error(
-            version, "INVALID_REQUEST", wanted, f"unknown ElectionType {request['ElectionType']}"
+            version, ErrorCode.INVALID_REQUEST, wanted, f"unknown ElectionType {request['ElectionType']}"
         )
     partitions = None if wanted is None else [(t["Topic"], p) for t in wanted for p in t["Partitions"]]
     # Many partitions make many objects that outlive a collection or two: none run meanwhile (a full
@@ -49,7 +50,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             by_topic.setdefault(outcome.topic, []).append(
                 {
                     "PartitionId": outcome.partition,
-                    "ErrorCode": 0 if outcome.error is None else error_by_name(outcome.error).code,
+                    "ErrorCode": ErrorCode.NONE if outcome.error is None else ErrorCode[outcome.error],
                     "ErrorMessage": outcome.message,
                 }
             )
@@ -67,9 +68,8 @@ _MANY = 1000
 
 
 def _whole_request_error(
-    version: int, error: str, wanted: list[dict[str, Any]] | None, message: str
+    version: int, code: ErrorCode, wanted: list[dict[str, Any]] | None, message: str
 ) -> dict[str, Any]:
-    code = error_by_name(error).code
     results = [
         {
             "Topic": t["Topic"],
@@ -86,7 +86,9 @@ def _whole_request_error(
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
-    response = _whole_request_error(version, "UNKNOWN_SERVER_ERROR", request.get("TopicPartitions"), message)
+    response = _whole_request_error(
+        version, ErrorCode.UNKNOWN_SERVER_ERROR, request.get("TopicPartitions"), message
+    )
     if version >= 1:
         response["ErrorCode"] = code
     return response

@@ -26,22 +26,23 @@ import uuid
 from collections.abc import Awaitable, Iterator
 from typing import Any
 
-from controller.handlers import NO_OPERATIONS, RequestContext
+from controller.answers import Sized
+from controller.handlers import NO_OPERATIONS, AnswerDependsOn, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
-from controller.offload import BIG, Sized, Turns, in_thread
+from controller.offload import BIG, Turns, in_thread
 from controller.topic_admin import NewTopic
 from protocol import ZERO_UUID, Message
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 3
+API_KEY = ApiKey.METADATA
 VERSIONS = (0, 13)
-ANSWER_DEPENDS_ON = "image"
+ANSWER_DEPENDS_ON = AnswerDependsOn.IMAGE
 
-_UNKNOWN_TOPIC = error_by_name("UNKNOWN_TOPIC_OR_PARTITION").code
-_UNKNOWN_TOPIC_ID = error_by_name("UNKNOWN_TOPIC_ID").code
-_LEADER_NOT_AVAILABLE = error_by_name("LEADER_NOT_AVAILABLE").code
-_REPLICA_NOT_AVAILABLE = error_by_name("REPLICA_NOT_AVAILABLE").code
-_INVALID_REQUEST = error_by_name("INVALID_REQUEST").code
+_UNKNOWN_TOPIC = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+_UNKNOWN_TOPIC_ID = ErrorCode.UNKNOWN_TOPIC_ID
+_LEADER_NOT_AVAILABLE = ErrorCode.LEADER_NOT_AVAILABLE
+_REPLICA_NOT_AVAILABLE = ErrorCode.REPLICA_NOT_AVAILABLE
+_INVALID_REQUEST = ErrorCode.INVALID_REQUEST
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes | Sized | Awaitable[Sized]:
@@ -95,7 +96,7 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, 
             await turns.yield_if_due()
         for result in await ctx.controller.topic_admin.create_topics(creatable):
             if result.error is not None and result.name is not None:
-                failed[result.name] = error_by_name(result.error).code
+                failed[result.name] = ErrorCode[result.error]
             await turns.yield_if_due()
     image = ctx.image if ctx.image is not None else await ctx.controller.image_in_turns()
     entries = _Entries(image, request, version, failed)

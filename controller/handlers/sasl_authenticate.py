@@ -10,20 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.security import SaslSession
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 36
+API_KEY = ApiKey.SASL_AUTHENTICATE
 VERSIONS = (0, 2)
 
 AFTER_AUTHENTICATION = "SaslAuthenticate request received after successful authentication"
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    session = ctx.connection.auth if ctx.connection is not None else None
-    if isinstance(session, SaslSession) and session.expects_token:
-        return session.authenticate(request["AuthBytes"])
-    return error_response(request, version, error_by_name("ILLEGAL_SASL_STATE").code, AFTER_AUTHENTICATION)
+    if ctx.sasl is not None and ctx.sasl.expects_token:
+        return ctx.sasl.authenticate(request["AuthBytes"])
+    return error_response(request, version, ErrorCode.ILLEGAL_SASL_STATE, AFTER_AUTHENTICATION)
 
 
 def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:

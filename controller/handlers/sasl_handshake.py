@@ -10,18 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.security import SaslSession
-from protocol.errors import error_by_name
+from protocol.codes import ApiKey, ErrorCode
 
-API_KEY = 17
+API_KEY = ApiKey.SASL_HANDSHAKE
 VERSIONS = (0, 1)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    session = ctx.connection.auth if ctx.connection is not None else None
-    if isinstance(session, SaslSession) and session.expects_handshake:
-        return session.handshake(request["Mechanism"], version)
-    return {"ErrorCode": error_by_name("ILLEGAL_SASL_STATE").code, "Mechanisms": []}
+    if ctx.sasl is not None and ctx.sasl.expects_handshake:
+        return ctx.sasl.handshake(request["Mechanism"], version)
+    return {"ErrorCode": ErrorCode.ILLEGAL_SASL_STATE, "Mechanisms": []}
 
 
 def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:

@@ -125,7 +125,7 @@ class WireLog(logging.Handler):
 def wire_log(request: pytest.FixtureRequest) -> Iterator[WireLog]:
     label = getattr(request.module, "CLIENT", request.module.__name__)
     handler = WireLog(label)
-    logger = logging.getLogger("controller.server")
+    logger = logging.getLogger("controller.dispatch")
     old_level = logger.level
     logger.setLevel(logging.DEBUG)
     logger.addHandler(handler)

@@ -32,7 +32,7 @@ def test_twenty_thousand_frames_never_break_the_server(placement_sim_factory, ca
         }
     )
     caplog.set_level(logging.WARNING)
-    handlers = server.server.controller.handlers
+    handlers = server.server.dispatcher.handlers
     apis = {key: (h.min_version, h.max_version) for key, h in handlers.items()}
 
     with LatencyProbe(server.bootstrap) as probe:

@@ -1,4 +1,4 @@
-"""Answers kept for requests seen before (controller.server.KeptAnswers): the same request again is answered
+"""Answers kept for requests seen before (controller.dispatch.KeptAnswers): the same request again is answered
 from them, with its own correlation id, without its handler; they follow the cluster (a change, and the
 next request is worked out again); they are bounded; the requests are still counted and logged."""
 
@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from controller import server as server_module
+from controller import dispatch as dispatch_module
 from controller.embedded import ServerThread
 from controller.handlers import api_versions, metadata
 from protocol import load_schemas
@@ -102,7 +102,7 @@ def test_api_versions_is_worked_out_once_per_request_seen(monkeypatch: pytest.Mo
 
 
 def test_kept_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(server_module, "KEPT_ANSWERS", 10)
+    monkeypatch.setattr(dispatch_module, "KEPT_ANSWERS", 10)
     with ServerThread.start(seed=1) as server:
         for i in range(40):
             request = {"Topics": [{"Name": f"unknown-{i}"}], "AllowAutoTopicCreation": False}
@@ -110,12 +110,12 @@ def test_kept_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
             assert [(t["Name"], t["ErrorCode"]) for t in answer["Topics"]] == [(f"unknown-{i}", 3)]
         image = server.server.controller.current_image()
         assert image is not None
-        kept = image.derived[server_module.KeptAnswers]
-        assert isinstance(kept, server_module.KeptAnswers) and len(kept.answers) == 10
+        kept = image.derived[dispatch_module.KeptAnswers]
+        assert isinstance(kept, dispatch_module.KeptAnswers) and len(kept.answers) == 10
 
 
 def test_a_kept_answer_is_still_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
-    with ServerThread.start(seed=1) as server, caplog.at_level(logging.DEBUG, logger="controller.server"):
+    with ServerThread.start(seed=1) as server, caplog.at_level(logging.DEBUG, logger="controller.dispatch"):
         for i in range(2):
             ask(server, 18, 2, {}, correlation=100 + i)
     lines = [r.getMessage() for r in caplog.records if "apiKey 18 v2 correlation" in r.getMessage()]

@@ -1,0 +1,98 @@
+"""What answering a request gives: the vocabulary shared by the handlers, the dispatch, the security
+layer and the connection, which import nothing else of each other.
+
+A request is answered with one of:
+
+- a response frame (``bytes``), now;
+- :class:`Later`: work to wait for (a placement, an election), then the frame it makes;
+- :class:`Closing`: a frame (or none), then the connection closes (a failed authentication);
+- :class:`Close`, raised: the connection closes now, unanswered (a malformed frame).
+
+A handler answers with response data (a ``dict``), an encoded body (``bytes``), :class:`Sized` data too
+big to encode on the event loop, or an awaitable of one of those; it may raise :class:`Close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Answer", "Close", "Closing", "Later", "Sized"]
+
+
+class Close(Exception):
+    """Ends a connection; ``reason`` is logged and counted (``closed:<reason>``), ``detail`` logged."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """``frame`` is sent (None: nothing is), then the connection closes ``after`` seconds later for
+    ``close`` (already logged by whoever made it: the close is counted, not logged again)."""
+
+    frame: bytes | None
+    close: Close
+    after: float = 0.0
+
+
+class Later:
+    """An answer that needs waiting for: ``work``, then ``finish`` (or ``fail``) makes the answer.
+
+    Closing a Later that never ran closes its work too, so nothing is left unawaited."""
+
+    __slots__ = ("fail", "finish", "work")
+
+    def __init__(
+        self,
+        work: Awaitable[Any],
+        finish: Callable[[Any], Answer],
+        fail: Callable[[Exception], Answer],
+    ) -> None:
+        self.work = work
+        self.finish = finish
+        self.fail = fail
+
+    async def run(self) -> bytes | Closing:
+        try:
+            result = await self.work
+        except asyncio.CancelledError:
+            raise
+        except Close:
+            raise
+        except Exception as exc:
+            answer = self.fail(exc)
+        else:
+            answer = self.finish(result)
+        if isinstance(answer, Later):  # the answer itself is big: made off the loop
+            return await answer.run()
+        return answer
+
+    def close(self) -> None:
+        if inspect.iscoroutine(self.work):
+            self.work.close()
+
+
+#: What answering one request frame gives.
+Answer = bytes | Later | Closing
+
+
+class Sized:
+    """A handler's answer that is big to encode (``size`` entries): it is encoded off the event loop.
+
+    ``value`` is the answer, or a function that makes it (then made off the loop too)."""
+
+    __slots__ = ("size", "value")
+
+    def __init__(self, value: Any, size: int) -> None:
+        self.value = value
+        self.size = size
+
+    def made(self) -> Any:
+        return self.value() if callable(self.value) else self.value

@@ -1,0 +1,22 @@
+"""The one place a server is put together: its security (TLS, SASL), the controller, the server.
+
+Everything that runs a server (``placement-sim serve``, :class:`controller.embedded.ServerThread`, the
+pytest plugin) starts it here; nothing else imports :mod:`controller.server`'s construction.
+"""
+
+from __future__ import annotations
+
+from controller.app import Controller
+from controller.config import ServerConfig
+from controller.security import Security
+from controller.server import Server
+
+__all__ = ["create_server"]
+
+
+async def create_server(config: ServerConfig) -> Server:
+    """The controller for ``config``, then a server for it (not yet listening: call ``start()``).
+
+    A ConfigError for unusable key material comes before anything starts."""
+    security = Security(config)
+    return Server(await Controller.start(config), security)

@@ -1,0 +1,438 @@
+"""From a request frame to its answer: header, route, then a kept answer or decode -> handler -> encode,
+framed in one place.
+
+Kafka's rules for a frame: an unknown apiKey, an unsupported version (except where the handler answers
+it: ApiVersions answers v0 with UNSUPPORTED_VERSION) or a body that does not decode closes the
+connection (:class:`controller.answers.Close`). Every decodable request is answered: a response that
+cannot be encoded as the handler made it (a message too long for its field, say) is encoded with its
+strings cut to what their fields carry, and a handler that fails answers with its API's error response.
+
+A handler whose answers depend on the request alone (and the metadata image: ``ANSWER_DEPENDS_ON``) has
+the answers it gave at once kept encoded (:class:`KeptAnswers`): the same request bytes again, with the
+same image and advertised listeners, cost their header.
+
+Big work stays off the event loop: a big body is decoded, and a big answer (:class:`Sized`) encoded, in a
+worker thread (:mod:`controller.offload`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from controller.answers import Answer, Close, Later, Sized
+from controller.handlers import (
+    AnswerDependsOn,
+    Handler,
+    Handlers,
+    RequestContext,
+    SaslExchange,
+    load_handlers,
+)
+from controller.logsafe import shown
+from controller.offload import BIG, BIG_BODY, in_thread
+from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
+from protocol.codec import Message
+from protocol.codes import ErrorCode
+from protocol.framing import RequestHeader, encode_response, parse_request_header, response_header_version
+
+if TYPE_CHECKING:
+    from controller.app import Controller
+    from controller.image import MetadataImage
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Dispatcher", "KeptAnswers", "Origin"]
+
+#: The longest string a non-compact string field carries (int16 length), in bytes.
+_MAX_STRING = 0x7FFF
+
+#: Kept answers (:class:`KeptAnswers`): for request bodies up to this size (bytes), ...
+KEPT_REQUEST_BYTES = 16 * 1024
+#: ... answers up to this size, ...
+KEPT_ANSWER_BYTES = 1 << 20
+#: ... at most this many answers and this many bytes in all, per image (or for the server).
+KEPT_ANSWERS = 1024
+KEPT_BYTES = 16 << 20
+
+
+@dataclass(slots=True)
+class Origin:
+    """Who sends a connection's requests: plain data the dispatch turns into each request's context."""
+
+    peer: str
+    #: The broker whose listener took the connection (None: the bootstrap listener).
+    broker: int | None = None
+    #: The connection's SASL exchange (SASL listeners).
+    sasl: SaslExchange | None = None
+
+    @property
+    def principal(self) -> str | None:
+        return self.sasl.user if self.sasl is not None else None
+
+
+class KeptAnswers:
+    """Encoded answers to requests seen before: (apiKey, version, request body) -> response body, made for
+    the advertised listeners of :attr:`endpoints` (a version of them). Bounded in count and bytes: a
+    client sending ever new requests fills it, then its answers are made each time."""
+
+    __slots__ = ("answers", "endpoints", "size")
+
+    def __init__(self, endpoints: int) -> None:
+        self.endpoints = endpoints
+        self.answers: dict[tuple[int, int, bytes], bytes] = {}
+        self.size = 0
+
+    def keep(self, key: tuple[int, int, bytes], body: bytes) -> None:
+        size = len(body) + len(key[2])
+        if (
+            len(self.answers) < KEPT_ANSWERS
+            and len(body) <= KEPT_ANSWER_BYTES
+            and self.size + size <= KEPT_BYTES
+        ):
+            self.answers[key] = body
+            self.size += size
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """How the requests of one API version are served: worked out at their first request."""
+
+    handler: Handler
+    version: int
+    #: The stats key counting these requests.
+    counter: str
+    header_version: int
+    #: The request's and the response's codecs (None for a version the handler does not support).
+    request: Message | None = None
+    response: Message | None = None
+    flexible: bool = False
+    #: The handler's ``answer_depends_on`` (None: answers are never kept).
+    kept: AnswerDependsOn | None = None
+    #: The encoded answer to every request of this version (an unsupported version's).
+    fixed: bytes | None = None
+
+    def framed(self, correlation: int, body: bytes) -> bytes:
+        """The one place a response is framed."""
+        return encode_response(correlation, self.header_version, body)
+
+
+class Dispatcher:
+    """Answers request frames for one controller (see the module docstring).
+
+    Besides the controller's state, answers depend on what the server tells the dispatcher about the
+    network: the brokers' advertised listeners (:meth:`advertise`) and the metadata images of brokers cut
+    off from the controller (:meth:`freeze`)."""
+
+    def __init__(self, controller: Controller, stats: Counter[str]) -> None:
+        self.controller = controller
+        self.schemas = controller.schemas
+        #: The API keys served: every handler module's (what ApiVersions advertises).
+        self.handlers: Handlers = load_handlers(controller.schemas)
+        self.stats = stats
+        #: The broker listeners as advertised: broker id -> (host, port).
+        self.endpoints: dict[int, tuple[str, int]] = {}
+        #: Changes with :attr:`endpoints` (answers kept for other listeners are not given).
+        self._endpoints_version = 0
+        #: The metadata images of brokers cut off from the controller.
+        self._frozen: dict[int, MetadataImage] = {}
+        self._routes: dict[tuple[int, int], _Route] = {}
+        #: Answers that depend on the request alone (answers that depend on the image are kept with it).
+        self._kept = KeptAnswers(0)
+
+    # ------------------------------------------------------------------------------------- the network
+
+    def advertise(self, broker: int, endpoint: tuple[str, int] | None) -> None:
+        """``broker``'s listener as clients are told it (None: it has none any more)."""
+        if endpoint is None:
+            if self.endpoints.pop(broker, None) is not None:
+                self._endpoints_version += 1
+        elif self.endpoints.get(broker) != endpoint:
+            self.endpoints[broker] = endpoint
+            self._endpoints_version += 1
+
+    def freeze(self, broker: int, image: MetadataImage | None) -> None:
+        """``broker`` answers from ``image`` (it is cut off from the controller); None: from the current one."""
+        if image is None:
+            self._frozen.pop(broker, None)
+        else:
+            self._frozen[broker] = image
+
+    # ------------------------------------------------------------------------------------- answering
+
+    def answer(self, frame: bytes, origin: Origin) -> Answer:
+        """The answer to one request frame (see :mod:`controller.answers`); raises Close."""
+        try:
+            header, offset = parse_request_header(frame, self.schemas)
+        except DecodeError as exc:
+            raise Close("malformed request header", str(exc)) from None
+        route = self._routes.get((header.api_key, header.api_version))
+        if route is None:
+            route = self._route(header.api_key, header.api_version)
+        if route.fixed is not None:
+            self.stats[route.counter] += 1
+            return route.framed(header.correlation_id, route.fixed)
+        key: tuple[int, int, bytes] | None = None
+        if route.kept is not None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+            key = (header.api_key, header.api_version, frame[offset:])
+            kept = self._kept_answers(route, origin.broker)
+            body = kept.answers.get(key) if kept is not None else None
+            if body is not None:
+                self.stats[route.counter] += 1
+                if log.isEnabledFor(logging.DEBUG):
+                    _log_request(origin.peer, header)
+                return route.framed(header.correlation_id, body)
+        broker = origin.broker
+        ctx = RequestContext(
+            self.controller,
+            self.handlers,
+            header,
+            origin.peer,
+            broker,
+            self.endpoints,
+            self._frozen.get(broker) if broker is not None else None,
+            origin.principal,
+            origin.sasl,
+        )
+        if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
+
+            async def decoded() -> tuple[dict[str, Any], list[str], bool]:
+                return await in_thread(_decode, route, frame, offset)
+
+            def handled(result: tuple[dict[str, Any], list[str], bool]) -> Answer:
+                return self._handle(ctx, route, *result)
+
+            def undecodable(exc: Exception) -> Answer:
+                raise Close("malformed request body", f"{type(exc).__name__}: {exc}")
+
+            return Later(decoded(), handled, undecodable)
+        return self._handle(ctx, route, *_decode(route, frame, offset), key)
+
+    def _route(self, api_key: int, version: int) -> _Route:
+        """How requests of one API version are served (kept); raises Close for an API the server does not
+        serve and for an unsupported version its handler has no answer for."""
+        handler = self.handlers.get(api_key)
+        if handler is None:
+            raise Close("unknown apiKey", f"apiKey {api_key}")
+        schemas = self.schemas
+        if not handler.supports(version):
+            if handler.unsupported is None:
+                raise Close("unsupported version", f"apiKey {api_key} version {version}")
+            answer, answer_version = handler.unsupported(version)
+            route = _Route(
+                handler,
+                version,
+                f"requests:{api_key}:unsupported",
+                response_header_version(schemas, api_key, answer_version),
+                fixed=schemas.response(api_key).encode(answer, answer_version),
+            )
+        else:
+            request = schemas.request(api_key)
+            route = _Route(
+                handler,
+                version,
+                f"requests:{api_key}",
+                response_header_version(schemas, api_key, version),
+                request,
+                schemas.response(api_key),
+                request.is_flexible(version),
+                handler.answer_depends_on,
+            )
+        self._routes[(api_key, version)] = route
+        return route
+
+    def _kept_answers(self, route: _Route, broker: int | None) -> KeptAnswers | None:
+        """Where the route's answers are kept now: the dispatcher's, or the image's the broker answers from
+        (None while the current image is out of date: it is made by the next request that needs it)."""
+        if route.kept is AnswerDependsOn.REQUEST:
+            return self._kept
+        image = self._frozen.get(broker) if broker is not None else None
+        if image is None:
+            image = self.controller.current_image()
+            if image is None:
+                return None
+        kept = image.derived.get(KeptAnswers)
+        if not isinstance(kept, KeptAnswers) or kept.endpoints != self._endpoints_version:
+            kept = image.derived[KeptAnswers] = KeptAnswers(self._endpoints_version)
+        return kept
+
+    def _handle(
+        self,
+        ctx: RequestContext,
+        route: _Route,
+        request: dict[str, Any],
+        unknown: list[str],
+        trailing: bool,
+        key: tuple[int, int, bytes] | None = None,
+    ) -> Answer:
+        """Calls the handler and answers with what it gives (keeping it, under ``key``, when it may)."""
+        header, handler = ctx.header, route.handler
+        if trailing:
+            # Kafka ignores bytes after a request body (some clients send them), and so do we.
+            self.stats["requests:trailing bytes"] += 1
+        if unknown:
+            self.stats["requests:unknown tagged fields"] += 1
+            log.warning(
+                "%s: apiKey %d v%d: unknown tagged field(s) ignored: %s",
+                ctx.peer,
+                handler.api_key,
+                route.version,
+                shown(", ".join(unknown)),
+            )
+        if log.isEnabledFor(logging.DEBUG):
+            _log_request(ctx.peer, header)
+        self.stats[route.counter] += 1
+        correlation = header.correlation_id
+        try:
+            result = handler.handle(ctx, request, route.version)
+        except Close:
+            raise
+        except Exception as exc:  # a bug in a handler: the request is still answered
+            return self._failed(route, request, correlation, exc)
+        keep = None if trailing or unknown or key is None else (key, ctx.listener_broker)
+        return self._respond(route, request, correlation, result, keep)
+
+    def _respond(
+        self,
+        route: _Route,
+        request: dict[str, Any],
+        correlation: int,
+        result: Any,
+        keep: tuple[tuple[int, int, bytes], int | None] | None = None,
+    ) -> Answer:
+        """The answer to a handler's result: a frame now, or work to wait for (its own, or encoding a big
+        answer off the loop). An answer given now is kept under ``keep`` (its key and broker)."""
+        if isinstance(result, Sized):
+            if result.size > BIG:
+
+                async def encoded() -> bytes:
+                    return await in_thread(self._framed_or_failed, route, request, correlation, result)
+
+                return Later(encoded(), _as_is, lambda exc: self._failed(route, request, correlation, exc))
+            result = result.made()
+        elif inspect.isawaitable(result):
+            return Later(
+                result,
+                lambda done: self._respond(route, request, correlation, done),
+                lambda exc: self._failed(route, request, correlation, exc),
+            )
+        try:
+            body = self._body(route, result)
+        except EncodeError as exc:
+            return self._failed(route, request, correlation, exc)
+        if keep is not None:
+            key, broker = keep
+            kept = self._kept_answers(route, broker)
+            if kept is not None:
+                kept.keep(key, body)
+        return route.framed(correlation, body)
+
+    def _framed_or_failed(
+        self, route: _Route, request: dict[str, Any], correlation: int, result: Sized
+    ) -> bytes:
+        """A big answer made and framed (in a worker thread)."""
+        try:
+            return route.framed(correlation, self._body(route, result.made()))
+        except Exception as exc:
+            return self._failed(route, request, correlation, exc)
+
+    def _body(self, route: _Route, result: Any) -> bytes:
+        """The encoded body of a handler's answer (data, or a body the handler keeps encoded), with its
+        strings cut to fit their fields when they do not; raises EncodeError when even that fails."""
+        if isinstance(result, (bytes, bytearray)):
+            return bytes(result)
+        assert route.response is not None
+        try:
+            return route.response.encode(result, route.version)
+        except EncodeError as first:
+            try:
+                body = route.response.encode(_fit_strings(result), route.version)
+            except EncodeError:
+                raise first from None
+            self.stats["responses:strings cut to fit"] += 1
+            log.warning(
+                "apiKey %d v%d: strings cut to fit their fields (%s)",
+                route.handler.api_key,
+                route.version,
+                shown(first),
+            )
+            return body
+
+    def _failed(self, route: _Route, request: dict[str, Any], correlation: int, exc: BaseException) -> bytes:
+        """A handler that failed, or an answer that does not encode: a bug, logged, and the request is
+        answered with its API's error response when the handler module provides one."""
+        handler = route.handler
+        self.stats["requests:internal error"] += 1
+        log.error("apiKey %d v%d failed: %s", handler.api_key, route.version, shown(exc), exc_info=exc)
+        if handler.error_response is None or route.response is None:
+            raise Close("internal error", f"{type(exc).__name__}: {exc}")
+        data = handler.error_response(
+            request, route.version, ErrorCode.UNKNOWN_SERVER_ERROR, f"{type(exc).__name__}: {exc}"
+        )
+        return route.framed(correlation, route.response.encode(_fit_strings(data), route.version))
+
+
+def _as_is(frame: bytes) -> bytes:
+    return frame
+
+
+def _decode(route: _Route, frame: bytes, offset: int) -> tuple[dict[str, Any], list[str], bool]:
+    """The request body, where it holds tagged fields its spec does not know, and whether bytes follow it.
+    Touches no shared state: big bodies are decoded in a worker thread."""
+    assert route.request is not None
+    try:
+        request, end = route.request.decode_from(frame, offset, route.version)
+    except DecodeError as exc:
+        raise Close("malformed request body", str(exc)) from None
+    return request, _unknown_tags(request) if route.flexible else [], end != len(frame)
+
+
+def _log_request(peer: str, header: RequestHeader) -> None:
+    log.debug(
+        "%s: apiKey %d v%d correlation %d from %s",
+        peer,
+        header.api_key,
+        header.api_version,
+        header.correlation_id,
+        shown(header.client_id, 100),
+    )
+
+
+def _unknown_tags(value: Any, path: str = "") -> list[str]:
+    """Where a decoded request holds tagged fields its spec does not know: ``path: tags``."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        tags = value.get(UNKNOWN_TAGGED_FIELDS)
+        if tags:
+            found.append(f"{path or 'body'}: tag(s) {sorted(tags)}")
+        for key, item in value.items():
+            if key != UNKNOWN_TAGGED_FIELDS and isinstance(item, (dict, list)):
+                found.extend(_unknown_tags(item, f"{path}.{key}" if path else key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                found.extend(_unknown_tags(item, f"{path}[{index}]"))
+    return found
+
+
+def _fit_strings(value: Any) -> Any:
+    """A response with every string cut to what a string field carries (32,767 bytes of UTF-8)."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        if len(data) <= _MAX_STRING:
+            return value
+        note = f"... (cut from {len(data):,} bytes)"
+        return data[: _MAX_STRING - len(note)].decode("utf-8", "ignore") + note
+    if isinstance(value, dict):
+        return {k: _fit_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fit_strings(v) for v in value]
+    return value
+
+
+#: A connection's answer function: request frame in, answer out.
+AnswerFn = Callable[[bytes], Answer]

@@ -133,34 +133,65 @@ class Connection(asyncio.Protocol):
                 self.transport.resume_reading()
             self._waiting()
 
+    @property
+    def reading(self) -> bool:
+        """Whether the connection is read now (flow control stops reading it while it has no room)."""
+        return self._reading
+
+    @property
+    def unanswered(self) -> int:
+        """Requests taken and not yet answered: queued, and the one being answered."""
+        return len(self._frames) + (self._task is not None)
+
     def data_received(self, data: bytes) -> None:
         if self.closed:
             return
-        buffer = self._buffer
-        buffer += data
+        self._buffer += data
         self._held += len(data)
         self.host.hold(len(data))
+        if not self._take():
+            return
+        if self._admitted:
+            self._pump()
+        self.flow()
+
+    def _take(self) -> bool:
+        """Cuts whole frames off the buffer while fewer than ``queued.max.requests`` are unanswered (the
+        rest wait there, and reading stops); False when a bad frame size closed the connection."""
+        buffer = self._buffer
         limit = self.limits.max_request_bytes
+        room = self.limits.queued_max_requests - self.unanswered
         pos = 0
         end = len(buffer)
         frames = self._frames
-        while end - pos >= 4:
+        while end - pos >= 4 and room > 0:
             (size,) = _SIZE.unpack_from(buffer, pos)
             if size <= 0 or size > limit:
                 self.close(
                     Close("bad frame size", f"invalid frame size {size} (must be between 1 and {limit})")
                 )
-                return
+                return False
             if end - pos - 4 < size:
                 break
             frames.append(bytes(buffer[pos + 4 : pos + 4 + size]))
             pos += 4 + size
+            room -= 1
         if pos:
             del buffer[:pos]
             self._busy()
-        if self._admitted:
-            self._pump()
-        self.flow()
+        return True
+
+    def _unfinished(self) -> int:
+        """Bytes of a frame the buffer holds only part of (whole frames waiting to be taken do not count)."""
+        buffer = self._buffer
+        pos = 0
+        end = len(buffer)
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buffer, pos)
+            if size <= 0 or end - pos - 4 < size:
+                break
+            pos += 4 + size
+        return end - pos
 
     def eof_received(self) -> bool:
         # The client will send no more. What it sent that can be answered at once is answered, then the
@@ -168,16 +199,15 @@ class Connection(asyncio.Protocol):
         # queued behind it: a client that closed its side cannot be told from one that left, and Kafka
         # closes a connection at the end of its stream.
         self._eof = True
-        if self._buffer:
-            self.close(
-                Close("disconnected mid-request", f"{len(self._buffer)} byte(s) of an unfinished frame")
-            )
+        unfinished = self._unfinished()
+        if unfinished:
+            self.close(Close("disconnected mid-request", f"{unfinished} byte(s) of an unfinished frame"))
             return False
         if self._task is not None:
             log.debug("%s closed its side while a request was in progress: its work is cancelled", self.peer)
             self.close(None)
             return False
-        if not self._frames:
+        if not self._frames and not self._buffer:
             self.close(None)
             return False
         return True
@@ -186,7 +216,7 @@ class Connection(asyncio.Protocol):
         if not self.closed:
             self.closed = True
             if self._close_reason is None:
-                if self._buffer:
+                if self._unfinished():
                     self._close_reason = "disconnected mid-request"
                 elif exc is not None:
                     self._close_reason = "connection error"
@@ -251,6 +281,8 @@ class Connection(asyncio.Protocol):
             self.close(close)
             return
         self._flush()
+        if self._buffer and not self._take():
+            return
         if frames and self._task is None:
             self._schedule()
         elif not frames and self._task is None:
@@ -315,7 +347,7 @@ class Connection(asyncio.Protocol):
             return
         limits = self.limits
         room = (
-            len(self._frames) < limits.queued_max_requests
+            self.unanswered < limits.queued_max_requests
             and not self._write_blocked
             and (self.host.held_bytes < limits.queued_max_request_bytes or self._held == 0)
         )

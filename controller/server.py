@@ -198,6 +198,11 @@ class Server:
         controller.dynamics.attach(self)
 
     @property
+    def connections(self) -> tuple[Connection, ...]:
+        """The connections served now (read on the server's loop)."""
+        return tuple(self._connections)
+
+    @property
     def endpoints(self) -> dict[int, tuple[str, int]]:
         """The broker listeners as advertised: broker id -> (host, port); kept across a stop and start."""
         return self.dispatcher.endpoints

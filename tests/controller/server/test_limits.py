@@ -97,3 +97,37 @@ def test_max_connections_keeps_new_connections_waiting_until_one_closes(placemen
     frame = read_response(waiting)  # the request sent while it waited is answered now
     assert frame is not None and int.from_bytes(frame[:4], "big") == 1
     assert api_versions(served[1], 2)
+
+
+def test_queued_max_requests_stops_reading_a_connection_at_exactly_that_many_unanswered(
+    placement_sim_factory,
+):
+    """queued.max.requests=3: behind a placement the placer holds, a client pipelines six ApiVersions in one
+    write. The server takes exactly three requests (the placement and two ApiVersions), leaves the rest
+    unread and answers nothing out of order; when the placement times out, all seven are answered in order."""
+    from tests.support.placers import placer_file
+
+    server = placement_sim_factory(
+        placer=placer_file("AsyncHanging"), properties={"queued.max.requests": "3"}
+    )
+    placement = request_frame(
+        68, 0, {"NumPartitions": 1, "ReplicationFactor": 1, "NodeId": [], "timeoutMs": 1500}, 100
+    )
+    versions = [request_frame(18, 0, {}, i) for i in range(6)]
+    with raw_connect(server.bootstrap) as sock:
+        sock.sendall(placement + b"".join(versions))
+        time.sleep(0.5)  # the placer holds the first request
+
+        def taken() -> list[tuple[int, bool]]:
+            return [(c.unanswered, c.reading) for c in server.server.connections]
+
+        assert server.call(taken) == [(3, False)]
+        assert server.stats["requests:18"] == 0
+        sock.settimeout(10)
+        correlations = []
+        for _ in range(7):
+            frame = read_response(sock)
+            assert frame is not None
+            correlations.append(struct.unpack_from(">i", frame)[0])
+    assert correlations == [100, 0, 1, 2, 3, 4, 5]
+    assert server.stats["requests:18"] == 6

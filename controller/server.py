@@ -113,7 +113,7 @@ class Listener:
         loop = asyncio.get_running_loop()
         for _ in range(64):
             try:
-                conn, _ = self.sock.accept()
+                conn, address = self.sock.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # out of file descriptors, say: logged at most once a second
@@ -122,13 +122,17 @@ class Listener:
                 self.pause()
                 loop.call_later(ACCEPT_RETRY_SECONDS, self._retry)
                 return
+            ip = str(address[0]) if isinstance(address, tuple) else str(address)
+            if not self.server.admit_address(ip):
+                conn.close()
+                continue
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             task = loop.create_task(self.server.security.accept(loop, self._connection, conn))  # TLS, if any
             self._pending.add(task)
             self.server.setting_up += 1
-            task.add_done_callback(self._set_up)
+            task.add_done_callback(functools.partial(self._set_up, ip))
             if self.server.full():
                 self.pause()
                 return
@@ -140,11 +144,14 @@ class Listener:
     def _connection(self) -> Connection:
         return Connection(self.server, self.server.limits, self.broker)
 
-    def _set_up(self, task: asyncio.Task[Any]) -> None:
+    def _set_up(self, ip: str, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
         self.server.set_up()
+        failed = task.cancelled() or task.exception() is not None or task.result() is None
         if not task.cancelled() and task.exception() is not None:
             log.debug("a connection could not be set up: %s", task.exception())
+        if failed:  # no connection was made (a failed TLS handshake): its address's slot is free again
+            self.server.forget_address(ip)
 
     def close(self) -> None:
         self.pause()
@@ -374,16 +381,6 @@ class Server:
             conn.abort(f"broker {broker} {why}")
             self.stats[f"closed:broker {broker} {why}"] += 1
             return
-        if self._per_ip[conn.ip] >= self.config.max_connections_per_ip:
-            conn.close(
-                Close(
-                    "too many connections from one address",
-                    f"{conn.ip} has {self._per_ip[conn.ip]} (max.connections.per.ip={self.config.max_connections_per_ip})",
-                )
-            )
-            self.stats["closed:too many connections from one address"] += 1
-            return
-        self._per_ip[conn.ip] += 1
         self._connections.add(conn)
         dispatcher = self.dispatcher
         sasl = self.security.session(conn.peer)
@@ -391,14 +388,33 @@ class Server:
         conn.answer = answer if sasl is None else sasl.guard(answer, dispatcher.handlers.supports)
         conn.admit()
 
+    def admit_address(self, ip: str) -> bool:
+        """Counts a socket just accepted against its address (``max.connections.per.ip``), from before any
+        TLS handshake; False (and logged, counted) when the address has its share already."""
+        held = self._per_ip[ip]
+        if held >= self.config.max_connections_per_ip:
+            self.stats["connections"] += 1
+            self.stats["closed:too many connections from one address"] += 1
+            log.warning(
+                "closing connection from %s: too many connections from one address (%s)",
+                shown(ip),
+                f"{held} held, max.connections.per.ip={self.config.max_connections_per_ip}",
+            )
+            return False
+        self._per_ip[ip] = held + 1
+        return True
+
+    def forget_address(self, ip: str) -> None:
+        self._per_ip[ip] -= 1
+        if self._per_ip[ip] <= 0:
+            del self._per_ip[ip]
+
     def connection_lost(self, conn: Connection, reason: str) -> None:
+        self.forget_address(conn.ip)
         if conn not in self._connections:
             return  # refused in connection_made, already counted
         self._connections.discard(conn)
         self._blocked.discard(conn)
-        self._per_ip[conn.ip] -= 1
-        if self._per_ip[conn.ip] <= 0:
-            del self._per_ip[conn.ip]
         self.stats[f"closed:{reason}"] += 1
         if self.has_room():
             for listener in self._servers:

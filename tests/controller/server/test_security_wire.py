@@ -226,3 +226,43 @@ def test_client_certificates_when_required(placement_sim_factory, placement_sim_
     with socket.create_connection((host, int(port)), timeout=10) as raw:
         with with_cert.wrap_socket(raw, server_hostname=host) as sock:
             assert ask(sock, 3, 12, {"Topics": None}) is not None
+
+
+def _from(address: str, bootstrap: str, timeout: float = 10) -> socket.socket:
+    """A TCP connection to ``bootstrap`` from the loopback address ``address`` (another client host)."""
+    host, port = bootstrap.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=timeout, source_address=(address, 0))
+    return sock
+
+
+def test_half_open_tls_handshakes_count_against_their_address_from_accept(
+    placement_sim_factory, placement_sim_certificates
+):
+    """Silent sockets that never start their TLS handshake hold at most max.connections.per.ip slots: the
+    ones past it are closed at once, so a client from another address still gets in (max.connections is
+    not filled by one address's half-open handshakes)."""
+    server = placement_sim_factory(
+        security="SSL", properties={"max.connections": "6", "max.connections.per.ip": "3"}
+    )
+    silent = [_from("127.0.0.2", server.bootstrap) for _ in range(6)]
+
+    def refused_at_once(sock: socket.socket) -> bool:
+        sock.settimeout(0.5)
+        try:
+            return closed_by_server(sock)
+        except TimeoutError:
+            return False  # held open: its handshake may still come
+
+    try:
+        refused = [s for s in silent if refused_at_once(s)]
+        assert len(refused) == 3
+        assert server.stats["closed:too many connections from one address"] == 3
+        context = ssl.create_default_context(cafile=str(placement_sim_certificates.ca_file))
+        host = server.bootstrap.rsplit(":", 1)[0]
+        started = time.monotonic()
+        with context.wrap_socket(_from("127.0.0.3", server.bootstrap), server_hostname=host) as good:
+            assert ask(good, 3, 12, {"Topics": None}) is not None
+        assert time.monotonic() - started < 5
+    finally:
+        for sock in silent:
+            sock.close()

@@ -14,7 +14,9 @@ that has gone never holds up others.
 
 Flow control, as Kafka's broker mutes a channel: a connection stops reading while it holds
 ``queued.max.requests`` unanswered requests, while the server holds ``queued.max.request.bytes`` of
-frames in all, and while its client does not read its answers (the socket's send buffer is full).
+frames in all, and while its client does not read its answers (the socket's send buffer is full). A
+frame's bytes count until its answer is made (not only until its work starts), so the requests being
+worked on, and the memory their decoded forms take, are bounded by ``queued.max.request.bytes`` too.
 ``connections.max.idle.ms`` without a complete request (time spent answering does not count) closes it.
 
 A connection knows nothing of the server or of what the frames mean: it is handed an ``answer``
@@ -257,12 +259,12 @@ class Connection(asyncio.Protocol):
         try:
             while frames:
                 frame = frames.popleft()
-                self._release_frame(len(frame))
                 result = answer(frame)
                 if result.__class__ is Closing:
                     self._closing(result)  # type: ignore[arg-type]
                     return
                 if not isinstance(result, Later):
+                    self._release_frame(len(frame))
                     out.append(result)  # type: ignore[arg-type]
                     count += 1
                     if count >= TURN_FRAMES or time.perf_counter() - started > TURN_SECONDS:
@@ -274,7 +276,7 @@ class Connection(asyncio.Protocol):
                     self.close(None)
                     return
                 self._pending = result
-                self._task = asyncio.ensure_future(self._finish(result))
+                self._task = asyncio.ensure_future(self._finish(result, len(frame)))
                 break
         except Close as close:
             self._flush()
@@ -291,7 +293,8 @@ class Connection(asyncio.Protocol):
                 self.close(None)
         self.flow()
 
-    async def _finish(self, pending: Later) -> None:
+    async def _finish(self, pending: Later, size: int) -> None:
+        """Waits for ``pending`` (the answer to a frame of ``size`` bytes, held until it is answered)."""
         self._pending = None  # started: cancelling the task now cancels the work too
         try:
             response = await pending.run()
@@ -304,6 +307,7 @@ class Connection(asyncio.Protocol):
         self._task = None
         if self.closed:
             return
+        self._release_frame(size)
         if isinstance(response, Closing):
             self._closing(response)
             return

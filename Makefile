@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 # The project's modules compiled ahead (as pip compiles installed packages): a server starts without
 # compiling its sources, even where PYTHONDONTWRITEBYTECODE is set.
 bytecode: $(STAMP)
-	@$(BIN)/python -m compileall -q controller protocol cli pipeline >/dev/null
+	@$(BIN)/python -m compileall -q controller protocol placement_sim >/dev/null
 
 run: system-deps $(STAMP) bytecode
 	$(BIN)/placement-sim serve

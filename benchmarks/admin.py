@@ -42,7 +42,16 @@ class Served:
     """A ``placement-sim serve`` process on an ephemeral port."""
 
     def __init__(self) -> None:
-        cmd = [sys.executable, "-m", "cli.main", "serve", "--listen", "127.0.0.1:0", "--seed", "1"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "placement_sim.cli.main",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--seed",
+            "1",
+        ]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert self.proc.stdout is not None
         for line in self.proc.stdout:

@@ -307,7 +307,7 @@ def mock_server() -> Server:
 
 
 def simulator() -> Server:
-    cmd = [sys.executable, "-m", "cli.main", "serve", "--listen", f"{HOST}:0", "--seed", "1"]
+    cmd = [sys.executable, "-m", "placement_sim.cli.main", "serve", "--listen", f"{HOST}:0", "--seed", "1"]
     return Server(SIM, cmd)
 
 

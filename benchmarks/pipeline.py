@@ -24,10 +24,10 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.default_grid import default_grid  # noqa: E402
-from pipeline.grid import Distribution, Grid, WorkloadSpec  # noqa: E402
-from pipeline.local_job import run_sweep_local  # noqa: E402
-from pipeline.progress import ConsoleProgress  # noqa: E402
+from placement_sim.pipeline.default_grid import default_grid  # noqa: E402
+from placement_sim.pipeline.grid import Distribution, Grid, WorkloadSpec  # noqa: E402
+from placement_sim.pipeline.local_job import run_sweep_local  # noqa: E402
+from placement_sim.pipeline.progress import ConsoleProgress  # noqa: E402
 
 #: A workload the built-in grid lacks: few topics that keep growing by partition additions.
 GROWING_TOPICS = WorkloadSpec(
@@ -78,7 +78,7 @@ def main() -> int:
         local_seconds = time.perf_counter() - started
         local_rows = pq.read_table(Path(tmp) / "local" / "metrics", columns=["scenario"]).num_rows
 
-        from pipeline.spark_job import run_sweep_spark, spark_session
+        from placement_sim.pipeline.spark_job import run_sweep_spark, spark_session
 
         print(f"Spark path on {args.master} ...", file=sys.stderr)
         started = time.perf_counter()

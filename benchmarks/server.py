@@ -192,7 +192,16 @@ def main() -> None:
         with asyncio.Runner(loop_factory=loop_factory(args.floor)) as runner:
             runner.run(floor_server())
         return
-    serve = [sys.executable, "-m", "cli.main", "serve", "--listen", "127.0.0.1:0", "--seed", SEED]
+    serve = [
+        sys.executable,
+        "-m",
+        "placement_sim.cli.main",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--seed",
+        SEED,
+    ]
     servers = {
         "placement-sim (striped)": (serve, True),
         "floor: fixed-response Protocol": ([sys.executable, __file__, "--floor", "auto"], False),

@@ -21,7 +21,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One local[2] SparkSession for the whole test session (the sweep and its command share it)."""
-    from pipeline.spark_job import spark_session
+    from placement_sim.pipeline.spark_job import spark_session
 
     session = spark_session(
         "local[2]",

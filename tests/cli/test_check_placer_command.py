@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cli import main as cli
-from cli.commands import check_placer
+from placement_sim.cli import main as cli
+from placement_sim.cli.commands import check_placer
 
 GOOD = """
 from controller.placement.api import InvalidReplicationFactorError, ReplicaPlacer

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from controller.embedded import ServerThread
+from placement_sim.cli.main import main
 
 
 @pytest.fixture(scope="module")

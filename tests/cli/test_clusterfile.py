@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.clusterfile import ClusterFileError, load_cluster_file
 from controller.placement.api import UsableBroker
+from placement_sim.cli.clusterfile import ClusterFileError, load_cluster_file
 
 
 def write(tmp_path: Path, data: object) -> Path:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from controller.embedded import ServerThread
+from placement_sim.cli.main import main
 from tests.support.placers import placer_file
 
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "placement_sim.cli.main"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

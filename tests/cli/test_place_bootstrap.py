@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
+from placement_sim.cli.main import main
 
 UNBALANCED = [(0, "rack-a"), (1, "rack-b"), (2, "rack-b"), (3, "rack-c"), (4, "rack-c"), (5, "rack-c")]
 

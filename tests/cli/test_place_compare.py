@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.commands.place import render_placement
-from cli.main import main
 from controller.placement.api import UsableBroker
+from placement_sim.cli.commands.place import render_placement
+from placement_sim.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ def readme_plugin() -> str:
 def test_the_readme_plugin_passes_check_placer_as_written(tmp_path: Path) -> None:
     (tmp_path / "my_placer.py").write_text(readme_plugin())
     result = subprocess.run(
-        [sys.executable, "-m", "cli.main", "check-placer", "my_placer.py"],
+        [sys.executable, "-m", "placement_sim.cli.main", "check-placer", "my_placer.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ from protocol.client import ErrorResponse, KafkaClient
 from tests.support.placers import placer_file
 from tests.support.rawwire import raw_connect, read_response, request_frame
 
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "placement_sim.cli.main"]
 
 
 def start(*args: str) -> tuple[subprocess.Popen[str], str]:

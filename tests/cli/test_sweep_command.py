@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cli.main import main
-from pipeline.default_grid import default_grid
-from pipeline.grid import parse_grid
-from pipeline.report import main as report_main
+from placement_sim.cli.main import main
+from placement_sim.pipeline.default_grid import default_grid
+from placement_sim.pipeline.grid import parse_grid
+from placement_sim.pipeline.report import main as report_main
 
 GRID = """
 seeds = 1

@@ -132,8 +132,8 @@ def test_every_setting_is_in_the_readme_table_with_its_default():
     """The README's table is ``placement-sim settings --markdown``, row for row."""
     from pathlib import Path
 
-    from cli.commands.settings import markdown_table
     from controller.config import SETTINGS
+    from placement_sim.cli.commands.settings import markdown_table
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     table = markdown_table()

@@ -10,8 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.grid import Grid, parse_grid
-from pipeline.sweep import SweepResult, run_sweep
+from placement_sim.pipeline.grid import Grid, parse_grid
+from placement_sim.pipeline.sweep import SweepResult, run_sweep
 
 HERE = Path(__file__).parent
 THIRDPARTY_FILE = HERE.parent / "support" / "thirdparty_placer.py"

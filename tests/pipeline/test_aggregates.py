@@ -15,10 +15,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from cli.main import main
-from pipeline.aggregates import TIMING_MEASURES
-from pipeline.grid import Grid, parse_grid
-from pipeline.sweep import SweepResult, run_sweep
+from placement_sim.cli.main import main
+from placement_sim.pipeline.aggregates import TIMING_MEASURES
+from placement_sim.pipeline.grid import Grid, parse_grid
+from placement_sim.pipeline.sweep import SweepResult, run_sweep
 from tests.support.placers import placer_file
 
 FIRST_BROKERS = placer_file("RecordingPlacer")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.default_grid import DEFAULT_GRID_TOML, default_grid
-from pipeline.grid import Distribution, GridError, grid_from_mapping, load_grid, parse_grid
+from placement_sim.pipeline.default_grid import DEFAULT_GRID_TOML, default_grid
+from placement_sim.pipeline.grid import Distribution, GridError, grid_from_mapping, load_grid, parse_grid
 
 MINIMAL = """
 seeds = 3

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipeline import progress
-from pipeline.progress import ConsoleProgress, Ticker, format_duration
+from placement_sim.pipeline import progress
+from placement_sim.pipeline.progress import ConsoleProgress, Ticker, format_duration
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from pipeline import report
+from placement_sim.pipeline import report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -365,9 +365,9 @@ def test_plots_label_placers_by_their_short_names() -> None:
 
 
 def _rebuild(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m pipeline.report ARGS`` as a user runs it."""
+    """``python -m placement_sim.pipeline.report ARGS`` as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.report", *args],
+        [sys.executable, "-m", "placement_sim.pipeline.report", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

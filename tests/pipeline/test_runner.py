@@ -7,9 +7,9 @@ import json
 import pytest
 
 from controller.placement.loader import PlacerLoadError, resolve_placer_class
-from pipeline.grid import ClusterFamily, Distribution, WorkloadSpec
-from pipeline.runner import run_scenario
-from pipeline.scenarios import ScenarioSpec, expand_family, operations_for, scenario_id
+from placement_sim.pipeline.grid import ClusterFamily, Distribution, WorkloadSpec
+from placement_sim.pipeline.runner import run_scenario
+from placement_sim.pipeline.scenarios import ScenarioSpec, expand_family, operations_for, scenario_id
 from tests.support.placers import PLACERS_FILE
 
 

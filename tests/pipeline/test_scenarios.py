@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from pipeline.grid import ClusterFamily, Distribution, WorkloadSpec, workload_document, workload_from_document
-from pipeline.scenarios import brokers_for, expand_family, iter_scenarios, operations_for, rack_letters
+from placement_sim.pipeline.grid import (
+    ClusterFamily,
+    Distribution,
+    WorkloadSpec,
+    workload_document,
+    workload_from_document,
+)
+from placement_sim.pipeline.scenarios import (
+    brokers_for,
+    expand_family,
+    iter_scenarios,
+    operations_for,
+    rack_letters,
+)
 
 
 def test_balanced_racks_are_lettered_and_brokers_numbered_rack_by_rack() -> None:

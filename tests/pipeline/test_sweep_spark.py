@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from pipeline.aggregates import AGGREGATES, TIMING_MEASURES
-from pipeline.records import TIMING_COLUMNS
+from placement_sim.pipeline.aggregates import AGGREGATES, TIMING_MEASURES
+from placement_sim.pipeline.records import TIMING_COLUMNS
 
 UNBALANCED = "unbalanced-1-2-3/fluvio-example/s0"
 BALANCED = "balanced-4x3/balanced-example/s0"
@@ -210,8 +210,8 @@ def test_both_paths_report_progress_up_to_every_run(
 
 
 def test_scenarios_are_expanded_on_the_executors(spark, small_grid, monkeypatch) -> None:
-    from pipeline import scenarios, spark_tasks
-    from pipeline.spark_job import scenario_frame
+    from placement_sim.pipeline import scenarios, spark_tasks
+    from placement_sim.pipeline.spark_job import scenario_frame
 
     expected = sorted(
         (s.shape.name, s.workload.name, s.seed, placer)

@@ -18,7 +18,18 @@ def served(properties: Mapping[str, str] | None = None, *args: str) -> Iterator[
     """Starts the server on an ephemeral 127.0.0.1 port; yields its bootstrap address; stops it."""
     sets = [f"--set={k}={v}" for k, v in (properties or {}).items()]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", "--listen", "127.0.0.1:0", "--seed", "1", *sets, *args],
+        [
+            sys.executable,
+            "-m",
+            "placement_sim.cli.main",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--seed",
+            "1",
+            *sets,
+            *args,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

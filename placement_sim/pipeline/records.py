@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from controller.placement.api import UsableBroker
 from controller.placement.metrics import compute_metrics
-from pipeline.runner import RunResult
-from pipeline.scenarios import brokers_for
+from placement_sim.pipeline.runner import RunResult
+from placement_sim.pipeline.scenarios import brokers_for
 
 log = logging.getLogger(__name__)
 

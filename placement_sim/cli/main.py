@@ -81,7 +81,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     named = _command_named(argv)
     for command, module in COMMANDS.items():
         if named is None or command == named:
-            importlib.import_module(f"cli.commands.{module}").register(subparsers, common)
+            importlib.import_module(f"placement_sim.cli.commands.{module}").register(subparsers, common)
     return parser
 
 

@@ -2,7 +2,7 @@
 
 ::
 
-    spark-submit --master yarn --archives sweep-env.tar.gz#environment cli/spark_submit.py \\
+    spark-submit --master yarn --archives sweep-env.tar.gz#environment placement_sim/cli/spark_submit.py \\
         --grid grid.toml --out hdfs:///sweeps/1 --report report.html
 
 The Spark master and resources come from ``spark-submit``; the driver and the executors need the
@@ -15,12 +15,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cli.commands import sweep
-from cli.main import common_options, run_command, setup_logging
+from placement_sim.cli.commands import sweep
+from placement_sim.cli.main import common_options, run_command, setup_logging
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="spark-submit cli/spark_submit.py")
+    parser = argparse.ArgumentParser(prog="spark-submit placement_sim/cli/spark_submit.py")
     sweep.register(parser.add_subparsers(dest="command", required=True), common_options())
     args = parser.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
     setup_logging(args.verbose_after)

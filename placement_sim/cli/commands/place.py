@@ -6,7 +6,7 @@ loaded by name (``--placer``), configured with ``simulator.seed`` (``--seed``) a
 the embedded 6 brokers in 3 racks), with the server's request checks, deferral to the default placer
 and check of the result. With ``--bootstrap`` a running server is asked instead.
 
-The output (:mod:`cli.render`) is the replica map, then the leaders and followers per rack as running
+The output (:mod:`placement_sim.cli.render`) is the replica map, then the leaders and followers per rack as running
 totals, as in Fluvio's replica assignment tables; ``--json`` prints the same as one JSON document.
 """
 
@@ -19,15 +19,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cli.clusterfile import ClusterFileError, load_cluster_file
-from cli.connection import describe_cluster, describe_error, run_with_client
-from cli.options import add_bootstrap_option, add_property_option, broker_id_list
-from cli.render import placement_to_json, render_placement
 from controller.defaults import DEFAULT_BROKERS
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
 from controller.placement.builtin.java_random import SEED_KEY
 from controller.placement.loader import DEFAULT_PLACER
 from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
+from placement_sim.cli.clusterfile import ClusterFileError, load_cluster_file
+from placement_sim.cli.connection import describe_cluster, describe_error, run_with_client
+from placement_sim.cli.options import add_bootstrap_option, add_property_option, broker_id_list
+from placement_sim.cli.render import placement_to_json, render_placement
 from protocol.client import ErrorResponse, KafkaClient
 from protocol.errors import error_by_name
 

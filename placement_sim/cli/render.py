@@ -14,7 +14,7 @@ from controller.placement.api import UsableBroker
 from controller.placement.metrics import SUMMARY_KEYS
 
 if TYPE_CHECKING:
-    from cli.commands.compare import Comparison
+    from placement_sim.cli.commands.compare import Comparison
 
 __all__ = ["NO_RACK", "placement_to_json", "render_comparison", "render_placement"]
 

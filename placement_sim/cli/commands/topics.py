@@ -12,8 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from cli.assignment_file import AssignmentFileError, read_replica_assignment
-from cli.connection import (
+from placement_sim.cli.assignment_file import AssignmentFileError, read_replica_assignment
+from placement_sim.cli.connection import (
     add_connection_options,
     describe_error,
     kafka_uuid,

@@ -7,10 +7,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from cli.options import add_property_option
+from placement_sim.cli.options import add_property_option
 
 if TYPE_CHECKING:
-    from pipeline.sweep import SweepResult
+    from placement_sim.pipeline.sweep import SweepResult
 
 DEFAULT_OUT = "sweep-out"
 
@@ -93,9 +93,9 @@ def _print_summary(result: SweepResult) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.default_grid import DEFAULT_GRID_TOML, default_grid
-    from pipeline.grid import GridError, load_grid
-    from pipeline.output import is_local
+    from placement_sim.pipeline.default_grid import DEFAULT_GRID_TOML, default_grid
+    from placement_sim.pipeline.grid import GridError, load_grid
+    from placement_sim.pipeline.output import is_local
 
     if args.print_default_grid:
         print(DEFAULT_GRID_TOML, end="")
@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
         print("placement-sim sweep: --partitions must be positive", file=sys.stderr)
         return 2
     py_files = [f.strip() for f in (args.py_files or "").split(",") if f.strip()]
-    from pipeline.progress import ConsoleProgress
-    from pipeline.sweep import run_sweep
+    from placement_sim.pipeline.progress import ConsoleProgress
+    from placement_sim.pipeline.sweep import run_sweep
 
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
     master = args.master or ("the spark-submit master" if submitted else "local[*]")

@@ -8,10 +8,10 @@ import contextlib
 import signal
 import sys
 
-from cli.options import add_property_option
 from controller.assembly import create_server
 from controller.config import LISTENERS, PLACER, SEED, ServerConfig
 from controller.eventloop import loop_factory, loop_name
+from placement_sim.cli.options import add_property_option
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """The sweep in one process, without Spark: the same runs, tables and aggregates as the Spark job.
 
-It calls :func:`pipeline.runner.run_scenario` for every (scenario, placer) of the grid in order,
+It calls :func:`placement_sim.pipeline.runner.run_scenario` for every (scenario, placer) of the grid in order,
 builds the same Arrow batches, streams the same Parquet tables out with pyarrow, and computes the
 aggregates with pandas.
 """
@@ -17,12 +17,18 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import aggregates, output
-from pipeline.grid import Grid
-from pipeline.progress import ProgressCallback
-from pipeline.records import SPLITS, metrics_columns, result_schema, split_table, to_record_batch
-from pipeline.runner import RunResult, run_scenario
-from pipeline.scenarios import ScenarioSpec, iter_scenarios
+from placement_sim.pipeline import aggregates, output
+from placement_sim.pipeline.grid import Grid
+from placement_sim.pipeline.progress import ProgressCallback
+from placement_sim.pipeline.records import (
+    SPLITS,
+    metrics_columns,
+    result_schema,
+    split_table,
+    to_record_batch,
+)
+from placement_sim.pipeline.runner import RunResult, run_scenario
+from placement_sim.pipeline.scenarios import ScenarioSpec, iter_scenarios
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +68,7 @@ def iter_results(grid: Grid, progress: ProgressCallback | None = None) -> Iterat
 
 
 def results_table(grid: Grid, progress: ProgressCallback | None = None) -> pa.Table:
-    """Every run of the grid as one table in :func:`pipeline.records.result_schema`."""
+    """Every run of the grid as one table in :func:`placement_sim.pipeline.records.result_schema`."""
     return pa.Table.from_batches(list(iter_results(grid, progress)), schema=result_schema())
 
 

@@ -12,7 +12,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cli.commands.place import (
+from controller.placement.api import ClusterView, PlacementSpec
+from controller.placement.loader import BUILTIN_PLACERS, resolve_placer_class
+from controller.placement.metrics import PlacementMetrics, compute_metrics
+from placement_sim.cli.commands.place import (
     PlacementError,
     add_placement_arguments,
     configs_from_args,
@@ -20,10 +23,7 @@ from cli.commands.place import (
     inputs_from_args,
     place_in_process,
 )
-from cli.render import render_comparison
-from controller.placement.api import ClusterView, PlacementSpec
-from controller.placement.loader import BUILTIN_PLACERS, resolve_placer_class
-from controller.placement.metrics import PlacementMetrics, compute_metrics
+from placement_sim.cli.render import render_comparison
 
 __all__ = ["Comparison", "compare_placers", "register"]
 

@@ -13,10 +13,10 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from pipeline.grid import WorkloadSpec, family_from_document, workload_from_document
-from pipeline.records import to_record_batch
-from pipeline.runner import run_scenario
-from pipeline.scenarios import ClusterShape, ScenarioSpec, expand_family, scenario_id
+from placement_sim.pipeline.grid import WorkloadSpec, family_from_document, workload_from_document
+from placement_sim.pipeline.records import to_record_batch
+from placement_sim.pipeline.runner import run_scenario
+from placement_sim.pipeline.scenarios import ClusterShape, ScenarioSpec, expand_family, scenario_id
 
 __all__ = ["FAMILY_SCHEMA", "SHAPE_SCHEMA", "WORKLOAD_SCHEMA", "expand_families", "run_batches"]
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from controller.placement.api import UsableBroker
-from pipeline.grid import ClusterFamily, Grid, WorkloadSpec
+from placement_sim.pipeline.grid import ClusterFamily, Grid, WorkloadSpec
 
 __all__ = [
     "ClusterShape",

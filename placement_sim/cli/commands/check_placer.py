@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from cli.options import add_property_option, positive_int
 from controller.placement.loader import resolve_placer_class
+from placement_sim.cli.options import add_property_option, positive_int
 
 __all__ = ["register", "run"]
 

@@ -19,11 +19,11 @@ import pyarrow as pa
 
 from controller.config import ServerConfig
 from controller.placement.loader import load_placer
-from pipeline import output
-from pipeline.grid import Grid
-from pipeline.local_job import run_sweep_local
-from pipeline.progress import ProgressCallback
-from pipeline.report import (
+from placement_sim.pipeline import output
+from placement_sim.pipeline.grid import Grid
+from placement_sim.pipeline.local_job import run_sweep_local
+from placement_sim.pipeline.progress import ProgressCallback
+from placement_sim.pipeline.report import (
     REPORT_SCENARIO_KEY,
     SKEW_COLUMNS,
     ReportData,
@@ -32,12 +32,12 @@ from pipeline.report import (
     report_data,
     write_report,
 )
-from pipeline.runner import placer_properties
+from placement_sim.pipeline.runner import placer_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from pipeline.spark_job import SparkSweep
+    from placement_sim.pipeline.spark_job import SparkSweep
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def run_sweep(
     if use_spark:
         from pyspark.sql import SparkSession
 
-        from pipeline.spark_job import run_sweep_spark, spark_session
+        from placement_sim.pipeline.spark_job import run_sweep_spark, spark_session
 
         # Stop the session afterwards only when this sweep started it.
         own_session = spark is None and SparkSession.getActiveSession() is None
@@ -177,7 +177,7 @@ def run_sweep(
         data = load_report_data(output.local_path(out), wanted, info)
         aggregates = local.aggregates
     if data.scenario is not None:
-        # Saved with the run, so that ``python -m pipeline.report OUT`` plots the same scenario.
+        # Saved with the run, so that ``python -m placement_sim.pipeline.report OUT`` plots the same scenario.
         info[REPORT_SCENARIO_KEY] = data.scenario
     if output.is_local(out):
         folder = output.local_path(out)

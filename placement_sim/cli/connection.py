@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cli.options import add_bootstrap_option
+from placement_sim.cli.options import add_bootstrap_option
 from protocol.client import ClientError, KafkaClient
 from protocol.errors import error_by_code
 

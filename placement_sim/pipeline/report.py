@@ -1,7 +1,7 @@
 """``report.html``: one self-contained page (tables plus matplotlib plots as embedded PNGs).
 
 It needs no Spark to read, nor to build: :func:`load_report_data` reads a sweep's output folder with
-pyarrow, so ``python -m pipeline.report OUT`` rebuilds the report of any finished sweep, for the
+pyarrow, so ``python -m placement_sim.pipeline.report OUT`` rebuilds the report of any finished sweep, for the
 scenario the sweep plotted (saved in ``OUT/sweep.json``) unless ``--scenario`` names another.
 
 The page, top to bottom: a summary that ranks the placers on the main figures, one sentence each; what
@@ -35,8 +35,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from matplotlib.figure import Figure
 
-from pipeline import output
-from pipeline.aggregates import AGGREGATES
+from placement_sim.pipeline import output
+from placement_sim.pipeline.aggregates import AGGREGATES
 
 log = logging.getLogger(__name__)
 
@@ -1044,7 +1044,8 @@ def write_report(data: ReportData, path: str | Path) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pipeline.report", description="Rebuilds report.html from a sweep's output folder."
+        prog="python -m placement_sim.pipeline.report",
+        description="Rebuilds report.html from a sweep's output folder.",
     )
     parser.add_argument("out", help="the sweep's output folder")
     parser.add_argument(

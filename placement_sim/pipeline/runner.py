@@ -27,7 +27,7 @@ from controller.config import ISOLATION, PLACER, SEED, ServerConfig
 from controller.placement.metrics import PlacementMetrics, compute_metrics, rack_levels
 from controller.placement.service import PlacementService
 from controller.topic_admin import NewPartitions, NewTopic, TopicAdmin
-from pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
+from placement_sim.pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
 from protocol.errors import error_by_name
 
 log = logging.getLogger(__name__)

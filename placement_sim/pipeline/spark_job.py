@@ -7,7 +7,7 @@ Plan::
     runs to do --mapInArrow(run_scenario)--> results, one row per run (persisted)
     results --> metrics/, placements/, failures/, rack_losses/ (Parquet) --> Spark SQL aggregates
 
-The executors run :func:`pipeline.runner.run_scenario` (through :mod:`pipeline.spark_tasks`), the
+The executors run :func:`placement_sim.pipeline.runner.run_scenario` (through :mod:`placement_sim.pipeline.spark_tasks`), the
 same function the single-process path calls, on Arrow batches. Placers are loaded there by the
 server's loader: third-party placers must be importable on the executors (installed, or shipped with
 ``--py-files`` / ``addPyFile``).
@@ -30,11 +30,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from pipeline import aggregates, output
-from pipeline.grid import Grid, family_document, workload_document
-from pipeline.progress import ProgressCallback, Ticker
-from pipeline.records import SPLITS, metrics_columns, result_schema
-from pipeline.spark_tasks import FAMILY_SCHEMA, SHAPE_SCHEMA, WORKLOAD_SCHEMA, expand_families, run_batches
+from placement_sim.pipeline import aggregates, output
+from placement_sim.pipeline.grid import Grid, family_document, workload_document
+from placement_sim.pipeline.progress import ProgressCallback, Ticker
+from placement_sim.pipeline.records import SPLITS, metrics_columns, result_schema
+from placement_sim.pipeline.spark_tasks import (
+    FAMILY_SCHEMA,
+    SHAPE_SCHEMA,
+    WORKLOAD_SCHEMA,
+    expand_families,
+    run_batches,
+)
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli.connection import (
+from placement_sim.cli.connection import (
     add_connection_options,
     describe_cluster,
     describe_error,

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from pipeline.grid import Grid, parse_grid
+from placement_sim.pipeline.grid import Grid, parse_grid
 
 __all__ = ["DEFAULT_GRID_TOML", "default_grid"]
 

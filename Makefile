@@ -1,8 +1,11 @@
-# Everything a fresh machine needs: `make run` and `make test`.
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Everything a fresh machine needs: `make run` (the server alone) and `make test` (everything).
+# `make run ARGS="--listen 127.0.0.1:0 --placer legacy"` passes options to `placement-sim serve`.
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+RUNTIME := $(VENV)/.runtime
+STAMP   := $(VENV)/.installed
+ARGS    ?=
 
 .PHONY: run test lint bench bytecode system-deps clean
 
@@ -19,20 +22,27 @@ system-deps:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$need; \
 	fi
 
-$(STAMP): pyproject.toml
+# The editable install is a .pth file naming the checkout (pyproject.toml's package-dir), not an import
+# hook: the hook would cost every process time at start.
+# What `serve` needs: the project and its dependencies, no PySpark, no test tools.
+$(RUNTIME): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# compat: the checkout on sys.path, not an import hook (the hook costs every process ~70 ms at start)
-	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=compat
+	$(BIN)/pip install -q -e .
+	touch $(RUNTIME)
+
+# Everything: the test tools, PySpark, the TLS test certificates (the `test` extra).
+$(STAMP): $(RUNTIME)
+	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
 # The project's modules compiled ahead (as pip compiles installed packages): a server starts without
 # compiling its sources, even where PYTHONDONTWRITEBYTECODE is set.
-bytecode: $(STAMP)
+bytecode: $(RUNTIME)
 	@$(BIN)/python -m compileall -q controller protocol placement_sim >/dev/null
 
-run: system-deps $(STAMP) bytecode
-	$(BIN)/placement-sim serve
+run: $(RUNTIME) bytecode
+	$(BIN)/placement-sim serve $(ARGS)
 
 test: system-deps $(STAMP) bytecode
 	$(BIN)/ruff check .

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -52,6 +54,23 @@ def test_sweep_without_spark_writes_the_tables_and_the_report(grid_file, tmp_pat
     assert (
         (out / "report.html").is_file() and (out / "grid.json").is_file() and (out / "sweep.json").is_file()
     )
+
+
+def test_the_spark_submit_entry_runs_as_a_file_and_takes_the_sweep_options(grid_file, tmp_path) -> None:
+    """``spark-submit`` runs ``placement_sim/cli/spark_submit.py`` by its path (the file's folder first on
+    sys.path, not the checkout's root): its imports resolve and the options are the sweep's."""
+    entry = Path(__file__).resolve().parents[2] / "placement_sim" / "cli" / "spark_submit.py"
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, str(entry), "--no-spark", "--grid", str(grid_file), "--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "sweep: 1 scenarios x 2 placers = 2 runs in this process" in result.stderr
+    assert pq.read_table(out / "metrics").num_rows == 2
 
 
 #: A placer module that only ``--py-files`` makes importable on the executors (written to a fresh folder).

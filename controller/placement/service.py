@@ -20,7 +20,12 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from controller.placement import rules
-from controller.placement.api import ClusterView, PlacementSpec, PlacerNotApplicableError
+from controller.placement.api import (
+    ClusterView,
+    InvalidReplicationFactorError,
+    PlacementSpec,
+    PlacerNotApplicableError,
+)
 from controller.placement.loader import DEFAULT_PLACER, PLACERS, SIMPLE_PLACER, load_placer
 from controller.placement.settings import PlacementLimits, PlacerSetup
 from controller.plugins.isolation import InlineRunner, PluginError, Reason, Runner, start_runner
@@ -212,7 +217,7 @@ class PlacementService:
                 f"The placer {error.label} did not answer within {within}.",
                 "TimedOut",
             )
-        if error.reason is Reason.DECLARED and error.declared == "InvalidReplicationFactorError":
+        if error.reason is Reason.DECLARED and error.declared == InvalidReplicationFactorError.__name__:
             return PlacementFailure(ErrorCode.INVALID_REPLICATION_FACTOR, error.message, error.exc_type)
         # A request that could never be placed is answered as such, whatever the placer did about it.
         problem = rules.replication_factor_problem(spec.num_replicas, len(view.usable(spec)))

@@ -58,7 +58,9 @@ class Controller:
         schemas = schemas or load_schemas()
         clock = make_clock(config.clock)
         cluster = Cluster(config.brokers, seed=config.seed, events=EventLog(clock.now, config.max_events))
-        placements = await PlacementService.start(config, cluster)
+        placements = await PlacementService.start(
+            config.placer_setup(), config.placement_limits(), cluster.view
+        )
         try:
             dynamics = await Dynamics.start(config, cluster, clock, asyncio.Lock())
         except BaseException:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from controller.assignments import Assignments
 from controller.events import EventLog
 from controller.placement.api import ClusterView, UsableBroker
+from controller.placement.assignments import Assignments
 from controller.topic_names import collision_key
 
 __all__ = [

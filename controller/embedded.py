@@ -22,6 +22,7 @@ from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
 from controller.placement.api import UsableBroker
+from controller.plugins.properties import PropertyValue, property_texts
 from controller.security_testing import ClientSettings
 
 if TYPE_CHECKING:
@@ -33,13 +34,14 @@ __all__ = ["ServerThread", "server_properties"]
 def server_properties(
     placer: str | None = None,
     brokers: Iterable[UsableBroker | tuple[int, str | None] | tuple[int, str | None, bool]] | None = None,
-    properties: Mapping[str, str] | None = None,
+    properties: Mapping[str, PropertyValue] | None = None,
     seed: int | None = 0,
     listen: str = "127.0.0.1:0",
     clock: str | None = None,
     policy: str | None = None,
 ) -> dict[str, str]:
-    """Server properties from friendly arguments; ``properties`` override the rest."""
+    """Server properties from friendly arguments; ``properties`` override the rest (their values may be
+    numbers and booleans, written as a properties file would: ``1500``, ``true``)."""
     props: dict[str, str] = {LISTENERS: listen}
     if clock is not None:
         props[CLOCK] = clock
@@ -62,7 +64,7 @@ def server_properties(
                 fenced.append(str(broker.id))
         props[BROKERS] = ",".join(entries)
         props[FENCED] = ",".join(fenced)
-    props.update(properties or {})
+    props.update(property_texts(properties or {}))
     return props
 
 
@@ -85,7 +87,7 @@ class ServerThread:
         cls,
         placer: str | None = None,
         brokers: Iterable[Any] | None = None,
-        properties: Mapping[str, str] | None = None,
+        properties: Mapping[str, PropertyValue] | None = None,
         seed: int | None = 0,
         timeout: float = 60.0,
         clock: str | None = None,

@@ -9,7 +9,8 @@
   (:class:`protocol.client.BlockingClient`).
 - ``placement_sim_server``: the same server without a client, for other clients (kafka-python, ...).
 - ``placement_sim_factory``: ``placement_sim_factory(placer=..., brokers=[(id, rack[, fenced]), ...],
-  properties={...}, seed=0, clock="virtual", policy="fluvio")`` starts more servers; all are stopped at
+  properties={...}, seed=0, clock="virtual", policy="fluvio")`` starts more servers (property values may be
+  numbers and booleans: ``{"broker.session.timeout.ms": 1500}``); all are stopped at
   the end of the test. ``security="SSL"``, ``"SASL_PLAINTEXT"`` or ``"SASL_SSL"`` secures every listener
   (``users={...}``, default alice/alice-secret; ``client_auth="required"`` for client certificates), and
   ``server.client_settings`` says how each client connects (``mechanism=`` picks its SASL mechanism).
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -122,7 +123,7 @@ def placement_sim_factory(request: pytest.FixtureRequest) -> Iterator[Callable[.
     def start(
         placer: str | None = None,
         brokers: Any = None,
-        properties: dict[str, str] | None = None,
+        properties: Mapping[str, str | int | float | bool] | None = None,
         seed: int | None = 0,
         clock: str | None = None,
         policy: str | None = None,

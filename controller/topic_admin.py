@@ -3,8 +3,9 @@
 The wire handlers (CreateTopics, CreatePartitions, DeleteTopics, Metadata's auto-creation) translate
 requests into these calls and the results back into responses. Every placement goes through
 :class:`~controller.placement.service.PlacementService` with the topic's name and its first new partition.
-Checks follow Kafka's controller, in Kafka's order and wording; manual assignments follow seed 000's
-rules (:mod:`controller.manual_assignment`). One topic's failure never affects another in the same call.
+Checks follow Kafka's controller, in Kafka's order and wording; manual assignments follow Fluvio's
+rules for assigned replica maps (:mod:`controller.placement.manual`). One topic's failure never affects
+another in the same call; each is refused with a :class:`~protocol.errors.Refusal`.
 
 Calls are serialised by a lock, so a check and the change it guards are never interleaved with another
 request's (placements may await a placer in a worker process).
@@ -22,26 +23,21 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from controller.cluster import Cluster, Topic
-from controller.config import MAX_PARTITIONS, MAX_REPLICAS, ServerConfig
+from controller.config import ServerConfig
 from controller.logsafe import shown
-from controller.manual_assignment import (
-    AssignmentProblem,
-    check_brokers,
-    check_new_partitions,
-    check_replica_map,
-)
 from controller.offload import Turns, gc_paused, off_loop
-from controller.placement.api import UsableBroker
-from controller.placement.rules import unable_to_replicate
-from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
+from controller.placement.api import PlacementSpec, UsableBroker
+from controller.placement.manual import check_brokers, check_new_partitions, check_replica_map
+from controller.placement.rules import partition_limit_refusal, replica_limit_refusal, unable_to_replicate
+from controller.placement.service import DEFAULT_TIMEOUT_MS, PlacementFailure, PlacementService
 from controller.topic_names import topic_name_problem
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
 
 log = logging.getLogger(__name__)
 
 __all__ = ["NewPartitions", "NewTopic", "TopicAdmin", "TopicResult", "UNKNOWN_TOPIC_MESSAGE"]
 
-#: The timeout a placement gets when the client sends none (timeoutMs <= 0 means "do not wait").
-DEFAULT_TIMEOUT_MS = 60000
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 
 
@@ -68,34 +64,31 @@ class NewPartitions:
 
 @dataclass
 class TopicResult:
-    """The outcome for one topic: ``error`` is None on success, else a wire error name with ``message``."""
+    """The outcome for one topic: ``error`` is None on success, else the error code with ``message``.
+
+    ``not_applicable`` is the placer's reason when it refused because it does not apply to the cluster."""
 
     name: str | None
-    error: str | None = None
+    error: ErrorCode | None = None
     message: str | None = None
     topic_id: uuid.UUID | None = None
     #: The replica lists of the partitions the call created (or would create, when validating only).
     replicas: list[list[int]] = field(default_factory=list)
+    not_applicable: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
     @classmethod
-    def failed(cls, name: str | None, error: str, message: str | None) -> TopicResult:
-        return cls(name, error, message)
+    def failed(cls, name: str | None, refusal: Refusal) -> TopicResult:
+        not_applicable = refusal.not_applicable if isinstance(refusal, PlacementFailure) else None
+        return cls(name, refusal.code, refusal.message, not_applicable=not_applicable)
 
 
 class _Named(Protocol):
     @property
     def name(self) -> str: ...
-
-
-class _Refused(Exception):
-    def __init__(self, error: str, message: str) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
 
 
 #: Requests of more topics than this log one line in all at INFO.
@@ -172,7 +165,7 @@ class TopicAdmin:
                     "topic %s not %s: %s %s",
                     shown(result.name),
                     done,
-                    result.error,
+                    result.error.name if result.error is not None else None,
                     shown(result.message),
                 )
 
@@ -191,36 +184,33 @@ class TopicAdmin:
             if counts[item.name] > 1:
                 if item.name not in reported:
                     reported.add(item.name)
-                    results.append(TopicResult.failed(item.name, "INVALID_REQUEST", "Duplicate topic name."))
+                    results.append(
+                        TopicResult.failed(
+                            item.name, Refusal(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+                        )
+                    )
                 continue
             try:
                 results.append(await act(item))
-            except _Refused as refused:
-                results.append(TopicResult.failed(item.name, refused.error, refused.message))
+            except Refusal as refused:
+                results.append(TopicResult.failed(item.name, refused))
         return results
 
     def _deadline(self, timeout_ms: int) -> float:
         """One deadline (event-loop time) for every placement of a request; timeoutMs is capped at
         ``simulator.request.max.timeout.ms``."""
         effective = timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS
-        return asyncio.get_running_loop().time() + self.config.capped_timeout_ms(effective) / 1000
+        return asyncio.get_running_loop().time() + self.placements.limits.capped_timeout_ms(effective) / 1000
 
     def _room_for(self, adding: int, rf: int) -> None:
         """The cluster-wide partition limit, and the replica limit of one request, for every path that
         creates partitions (placed or assigned by hand)."""
-        total = self.cluster.partition_count + adding
-        if total > self.config.max_partitions:
-            raise _Refused(
-                "POLICY_VIOLATION",
-                f"{adding} more partition(s) would make {total} in the cluster, above the limit of "
-                f"{self.config.max_partitions} ({MAX_PARTITIONS}).",
-            )
-        if adding * rf > self.config.max_replicas:
-            raise _Refused(
-                "POLICY_VIOLATION",
-                f"{adding} partition(s) x replication factor {rf} = {adding * rf} replicas exceeds the limit of "
-                f"{self.config.max_replicas} ({MAX_REPLICAS}).",
-            )
+        limits = self.placements.limits
+        refusal = partition_limit_refusal(
+            adding, self.cluster.partition_count, limits.max_partitions
+        ) or replica_limit_refusal(adding, rf, limits.max_replicas)
+        if refusal is not None:
+            raise refusal
 
     async def _create_topic(
         self, topic: NewTopic, validate_only: bool, timeout_ms: int, deadline: float, created: list[str]
@@ -228,16 +218,19 @@ class TopicAdmin:
         name = topic.name
         problem = topic_name_problem(name)
         if problem is not None:
-            raise _Refused("INVALID_TOPIC_EXCEPTION", problem)
+            raise Refusal(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
         other = self.cluster.colliding_topic(name)
         if other is not None:
-            raise _Refused("INVALID_TOPIC_EXCEPTION", f"Topic '{name}' collides with existing topic: {other}")
+            raise Refusal(
+                ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}"
+            )
         if name in self.cluster.topics:
-            raise _Refused("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+            raise Refusal(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         null_configs = [key for key, value in topic.configs.items() if value is None]
         if null_configs:
-            raise _Refused(
-                "INVALID_CONFIG", f"Null value not supported for topic configs: {','.join(null_configs)}"
+            raise Refusal(
+                ErrorCode.INVALID_CONFIG,
+                f"Null value not supported for topic configs: {','.join(null_configs)}",
             )
         if topic.assignments:
             replicas = self._manual_topic(topic)
@@ -255,32 +248,29 @@ class TopicAdmin:
 
     def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
         if topic.replication_factor != -1:
-            raise _Refused(
-                "INVALID_REQUEST",
+            raise Refusal(
+                ErrorCode.INVALID_REQUEST,
                 "A manual partition assignment was specified, but replication factor was not set to -1.",
             )
         if topic.num_partitions != -1:
-            raise _Refused(
-                "INVALID_REQUEST",
+            raise Refusal(
+                ErrorCode.INVALID_REQUEST,
                 "A manual partition assignment was specified, but numPartitions was not set to -1.",
             )
         self._room_for(len(topic.assignments), max((len(rs) for _, rs in topic.assignments), default=0))
-        try:
-            replicas = check_replica_map(topic.assignments)
-            check_brokers(replicas, self._brokers())
-        except AssignmentProblem as problem:
-            raise _Refused(problem.error, problem.message) from None
+        replicas = check_replica_map(topic.assignments)
+        check_brokers(replicas, self._brokers())
         return replicas
 
     async def _placed_topic(self, topic: NewTopic, timeout_ms: int, deadline: float) -> list[list[int]]:
         if topic.replication_factor < -1 or topic.replication_factor == 0:
-            raise _Refused(
-                "INVALID_REPLICATION_FACTOR",
+            raise Refusal(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
                 "Replication factor must be larger than 0, or -1 to use the default value.",
             )
         if topic.num_partitions < -1 or topic.num_partitions == 0:
-            raise _Refused(
-                "INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."
+            raise Refusal(
+                ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
             )
         num_partitions = self.config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
         rf = (
@@ -294,19 +284,14 @@ class TopicAdmin:
     async def _place(
         self, name: str, num_partitions: int, rf: int, start: int, timeout_ms: int, deadline: float
     ) -> list[list[int]]:
-        request = PlacementRequest(
-            num_partitions=num_partitions,
-            replication_factor=rf,
-            topic=name,
-            start_partition=start,
-            timeout_ms=timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS,
-        )
+        spec = PlacementSpec(start, num_partitions, rf, topic=name)
+        timeout_ms = timeout_ms if timeout_ms > 0 else DEFAULT_TIMEOUT_MS
         try:
-            return await self.placements.place(request, deadline=deadline)  # fresh lists already
+            return await self.placements.place(spec, timeout_ms, deadline=deadline)  # fresh lists already
         except PlacementFailure as failure:
-            if failure.error == "INVALID_REPLICATION_FACTOR":
-                raise _Refused(failure.error, unable_to_replicate(rf, failure.message)) from None
-            raise _Refused(failure.error, failure.message) from None
+            if failure.code is ErrorCode.INVALID_REPLICATION_FACTOR:
+                raise Refusal(failure.code, unable_to_replicate(rf, failure.message)) from None
+            raise
 
     async def create_partitions(
         self,
@@ -326,7 +311,7 @@ class TopicAdmin:
                 log.info(
                     "partitions of %s not added: %s %s",
                     shown(result.name),
-                    result.error,
+                    result.error.name if result.error is not None else None,
                     shown(result.message),
                 )
         return results
@@ -336,24 +321,21 @@ class TopicAdmin:
     ) -> TopicResult:
         topic = self.cluster.topics.get(request.name)
         if topic is None:
-            raise _Refused("UNKNOWN_TOPIC_OR_PARTITION", UNKNOWN_TOPIC_MESSAGE)
+            raise Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE)
         current = len(topic.partitions)
         if request.count < current:
-            raise _Refused(
-                "INVALID_PARTITIONS",
+            raise Refusal(
+                ErrorCode.INVALID_PARTITIONS,
                 f"The topic {topic.name} currently has {current} partition(s); {request.count} would not be "
                 "an increase.",
             )
         if request.count == current:
-            raise _Refused("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
+            raise Refusal(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
         rf = topic.replication_factor
         self._room_for(request.count - current, rf if request.assignments is not None else 0)
         if request.assignments is not None:
-            try:
-                replicas = check_new_partitions(request.assignments, current, request.count, rf)
-                check_brokers(replicas, self._brokers(), start_partition=current)
-            except AssignmentProblem as problem:
-                raise _Refused(problem.error, problem.message) from None
+            replicas = check_new_partitions(request.assignments, current, request.count, rf)
+            check_brokers(replicas, self._brokers(), start_partition=current)
         else:
             replicas = await self._place(
                 topic.name, request.count - current, rf, current, timeout_ms, deadline
@@ -377,7 +359,9 @@ class TopicAdmin:
                     found = self.cluster.topics.get(name)
                     if found is None:
                         results.append(
-                            TopicResult(name, "UNKNOWN_TOPIC_OR_PARTITION", UNKNOWN_TOPIC_MESSAGE, topic_id)
+                            TopicResult(
+                                name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE, topic_id
+                            )
                         )
                         continue
                 elif topic_id is not None and topic_id.int != 0:
@@ -385,13 +369,18 @@ class TopicAdmin:
                     if found is None:
                         results.append(
                             TopicResult(
-                                None, "UNKNOWN_TOPIC_ID", "This server does not host this topic ID.", topic_id
+                                None,
+                                ErrorCode.UNKNOWN_TOPIC_ID,
+                                "This server does not host this topic ID.",
+                                topic_id,
                             )
                         )
                         continue
                 else:
                     results.append(
-                        TopicResult(None, "INVALID_REQUEST", "Neither a topic name nor a topic id was given.")
+                        TopicResult(
+                            None, ErrorCode.INVALID_REQUEST, "Neither a topic name nor a topic id was given."
+                        )
                     )
                     continue
                 self.cluster.delete_topic(found.name)

@@ -3,7 +3,8 @@
 protocol/ knows nothing of the controller; handlers never see the server, a connection or the security
 layer; only the assembly builds a server; the command line is imported by nothing (imports under
 ``if TYPE_CHECKING:`` are for types only and do not count for these); and no module of controller/ or
-protocol/ reaches itself through its imports, type-only imports included.
+protocol/ reaches itself through its imports, type-only imports included. Placement imports nothing of
+the controller but the plugin machinery, type-only imports included.
 """
 
 from __future__ import annotations
@@ -115,6 +116,29 @@ def test_the_connection_and_the_security_layer_know_neither_the_server_nor_the_d
 
 def test_nothing_imports_the_command_line(graph: dict[str, set[str]]) -> None:
     assert [m for m, deps in graph.items() if any(d.startswith("placement_sim.cli") for d in deps)] == []
+
+
+def _outside(package: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
+    """The modules of controller/ that modules of ``package`` import (every import statement: in functions
+    and for types too) outside ``package`` and ``allowed``."""
+    found = {}
+    for name, path in _sources().items():
+        if name == package or name.startswith(package + "."):
+            imported = {d for d in _imports(name, path, types_too=True) if d.startswith("controller")}
+            bad = sorted(
+                d for d in imported if not d.startswith(tuple(a + "." for a in allowed)) and d not in allowed
+            )
+            if bad:
+                found[name] = bad
+    return found
+
+
+def test_placement_imports_nothing_of_the_controller_but_the_plugin_machinery() -> None:
+    """As Kafka's ``metadata/placement`` imports nothing of its controller: the placement service is given
+    limits and a view of the cluster, never the configuration or the cluster state."""
+    assert _outside("controller.placement", ("controller.placement", "controller.plugins")) == {}
+    # ... and the plugin machinery nothing of the controller but its offloading of big work.
+    assert _outside("controller.plugins", ("controller.plugins", "controller.offload")) == {}
 
 
 def test_no_circles() -> None:

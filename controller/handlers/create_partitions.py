@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         "Results": [
             {
                 "Name": r.name,
-                "ErrorCode": ErrorCode.NONE if r.error is None else ErrorCode[r.error],
+                "ErrorCode": ErrorCode.NONE if r.error is None else r.error,
                 "ErrorMessage": r.message,
             }
             for r in results

@@ -9,8 +9,9 @@ from typing import Any
 from controller.answers import Sized
 from controller.handlers import RequestContext
 from controller.logsafe import shown
-from controller.placement.service import PlacementFailure, PlacementRequest
-from protocol.codes import ApiKey, ErrorCode
+from controller.placement.api import PlacementSpec
+from controller.placement.service import PlacementFailure
+from protocol.codes import ApiKey
 
 log = logging.getLogger(__name__)
 
@@ -22,44 +23,47 @@ def handle(
     ctx: RequestContext, request: dict[str, Any], version: int
 ) -> dict[str, Any] | Sized | Awaitable[dict[str, Any] | Sized]:
     """Answered at once when the placement needs no waiting (a small one by a built-in placer)."""
-    placement = PlacementRequest(
-        num_partitions=request["NumPartitions"],
-        replication_factor=request["ReplicationFactor"],
-        node_ids=tuple(request["NodeId"]),
-        force_simple=request["ForceSimplePlacement"],
-        topic=request.get("TopicName"),
+    node_ids = tuple(request["NodeId"])
+    placement = PlacementSpec(
         start_partition=request.get("StartPartition", 0),
-        timeout_ms=request["timeoutMs"],
+        num_partitions=request["NumPartitions"],
+        num_replicas=request["ReplicationFactor"],
+        topic=request.get("TopicName"),
+        broker_ids=node_ids or None,
+        force_simple=request["ForceSimplePlacement"],
     )
+    timeout_ms = request["timeoutMs"]
     placements = ctx.controller.placements
     try:
-        replicas = placements.place_now(placement)
+        replicas = placements.place_now(placement, timeout_ms)
     except PlacementFailure as failure:
         return _failed(ctx, failure)
     if replicas is None:
-        return _placed_later(ctx, placement)
+        return _placed_later(ctx, placement, timeout_ms)
     return _placed(placement, replicas)
 
 
-async def _placed_later(ctx: RequestContext, placement: PlacementRequest) -> dict[str, Any] | Sized:
+async def _placed_later(
+    ctx: RequestContext, placement: PlacementSpec, timeout_ms: int
+) -> dict[str, Any] | Sized:
     try:
-        replicas = await ctx.controller.placements.place(placement)
+        replicas = await ctx.controller.placements.place(placement, timeout_ms)
     except PlacementFailure as failure:
         return _failed(ctx, failure)
     return _placed(placement, replicas)
 
 
 def _failed(ctx: RequestContext, failure: PlacementFailure) -> dict[str, Any]:
-    log.info("placement for %s failed: %s %s", ctx.peer, failure.error, shown(failure.message))
+    log.info("placement for %s failed: %s %s", ctx.peer, failure.code.name, shown(failure.message))
     return {
         "ThrottleTimeMs": 0,
-        "ErrorCode": ErrorCode[failure.error],
+        "ErrorCode": failure.code,
         "ErrorMessage": failure.message,
         "ReplicaPlacement": [],
     }
 
 
-def _placed(placement: PlacementRequest, replicas: list[list[int]]) -> Sized:
+def _placed(placement: PlacementSpec, replicas: list[list[int]]) -> Sized:
     start = placement.start_partition
 
     def response() -> dict[str, Any]:

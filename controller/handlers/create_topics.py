@@ -7,7 +7,7 @@ from typing import Any
 from controller.handlers import RequestContext
 from controller.topic_admin import NewTopic, TopicResult
 from protocol import ZERO_UUID
-from protocol.codes import ApiKey, ErrorCode
+from protocol.codes import ApiKey
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
@@ -35,7 +35,7 @@ def _result(result: TopicResult) -> dict[str, Any]:
         return {
             "Name": result.name,
             "TopicId": ZERO_UUID,
-            "ErrorCode": ErrorCode[result.error],
+            "ErrorCode": result.error,
             "ErrorMessage": result.message,
             "NumPartitions": -1,
             "ReplicationFactor": -1,

@@ -24,7 +24,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             {
                 "Name": r.name,
                 "TopicId": r.topic_id or ZERO_UUID,
-                "ErrorCode": ErrorCode.NONE if r.error is None else ErrorCode[r.error],
+                "ErrorCode": ErrorCode.NONE if r.error is None else r.error,
                 "ErrorMessage": r.message,
             }
             for r in results

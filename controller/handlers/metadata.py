@@ -96,7 +96,7 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, 
             await turns.yield_if_due()
         for result in await ctx.controller.topic_admin.create_topics(creatable):
             if result.error is not None and result.name is not None:
-                failed[result.name] = ErrorCode[result.error]
+                failed[result.name] = result.error
             await turns.yield_if_due()
     image = ctx.image if ctx.image is not None else await ctx.controller.image_in_turns()
     entries = _Entries(image, request, version, failed)

@@ -10,12 +10,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import ClassVar
+
+from controller.plugins.properties import Property
 
 __all__ = [
     "ClusterView",
     "InvalidReplicationFactorError",
     "PlacementResult",
     "PlacementSpec",
+    "PlacerNotApplicableError",
     "ReplicaPlacementError",
     "ReplicaPlacer",
     "UsableBroker",
@@ -75,13 +79,18 @@ class ReplicaPlacer(ABC):
     """The interface a replica placement plugin implements (``replica.placer.class.name``).
 
     ``place`` may also be declared ``async def``. It raises :class:`InvalidReplicationFactorError`
-    when the replication factor cannot be met and :class:`ReplicaPlacementError` when no placement
-    can be computed.
+    when the replication factor cannot be met, :class:`PlacerNotApplicableError` when the placer does
+    not apply to the cluster at all, and :class:`ReplicaPlacementError` when no placement can be
+    computed for another reason.
     """
 
     #: Placers that promise to spread each partition over min(RF, racks) racks set this to True;
     #: the conformance kit then checks it.
     rack_aware: bool = False
+
+    #: The properties the placer reads in ``configure()`` (optional; the built-ins declare theirs, and
+    #: the server's settings table lists them).
+    properties: ClassVar[tuple[Property, ...]] = ()
 
     def configure(self, configs: Mapping[str, str]) -> None:  # noqa: B027 - optional hook
         """Receives every server property once, before the first placement."""
@@ -102,3 +111,10 @@ class InvalidReplicationFactorError(Exception):
 
 class ReplicaPlacementError(Exception):
     """The placer could not compute a placement; maps to REPLICA_PLACEMENT_FAILED (1001)."""
+
+
+class PlacerNotApplicableError(ReplicaPlacementError):
+    """The placer does not apply to this cluster (say, a multi-level placer on brokers whose racks are not
+    paths); the message says why. The client gets REPLICA_PLACEMENT_FAILED (1001), as for any
+    :class:`ReplicaPlacementError`; ``placement-sim compare`` and the sweep's summary show the placer as
+    not applicable to the cluster rather than as failing."""

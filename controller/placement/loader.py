@@ -1,4 +1,5 @@
-"""Replica placers as plugins: the names ``replica.placer.class.name`` takes, and how results come back.
+"""Replica placers as plugins: the names ``replica.placer.class.name`` takes, and how results come back
+(plain lists, checked by the server: :mod:`controller.placement.rules`).
 
 A name is a built-in short name (``striped``, ``legacy``, ``fluvio``, ``fluvio-fair``,
 ``multi-level``), a name registered under the entry-point group ``placement_sim.placers``, a dotted
@@ -14,16 +15,16 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from controller.assignments import Assignments, Delta
 from controller.placement.api import (
     ClusterView,
     InvalidReplicationFactorError,
+    PlacerNotApplicableError,
     ReplicaPlacementError,
     ReplicaPlacer,
 )
+from controller.placement.assignments import Assignments, Delta
+from controller.placement.rules import first_problem, replica_lists
 from controller.plugins.loader import (
-    MalformedResult,
-    Opaque,
     PluginKind,
     PluginLoadError,
     load_plugin,
@@ -62,40 +63,11 @@ SIMPLE_PLACER = "legacy"
 PlacerLoadError = PluginLoadError
 
 
-_PLAIN = {list, tuple}
-
-
-def replica_lists(result: Any, portable: bool) -> list[list[Any]] | None:
-    """A placer's result as fresh plain lists (their contents are checked by the rules), or None.
-
-    With ``portable`` an entry that is not an int is replaced by an :class:`Opaque` description, so
-    that the lists always pickle and the server can still say what the entry was.
-    """
-    if result is None:
-        return None
-    if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
-        raise MalformedResult(f"returned {type(result).__name__}, not a list of replica lists")
-    if type(result) in _PLAIN and set(map(type, result)) <= _PLAIN:
-        lists = [list(replicas) for replicas in result]  # the usual shape, copied in one pass
-        if not portable or all(set(map(type, rs)) <= {int} for rs in lists):
-            return lists
-    out: list[list[Any]] = []
-    append = out.append
-    for replicas in result:
-        if type(replicas) not in _PLAIN and (
-            isinstance(replicas, (str, bytes)) or not hasattr(replicas, "__iter__")
-        ):
-            raise MalformedResult(
-                f"partition entry {len(out)} is {type(replicas).__name__} {replicas!r:.60}, "
-                "not a list of broker ids"
-            )
-        entries = list(replicas)
-        if portable:
-            for i, r in enumerate(entries):
-                if type(r) is not int:
-                    entries[i] = Opaque(f"{type(r).__name__} {r!r:.40}")
-        append(entries)
-    return out
+def _check(args: tuple[Any, ...], replicas: list[list[Any]]) -> str | None:
+    """The server's check of a placer's replica lists: what the first problem is, or None."""
+    spec, view = args
+    problem = first_problem(spec, view, replicas)
+    return problem.message if problem is not None else None
 
 
 def _outbound(args: tuple[Any, ...], last: Any) -> tuple[tuple[Any, ...], Any]:
@@ -168,7 +140,9 @@ PLACERS = PluginKind(
     builtins=BUILTIN_PLACERS,
     method="place",
     normalize=replica_lists,
-    declared=(InvalidReplicationFactorError, ReplicaPlacementError),
+    # The most specific first: a placer that does not apply is told apart from one that failed.
+    declared=(InvalidReplicationFactorError, PlacerNotApplicableError, ReplicaPlacementError),
+    check=_check,
     outbound=_outbound,
     inbound=_inbound,
     pack=_pack,

@@ -3,10 +3,13 @@
 - the replication-factor checks of Kafka's KRaft placers (:func:`require_positive`,
   :func:`require_enough_brokers`, :func:`require_some_unfenced`) and the server's own, for placers
   that return a result the request could never have had (:func:`replication_factor_problem`);
-- the request-level checks of the error table, before any placer runs (:func:`request_refusal`);
-- what a placer's result must satisfy (:func:`placement_problems`): every problem, each named by the
-  check it fails. The server answers with the first (:func:`first_problem`, which also has a fast path
-  for the common valid case); the conformance kit reports them all.
+- the request-level checks of the error table, before any placer runs (:func:`request_refusal`), and
+  the limits every request that creates partitions is held to, placed or assigned by hand
+  (:func:`replica_limit_refusal`, :func:`partition_limit_refusal`);
+- what a placer's result must be: replica lists (:func:`replica_lists`) that satisfy every check
+  (:func:`placement_problems`, each problem named by the check it fails). The server answers with the
+  first (:func:`first_problem`, which also has a fast path for the common valid case); the conformance
+  kit reports them all.
 """
 
 from __future__ import annotations
@@ -16,14 +19,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from controller.placement.api import InvalidReplicationFactorError, PlacementSpec, UsableBroker
+from controller.placement.api import ClusterView, InvalidReplicationFactorError, PlacementSpec, UsableBroker
+from controller.placement.settings import Limit
+from controller.plugins.loader import MalformedResult, Opaque
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
 
 __all__ = [
     "CHECKS",
     "Problem",
-    "Refusal",
     "first_problem",
+    "partition_limit_refusal",
     "placement_problems",
+    "replica_limit_refusal",
+    "replica_lists",
     "replication_factor_problem",
     "request_refusal",
     "require_enough_brokers",
@@ -83,61 +92,68 @@ def unable_to_replicate(rf: int, reason: str) -> str:
 
 # ------------------------------------------------------------------------------ requests
 
-
-@dataclass(frozen=True)
-class Refusal:
-    """A request refused before any placer runs: the wire error name and the client's message."""
-
-    error: str
-    message: str
-
-
 #: The largest partition id (an int32 on the wire).
 MAX_PARTITION_ID = 2**31 - 1
 
 
 def request_refusal(
-    num_partitions: int,
-    replication_factor: int,
-    node_ids: Sequence[int],
-    start_partition: int,
-    timeout_ms: int,
-    registered: Iterable[int],
-    max_replicas: int,
-    max_replicas_key: str,
+    spec: PlacementSpec, timeout_ms: int, registered: Iterable[int], max_replicas: Limit
 ) -> Refusal | None:
     """The request-level checks of the error table, in order; None when the request may be placed."""
+    num_partitions, start_partition = spec.num_partitions, spec.start_partition
     if num_partitions <= 0:
         return Refusal(
-            "INVALID_PARTITIONS",
+            ErrorCode.INVALID_PARTITIONS,
             f"Number of partitions was set to an invalid non-positive value: {num_partitions}.",
         )
     if start_partition < 0:
-        return Refusal("INVALID_REQUEST", f"StartPartition must not be negative: {start_partition}.")
+        return Refusal(ErrorCode.INVALID_REQUEST, f"StartPartition must not be negative: {start_partition}.")
     if start_partition + num_partitions - 1 > MAX_PARTITION_ID:
         return Refusal(
-            "INVALID_REQUEST",
+            ErrorCode.INVALID_REQUEST,
             f"StartPartition {start_partition} + NumPartitions {num_partitions} would number partitions "
             f"past {MAX_PARTITION_ID}, the largest partition id.",
         )
     if timeout_ms <= 0:
-        return Refusal("INVALID_REQUEST", f"timeoutMs must be positive: {timeout_ms}.")
+        return Refusal(ErrorCode.INVALID_REQUEST, f"timeoutMs must be positive: {timeout_ms}.")
+    node_ids = spec.broker_ids or ()
     if node_ids:
         repeated = sorted(b for b, n in Counter(node_ids).items() if n > 1)
         if repeated:
-            return Refusal("INVALID_REQUEST", f"NodeId repeats broker id(s) {_ids(repeated)}.")
+            return Refusal(ErrorCode.INVALID_REQUEST, f"NodeId repeats broker id(s) {_ids(repeated)}.")
         known = set(registered)
         unknown = sorted(b for b in node_ids if b not in known)
         if unknown:
-            return Refusal("INVALID_REQUEST", f"NodeId names unregistered broker id(s) {_ids(unknown)}.")
+            return Refusal(
+                ErrorCode.INVALID_REQUEST, f"NodeId names unregistered broker id(s) {_ids(unknown)}."
+            )
+    return replica_limit_refusal(num_partitions, spec.num_replicas, max_replicas)
+
+
+def replica_limit_refusal(num_partitions: int, replication_factor: int, limit: Limit) -> Refusal | None:
+    """POLICY_VIOLATION when ``num_partitions`` x ``replication_factor`` replicas pass the limit of one
+    request; None within it."""
     total = num_partitions * max(replication_factor, 0)
-    if total > max_replicas:
-        return Refusal(
-            "POLICY_VIOLATION",
-            f"{num_partitions} partition(s) x replication factor {replication_factor} = "
-            f"{total} replicas exceeds the limit of {max_replicas} ({max_replicas_key}).",
-        )
-    return None
+    if total <= limit.value:
+        return None
+    return Refusal(
+        ErrorCode.POLICY_VIOLATION,
+        f"{num_partitions} partition(s) x replication factor {replication_factor} = "
+        f"{total} replicas exceeds the limit of {limit.value} ({limit.setting}).",
+    )
+
+
+def partition_limit_refusal(adding: int, existing: int, limit: Limit) -> Refusal | None:
+    """POLICY_VIOLATION when ``adding`` partitions to the cluster's ``existing`` ones pass the limit of the
+    cluster; None within it."""
+    total = existing + adding
+    if total <= limit.value:
+        return None
+    return Refusal(
+        ErrorCode.POLICY_VIOLATION,
+        f"{adding} more partition(s) would make {total} in the cluster, above the limit of "
+        f"{limit.value} ({limit.setting}).",
+    )
 
 
 def _ids(ids: Sequence[int], most: int = 20) -> str:
@@ -148,6 +164,43 @@ def _ids(ids: Sequence[int], most: int = 20) -> str:
 
 
 # ------------------------------------------------------------------------------ results
+
+_PLAIN = {list, tuple}
+
+
+def replica_lists(result: Any, portable: bool) -> list[list[Any]] | None:
+    """A placer's result as fresh plain lists (their contents are checked by :func:`first_problem`), or
+    None; MalformedResult when it is not a list of lists.
+
+    With ``portable`` an entry that is not an int is replaced by an :class:`Opaque` description, so
+    that the lists always pickle and the server can still say what the entry was.
+    """
+    if result is None:
+        return None
+    if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
+        raise MalformedResult(f"returned {type(result).__name__}, not a list of replica lists")
+    if type(result) in _PLAIN and set(map(type, result)) <= _PLAIN:
+        lists = [list(replicas) for replicas in result]  # the usual shape, copied in one pass
+        if not portable or all(set(map(type, rs)) <= {int} for rs in lists):
+            return lists
+    out: list[list[Any]] = []
+    append = out.append
+    for replicas in result:
+        if type(replicas) not in _PLAIN and (
+            isinstance(replicas, (str, bytes)) or not hasattr(replicas, "__iter__")
+        ):
+            raise MalformedResult(
+                f"partition entry {len(out)} is {type(replicas).__name__} {replicas!r:.60}, "
+                "not a list of broker ids"
+            )
+        entries = list(replicas)
+        if portable:
+            for i, r in enumerate(entries):
+                if type(r) is not int:
+                    entries[i] = Opaque(f"{type(r).__name__} {r!r:.40}")
+        append(entries)
+    return out
+
 
 #: The checks a result must pass, in the order they are applied to each partition.
 CHECKS = ("shape", "distinct replicas", "known brokers", "unfenced leader")
@@ -229,14 +282,19 @@ def _partition_problems(
     return found
 
 
-def placement_problems(
-    spec: PlacementSpec, brokers: Sequence[UsableBroker], replicas: Sequence[Sequence[Any]]
-) -> list[Problem]:
-    """Everything wrong with replica lists (as :func:`~controller.placement.loader.replica_lists` gives
-    them) as a placement of ``spec`` on ``brokers``; empty when valid."""
+def placement_problems(spec: PlacementSpec, cluster: ClusterView, result: object) -> list[Problem]:
+    """Everything the server would find wrong with what a placer returned as a placement of ``spec`` on
+    ``cluster`` (the checks of :data:`CHECKS`: shape, distinct replicas, known brokers within
+    ``broker_ids`` and an unfenced leader); empty when valid."""
+    try:
+        replicas = replica_lists(result, portable=False)
+    except MalformedResult as exc:
+        return [Problem("shape", str(exc))]
+    if replicas is None:
+        return [Problem("shape", "returned None, which defers to the default placer")]
     if len(replicas) != spec.num_partitions:
         return [Problem("shape", f"returned {len(replicas)} partition(s), expected {spec.num_partitions}")]
-    by_id = {b.id: b for b in brokers}
+    by_id = {b.id: b for b in cluster.brokers}
     allowed = set(spec.broker_ids) if spec.broker_ids is not None else None
     found: list[Problem] = []
     for offset, rs in enumerate(replicas):
@@ -245,9 +303,11 @@ def placement_problems(
 
 
 def first_problem(
-    spec: PlacementSpec, brokers: Sequence[UsableBroker], replicas: Sequence[Sequence[Any]]
+    spec: PlacementSpec, cluster: ClusterView, replicas: Sequence[Sequence[Any]]
 ) -> Problem | None:
-    """The first of :func:`placement_problems`, or None; valid results are recognised with set operations."""
+    """The first of :func:`placement_problems` for replica lists (as :func:`replica_lists` gives them), or
+    None; valid results are recognised with set operations."""
+    brokers = cluster.brokers
     if len(replicas) != spec.num_partitions:
         return Problem("shape", f"returned {len(replicas)} partition(s), expected {spec.num_partitions}")
     rf = spec.num_replicas

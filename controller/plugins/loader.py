@@ -26,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from controller.plugins.properties import PropertyValue, property_texts
+
 log = logging.getLogger(__name__)
 
 __all__ = [
@@ -70,6 +72,10 @@ class PluginKind:
     #: (``state`` None: the other side has nothing yet).
     outbound: Callable[[tuple[Any, ...], Any], tuple[tuple[Any, ...], Any]] | None = None
     inbound: Callable[[tuple[Any, ...], Any], tuple[tuple[Any, ...], Any]] | None = None
+    #: The server's own check of a result (never run in a worker): ``check(args, result)`` gets the call's
+    #: arguments and the normalized result, when not None, and says what is wrong with it, or None. It runs
+    #: where the server handles the result: off the event loop with the call when the call is big.
+    check: Callable[[tuple[Any, ...], Any], str | None] | None = None
     #: Results may travel packed: ``pack(value)`` in the worker, ``unpack(packed)`` (a coroutine function,
     #: free to yield to the event loop) in the server.
     pack: Callable[[Any], Any] | None = None
@@ -203,8 +209,10 @@ def _check_class(cls: object, name: str, kind: PluginKind) -> type:
     return cls
 
 
-def load_plugin(kind: PluginKind, name: str, configs: Mapping[str, str] | None = None) -> Any:
-    """Instantiates the named plugin and calls ``configure(configs)`` on it (when it has one)."""
+def load_plugin(kind: PluginKind, name: str, configs: Mapping[str, PropertyValue] | None = None) -> Any:
+    """Instantiates the named plugin and calls ``configure(configs)`` on it (when it has one), every
+    value as text (numbers and booleans are written as a properties file would)."""
+    texts = property_texts(configs or {})
     cls = resolve_plugin_class(kind, name)
     label = class_label(cls)
     try:
@@ -216,7 +224,7 @@ def load_plugin(kind: PluginKind, name: str, configs: Mapping[str, str] | None =
     configure = getattr(plugin, "configure", None)
     if callable(configure):
         try:
-            configure(dict(configs or {}))
+            configure(texts)
         except Exception as exc:
             raise PluginLoadError(
                 f"{kind.noun} {label}: {cls.__name__}.configure() failed: {type(exc).__name__}: {exc}"

@@ -1,4 +1,4 @@
-"""Replica assignment files (seed 000's format): a JSON list of ``{"id": N, "replicas": [broker ids]}``.
+"""Replica assignment files (the format of Fluvio's Replica Assignment documentation): a JSON list of ``{"id": N, "replicas": [broker ids]}``.
 
 ::
 

@@ -134,9 +134,10 @@ def _cell(value: float | int) -> str:
 
 
 def render_comparison(comparisons: Sequence[Comparison]) -> str:
-    """A table: one row per summary metric, one column per placer; failed placers show their error."""
+    """A table: one row per summary metric, one column per placer; failed placers show their error, and
+    placers that do not apply to the cluster their reason."""
     rows: list[tuple[str, list[str]]] = [
-        ("placed", ["yes" if c.metrics else f"no [{i}]" for i, c in enumerate(comparisons, 1)])
+        ("placed", [_placed_cell(i, c) for i, c in enumerate(comparisons, 1)])
     ]
     summaries = [c.metrics.summary() if c.metrics else None for c in comparisons]
     for key in SUMMARY_KEYS:
@@ -154,6 +155,14 @@ def render_comparison(comparisons: Sequence[Comparison]) -> str:
         )
     lines.append(rule)
     for i, c in enumerate(comparisons, 1):
-        if c.error is not None:
+        if c.not_applicable is not None:
+            lines.append(f"[{i}] {c.placer}: not applicable: {c.not_applicable}")
+        elif c.error is not None:
             lines.append(f"[{i}] {c.placer}: {c.error}")
     return "\n".join(lines) + "\n"
+
+
+def _placed_cell(index: int, comparison: Comparison) -> str:
+    if comparison.metrics:
+        return "yes"
+    return f"n/a [{index}]" if comparison.not_applicable is not None else f"no [{index}]"

@@ -106,6 +106,17 @@ AGGREGATES: tuple[Aggregate, ...] = (
         ),
     ),
     Aggregate(
+        "not_applicable",
+        "Per placer: the runs on clusters it does not apply to (PlacerNotApplicableError), and one reason",
+        "metrics",
+        ("placer",),
+        (
+            _m("runs_not_applicable", "sum", "not_applicable_run"),
+            _m("requests_not_applicable", "sum", "not_applicable_failures"),
+            _m("not_applicable_reason", "max", "not_applicable"),
+        ),
+    ),
+    Aggregate(
         "failures_by_error",
         "Failed placement requests per placer and error code",
         "failures",
@@ -137,6 +148,7 @@ def _spark_derived() -> list[tuple[str, str, Callable[[], Column]]]:
         ),
         ("metrics", "has_rack_violations", lambda: (F.col("rack_violations") > 0).cast("double")),
         ("metrics", "placer_ms", lambda: F.col("placer_seconds") * 1000.0),
+        ("metrics", "not_applicable_run", lambda: (F.col("not_applicable_failures") > 0).cast("int")),
         ("rack_losses", "placed", lambda: F.col("leaders_max") > 0),
         ("rack_losses", "leader_growth", lambda: F.try_divide(F.col("max_leaders"), F.col("leaders_max"))),
     ]
@@ -153,6 +165,7 @@ _PANDAS_DERIVED: list[tuple[str, str, Callable[[pd.DataFrame], pd.Series]]] = [
     ),
     ("metrics", "has_rack_violations", lambda d: (d["rack_violations"] > 0).astype("float64")),
     ("metrics", "placer_ms", lambda d: d["placer_seconds"] * 1000.0),
+    ("metrics", "not_applicable_run", lambda d: (d["not_applicable_failures"] > 0).astype("int32")),
     ("rack_losses", "placed", lambda d: d["leaders_max"] > 0),
     (
         "rack_losses",

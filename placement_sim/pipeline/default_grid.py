@@ -17,7 +17,7 @@ seeds = 12
 placers = ["striped", "legacy", "fluvio", "fluvio-fair", "multi-level"]
 
 [report]
-# Fluvio's unbalanced example (seed 000): racks of 1, 2 and 3 brokers, one topic of 6 partitions x 3.
+# Fluvio's unbalanced example (its Replica Assignment documentation): racks of 1, 2 and 3 brokers, one topic of 6 partitions x 3.
 scenario = "unbalanced-1-2-3/fluvio-example/s0"
 
 [placer_configs]

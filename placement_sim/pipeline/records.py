@@ -56,6 +56,9 @@ RUN_FIELDS: tuple[pa.Field, ...] = (
     pa.field("skipped", pa.int32(), nullable=False),
     pa.field("failures", pa.int32(), nullable=False),
     pa.field("placer_seconds", pa.float64(), nullable=False),
+    # Of the failures, those of a placer that does not apply to the cluster, and its first reason ("": none).
+    pa.field("not_applicable_failures", pa.int32(), nullable=False),
+    pa.field("not_applicable", pa.string(), nullable=False),
 )
 
 #: Wall-clock time: not deterministic, so left out when two sweeps are compared.
@@ -161,6 +164,8 @@ def _scalar_columns(run: RunResult) -> tuple[object, ...]:
         run.skipped,
         len(run.failures),
         run.seconds,
+        run.not_applicable_requests,
+        run.not_applicable,
     )
 
 

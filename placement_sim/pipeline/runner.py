@@ -28,7 +28,6 @@ from controller.placement.metrics import PlacementMetrics, compute_metrics, rack
 from controller.placement.service import PlacementService
 from controller.topic_admin import NewPartitions, NewTopic, TopicAdmin
 from placement_sim.pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
-from protocol.errors import error_by_name
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +92,10 @@ class RunResult:
     rack_losses: tuple[RackLoss, ...]
     details: str
     seconds: float
+    #: Requests refused because the placer does not apply to the cluster (PlacerNotApplicableError), and
+    #: the placer's reason for the first of them ("" when it applied to every request).
+    not_applicable_requests: int = 0
+    not_applicable: str = ""
 
 
 def placer_properties(placer: str, seed: int, configs: Mapping[str, str]) -> dict[str, str]:
@@ -102,10 +105,13 @@ def placer_properties(placer: str, seed: int, configs: Mapping[str, str]) -> dic
 
 async def _run_workload(
     scenario: ScenarioSpec, config: ServerConfig, cluster: Cluster
-) -> tuple[int, list[Failure]]:
+) -> tuple[int, list[Failure], list[str]]:
+    """What the workload skipped and what failed, and the reasons of the requests the placer does not
+    apply to (they fail too)."""
     failures: list[Failure] = []
+    not_applicable: list[str] = []
     skipped = 0
-    service = await PlacementService.start(config, cluster)
+    service = await PlacementService.start(config.placer_setup(), config.placement_limits(), cluster.view)
     admin = TopicAdmin(config, cluster, service)
     try:
         for index, op in enumerate(operations_for(scenario.workload, scenario.seed)):
@@ -122,11 +128,14 @@ async def _run_workload(
                     [NewTopic(op.topic, op.num_partitions, op.replication_factor)]
                 )
             if result.error is not None:
-                code = error_by_name(result.error).code
-                failures.append(Failure(index, op.topic, code, result.error, result.message or ""))
+                failures.append(
+                    Failure(index, op.topic, int(result.error), result.error.name, result.message or "")
+                )
+                if result.not_applicable is not None:
+                    not_applicable.append(result.not_applicable)
     finally:
         await service.close()
-    return skipped, failures
+    return skipped, failures, not_applicable
 
 
 def rack_losses(metrics: PlacementMetrics) -> tuple[RackLoss, ...]:
@@ -152,7 +161,7 @@ def run_scenario(scenario: ScenarioSpec, placer: str, configs: Mapping[str, str]
     config = ServerConfig.from_properties(placer_properties(placer, scenario.seed, configs or {}))
     cluster = Cluster(brokers, seed=scenario.seed)
     started = time.perf_counter()
-    skipped, failures = asyncio.run(_run_workload(scenario, config, cluster))
+    skipped, failures, not_applicable = asyncio.run(_run_workload(scenario, config, cluster))
     seconds = time.perf_counter() - started
     assignments = cluster.view().assignments
     metrics = compute_metrics(brokers, assignments)
@@ -172,4 +181,6 @@ def run_scenario(scenario: ScenarioSpec, placer: str, configs: Mapping[str, str]
         rack_losses=rack_losses(metrics),
         details=json.dumps(metrics.to_dict(), sort_keys=True, separators=(",", ":")),
         seconds=seconds,
+        not_applicable_requests=len(not_applicable),
+        not_applicable=not_applicable[0] if not_applicable else "",
     )

@@ -13,10 +13,11 @@ import pytest
 from controller.placement.api import UsableBroker
 from placement_sim.cli.commands.place import render_placement
 from placement_sim.cli.main import main
+from tests.support.placers import placer_file
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Seed 000, example 2: racks of 1, 2 and 3 SPUs.
+# Fluvio's "Replica Assignment" documentation, unbalanced racks: racks of 1, 2 and 3 SPUs.
 UNBALANCED = [
     {"id": 0, "rack": "rack-a"},
     {"id": 1, "rack": "rack-b"},
@@ -74,8 +75,9 @@ def test_place_prints_the_seed_tables(capsys: pytest.CaptureFixture[str], unbala
     assert followers.split()[1:] == ["2", "4", "6"]
 
 
-# Seed 000, example 1, stage 3, as the seed prints it (4 racks x 3 SPUs, 12 partitions x 4 replicas).
-SEED_EXAMPLE_1_TABLE = """\
+# Fluvio's "Replica Assignment" documentation, balanced racks, as it prints the replica map with leaders
+# and followers per SPU (4 racks x 3 SPUs, 12 partitions x 4 replicas).
+DOCUMENTED_BALANCED_TABLE = """\
        0  |   [ 0, 4, 8, 9]      [1]     [ ] 1   [ ] 1   [ ] 1
        1  |   [ 4, 8, 9, 1]      [1] 1   [1] 1   [ ] 2   [ ] 2
        2  |   [ 8, 9, 1, 5]      [1] 2   [1] 2   [1] 2   [ ] 3
@@ -116,7 +118,7 @@ def test_place_reproduces_the_seed_example_1_table(
     assert code == 0, err
     per_rack = out.split("running totals", 1)[1]
     assert "Partition |   Replicas        rack-a  rack-b  rack-c  rack-d" in per_rack
-    assert table_rows(per_rack) == table_rows(SEED_EXAMPLE_1_TABLE)
+    assert table_rows(per_rack) == table_rows(DOCUMENTED_BALANCED_TABLE)
     assert len(table_rows(per_rack)) == 14
 
 
@@ -171,8 +173,8 @@ def test_place_errors_name_the_error_and_exit_non_zero(
     code, out, err = run(
         capsys, "place", "-p", "3", "-r", "2", "--placer", "multi-level", "--cluster", unbalanced
     )
-    assert code == 1
-    assert "ReplicaPlacementError (REPLICA_PLACEMENT_FAILED)" in err and "starting with '/'" in err
+    assert code == 1  # the placer does not apply to flat rack ids: it says so with the wire error
+    assert "PlacerNotApplicableError (REPLICA_PLACEMENT_FAILED)" in err and "starting with '/'" in err
     code, out, _ = run(capsys, "place", "-p", "3", "-r", "8", "--placer", "fluvio", "--json")
     assert code == 1
     assert json.loads(out)["error"] == {
@@ -247,15 +249,40 @@ def test_compare_prints_metrics_side_by_side(capsys: pytest.CaptureFixture[str],
     assert rows["rack_violations"][2] == "0"
 
 
-def test_compare_shows_failures_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_placer_that_does_not_apply_is_not_applicable_and_the_comparison_succeeds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The default cluster's racks are flat names: multi-level does not apply, which is no error.
+    code, out, _ = run(capsys, "compare", "-p", "6", "-r", "3", "--seed", "1")
+    assert code == 0
+    lines = out.splitlines()
+    placed = next(line for line in lines if line.startswith("placed")).split()
+    assert placed == ["placed", "yes", "yes", "yes", "yes", "n/a", "[5]"]
+    assert (
+        "[5] multi-level: not applicable: Multi-level rack awareness needs every rack id to be a path "
+        "starting with '/' (like /dc1/rack2): broker 0 has 'rack-1'"
+    ) in out
+    code, out, _ = run(capsys, "compare", "-p", "6", "-r", "3", "--placers", "fluvio,multi-level", "--json")
+    assert code == 0
+    multi_level = json.loads(out)["placers"][1]
+    assert multi_level["not_applicable"].startswith("Multi-level rack awareness needs every rack id")
+    assert multi_level["error"]["code"] == "REPLICA_PLACEMENT_FAILED"
+
+
+def test_a_placer_that_fails_is_shown_with_its_error_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    raising = placer_file("Raising")
     code, out, _ = run(
-        capsys, "compare", "-p", "6", "-r", "3", "--placers", "fluvio,multi-level", "--seed", "1"
+        capsys, "compare", "-p", "6", "-r", "3", "--placers", f"fluvio,multi-level,{raising}", "--seed", "1"
     )
     assert code == 1
     lines = out.splitlines()
-    assert next(line for line in lines if line.startswith("placed")).split() == ["placed", "yes", "no", "[2]"]
+    placed = next(line for line in lines if line.startswith("placed")).split()
+    assert placed == ["placed", "yes", "n/a", "[2]", "no", "[3]"]
     assert any(
-        line.startswith("[2] multi-level: ReplicaPlacementError (REPLICA_PLACEMENT_FAILED)") for line in lines
+        line.startswith("[2] multi-level: not applicable: Multi-level rack awareness") for line in lines
+    )
+    assert any(
+        line.startswith(f"[3] {raising}: ReplicaPlacementError (REPLICA_PLACEMENT_FAILED)") for line in lines
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from controller.config import ConfigError, ServerConfig, parse_properties
@@ -49,6 +51,34 @@ def test_kafka_listener_syntax():
 def test_unknown_keys_are_passed_to_the_placer():
     config = ServerConfig.from_properties({"my.placer.weight": "3"})
     assert config.placer_properties()["my.placer.weight"] == "3"
+
+
+def test_values_may_be_python_numbers_and_booleans_written_as_a_properties_file_would():
+    config = ServerConfig.from_properties(
+        {"broker.session.timeout.ms": 1500, "auto.create.topics.enable": True, "my.placer.ratio": 0.5}
+    )
+    assert (config.session_timeout_ms, config.auto_create_topics) == (1500, True)
+    assert config.placer_properties()["auto.create.topics.enable"] == "true"
+    assert config.placer_properties()["my.placer.ratio"] == "0.5"
+    with pytest.raises(
+        ConfigError, match=r"my\.placer\.list: a property value is text, a number or a boolean"
+    ):
+        ServerConfig.from_properties({"my.placer.list": [1, 2]})
+
+
+def test_a_mistyped_kafka_key_is_accepted_with_one_warning_naming_the_nearest_key(caplog):
+    with caplog.at_level(logging.WARNING, logger="controller.config"):
+        for _ in range(3):
+            config = ServerConfig.from_properties(
+                {"broker.sesion.timeout.ms": "1500", "my.placer.weight": "3"}
+            )
+    assert config.session_timeout_ms == 9000  # accepted, as Kafka accepts it, and not read
+    assert config.placer_properties()["broker.sesion.timeout.ms"] == "1500"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "unknown setting broker.sesion.timeout.ms is passed to the plugins as it is; "
+        "did you mean broker.session.timeout.ms?"
+    ]  # once for the key, and none for a plugin's own key that resembles no setting
 
 
 @pytest.mark.parametrize(

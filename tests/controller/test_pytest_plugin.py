@@ -105,6 +105,15 @@ def test_properties_set_what_minus_one_means_in_create_topics(placement_sim_fact
         assert [len(p["ReplicaNodes"]) for p in topic["Partitions"]] == [replicas] * partitions
 
 
+def test_property_values_may_be_numbers_and_booleans(placement_sim_factory):
+    properties = {"broker.session.timeout.ms": 1500, "auto.create.topics.enable": True, "num.partitions": 3}
+    server = placement_sim_factory(properties=properties)
+    assert server.config.session_timeout_ms == 1500
+    wanted = {"Topics": [{"Name": "created-on-read"}], "AllowAutoTopicCreation": True}
+    [topic] = ask(server, "MetadataRequest", wanted, version=9)["Topics"]
+    assert (topic["ErrorCode"], len(topic["Partitions"])) == (0, 3)
+
+
 STARTED = []
 
 
@@ -127,7 +136,7 @@ def test_and_is_stopped_after_it():
 def test_fixtures_and_factory_arguments_take_effect_in_any_test_suite(pytester):
     pytester.makepyfile(USER_SUITE)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "asyncio_mode=strict")
-    result.assert_outcomes(passed=8)
+    result.assert_outcomes(passed=9)
 
 
 def test_the_async_fixture_needs_no_pytest_asyncio_configuration(pytester):

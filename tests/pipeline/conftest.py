@@ -17,7 +17,7 @@ HERE = Path(__file__).parent
 THIRDPARTY_FILE = HERE.parent / "support" / "thirdparty_placer.py"
 THIRDPARTY = "thirdparty_placer.DescendingPlacer"
 
-#: The seed 000 examples (Fluvio's unbalanced 1-2-3 racks and balanced 4 x 3 racks), unbalanced racks
+#: Fluvio's documented examples (Fluvio's unbalanced 1-2-3 racks and balanced 4 x 3 racks), unbalanced racks
 #: of 4, 1 and 5 brokers, a multi-level cluster, and a 3-broker cluster that cannot take 4 replicas.
 SMALL_GRID = f"""
 seeds = 2

@@ -140,3 +140,44 @@ def test_the_sweep_command_prints_each_figure_under_its_own_heading(tmp_path: Pa
         "rack loss growth": "0.67",
         "failed req.": "0",
     }
+
+
+# One flat cluster and one of rack paths: multi-level applies to the second only.
+MIXED_GRID = """
+seeds = [0]
+placers = ["multi-level"]
+
+[[clusters]]
+name = "flat"
+racks = [3]
+brokers_per_rack = [2]
+
+[[clusters]]
+name = "dcs"
+levels = [[3, 2]]
+brokers_per_rack = [1]
+
+[[workloads]]
+name = "w"
+topics = 2
+partitions = 3
+replication_factor = 2
+"""
+
+
+def test_the_sweep_command_shows_a_placer_that_does_not_apply_apart_from_its_failures(
+    tmp_path: Path, capsys
+) -> None:
+    grid_file = tmp_path / "grid.toml"
+    grid_file.write_text(MIXED_GRID)
+    out = tmp_path / "out"
+    assert main(["sweep", "--no-spark", "--grid", str(grid_file), "--out", str(out), "--quiet"]) == 0
+    header, row, note = capsys.readouterr().out.splitlines()[:3]
+    printed = dict(zip(re.split(r"\s{2,}", header.strip()), re.split(r"\s{2,}", row.strip()), strict=True))
+    assert (printed["placer"], printed["runs"], printed["failed req."]) == ("multi-level", "2", "0")
+    assert note.startswith(
+        "multi-level: not applicable to 1 of 2 runs (2 requests), e.g.: Multi-level rack awareness needs every "
+        "rack id to be a path starting with '/'"
+    )
+    [by_placer] = pq.read_table(out / "aggregates" / "by_placer").to_pylist()
+    assert by_placer["failed_requests"] == 2  # the wire's answers: both of the flat run's requests failed

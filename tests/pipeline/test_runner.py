@@ -23,7 +23,7 @@ ONE_TOPIC_6x3 = WorkloadSpec("fluvio-example", 1, Distribution((6,)), Distributi
 MIXED = WorkloadSpec("mixed", 4, Distribution((1, 2)), Distribution((2,)), 3, Distribution((1,)))
 
 
-def test_fluvio_on_seed_000s_unbalanced_racks_places_the_documented_map() -> None:
+def test_fluvio_on_the_documented_unbalanced_racks_places_the_documented_map() -> None:
     run = run_scenario(scenario(UNBALANCED, ONE_TOPIC_6x3), "fluvio")
     assert [(p.topic, p.partition, list(p.replicas)) for p in run.placements] == [
         ("topic-0", 0, [3, 2, 0]),
@@ -65,6 +65,10 @@ def test_a_replication_factor_above_the_brokers_is_recorded_with_its_error_code(
 def test_multi_level_refuses_flat_rack_names_as_a_placement_failure() -> None:
     run = run_scenario(scenario(UNBALANCED, ONE_TOPIC_6x3), "multi-level")
     assert [(f.error_code, f.error) for f in run.failures] == [(1001, "REPLICA_PLACEMENT_FAILED")]
+    # ... because it does not apply to the cluster: the run says so, with the placer's reason.
+    assert run.not_applicable_requests == 1
+    assert run.not_applicable.startswith("Multi-level rack awareness needs every rack id to be a path")
+    assert run_scenario(scenario(UNBALANCED, ONE_TOPIC_6x3), "fluvio").not_applicable == ""
 
 
 def test_each_run_gets_a_fresh_placer_that_sees_its_calls_in_order_and_the_cluster_so_far() -> None:

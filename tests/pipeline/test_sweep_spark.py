@@ -1,4 +1,4 @@
-"""A small sweep on Spark local[2], checked against values worked out by hand from seed 000, and
+"""A small sweep on Spark local[2], checked against values worked out by hand from Fluvio's Replica Assignment documentation, and
 against the single-process path."""
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ BALANCED = "balanced-4x3/balanced-example/s0"
 RACKS_4_1_5 = "unbalanced-4-1-5/fluvio-example/s0"
 
 # Seed 000, example 2: 6 SPUs in racks of 1, 2 and 3, 6 partitions x 3 replicas.
-SEED_000_UNBALANCED = [[3, 2, 0], [2, 0, 4], [0, 4, 1], [4, 1, 5], [1, 5, 3], [5, 3, 2]]
-# Racks of 4, 1 and 5 brokers (rack-a: 0-3, rack-b: 4, rack-c: 5-9), worked by hand with seed 000's
+FLUVIO_DOC_UNBALANCED = [[3, 2, 0], [2, 0, 4], [0, 4, 1], [4, 1, 5], [1, 5, 3], [5, 3, 2]]
+# Racks of 4, 1 and 5 brokers (rack-a: 0-3, rack-b: 4, rack-c: 5-9), worked by hand with the documentation's
 # three stages. Matrix, largest rack first: rack-c 5 6 7 8 9 / rack-a 0 1 2 3 / rack-b 4. Read
 # diagonally (a rack's column wraps, SPUs already taken are skipped): 5 1 4 6 2 7 3 8 0 9. Partition p
 # takes 3 consecutive SPUs from position p.
 RACKS_4_1_5_MAP = [[5, 1, 4], [1, 4, 6], [4, 6, 2], [6, 2, 7], [2, 7, 3], [7, 3, 8]]
 # Seed 000, example 1: 12 SPUs in 4 racks of 3, 12 partitions x 4 replicas.
-SEED_000_BALANCED = [
+FLUVIO_DOC_BALANCED = [
     [0, 4, 8, 9], [4, 8, 9, 1], [8, 9, 1, 5], [9, 1, 5, 6], [1, 5, 6, 10], [5, 6, 10, 2],
     [6, 10, 2, 3], [10, 2, 3, 7], [2, 3, 7, 11], [3, 7, 11, 0], [7, 11, 0, 4], [11, 0, 4, 8],
 ]  # fmt: skip
@@ -45,7 +45,7 @@ def _replica_lists(spark_sweep, read_table, scenario: str, placer: str) -> list[
 
 
 def test_fluvio_on_the_unbalanced_example_leads_3_2_1_per_rack(spark_sweep, read_table) -> None:
-    assert _replica_lists(spark_sweep, read_table, UNBALANCED, "fluvio") == SEED_000_UNBALANCED
+    assert _replica_lists(spark_sweep, read_table, UNBALANCED, "fluvio") == FLUVIO_DOC_UNBALANCED
     row = _metrics_row(spark_sweep, read_table, UNBALANCED, "fluvio")
     racks = {r["rack"]: r["leaders"] for r in json.loads(row["details"])["racks"]}
     assert racks == {"rack-c": 3, "rack-b": 2, "rack-a": 1}
@@ -93,7 +93,7 @@ def test_losing_the_largest_of_racks_4_1_5(spark_sweep, read_table) -> None:
 
 
 def test_fluvio_on_balanced_4x3_racks_is_perfectly_even(spark_sweep, read_table) -> None:
-    assert _replica_lists(spark_sweep, read_table, BALANCED, "fluvio") == SEED_000_BALANCED
+    assert _replica_lists(spark_sweep, read_table, BALANCED, "fluvio") == FLUVIO_DOC_BALANCED
     row = _metrics_row(spark_sweep, read_table, BALANCED, "fluvio")
     racks = {r["rack"]: r["leaders"] for r in json.loads(row["details"])["racks"]}
     assert racks == {"rack-a": 3, "rack-b": 3, "rack-c": 3, "rack-d": 3}

@@ -14,7 +14,8 @@ Properties:
 - ``simulator.placer.fluvio.ignore.rack``: ``true`` to ignore racks (default ``false``).
 
 Only unfenced brokers receive replicas. Rack mode is used when any usable broker has a rack (and racks
-are not ignored); it then requires every usable broker, fenced or not, to have one.
+are not ignored); it then requires every usable broker, fenced or not, to have one (else the placer
+does not apply: :class:`~controller.placement.api.PlacerNotApplicableError`).
 """
 
 from __future__ import annotations
@@ -23,20 +24,18 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 
-from controller.config import FLUVIO_IGNORE_RACK, FLUVIO_START_INDEX
 from controller.placement.api import (
     ClusterView,
     InvalidReplicationFactorError,
     PlacementSpec,
+    PlacerNotApplicableError,
     ReplicaPlacementError,
     ReplicaPlacer,
     UsableBroker,
 )
+from controller.plugins.properties import Property
 
 log = logging.getLogger(__name__)
-
-START_INDEX_KEY = FLUVIO_START_INDEX
-IGNORE_RACK_KEY = FLUVIO_IGNORE_RACK
 
 
 def _parse_bool(key: str, value: str) -> bool:
@@ -48,14 +47,32 @@ def _parse_bool(key: str, value: str) -> bool:
     raise ValueError(f"{key} must be true or false, got {value!r}")
 
 
-def _parse_start_index(value: str) -> int:
+def _parse_start_index(key: str, value: str) -> int:
     try:
         index = int(value.strip())
     except ValueError:
-        raise ValueError(f"{START_INDEX_KEY} must be a non-negative integer, got {value!r}") from None
+        raise ValueError(f"{key} must be a non-negative integer, got {value!r}") from None
     if index < 0:
-        raise ValueError(f"{START_INDEX_KEY} must be a non-negative integer, got {value!r}")
+        raise ValueError(f"{key} must be a non-negative integer, got {value!r}")
     return index
+
+
+#: The index of the first run (default 0).
+START_INDEX = Property(
+    "simulator.placer.fluvio.start.index",
+    "0",
+    _parse_start_index,
+    "`fluvio` and `fluvio-fair` placers: the index of the first run",
+)
+#: ``true`` to ignore racks (default ``false``).
+IGNORE_RACK = Property(
+    "simulator.placer.fluvio.ignore.rack",
+    "false",
+    _parse_bool,
+    "`fluvio` and `fluvio-fair` placers: ignore racks",
+)
+START_INDEX_KEY = START_INDEX.key
+IGNORE_RACK_KEY = IGNORE_RACK.key
 
 
 PARTITIONS_NOT_POSITIVE = "partition must be greater than 0"
@@ -123,6 +140,7 @@ class FluvioReplicaPlacer(ReplicaPlacer):
     """Fluvio's computed replica assignment (round-robin with gaps; diagonal rack matrix)."""
 
     rack_aware = False  # unbalanced racks can put two replicas of a partition in one rack
+    properties = (START_INDEX, IGNORE_RACK)
 
     def __init__(self, start_index: int = 0, ignore_rack: bool = False) -> None:
         if start_index < 0:
@@ -138,7 +156,7 @@ class FluvioReplicaPlacer(ReplicaPlacer):
 
     def configure(self, configs: Mapping[str, str]) -> None:
         if START_INDEX_KEY in configs:
-            self._next_index = _parse_start_index(configs[START_INDEX_KEY])
+            self._next_index = _parse_start_index(START_INDEX_KEY, configs[START_INDEX_KEY])
         if IGNORE_RACK_KEY in configs:
             self._ignore_rack = _parse_bool(IGNORE_RACK_KEY, configs[IGNORE_RACK_KEY])
 
@@ -161,7 +179,7 @@ class FluvioReplicaPlacer(ReplicaPlacer):
         if rack_mode:
             problem = _missing_racks(usable)
             if problem is not None:
-                raise ReplicaPlacementError(problem)
+                raise PlacerNotApplicableError(problem)
         with self._lock:
             start = self._next_index
             if rack_mode:

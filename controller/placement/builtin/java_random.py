@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping, MutableSequence
 from typing import Protocol, TypeVar
 
-from controller.config import SEED
+from controller.plugins.properties import SEED
 
 __all__ = [
     "SEED_KEY",

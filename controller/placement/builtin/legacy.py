@@ -19,19 +19,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
-from controller.config import LEGACY_FIXED_START_INDEX
 from controller.placement.api import (
     ClusterView,
     InvalidReplicationFactorError,
     PlacementSpec,
+    PlacerNotApplicableError,
     ReplicaPlacementError,
     ReplicaPlacer,
     UsableBroker,
 )
 from controller.placement.builtin.java_collections import java_string_sort_key
 from controller.placement.builtin.java_random import JavaRandom, JavaRandomLike, random_from_configs
+from controller.plugins.properties import Property
 
 __all__ = [
+    "FIXED_START_INDEX",
     "FIXED_START_INDEX_KEY",
     "LegacyReplicaPlacer",
     "assign_rack_aware",
@@ -44,8 +46,25 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Server property: a fixed start index (>= 0) instead of random ones; -1 (the default) = random.
-FIXED_START_INDEX_KEY = LEGACY_FIXED_START_INDEX
+
+def _start_index(key: str, raw: str) -> int:
+    """A fixed start index as an int; -1 (random) when blank."""
+    if not raw.strip():
+        return -1
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{key} must be an integer, got {raw!r}") from None
+
+
+#: A fixed start index (>= 0) instead of random ones; -1 (the default) = random.
+FIXED_START_INDEX = Property(
+    "simulator.placer.legacy.fixed.start.index",
+    "-1",
+    _start_index,
+    "`legacy` placer: a fixed start index instead of random ones (-1: random)",
+)
+FIXED_START_INDEX_KEY = FIXED_START_INDEX.key
 
 NOT_ALL_BROKERS_HAVE_RACKS = "Not all brokers have rack information for replica rack aware assignment."
 
@@ -189,12 +208,7 @@ def place_rack_unaware(
 def fixed_start_index_from_configs(configs: Mapping[str, str]) -> int:
     """``simulator.placer.legacy.fixed.start.index`` as an int; -1 (random) when absent or blank."""
     raw = configs.get(FIXED_START_INDEX_KEY)
-    if raw is None or not str(raw).strip():
-        return -1
-    try:
-        return int(str(raw).strip())
-    except ValueError:
-        raise ValueError(f"{FIXED_START_INDEX_KEY} must be an integer, got {raw!r}") from None
+    return -1 if raw is None else int(FIXED_START_INDEX.parse(FIXED_START_INDEX_KEY, str(raw)))
 
 
 class LegacyReplicaPlacer(ReplicaPlacer):
@@ -205,11 +219,12 @@ class LegacyReplicaPlacer(ReplicaPlacer):
     ``fixed_start_index`` (or the ``simulator.placer.legacy.fixed.start.index`` property) >= 0 replaces
     both random draws, as Kafka's ``fixedStartIndex`` does.
 
-    In rack mode (some broker has a rack) every broker must have one; otherwise it raises
-    :class:`ReplicaPlacementError` with Kafka's message.
+    In rack mode (some broker has a rack) every broker must have one; otherwise it does not apply and
+    raises :class:`PlacerNotApplicableError` with Kafka's message.
     """
 
     rack_aware = True
+    properties = (FIXED_START_INDEX,)
 
     def __init__(self, random: JavaRandomLike | None = None, fixed_start_index: int = -1) -> None:
         self._random_given = random is not None
@@ -235,7 +250,7 @@ class LegacyReplicaPlacer(ReplicaPlacer):
             return place_rack_unaware(spec, cluster, self._random, self.fixed_start_index)
         _check(spec.num_partitions, spec.num_replicas, len(brokers))
         if any(b.rack is None for b in brokers):
-            raise ReplicaPlacementError(NOT_ALL_BROKERS_HAVE_RACKS)
+            raise PlacerNotApplicableError(NOT_ALL_BROKERS_HAVE_RACKS)
         racks = {b.id: b.rack for b in brokers if b.rack is not None}
         return assign_rack_aware(
             spec.num_partitions,

@@ -20,8 +20,9 @@ Fenced brokers never lead. They hold a follower only where the spread needs them
 subtree the partition would otherwise miss) or when the unfenced brokers are too few for RF, as
 Kafka's striped placer does.
 
-Every usable broker, fenced or not, needs a rack that starts with ``/``; otherwise placement fails
-with :class:`ReplicaPlacementError`.
+Every usable broker, fenced or not, needs a rack that starts with ``/``; otherwise the placer does not
+apply to the cluster (:class:`~controller.placement.api.PlacerNotApplicableError`, a
+``ReplicaPlacementError``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from controller.placement.api import (
     ClusterView,
     PlacementSpec,
-    ReplicaPlacementError,
+    PlacerNotApplicableError,
     ReplicaPlacer,
     UsableBroker,
 )
@@ -305,7 +306,7 @@ class MultiLevelReplicaPlacer(ReplicaPlacer):
         require_enough_brokers(rf, len(usable))
         problem = _rack_problem(usable)
         if problem is not None:
-            raise ReplicaPlacementError(problem)
+            raise PlacerNotApplicableError(problem)
         if spec.num_partitions <= 0:
             return []
         root = _build_tree(usable)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
-from controller.config import STRIPED_CONTINUE_OFFSETS, boolean
 from controller.placement.api import (
     ClusterView,
     PlacementSpec,
@@ -38,8 +37,10 @@ from controller.placement.builtin.java_collections import (
 )
 from controller.placement.builtin.java_random import JavaRandom, JavaRandomLike, random_from_configs, shuffle
 from controller.placement.rules import require_enough_brokers, require_positive, require_some_unfenced
+from controller.plugins.properties import Property, boolean
 
 __all__ = [
+    "CONTINUE_OFFSETS",
     "CONTINUE_OFFSETS_KEY",
     "BrokerList",
     "RackLayout",
@@ -54,8 +55,15 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Server property: continue the offsets of a topic's existing partitions (KAFKA-14437); default false.
-CONTINUE_OFFSETS_KEY = STRIPED_CONTINUE_OFFSETS
+#: Continue the offsets of a topic's existing partitions (KAFKA-14437); default false.
+CONTINUE_OFFSETS = Property(
+    "simulator.placer.striped.continue.offsets",
+    "false",
+    boolean,
+    "`striped` placer: partitions added to a topic continue its rack and broker offsets, as proposed "
+    "in KAFKA-14437 (never merged into Kafka); false: fresh random offsets, as Kafka does",
+)
+CONTINUE_OFFSETS_KEY = CONTINUE_OFFSETS.key
 
 Rack = str | None
 
@@ -451,7 +459,7 @@ def continue_offsets_from_configs(configs: Mapping[str, str], default: bool = Fa
     raw = configs.get(CONTINUE_OFFSETS_KEY)
     if raw is None or not str(raw).strip():
         return default
-    return boolean(CONTINUE_OFFSETS_KEY, str(raw))
+    return bool(CONTINUE_OFFSETS.parse(CONTINUE_OFFSETS_KEY, str(raw)))
 
 
 class StripedReplicaPlacer(ReplicaPlacer):
@@ -466,6 +474,7 @@ class StripedReplicaPlacer(ReplicaPlacer):
     """
 
     rack_aware = True
+    properties = (CONTINUE_OFFSETS,)
 
     def __init__(self, random: JavaRandomLike | None = None, continue_offsets: bool = False) -> None:
         self._random_given = random is not None

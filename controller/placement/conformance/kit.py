@@ -255,8 +255,8 @@ class _CaseRunner:
             )
         problems = placement_problems(spec, cluster, outcome.result)
         if problems:
-            check = problems[0][0]
-            return check, "; ".join(m for c, m in problems if c == check)
+            check = problems[0].check
+            return check, "; ".join(p.message for p in problems if p.check == check)
         self.stats["placed"] += 1
         if getattr(placer, "rack_aware", False) and rack_spread_applies(spec, cluster):
             self.stats["rack_spread"] += 1

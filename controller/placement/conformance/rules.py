@@ -1,6 +1,6 @@
 """What the conformance kit holds a placer's results to, beyond the server's own rules.
 
-The server's rules (:mod:`controller.placement.rules`) are applied as they are; on top, the kit checks
+The server's rules (:mod:`controller.placement.rules`, :func:`placement_problems`) are applied as they are; on top, the kit checks
 rack spread for placers that declare ``rack_aware = True``, and lets placers declare preconditions:
 calls outside them may be refused with ``ReplicaPlacementError``.
 """
@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from controller.placement import rules
 from controller.placement.api import ClusterView, PlacementSpec
-from controller.placement.loader import replica_lists
-from controller.plugins.loader import MalformedResult
+from controller.placement.rules import placement_problems
 
 __all__ = [
     "PRECONDITION_METHOD",
@@ -47,21 +45,6 @@ def racks_are_paths(spec: PlacementSpec, cluster: ClusterView) -> str | None:
     if bad:
         return f"racks {', '.join(bad)} do not start with '/'"
     return None
-
-
-def placement_problems(spec: PlacementSpec, cluster: ClusterView, result: object) -> list[tuple[str, str]]:
-    """Everything the server would find wrong with a placement result, as ``(check, explanation)`` pairs.
-
-    The checks are the server's (:data:`controller.placement.rules.CHECKS`): shape, distinct replicas,
-    known brokers within ``broker_ids`` and an unfenced leader. Empty when valid.
-    """
-    try:
-        lists = replica_lists(result, portable=False)
-    except MalformedResult as exc:
-        return [("shape", str(exc))]
-    if lists is None:
-        return [("shape", "returned None, which defers to the default placer")]
-    return [(p.check, p.message) for p in rules.placement_problems(spec, cluster.brokers, lists)]
 
 
 def _rack_tree_is_uniform(racks: set[str]) -> bool:

@@ -19,8 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from controller.config import PLACER_MAX_MEMORY_MB
-from controller.offload import BIG, gc_paused, in_thread
+from controller.offload import BIG, gc_paused, in_thread, off_loop
 from controller.plugins.isolation.outcome import PluginError, Reason
 from controller.plugins.isolation.worker import (
     LENGTH,
@@ -34,6 +33,7 @@ from controller.plugins.isolation.worker import (
     normalized,
 )
 from controller.plugins.loader import PluginKind, PluginLoadError, load_plugin, plugin_label
+from controller.plugins.properties import WORKER_MAX_MEMORY_MB
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,16 @@ def _timed_out(label: str) -> PluginError:
     return PluginError(Reason.TIMED_OUT, label, "the plugin did not answer in time")
 
 
+def _checked(kind: PluginKind, label: str, args: tuple[Any, ...], value: Any) -> Any:
+    """``value`` once the kind's check (:attr:`PluginKind.check`) finds nothing wrong with it; else
+    PluginError (MALFORMED) saying what is wrong."""
+    if value is not None and kind.check is not None:
+        problem = kind.check(args, value)
+        if problem is not None:
+            raise PluginError(Reason.MALFORMED, label, problem)
+    return value
+
+
 class InlineRunner:
     """Calls the plugin directly (built-ins): no isolation, no overhead."""
 
@@ -83,7 +93,7 @@ class InlineRunner:
         self._immediate = builtin and not inspect.iscoroutinefunction(self._method)
 
     async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any:
-        """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time.
+        """The plugin's normalized and checked result for ``args``, or PluginError; ``deadline`` is loop time.
 
         Calls reach the plugin one at a time. A call bigger than :data:`controller.offload.BIG` (``size``)
         runs in a worker thread, so that the event loop serves others meanwhile."""
@@ -106,7 +116,8 @@ class InlineRunner:
                 raise
             except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an error response
                 raise failure(self.kind, self.label, exc) from None
-            return normalized(self.kind, self.label, result, portable=False)
+            value = normalized(self.kind, self.label, result, portable=False)
+            return await off_loop(size, _checked, self.kind, self.label, args, value)
 
     def can_call_now(self, size: int) -> bool:
         return self._immediate and size <= BIG and not self._lock.locked()
@@ -119,7 +130,9 @@ class InlineRunner:
             result = self._method(*args)
         except Exception as exc:  # noqa: BLE001
             raise failure(self.kind, self.label, exc) from None
-        return normalized(self.kind, self.label, result, portable=False)
+        return _checked(
+            self.kind, self.label, args, normalized(self.kind, self.label, result, portable=False)
+        )
 
     async def close(self) -> None:
         close = getattr(self.plugin, "close", None)
@@ -156,7 +169,6 @@ class ProcessRunner:
         self.max_memory_mb = max_memory_mb
         self.label = name
         self.attributes: Mapping[str, Any] = {}
-        self.restarts = 0
         self._proc: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Future[None] | None = None
         self._lock = asyncio.Lock()
@@ -170,7 +182,7 @@ class ProcessRunner:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "controller.plugins.isolation.worker",
+            "controller.plugins.isolation",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
@@ -214,14 +226,13 @@ class ProcessRunner:
         reaping = asyncio.ensure_future(_kill_and_reap(proc))
         self._reaping.add(reaping)
         reaping.add_done_callback(self._reaping.discard)
-        self.restarts += 1
         self._proc = None
         self._sent = None  # a fresh worker has nothing: the next call sends everything
         self._starting = asyncio.ensure_future(self.start())
         self._starting.add_done_callback(_log_start_failure)
 
     async def call(self, args: tuple[Any, ...], deadline: float, size: int = 0) -> Any:
-        """The plugin's normalized result for ``args``, or PluginError; ``deadline`` is loop time."""
+        """The plugin's normalized and checked result for ``args``, or PluginError; ``deadline`` is loop time."""
         try:
             async with asyncio.timeout_at(deadline):
                 await self._lock.acquire()
@@ -274,15 +285,16 @@ class ProcessRunner:
                         Reason.OUT_OF_MEMORY,
                         self.label,
                         f"{reply.message}: the worker process went past its memory limit of "
-                        f"{self.max_memory_mb} MB ({PLACER_MAX_MEMORY_MB})",
+                        f"{self.max_memory_mb} MB ({WORKER_MAX_MEMORY_MB})",
                         reply.exc_type,
                     )
                 raise reply
             assert isinstance(reply, Returned)
+            value = reply.value
             if self.kind.unpack is not None:
                 with gc_paused():
-                    return await self.kind.unpack(reply.value)
-            return reply.value
+                    value = await self.kind.unpack(value)
+            return await off_loop(size, _checked, self.kind, self.label, args, value)
         finally:
             self._lock.release()
 

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import os
 import pickle
+import signal
 import struct
 import sys
 from collections.abc import Mapping
@@ -140,6 +141,11 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def main() -> int:
+    """The worker's life: load, then answer calls until Close or the end of input (``python -m
+    controller.plugins.isolation`` runs it)."""
+    # Ctrl-C in a terminal reaches the whole process group: the server stops its workers itself (Close,
+    # or the end of their input when it exits), so a worker takes no KeyboardInterrupt of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     channel_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -200,11 +206,3 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001
             print(f"{kind.noun} close() failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    # Run the imported module's main, not this __main__ copy's: the message classes must be the ones
-    # both sides pickle by their real module name.
-    from controller.plugins.isolation import worker
-
-    sys.exit(worker.main())

@@ -2,7 +2,10 @@
 
 Each placer is loaded fresh, configured alike (``--seed``, ``--set``) and places the same topic on the
 same cluster; the metrics (:mod:`controller.placement.metrics`) cover the cluster after the placement:
-the cluster file's existing assignments plus the new topic. A placer that fails shows its error.
+the cluster file's existing assignments plus the new topic. A placer that fails shows its error; one
+that does not apply to the cluster (it raised ``PlacerNotApplicableError``: ``multi-level`` on racks that
+are not paths, say) is shown as not applicable, with its reason. The exit status is 1 only when a placer
+failed.
 """
 
 from __future__ import annotations
@@ -33,11 +36,16 @@ DEFAULT_TOPIC = "placed"
 
 @dataclass(frozen=True)
 class Comparison:
-    """One placer's outcome: its metrics, or the error it gave."""
+    """One placer's outcome: its metrics, or the error it gave (which may say it does not apply)."""
 
     placer: str
     metrics: PlacementMetrics | None = None
     error: PlacementError | None = None
+
+    @property
+    def not_applicable(self) -> str | None:
+        """Why the placer does not apply to the cluster, or None."""
+        return self.error.not_applicable if self.error is not None else None
 
 
 def _names(text: str) -> list[str]:
@@ -94,7 +102,8 @@ def _to_json(spec: PlacementSpec, comparisons: Sequence[Comparison]) -> dict[str
             placers.append({"placer": c.placer, "metrics": c.metrics.to_dict()})
         else:
             assert c.error is not None
-            placers.append({"placer": c.placer, **error_to_json(c.error)})
+            shown = {"not_applicable": c.not_applicable} if c.not_applicable is not None else {}
+            placers.append({"placer": c.placer, **shown, **error_to_json(c.error)})
     return {
         "partitions": spec.num_partitions,
         "replication_factor": spec.num_replicas,
@@ -118,4 +127,4 @@ def run(args: argparse.Namespace) -> int:
             f"{len(cluster.usable(spec))} broker(s); metrics of the cluster after the placement\n"
         )
         print(render_comparison(comparisons), end="")
-    return 0 if all(c.metrics is not None for c in comparisons) else 1
+    return 0 if all(c.metrics is not None or c.not_applicable is not None for c in comparisons) else 1

@@ -19,17 +19,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controller.defaults import DEFAULT_BROKERS
-from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
-from controller.placement.builtin.java_random import SEED_KEY
-from controller.placement.loader import DEFAULT_PLACER
-from controller.placement.service import PlacementFailure, PlacementRequest, PlacementService
 from placement_sim.cli.clusterfile import ClusterFileError, load_cluster_file
 from placement_sim.cli.connection import describe_cluster, describe_error, run_with_client
 from placement_sim.cli.options import add_bootstrap_option, add_property_option, broker_id_list
 from placement_sim.cli.render import placement_to_json, render_placement
+from controller.config import ISOLATION, PLACER, ServerConfig
+from controller.defaults import DEFAULT_BROKERS
+from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
+from controller.placement.builtin.java_random import SEED_KEY
+from controller.placement.loader import DEFAULT_PLACER
+from controller.placement.service import PlacementFailure, PlacementService
 from protocol.client import ErrorResponse, KafkaClient
-from protocol.errors import error_by_name
+from protocol.errors import error_by_code
 
 __all__ = [
     "PlacementError",
@@ -49,14 +50,17 @@ class PlacementError(Exception):
 
     ``kind`` names what went wrong (the class of the exception the placer raised, ``Deferred``,
     ``MalformedPlacement``, ``TimedOut``, or the error name itself when the request was refused before
-    any placer ran); ``error`` is the error name the server would answer with.
+    any placer ran); ``code`` is the error code the server would answer with, ``error`` its name.
+    ``not_applicable``: why the placer does not apply to the cluster (PlacerNotApplicableError), or None.
     """
 
-    def __init__(self, kind: str, error: str, message: str) -> None:
+    def __init__(self, kind: str, code: int, message: str, not_applicable: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
-        self.error = error
+        self.code = code
+        self.error = error_by_code(code).name
         self.message = message
+        self.not_applicable = not_applicable
 
     def __str__(self) -> str:
         if self.kind == self.error:
@@ -181,18 +185,13 @@ async def _place(
 ) -> list[list[int]]:
     # A placer that cannot be loaded, or malformed properties, are the user's mistakes: they propagate
     # (PlacerLoadError, ConfigError) and the command line reports them with exit code 2.
-    service = await PlacementService.in_process(placer_name, configs, cluster.brokers)
-    request = PlacementRequest(
-        num_partitions=spec.num_partitions,
-        replication_factor=spec.num_replicas,
-        node_ids=spec.broker_ids or (),
-        topic=spec.topic,
-        start_partition=spec.start_partition,
-    )
+    config = ServerConfig.from_properties({**configs, PLACER: placer_name, ISOLATION: "inline"})
+    service = await PlacementService.start(config.placer_setup(), config.placement_limits(), lambda: cluster)
     try:
-        return await service.place(request, cluster)
+        return await service.place(spec)
     except PlacementFailure as failure:
-        raise PlacementError(failure.kind or failure.error, failure.error, failure.message) from None
+        kind = failure.kind or failure.code.name
+        raise PlacementError(kind, failure.code, failure.message, failure.not_applicable) from None
     finally:
         await service.close()
 
@@ -258,7 +257,7 @@ def run_remote(args: argparse.Namespace) -> int:
                 timeout_ms=args.timeout_ms,
             )
         except ErrorResponse as exc:
-            return _print_failure(args, where, PlacementError("ErrorResponse", exc.name, exc.message or ""))
+            return _print_failure(args, where, PlacementError("ErrorResponse", exc.code, exc.message or ""))
         if brokers is None:  # the server does not describe its cluster: the brokers the placement names
             brokers = [UsableBroker(b, None, False) for b in sorted({r for rs in replicas for r in rs})]
         _print_placement(args, where, args.bootstrap, spec, brokers, replicas)
@@ -285,7 +284,7 @@ def _print_failure(args: argparse.Namespace, where: dict[str, str], error: Place
         print(json.dumps({**where, **error_to_json(error)}, indent=2))
     elif error.kind == "ErrorResponse":
         print(
-            f"placement-sim: {describe_error(error_by_name(error.error).code, error.message)}",
+            f"placement-sim: {describe_error(error.code, error.message)}",
             file=sys.stderr,
         )
     else:

@@ -73,10 +73,17 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def _print_summary(result: SweepResult) -> None:
+    """The per-placer figures; requests refused because a placer does not apply to a cluster are not
+    counted as failed, but listed below the table with one of the placer's reasons."""
     table = result.aggregates.get("by_placer")
     if table is None:
         return
     rows = table.to_pylist()
+    not_applicable = {row["placer"]: row for row in _rows(result, "not_applicable")}
+    for row in rows:
+        shown = not_applicable.get(row["placer"])
+        if shown and row.get("failed_requests") is not None:
+            row["failed_requests"] -= shown["requests_not_applicable"]
     header = [title for _, title, _ in _SUMMARY_COLUMNS]
     cells = [
         [fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in _SUMMARY_COLUMNS]
@@ -90,6 +97,18 @@ def _print_summary(result: SweepResult) -> None:
                 for i, (v, w) in enumerate(zip(line, widths, strict=True))
             )
         )
+    for row in rows:
+        shown = not_applicable.get(row["placer"])
+        if shown and shown["runs_not_applicable"]:
+            print(
+                f"{row['placer']}: not applicable to {shown['runs_not_applicable']:,} of {row['runs']:,} runs "
+                f"({shown['requests_not_applicable']:,} requests), e.g.: {shown['not_applicable_reason']}"
+            )
+
+
+def _rows(result: SweepResult, aggregate: str) -> list[dict[str, object]]:
+    table = result.aggregates.get(aggregate)
+    return table.to_pylist() if table is not None else []
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,8 +34,8 @@ def place(
     return [list(r) for r in placer.place(spec, ClusterView(cluster))]
 
 
-# Seed 000's table: 5 SPUs, 3 replicas, partitions 0..15.
-SEED_TABLE = [
+# The table of Fluvio's "Replica Assignment" documentation: 5 SPUs, 3 replicas, partitions 0..15.
+DOCUMENTED_TABLE = [
     [0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0], [4, 0, 1],
     [0, 2, 3], [1, 3, 4], [2, 4, 0], [3, 0, 1], [4, 1, 2],
     [0, 3, 4], [1, 4, 0], [2, 0, 1], [3, 1, 2], [4, 2, 3],
@@ -44,11 +44,11 @@ SEED_TABLE = [
 
 
 def test_seed_table_15_partitions_plus_one() -> None:
-    assert place(brokers(0, 1, 2, 3, 4), 16, 3) == SEED_TABLE
+    assert place(brokers(0, 1, 2, 3, 4), 16, 3) == DOCUMENTED_TABLE
 
 
 def test_21_partitions_rf3_repeat_with_period_15() -> None:
-    expected = SEED_TABLE[:15] + [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0], [4, 0, 1], [0, 2, 3]]
+    expected = DOCUMENTED_TABLE[:15] + [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0], [4, 0, 1], [0, 2, 3]]
     assert place(brokers(0, 1, 2, 3, 4), 21, 3) == expected
 
 
@@ -80,7 +80,11 @@ def test_seed_chaining_next_run_starts_where_last_stopped() -> None:
     first = placer.place(PlacementSpec(0, 9, 3, topic="a"), cluster)  # indexes 0..8
     assert first[-1] == [3, 0, 1]
     second = placer.place(PlacementSpec(0, 2, 3, topic="b"), cluster)
-    assert second[0] == [4, 1, 2]  # seed 000: "the next run starts at index 9"
+    assert second[0] == [
+        4,
+        1,
+        2,
+    ]  # chained runs, as Fluvio's documentation has them: the next starts at index 9
     assert placer.next_index == 11
 
 

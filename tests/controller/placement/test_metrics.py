@@ -10,14 +10,14 @@ import pytest
 from controller.placement.api import UsableBroker
 from controller.placement.metrics import SUMMARY_KEYS, Balance, RackFailure, compute_metrics, rack_levels
 
-# Seed 000, example 2: racks of 1, 2 and 3 SPUs, 6 partitions x 3 replicas.
+# Fluvio's "Replica Assignment" documentation, unbalanced racks: racks of 1, 2 and 3 SPUs, 6 partitions x 3.
 UNBALANCED = tuple(
     UsableBroker(i, rack, False)
     for i, rack in [(0, "rack-a"), (1, "rack-b"), (2, "rack-b"), (3, "rack-c"), (4, "rack-c"), (5, "rack-c")]
 )
 UNBALANCED_MAP = [[3, 2, 0], [2, 0, 4], [0, 4, 1], [4, 1, 5], [1, 5, 3], [5, 3, 2]]
 
-# Seed 000, example 1: 4 racks x 3 SPUs, 12 partitions x 4 replicas.
+# Fluvio's "Replica Assignment" documentation, balanced racks: 4 racks x 3 SPUs, 12 partitions x 4 replicas.
 BALANCED = tuple(UsableBroker(i, f"rack-{'abcd'[i // 3]}", False) for i in range(12))
 BALANCED_MAP = [
     [0, 4, 8, 9], [4, 8, 9, 1], [8, 9, 1, 5], [9, 1, 5, 6],

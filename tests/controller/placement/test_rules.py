@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.placement.api import PlacementSpec, UsableBroker
+from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
 from controller.placement.rules import first_problem, placement_problems
 
 BROKERS = (
@@ -24,13 +24,13 @@ entries = st.one_of(
 
 def detailed(replicas, spec):
     """The reference: the first of every problem the rules list."""
-    problems = placement_problems(spec, BROKERS, replicas)
+    problems = placement_problems(spec, ClusterView(BROKERS), replicas)
     return problems[0].message if problems else None
 
 
 def validate_placement(replicas, spec, brokers):
     """What the server answers with: the fast check's first problem."""
-    problem = first_problem(spec, brokers, replicas)
+    problem = first_problem(spec, ClusterView(brokers), replicas)
     return problem.message if problem else None
 
 
@@ -76,7 +76,7 @@ def test_a_valid_placement_passes_and_each_fault_is_named():
 
 def test_every_problem_is_listed_with_the_check_it_fails():
     spec = PlacementSpec(0, 3, 3, broker_ids=(0, 1, 2, 3))
-    problems = placement_problems(spec, BROKERS, [[2, 2, 4], [0, 1], [5, 0, 1]])
+    problems = placement_problems(spec, ClusterView(BROKERS), [[2, 2, 4], [0, 1], [5, 0, 1]])
     assert [(p.check, p.partition) for p in problems] == [
         ("distinct replicas", 0),
         ("known brokers", 0),

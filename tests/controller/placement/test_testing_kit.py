@@ -353,19 +353,23 @@ def b(broker_id: int, rack: str | None = None, fenced: bool = False) -> UsableBr
 def test_placement_problems_names_every_violation() -> None:
     cluster = ClusterView((b(1), b(2), b(3, fenced=True)))
     spec = PlacementSpec(0, 2, 2, broker_ids=(1, 3))
-    assert placement_problems(spec, cluster, [[1, 3], [1, 3]]) == []
-    assert placement_problems(spec, cluster, "12") == [("shape", "returned str, not a list of replica lists")]
-    assert placement_problems(spec, cluster, [[1, 3]])[0][0] == "shape"
-    problems = placement_problems(spec, cluster, [[3, 1], [1, 1]])
+
+    def problems_of(result):
+        return [(p.check, p.message) for p in placement_problems(spec, cluster, result)]
+
+    assert problems_of([[1, 3], [1, 3]]) == []
+    assert problems_of("12") == [("shape", "returned str, not a list of replica lists")]
+    assert problems_of([[1, 3]])[0][0] == "shape"
+    problems = problems_of([[3, 1], [1, 1]])
     assert problems == [
         ("unfenced leader", "partition 0 has fenced broker 3 as its leader: [3, 1]"),
         ("distinct replicas", "partition 1 repeats broker(s) [1]: [1, 1]"),
     ]
-    assert placement_problems(spec, cluster, [[1, 2], [1, 9]]) == [
+    assert problems_of([[1, 2], [1, 9]]) == [
         ("known brokers", "partition 0 uses broker(s) [2] outside NodeId [1, 3]"),
         ("known brokers", "partition 1 names unknown broker(s) [9]: [1, 9]"),
     ]
-    assert placement_problems(spec, cluster, [[1, True], [1, 3]])[0][0] == "shape"
+    assert problems_of([[1, True], [1, 3]])[0][0] == "shape"
 
 
 def test_rack_spread_applies_only_to_balanced_clusters() -> None:

@@ -10,6 +10,7 @@ from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.placement.service import PlacementService
 from controller.topic_admin import NewPartitions, NewTopic, TopicAdmin
+from protocol.codes import ErrorCode
 from tests.support.placers import placer_file
 
 PICKY = placer_file("PickyPlacer")
@@ -26,7 +27,8 @@ async def make_admin(
         properties["simulator.brokers.fenced"] = ",".join(str(b[0]) for b in brokers if len(b) > 2 and b[2])
     config = ServerConfig.from_properties(properties)
     cluster = Cluster(config.brokers, seed=config.seed)
-    return TopicAdmin(config, cluster, await PlacementService.start(config, cluster))
+    placements = await PlacementService.start(config.placer_setup(), config.placement_limits(), cluster.view)
+    return TopicAdmin(config, cluster, placements)
 
 
 async def test_create_places_with_the_configured_placer_and_records_the_topic():
@@ -76,10 +78,10 @@ async def test_one_topics_failure_does_not_fail_the_others():
     )
     assert [(r.name, r.error) for r in results] == [
         ("good", None),
-        ("bad name!", "INVALID_TOPIC_EXCEPTION"),
-        ("too-many-replicas", "INVALID_REPLICATION_FACTOR"),
-        ("zero", "INVALID_PARTITIONS"),
-        ("rf-zero", "INVALID_REPLICATION_FACTOR"),
+        ("bad name!", ErrorCode.INVALID_TOPIC_EXCEPTION),
+        ("too-many-replicas", ErrorCode.INVALID_REPLICATION_FACTOR),
+        ("zero", ErrorCode.INVALID_PARTITIONS),
+        ("rf-zero", ErrorCode.INVALID_REPLICATION_FACTOR),
         ("also-good", None),
     ]
     assert results[2].message == (
@@ -98,20 +100,20 @@ async def test_existing_colliding_and_duplicate_names():
         [NewTopic("s03.metrics", 1, 1), NewTopic("s03_metrics", 1, 1), NewTopic("twice"), NewTopic("twice")]
     )
     assert [(r.name, r.error, r.message) for r in results] == [
-        ("s03.metrics", "TOPIC_ALREADY_EXISTS", "Topic 's03.metrics' already exists."),
+        ("s03.metrics", ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 's03.metrics' already exists."),
         (
             "s03_metrics",
-            "INVALID_TOPIC_EXCEPTION",
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
             "Topic 's03_metrics' collides with existing topic: s03.metrics",
         ),
-        ("twice", "INVALID_REQUEST", "Duplicate topic name."),
+        ("twice", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
     ]
 
 
 async def test_a_plugin_failure_is_replica_placement_failed_for_that_topic_only():
     admin = await make_admin(PICKY)
     results = await admin.create_topics([NewTopic("reject-me", 2, 2), NewTopic("accept-me", 2, 2)])
-    assert results[0].error == "REPLICA_PLACEMENT_FAILED"
+    assert results[0].error == ErrorCode.REPLICA_PLACEMENT_FAILED
     assert results[0].message.endswith("PickyPlacer: no room for topic reject-me (partitions from 0)")
     assert results[1].ok and results[1].replicas == [[0, 1], [1, 2]]
 
@@ -132,15 +134,15 @@ async def test_manual_assignments():
     offline = admin.cluster.offline_replicas
     assert [(p.leader, p.isr, offline(p)) for p in partitions] == [(1, [1, 0], []), (1, [1], [2])]
     assert [(r.error, r.message) for r in bad] == [
-        ("INVALID_REPLICA_ASSIGNMENT", "invalid spu id: 7"),
-        ("INVALID_REPLICA_ASSIGNMENT", "assigned partition ids must be in sequence and without gaps"),
+        (ErrorCode.INVALID_REPLICA_ASSIGNMENT, "invalid spu id: 7"),
+        (ErrorCode.INVALID_REPLICA_ASSIGNMENT, "assigned partition ids must be in sequence and without gaps"),
         (
-            "INVALID_REPLICA_ASSIGNMENT",
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
             "All brokers specified in the manual partition assignment for partition 0 are fenced or in "
             "controlled shutdown.",
         ),
         (
-            "INVALID_REQUEST",
+            ErrorCode.INVALID_REQUEST,
             "A manual partition assignment was specified, but numPartitions was not set to -1.",
         ),
     ]
@@ -169,15 +171,15 @@ async def test_create_partitions_errors():
         ]
     )
     assert [(r.name, r.error, r.message) for r in results] == [
-        ("t", "INVALID_REQUEST", "Duplicate topic name."),
-        ("u", "INVALID_PARTITIONS", "Topic already has 1 partition(s)."),
-        ("missing", "UNKNOWN_TOPIC_OR_PARTITION", "This server does not host this topic-partition."),
+        ("t", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("u", ErrorCode.INVALID_PARTITIONS, "Topic already has 1 partition(s)."),
+        ("missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."),
     ]
     [shrink] = await admin.create_partitions([NewPartitions("t", 2)])
     assert shrink.message == "The topic t currently has 3 partition(s); 2 would not be an increase."
     [wrong] = await admin.create_partitions([NewPartitions("t", 5, [[0, 1]])])
     assert (wrong.error, wrong.message) == (
-        "INVALID_REPLICA_ASSIGNMENT",
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
         "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified.",
     )
     [manual] = await admin.create_partitions([NewPartitions("t", 4, [[5, 4]])])
@@ -188,7 +190,7 @@ async def test_create_partitions_plugin_failure_names_the_first_new_partition():
     admin = await make_admin(PICKY)
     await admin.create_topics([NewTopic("reject-later", assignments=[(0, [0])])])
     [result] = await admin.create_partitions([NewPartitions("reject-later", 3)])
-    assert result.error == "REPLICA_PLACEMENT_FAILED"
+    assert result.error == ErrorCode.REPLICA_PLACEMENT_FAILED
     assert result.message.endswith("PickyPlacer: no room for topic reject-later (partitions from 1)")
 
 
@@ -202,9 +204,9 @@ async def test_delete_by_name_and_by_id():
     assert [(r.name, r.error) for r in results] == [
         ("a", None),
         ("b", None),
-        ("a", "UNKNOWN_TOPIC_OR_PARTITION"),
-        (None, "UNKNOWN_TOPIC_ID"),
-        (None, "INVALID_REQUEST"),
+        ("a", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        (None, ErrorCode.UNKNOWN_TOPIC_ID),
+        (None, ErrorCode.INVALID_REQUEST),
     ]
     assert results[1].topic_id == b.topic_id and admin.cluster.topics == {}
     [again] = await admin.create_topics([NewTopic("a", 1, 1)])
@@ -226,7 +228,7 @@ async def test_a_plugin_in_its_own_process_places_and_fails_per_topic():
     finally:
         await admin.placements.close()
     assert results[0].ok and results[0].replicas == [[0, 1], [1, 2]]
-    assert results[1].error == "REPLICA_PLACEMENT_FAILED"
+    assert results[1].error == ErrorCode.REPLICA_PLACEMENT_FAILED
     assert results[1].message.endswith("PickyPlacer: no room for topic reject-third (partitions from 0)")
 
 
@@ -236,6 +238,6 @@ async def test_a_config_without_a_value_is_invalid_config():
         [NewTopic("configured", 1, 1, configs={"retention.ms": None, "a": "1"})]
     )
     assert (result.error, result.message) == (
-        "INVALID_CONFIG",
+        ErrorCode.INVALID_CONFIG,
         "Null value not supported for topic configs: retention.ms",
     )

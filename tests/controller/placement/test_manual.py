@@ -1,4 +1,5 @@
-"""Manual replica assignments: Fluvio's replica-map rules and messages (seed 000), plus Kafka's broker checks."""
+"""Manual replica assignments: Fluvio's replica-map rules and messages (``PartitionMaps::valid_partition_map``),
+plus Kafka's broker checks."""
 
 from __future__ import annotations
 
@@ -6,21 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.manual_assignment import (
-    AssignmentProblem,
-    check_brokers,
-    check_new_partitions,
-    check_replica_map,
-)
 from controller.placement.api import UsableBroker
+from controller.placement.manual import check_brokers, check_new_partitions, check_replica_map
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
 
 BROKERS = {i: UsableBroker(i, None, i == 3) for i in range(5)}  # broker 3 is fenced
 
 
 def problem(fn, *args) -> str:
-    with pytest.raises(AssignmentProblem) as info:
+    with pytest.raises(Refusal) as info:
         fn(*args)
-    assert info.value.error == "INVALID_REPLICA_ASSIGNMENT"
+    assert info.value.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
     return info.value.message
 
 
@@ -111,5 +109,5 @@ def test_breaking_any_rule_is_refused(partitions, data):
         broken[index] = (pid, [*replicas[:-1], -1 - replicas[-1]])
     else:
         broken[index] = (pid, [*replicas, 99])
-    with pytest.raises(AssignmentProblem):
+    with pytest.raises(Refusal):
         check_replica_map(broken)

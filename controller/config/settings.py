@@ -1,0 +1,529 @@
+"""The settings table: every configuration key the server reads, with its default, parser and meaning.
+
+Kafka's own key names where Kafka has one; the simulator's own keys start with ``simulator.``. Each key
+is a :class:`Setting`, the one place it is defined (the README's table is ``placement-sim settings
+--markdown``). The built-in placers declare their own properties
+(:class:`~controller.plugins.properties.Property`, a placer class's ``properties``); the table lists
+them between the server's settings and the security ones, read from the placers the first time the
+whole table is needed (:func:`settings`), so that a server that never asks does not import them.
+
+Topic configs (Kafka's per-topic table with its types, defaults and validators) belong in a module of
+their own beside this one, made of the same :class:`Setting` and value types.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from controller.config.values import (
+    SASL_MECHANISM_NAMES,
+    id_list,
+    mechanism_list,
+    parse_brokers,
+    pem_store,
+    protocol_map,
+    secret,
+    user_list,
+)
+from controller.defaults import DEFAULT_LISTENER, DEFAULT_PLACER
+from controller.plugins.properties import SEED as PLUGIN_SEED
+from controller.plugins.properties import (
+    WORKER_MAX_MEMORY_MB,
+    boolean,
+    integer,
+    one_of,
+    optional_integer,
+    text,
+)
+
+__all__ = ["SERVER_FIELDS", "SERVER_KEYS", "Setting", "settings", "settings_by_key"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration key: where it lands in :class:`ServerConfig`, its default (as written in a
+    properties file, shown in the README) and what it means."""
+
+    key: str
+    #: The ServerConfig attribute it sets; None for keys only the built-in placers read.
+    attr: str | None
+    default: str
+    parse: Callable[[str, str], Any]
+    meaning: str
+
+
+LISTENERS = "listeners"
+PROTOCOL_MAP = "listener.security.protocol.map"
+PLACER = "replica.placer.class.name"
+MAX_REQUEST_BYTES = "socket.request.max.bytes"
+IDLE_MS = "connections.max.idle.ms"
+DEFAULT_RF = "default.replication.factor"
+NUM_PARTITIONS = "num.partitions"
+CLUSTER_ID = "cluster.id"
+AUTO_CREATE = "auto.create.topics.enable"
+BROKERS = "simulator.brokers"
+FENCED = "simulator.brokers.fenced"
+BROKER_PORT_BASE = "simulator.broker.port.base"
+SEED = PLUGIN_SEED
+MAX_REPLICAS = "simulator.placement.max.replicas"
+ISOLATION = "simulator.placer.isolation"
+PLACER_START_MS = "simulator.placer.start.timeout.ms"
+PLACER_MAX_MEMORY_MB = WORKER_MAX_MEMORY_MB
+MAX_CONNECTIONS = "max.connections"
+MAX_CONNECTIONS_PER_IP = "max.connections.per.ip"
+QUEUED_MAX_REQUESTS = "queued.max.requests"
+QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes"
+MAX_PARTITIONS = "simulator.max.partitions"
+REQUEST_MAX_TIMEOUT_MS = "simulator.request.max.timeout.ms"
+EVENT_LOOP = "simulator.event.loop"
+CLOCK = "simulator.clock"
+SESSION_TIMEOUT_MS = "broker.session.timeout.ms"
+HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms"
+REPLICA_LAG_MS = "replica.lag.time.max.ms"
+MIN_INSYNC = "min.insync.replicas"
+UNCLEAN_ELECTION = "unclean.leader.election.enable"
+AUTO_REBALANCE = "auto.leader.rebalance.enable"
+IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
+ELECTION_POLICY = "simulator.election.policy"
+ELECTION_ISOLATION = "simulator.election.isolation"
+FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
+FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
+REPLICATION_TICK_MS = "simulator.replication.tick.ms"
+MAX_EVENTS = "simulator.events.max"
+# Read by the built-in election policy (through configure()), not by the server.
+FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
+# Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
+SASL_MECHANISMS = "sasl.enabled.mechanisms"
+SASL_USERS = "simulator.sasl.users"
+SCRAM_ITERATIONS = "simulator.sasl.scram.iterations"
+SCRAM_NONCE_CHECK = "simulator.sasl.scram.nonce.check"
+FAILED_AUTH_DELAY_MS = "connection.failed.authentication.delay.ms"
+SSL_KEYSTORE_TYPE = "ssl.keystore.type"
+SSL_KEYSTORE_LOCATION = "ssl.keystore.location"
+SSL_KEYSTORE_PASSWORD = "ssl.keystore.password"
+SSL_KEYSTORE_CHAIN = "ssl.keystore.certificate.chain"
+SSL_KEYSTORE_KEY = "ssl.keystore.key"
+SSL_KEY_PASSWORD = "ssl.key.password"
+SSL_TRUSTSTORE_TYPE = "ssl.truststore.type"
+SSL_TRUSTSTORE_LOCATION = "ssl.truststore.location"
+SSL_TRUSTSTORE_PASSWORD = "ssl.truststore.password"
+SSL_TRUSTSTORE_CERTIFICATES = "ssl.truststore.certificates"
+SSL_CLIENT_AUTH = "ssl.client.auth"
+
+ISOLATION_MODES = ("auto", "inline", "process")
+
+#: The server's own settings, in the order of the table (the README's), up to the plugins' properties.
+_SERVER_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        LISTENERS,
+        "listener_text",
+        DEFAULT_LISTENER,
+        text(),
+        "the bootstrap listener, `HOST:PORT` or `NAME://HOST:PORT` (the first of a list)",
+    ),
+    Setting(
+        PROTOCOL_MAP,
+        "protocol_map",
+        "",
+        protocol_map,
+        "listener names to security protocols, `NAME:PROTOCOL,...`, added to Kafka's four",
+    ),
+    Setting(
+        PLACER,
+        "placer",
+        DEFAULT_PLACER,
+        text(),
+        "short name, `package.module.Class`, `package.module:Class`, `file.py[:Class]` or entry point",
+    ),
+    Setting(
+        MAX_REQUEST_BYTES,
+        "max_request_bytes",
+        "104857600",
+        integer(minimum=1, maximum=2**31 - 1),
+        "larger frames close the connection before their body is read",
+    ),
+    Setting(
+        IDLE_MS,
+        "idle_ms",
+        "600000",
+        integer(minimum=1),
+        "a connection with no complete request for this long is closed",
+    ),
+    Setting(
+        NUM_PARTITIONS, "num_partitions", "1", integer(minimum=1), "what CreateTopics' `-1` partitions means"
+    ),
+    Setting(
+        DEFAULT_RF,
+        "default_replication_factor",
+        "1",
+        integer(minimum=1, maximum=2**15 - 1),
+        "what CreateTopics' `-1` replication factor means",
+    ),
+    Setting(
+        CLUSTER_ID, "cluster_id", "placement-sim", text(), "the cluster id of Metadata and DescribeCluster"
+    ),
+    Setting(
+        AUTO_CREATE,
+        "auto_create_topics",
+        "false",
+        boolean,
+        "Metadata creates the unknown topics a client asks for",
+    ),
+    Setting(
+        BROKERS,
+        "broker_list",
+        "",
+        parse_brokers,
+        "`id[:rack],...`, e.g. `0:/dc1/r1,1:/dc1/r2,2` (no rack for 2); default: 6 brokers in 3 racks",
+    ),
+    Setting(FENCED, "fenced_ids", "", id_list, "fenced broker ids, e.g. `2,5`"),
+    Setting(
+        BROKER_PORT_BASE,
+        "broker_port_base",
+        "0",
+        integer(minimum=0, maximum=65535),
+        "broker `id` listens on `base + id`; 0: ephemeral ports",
+    ),
+    Setting(
+        SEED,
+        "seed",
+        "",
+        optional_integer,
+        "seeds every placer and the topic ids: the same requests give the same bytes (default: random)",
+    ),
+    Setting(
+        MAX_REPLICAS,
+        "max_replicas",
+        "1000000",
+        integer(minimum=1),
+        "partitions x replication factor of one placement above this is POLICY_VIOLATION",
+    ),
+    Setting(
+        ISOLATION,
+        "isolation",
+        "auto",
+        one_of(*ISOLATION_MODES),
+        "`auto` (built-ins inline, plugins in a worker process), `inline`, `process`",
+    ),
+    Setting(
+        PLACER_START_MS,
+        "placer_start_ms",
+        "30000",
+        integer(minimum=1),
+        "how long a plugin's worker may take to load it",
+    ),
+    Setting(
+        PLACER_MAX_MEMORY_MB,
+        "placer_max_memory_mb",
+        "2048",
+        integer(minimum=0),
+        "address space a plugin's worker process may use, in MB (0: no limit); past it the call fails",
+    ),
+    Setting(
+        MAX_CONNECTIONS,
+        "max_connections",
+        "4096",
+        integer(minimum=1),
+        "connections served at once; past it the listeners stop accepting until one closes",
+    ),
+    Setting(
+        MAX_CONNECTIONS_PER_IP,
+        "max_connections_per_ip",
+        "1024",
+        integer(minimum=1),
+        "connections from one address; past it a new one is closed at once",
+    ),
+    Setting(
+        QUEUED_MAX_REQUESTS,
+        "queued_max_requests",
+        "500",
+        integer(minimum=1),
+        "unanswered requests one connection may queue before it stops being read",
+    ),
+    Setting(
+        QUEUED_MAX_REQUEST_BYTES,
+        "queued_max_request_bytes",
+        "209715200",
+        integer(minimum=1),
+        "bytes of request frames the server holds in all; past it connections stop being read",
+    ),
+    Setting(
+        MAX_PARTITIONS,
+        "max_partitions",
+        "500000",
+        integer(minimum=1),
+        "partitions the cluster may hold in all; a request that would pass it is POLICY_VIOLATION",
+    ),
+    Setting(
+        REQUEST_MAX_TIMEOUT_MS,
+        "request_max_timeout_ms",
+        "120000",
+        integer(minimum=1),
+        "the most a request's `timeoutMs` is honoured for (larger values are cut to it)",
+    ),
+    Setting(
+        EVENT_LOOP,
+        "event_loop",
+        "auto",
+        one_of("auto", "uvloop", "asyncio"),
+        "`auto` (uvloop where it is installed), `uvloop` or `asyncio`",
+    ),
+    Setting(
+        CLOCK,
+        "clock",
+        "real",
+        one_of("real", "virtual"),
+        "`real`, or `virtual`: the dynamics' clock moves only when told (`advance(ms)`), so a seed and the same "
+        "events give the same bytes",
+    ),
+    Setting(
+        SESSION_TIMEOUT_MS,
+        "session_timeout_ms",
+        "9000",
+        integer(minimum=1),
+        "a broker the controller has not heard from for this long is fenced and its leaders move",
+    ),
+    Setting(
+        HEARTBEAT_INTERVAL_MS,
+        "heartbeat_interval_ms",
+        "2000",
+        integer(minimum=1),
+        "how often brokers heartbeat: a restarted broker is unfenced at its first heartbeat",
+    ),
+    Setting(
+        REPLICA_LAG_MS,
+        "replica_lag_ms",
+        "30000",
+        integer(minimum=1),
+        "a follower that has not caught up for this long leaves the ISR (checked every half of it)",
+    ),
+    Setting(
+        MIN_INSYNC,
+        "min_insync_replicas",
+        "1",
+        integer(minimum=1),
+        "the high watermark does not advance while the ISR is smaller (topic config overrides)",
+    ),
+    Setting(
+        UNCLEAN_ELECTION,
+        "unclean_election",
+        "false",
+        boolean,
+        "elect a replica outside the ISR when no ISR member can lead (topic config overrides)",
+    ),
+    Setting(
+        AUTO_REBALANCE,
+        "auto_rebalance",
+        "true",
+        boolean,
+        "periodic preferred-leader elections for partitions not led by their first replica",
+    ),
+    Setting(
+        IMBALANCE_CHECK_SECONDS,
+        "imbalance_check_seconds",
+        "300",
+        integer(minimum=1),
+        "how often the automatic rebalance runs",
+    ),
+    Setting(
+        ELECTION_POLICY,
+        "election_policy",
+        "kafka",
+        text(),
+        "`kafka`, `fluvio`, `package.module.Class`, `package.module:Class`, `file.py[:Class]` or entry point",
+    ),
+    Setting(
+        ELECTION_ISOLATION,
+        "election_isolation",
+        "auto",
+        one_of(*ISOLATION_MODES),
+        "like `simulator.placer.isolation`, for the election policy",
+    ),
+    Setting(
+        FLUVIO_MAX_LAG,
+        None,
+        "4",
+        integer(minimum=1),
+        "`fluvio` policy: a candidate must lag the previous leader's log end offset by less than this",
+    ),
+    Setting(
+        FLUVIO_PROMOTION_TIMEOUT_MS,
+        "fluvio_promotion_timeout_ms",
+        "5000",
+        integer(minimum=1),
+        "`fluvio` policy: how long the SC waits for a candidate to confirm before it asks the next",
+    ),
+    Setting(
+        FLUVIO_HEALTH_TIMEOUT_MS,
+        "fluvio_health_timeout_ms",
+        "90000",
+        integer(minimum=1),
+        "`fluvio` policy: an SPU silent for this long (hung, isolated) is offline (a crash is noticed at once)",
+    ),
+    Setting(
+        REPLICATION_TICK_MS,
+        "replication_tick_ms",
+        "100",
+        integer(minimum=1),
+        "the step of the replication model: records arrive and followers copy every tick",
+    ),
+    Setting(
+        MAX_EVENTS,
+        "max_events",
+        "1000000",
+        integer(minimum=1),
+        "how many events the event log keeps (older ones are dropped)",
+    ),
+)
+
+#: The security settings, after the plugins' properties in the table.
+_SECURITY_SETTINGS: tuple[Setting, ...] = (
+    # Security: TLS on SSL and SASL_SSL listeners, SASL on SASL_PLAINTEXT and SASL_SSL (controller.security).
+    Setting(
+        SASL_MECHANISMS,
+        "sasl_mechanisms",
+        ",".join(SASL_MECHANISM_NAMES),
+        mechanism_list,
+        "what a `SASL_*` listener offers, of `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (Kafka's default, "
+        "`GSSAPI`, is not served)",
+    ),
+    Setting(
+        SASL_USERS,
+        "sasl_users",
+        "",
+        user_list,
+        "`user:password,...`: who may authenticate on a `SASL_*` listener, with every enabled mechanism",
+    ),
+    Setting(
+        SCRAM_ITERATIONS,
+        "scram_iterations",
+        "4096",
+        integer(minimum=4096, maximum=16384),
+        "the iteration count of the users' SCRAM credentials (Kafka's bounds); salts are random at startup",
+    ),
+    Setting(
+        SCRAM_NONCE_CHECK,
+        "scram_nonce_check",
+        "exact",
+        one_of("exact", "suffix"),
+        "`exact`: a SCRAM client's final nonce must be the server's (Kafka 4); `suffix`: it may repeat the "
+        "client nonce before it, as librdkafka before 2.6.1 does (Kafka 3.8.1 to 3.9 accept that)",
+    ),
+    Setting(
+        FAILED_AUTH_DELAY_MS,
+        "failed_auth_delay_ms",
+        "100",
+        integer(minimum=0),
+        "a failed authentication is answered, and the connection closed, after this delay",
+    ),
+    Setting(
+        SSL_KEYSTORE_TYPE,
+        "ssl_keystore_type",
+        "PEM",
+        pem_store,
+        "only `PEM` is read (Kafka's default, `JKS`, is not)",
+    ),
+    Setting(
+        SSL_KEYSTORE_LOCATION,
+        "ssl_keystore_location",
+        "",
+        text(nonempty=False),
+        "PEM file with the listener's private key and certificate chain (`SSL`, `SASL_SSL`)",
+    ),
+    Setting(
+        SSL_KEYSTORE_CHAIN,
+        "ssl_keystore_chain",
+        "",
+        text(nonempty=False),
+        "instead of a file: the certificate chain as PEM text (with `ssl.keystore.key`)",
+    ),
+    Setting(
+        SSL_KEYSTORE_KEY,
+        "ssl_keystore_key",
+        "",
+        text(nonempty=False),
+        "instead of a file: the private key as PEM text",
+    ),
+    Setting(
+        SSL_KEY_PASSWORD,
+        "ssl_key_password",
+        "",
+        secret,
+        "the password of an encrypted private key",
+    ),
+    Setting(
+        SSL_KEYSTORE_PASSWORD,
+        "ssl_keystore_password",
+        "",
+        secret,
+        "refused with a PEM keystore, as Kafka does (use `ssl.key.password`)",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_TYPE,
+        "ssl_truststore_type",
+        "PEM",
+        pem_store,
+        "only `PEM` is read",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_LOCATION,
+        "ssl_truststore_location",
+        "",
+        text(nonempty=False),
+        "PEM file of the CA certificates that client certificates are checked against",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_CERTIFICATES,
+        "ssl_truststore_certificates",
+        "",
+        text(nonempty=False),
+        "instead of a file: those CA certificates as PEM text",
+    ),
+    Setting(
+        SSL_TRUSTSTORE_PASSWORD,
+        "ssl_truststore_password",
+        "",
+        secret,
+        "refused with a PEM truststore, as Kafka does",
+    ),
+    Setting(
+        SSL_CLIENT_AUTH,
+        "ssl_client_auth",
+        "none",
+        one_of("none", "requested", "required"),
+        "client certificates on `SSL` listeners: `none`, `requested` or `required` (a `SASL_SSL` listener "
+        "only takes `listener.name.<name>.ssl.client.auth`, as Kafka)",
+    ),
+)
+
+
+def _placer_settings() -> tuple[Setting, ...]:
+    """The properties the built-in placers declare, in the order of the built-ins, each key once."""
+    from controller.placement.loader import BUILTIN_PLACERS, resolve_placer_class
+
+    found: dict[str, Setting] = {}
+    for name in BUILTIN_PLACERS:
+        for p in resolve_placer_class(name).properties:
+            found.setdefault(p.key, Setting(p.key, None, p.default, p.parse, p.meaning))
+    return tuple(found.values())
+
+
+@functools.cache
+def settings() -> tuple[Setting, ...]:
+    """Every setting, in the order of the table: the server's, the built-in placers', the security ones."""
+    return (*_SERVER_SETTINGS, *_placer_settings(), *_SECURITY_SETTINGS)
+
+
+@functools.cache
+def settings_by_key() -> dict[str, Setting]:
+    return {s.key: s for s in settings()}
+
+
+#: The keys of the server's own settings (the table without the placers' properties).
+SERVER_KEYS: frozenset[str] = frozenset(s.key for s in (*_SERVER_SETTINGS, *_SECURITY_SETTINGS))
+
+#: The settings :class:`~controller.config.server_config.ServerConfig` reads into its fields, in order.
+SERVER_FIELDS: tuple[Setting, ...] = tuple(s for s in (*_SERVER_SETTINGS, *_SECURITY_SETTINGS) if s.attr)

@@ -1,0 +1,53 @@
+"""A plugin's worker process as a user of ``placement-sim serve`` meets it: it starts without a word, and
+Ctrl-C in the terminal (SIGINT to the whole process group) stops the server and its worker silently."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from protocol.client import BlockingClient
+from tests.support.placers import placer_file
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_ctrl_c_on_serve_with_a_plugin_stops_everything_without_a_word_on_stderr():
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "placement_sim.cli.main",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--placer",
+            placer_file("RoundRobin"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,  # a process group of its own, as a shell gives a foreground command
+    )
+    try:
+        assert proc.stdout is not None
+        bootstrap = None
+        for line in proc.stdout:
+            if line.startswith("listening on "):
+                bootstrap = line.split()[-1]
+                break
+        assert bootstrap is not None, proc.stderr.read() if proc.stderr else ""
+        with BlockingClient.connect(bootstrap) as client:  # the plugin answers from its worker
+            assert [len(r) for r in client.create_replica_placement(3, 2)] == [2, 2, 2]
+        time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "stopped" in out
+    assert err == ""  # no RuntimeWarning when the worker starts, no KeyboardInterrupt when it stops

@@ -5,7 +5,11 @@ kafka-python) and a CreateReplicaPlacementResponse v0 with 12 partitions (the pr
 peers do not have it, so the script gives each of them a codec for it in their own way). Before
 timing, every implementation decodes the bytes the others produced and re-encodes them identically.
 
-Run: .venv/bin/python benchmarks/codec.py   (prints a Markdown table; takes about a minute)
+A second table times decoding with caps on array lengths (``Message.prepare_caps``) that no array of
+the message exceeds, next to decoding the same bytes without caps, in alternating rounds: the caps
+must cost at most 5% (the script exits 1 otherwise).
+
+Run: .venv/bin/python benchmarks/codec.py   (prints two Markdown tables; takes about a minute and a half)
 """
 
 # No ``from __future__ import annotations``: kio reads the dataclass field types at run time.
@@ -36,6 +40,8 @@ from protocol.resources import project_schemas
 
 KAFKA_SPECS = Path(kafka_python_schemas.__file__).parent / "resources"
 ROUNDS = 7
+CAPS_COST = 1.05
+"""Decoding with caps that no array exceeds may take at most this many times as long as without."""
 
 
 # -- the data --------------------------------------------------------------------------------------------
@@ -86,6 +92,29 @@ def placement_response() -> dict[str, Any]:
         "ReplicaPlacement": [
             {"PartitionId": p, "Replicas": [(p + k) % 6 for k in range(3)]} for p in range(12)
         ],
+    }
+
+
+def create_topics_request() -> dict[str, Any]:
+    """20 topics of 12 partitions, each assigned to 3 brokers by hand, with two configs."""
+    return {
+        "Topics": [
+            {
+                "Name": f"topic-{t:03d}",
+                "NumPartitions": -1,
+                "ReplicationFactor": -1,
+                "Assignments": [
+                    {"PartitionIndex": p, "BrokerIds": [(t + p + k) % 6 for k in range(3)]} for p in range(12)
+                ],
+                "Configs": [
+                    {"Name": "cleanup.policy", "Value": "compact"},
+                    {"Name": "retention.ms", "Value": "86400000"},
+                ],
+            }
+            for t in range(20)
+        ],
+        "timeoutMs": 30000,
+        "validateOnly": False,
     }
 
 
@@ -199,6 +228,78 @@ def build_case(
     )
 
 
+def paired_us(first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
+    """:func:`per_call_us` of two functions, their rounds alternating (so that both see the same
+    machine: other work on it slows both alike)."""
+    timers = [timeit.Timer(first), timeit.Timer(second)]
+    calls = max(1, timers[0].autorange()[0])
+    rounds: list[list[float]] = [[], []]
+    for _ in range(ROUNDS):
+        for timer, times in zip(timers, rounds, strict=True):
+            times.append(min(timer.repeat(repeat=3, number=calls)) / calls * 1e6)
+    return statistics.median(rounds[0]), statistics.median(rounds[1])
+
+
+def caps_cases(kafka_specs: Any, project: Any) -> list[tuple[str, Any, int, dict[str, Any], dict[Any, int]]]:
+    """(name, message, version, data, caps): caps well above the data's array lengths."""
+    return [
+        (
+            "MetadataResponse v12, 100 topics x 12 partitions",
+            kafka_specs.message("MetadataResponse"),
+            12,
+            metadata_response(),
+            {
+                ("Brokers",): 1000,
+                ("Topics",): 10_000,
+                ("Topics", "Partitions"): 10_000,
+                ("Topics", "Partitions", "ReplicaNodes"): 100,
+                ("Topics", "Partitions", "IsrNodes"): 100,
+                ("Topics", "Partitions", "OfflineReplicas"): 100,
+            },
+        ),
+        (
+            "CreateTopicsRequest v7, 20 topics x 12 assignments",
+            project.request(19),
+            7,
+            create_topics_request(),
+            {
+                ("Topics",): 10_000,
+                ("Topics", "Assignments"): 10_000,
+                ("Topics", "Assignments", "BrokerIds"): 100,
+                ("Topics", "Configs"): 1000,
+            },
+        ),
+        (
+            "CreateReplicaPlacementResponse v0, 12 partitions",
+            project.message("CreateReplicaPlacementResponse"),
+            0,
+            placement_response(),
+            {("ReplicaPlacement",): 10_000, ("ReplicaPlacement", "Replicas"): 100},
+        ),
+    ]
+
+
+def caps_table(kafka_specs: Any, project: Any) -> bool:
+    """Print the caps table; whether every case is within CAPS_COST."""
+    print(f"\nDecoding with caps no array exceeds; alternating rounds; at most {CAPS_COST:.2f}x allowed\n")
+    print("| message | without caps | with caps | with / without |")
+    print("|---|---:|---:|---:|")
+    within = True
+    for name, message, version, data, caps in caps_cases(kafka_specs, project):
+        body = message.encode(data, version)
+        prepared = message.prepare_caps(version, caps)
+        assert prepared.caps == caps and prepared.codec is not message.codec(version), "the caps apply"
+        assert message.decode(body, version, prepared) == message.decode(body, version) == data
+        plain, capped = paired_us(
+            lambda m=message, b=body, v=version: m.decode(b, v),
+            lambda m=message, b=body, v=version, c=prepared: m.decode(b, v, c),
+        )
+        ratio = capped / plain
+        within = within and ratio <= CAPS_COST
+        print(f"| {name} | {plain:,.1f} | {capped:,.1f} | {ratio:.3f}x |")
+    return within
+
+
 def main() -> int:
     kafka_specs = load_schemas(KAFKA_SPECS)
     project = load_schemas()
@@ -234,6 +335,9 @@ def main() -> int:
                 f"| {case.name} | {operation} | {ours:,.1f} | {kio:,.1f} | {kp:,.1f} "
                 f"| {kio / ours:.2f}x | {kp / ours:.2f}x |"
             )
+    if not caps_table(kafka_specs, project):
+        print(f"\ndecoding with caps costs more than {CAPS_COST:.2f}x decoding without them")
+        return 1
     return 0
 
 

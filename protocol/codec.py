@@ -18,11 +18,17 @@ from typing import Any
 
 from protocol import structs as s
 from protocol import types as t
-from protocol.exceptions import DecodeError, EncodeError, ProtocolError
+from protocol.caps import CapPath, applicable, check_caps
+from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError
 from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, Versions
 from protocol.wire import Gaps
 
 log = logging.getLogger(__name__)
+
+Caps = Mapping[CapPath, int]
+
+_MAX_CAP_SETS = 32
+"""Prepared caps a :class:`Message` keeps for reuse (each holds a codec compiled for it)."""
 
 _PRIMITIVES: dict[str, t.KafkaType] = {
     "bool": t.BOOLEAN,
@@ -40,15 +46,23 @@ _PRIMITIVES: dict[str, t.KafkaType] = {
 # -- spec -> construct --------------------------------------------------------------------------------
 
 
-def build_message(spec: MessageSpec, version: int) -> s.KafkaMessage:
-    """The construct for ``spec`` at ``version`` (which must be a valid version)."""
-    return s.KafkaMessage(
-        spec.name, version, build_struct(spec.name, spec.fields, version, spec.flexible_versions)
-    )
+def build_message(spec: MessageSpec, version: int, caps: Caps | None = None) -> s.KafkaMessage:
+    """The construct for ``spec`` at ``version`` (which must be a valid version), with the arrays at the
+    paths of ``caps`` capped (checked caps: see :func:`protocol.caps.check_caps`)."""
+    root = build_struct(spec.name, spec.fields, version, spec.flexible_versions, caps)
+    return s.KafkaMessage(spec.name, version, root)
 
 
-def build_struct(name: str, fields: Sequence[FieldSpec], version: int, flexible: Versions) -> s.KafkaStruct:
-    """The struct made of ``fields`` at ``version``; ``flexible`` is the message's flexibleVersions."""
+def build_struct(
+    name: str,
+    fields: Sequence[FieldSpec],
+    version: int,
+    flexible: Versions,
+    caps: Caps | None = None,
+    path: CapPath = (),
+) -> s.KafkaStruct:
+    """The struct made of ``fields`` at ``version``; ``flexible`` is the message's flexibleVersions,
+    ``path`` the struct's own path in the message (for ``caps``)."""
     present: list[s.StructField] = []
     tagged: list[s.TaggedField] = []
     absent: list[s.AbsentField] = []
@@ -57,7 +71,7 @@ def build_struct(name: str, fields: Sequence[FieldSpec], version: int, flexible:
             default = _absent_default(field, flexible)
             absent.append(s.AbsentField(field.name, str(field.versions), default, field.ignorable))
             continue
-        kind = build_type(field, version, flexible)
+        kind = build_type(field, version, flexible, caps, (*path, field.name))
         default = field_default(field, version, kind)
         if field.is_tagged(version):
             assert field.tag is not None
@@ -68,8 +82,10 @@ def build_struct(name: str, fields: Sequence[FieldSpec], version: int, flexible:
     return s.KafkaStruct(name, version, present, tags, absent)
 
 
-def build_type(field: FieldSpec, version: int, flexible: Versions) -> t.KafkaType:
-    """The construct for one field at ``version``."""
+def build_type(
+    field: FieldSpec, version: int, flexible: Versions, caps: Caps | None = None, path: CapPath = ()
+) -> t.KafkaType:
+    """The construct for one field at ``version``; ``path`` is the field's path (for ``caps``)."""
     compact = version in flexible
     nullable = field.is_nullable(version)
     ftype = field.type
@@ -78,13 +94,13 @@ def build_type(field: FieldSpec, version: int, flexible: Versions) -> t.KafkaTyp
         element = ftype.element
         if element.kind == "struct":
             assert element.struct_name is not None
-            item: t.KafkaType = build_struct(element.struct_name, field.fields, version, flexible)
+            item: t.KafkaType = build_struct(element.struct_name, field.fields, version, flexible, caps, path)
         else:
             item = _scalar(element.kind, _compact(field, version, compact), nullable=False)
-        return s.Array(item, compact=compact, nullable=nullable)
+        return s.Array(item, compact=compact, nullable=nullable, cap=caps.get(path) if caps else None)
     if ftype.kind == "struct":
         assert ftype.struct_name is not None
-        struct = build_struct(ftype.struct_name, field.fields, version, flexible)
+        struct = build_struct(ftype.struct_name, field.fields, version, flexible, caps, path)
         return s.NullableStruct(struct) if nullable else struct
     return _scalar(ftype.kind, _compact(field, version, compact), nullable)
 
@@ -268,6 +284,8 @@ class Message:
         # scalar type of the elements, and for the message with fields given as encoded elements,
         # (version, field names, "message") -> codec.
         self._parts: dict[tuple[int, str | tuple[str, ...], str], VersionCodec | t.KafkaType] = {}
+        # Prepared caps by (version, the caps as given), the most recently prepared last.
+        self._caps: dict[tuple[int, frozenset[tuple[CapPath, int]]], DecodeCaps] = {}
 
     @property
     def name(self) -> str:
@@ -311,17 +329,81 @@ class Message:
         for version in self.spec.valid_versions:
             self.codec(version)
 
-    def decode(self, buf: bytes | bytearray | memoryview, version: int) -> dict[str, Any]:
-        """Decode a whole body at ``version``. Raises DecodeError only."""
-        codec = self._codecs.get(version) or self._codec_or(version, DecodeError)
+    def decode(
+        self, buf: bytes | bytearray | memoryview, version: int, caps: DecodeCaps | Caps | None = None
+    ) -> dict[str, Any]:
+        """Decode a whole body at ``version``. Raises DecodeError only (and CapsError for bad caps).
+
+        ``caps`` (see :meth:`prepare_caps`) caps array lengths: an array above its cap decodes to a
+        :class:`~protocol.wire.Capped`, its elements checked but not built.
+        """
+        if caps is None:
+            codec = self._codecs.get(version) or self._codec_or(version, DecodeError)
+        else:
+            codec = self._capped_codec(version, caps)
         return codec.decode(buf)
 
     def decode_from(
-        self, buf: bytes | bytearray | memoryview, offset: int, version: int
+        self,
+        buf: bytes | bytearray | memoryview,
+        offset: int,
+        version: int,
+        caps: DecodeCaps | Caps | None = None,
     ) -> tuple[dict[str, Any], int]:
-        """Decode a body that starts at ``offset``; returns ``(value, end offset)``."""
-        codec = self._codecs.get(version) or self._codec_or(version, DecodeError)
+        """Decode a body that starts at ``offset``; returns ``(value, end offset)``. ``caps``: as in
+        :meth:`decode`."""
+        if caps is None:
+            codec = self._codecs.get(version) or self._codec_or(version, DecodeError)
+        else:
+            codec = self._capped_codec(version, caps)
         return codec.decode_from(buf, offset)
+
+    # -- caps on array lengths ----------------------------------------------------------------------------
+
+    def prepare_caps(self, version: int, caps: Caps) -> DecodeCaps:
+        """``caps`` (field path -> the most elements an array there may hold; see :mod:`protocol.caps`)
+        checked against the spec and made ready to decode ``version`` with, for any number of decodes.
+
+        A path names fields from the top level through structs and struct arrays to an array, e.g.
+        ``("Topics", "Assignments")`` in CreateTopicsRequest; each array at that path is capped on its
+        own. A path that the message does not have, one that does not end in an array, or a limit that
+        is not an int >= 0 raises CapsError; a path whose fields this version lacks is ignored. Caps
+        that apply compile a codec of their own (once: prepared caps are kept, the most recent
+        :data:`_MAX_CAP_SETS`), so caps belong to configuration, not to each request. Raises
+        UnsupportedVersion for a version the message does not have.
+        """
+        try:
+            key = (version, frozenset(caps.items()))
+        except (AttributeError, TypeError):  # not a mapping, or a path that is not a tuple: say which
+            check_caps(self.spec, caps)
+            raise
+        prepared = self._caps.get(key)
+        if prepared is not None:
+            return prepared
+        plain = self.codec(version)
+        apply = applicable(self.spec, version, check_caps(self.spec, caps))
+        if apply:
+            construct = build_message(self.spec, version, apply)
+            codec = VersionCodec(self.spec, version, construct)
+            log.debug("compiled %s v%d with caps %s", self.name, version, apply)
+        else:
+            codec = plain
+        prepared = DecodeCaps(self, version, apply, codec)
+        with self._lock:
+            self._caps[key] = prepared
+            while len(self._caps) > _MAX_CAP_SETS:
+                del self._caps[next(iter(self._caps))]
+        return prepared
+
+    def _capped_codec(self, version: int, caps: DecodeCaps | Caps) -> VersionCodec:
+        if isinstance(caps, DecodeCaps):
+            if caps.message is not self or caps.version != version:
+                raise CapsError(
+                    f"caps prepared for {caps.message.name} v{caps.version}, not {self.name} v{version}"
+                )
+            return caps.codec
+        self._codec_or(version, DecodeError)  # an unsupported version is a DecodeError here too
+        return self.prepare_caps(version, caps).codec
 
     def encode(self, data: Mapping[str, Any], version: int) -> bytes:
         """Encode ``data`` (field name -> value; absent fields take their defaults). Raises EncodeError."""
@@ -454,6 +536,25 @@ class Message:
     def __repr__(self) -> str:
         key = "" if self.api_key is None else f" apiKey={self.api_key}"
         return f"<Message {self.name}{key} versions={self.spec.valid_versions}>"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DecodeCaps:
+    """Caps prepared by :meth:`Message.prepare_caps` for one message at one version: ``caps`` are those
+    that apply to the version, ``codec`` decodes with them (the message's own codec when none apply)."""
+
+    message: Message
+    version: int
+    caps: Mapping[CapPath, int]
+    codec: VersionCodec = dataclasses.field(repr=False)
+
+    def decode(self, buf: bytes | bytearray | memoryview) -> dict[str, Any]:
+        """``message.decode(buf, version, self)``."""
+        return self.codec.decode(buf)
+
+    def decode_from(self, buf: bytes | bytearray | memoryview, offset: int) -> tuple[dict[str, Any], int]:
+        """``message.decode_from(buf, offset, version, self)``."""
+        return self.codec.decode_from(buf, offset)
 
 
 class UnsupportedVersion(ProtocolError, LookupError):

@@ -18,6 +18,11 @@ class SpecError(ProtocolError):
         super().__init__(f"{where}: {problem}")
 
 
+class CapsError(ProtocolError, ValueError):
+    """Caps on array lengths that do not fit the message: an unknown field, a path that does not end in
+    an array, a limit that is not an int >= 0 (see :mod:`protocol.caps`)."""
+
+
 class DecodeError(ProtocolError):
     """Bytes that do not decode: truncated, overrunning lengths, bad varints, trailing bytes...
 

@@ -89,9 +89,6 @@ class Schemas:
         """Every request, by API key (what an ApiVersions response advertises)."""
         return [self._requests[key] for key in sorted(self._requests)]
 
-    def responses(self) -> list[Message]:
-        return [self._responses[key] for key in sorted(self._responses)]
-
     def compile_all(self) -> None:
         """Compile every version of every message now rather than on first use."""
         for message in self:

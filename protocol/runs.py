@@ -13,6 +13,11 @@ The code for a shape is generated when an element of that shape is first seen, a
 site keeps at most :data:`MAX_SHAPES` shapes, each with at most :data:`MAX_COUNT` values per array
 and :data:`MAX_VALUES` in all, so hostile input cannot make it hold more; elements of any other shape,
 with tagged fields or with long arrays are read by the general decoder, element by element.
+
+With caps on array lengths (:mod:`protocol.caps`), an element whose array exceeds its cap has no
+shape either: the general decoder reads it and gives that array's :class:`~protocol.wire.Capped`. An
+array of such structs that is itself over its cap is stepped over run by run (:meth:`Runs.skip`):
+each run checked with the same strided slices, no element built and no code generated.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ MAX_COUNT: Final = 32
 MAX_VALUES: Final = 96
 """The most values, over all its arrays, that a shape may have."""
 
+SKIP_RUN: Final = 1 << 16
+"""The most elements :meth:`Runs.skip` checks at once (its column slices are this long at most)."""
+
 _INT32: Final = struct.Struct(">i")
 
 Decoded = tuple[list[dict[str, Any]], int]
@@ -44,6 +52,11 @@ Decoded = tuple[list[dict[str, Any]], int]
 Full = Callable[[bytes, int, int, int], Decoded | None]
 #: ``element(buf, pos, bound)``: one element by the general decoder, and the offset after it.
 Element = Callable[[bytes, int, int], tuple[dict[str, Any], int]]
+#: ``skip(buf, pos, bound)``: the offset after one element, checked but not built.
+Skip = Callable[[bytes, int, int], int]
+#: The walk from one count to the next: bytes to skip, then the array (None after the last one) and the
+#: longest count a shape may have for it.
+Steps = tuple[tuple[int, "Values | None", int], ...]
 
 
 @dataclass(frozen=True)
@@ -56,12 +69,13 @@ class Value:
 
 @dataclass(frozen=True)
 class Values:
-    """An array of fixed-size values."""
+    """An array of fixed-size values; ``cap``: its cap, if the array is capped."""
 
     name: str
     fixed: Fixed
     compact: bool
     nullable: bool
+    cap: int | None = None
 
 
 @dataclass(frozen=True)
@@ -100,29 +114,38 @@ class Runs:
         #: The shape of the last run: tried first on the next array, as arrays tend to repeat a shape.
         self.last: Full = _never
         self._lock = threading.Lock()
-        # The walk from one count to the next: bytes to skip, then the array (None after the last one).
-        steps: list[tuple[int, Values | None]] = []
+        self._steps = self._walk(capped=True)
+        self._skip_steps = self._walk(capped=False)
+        self._layouts: dict[tuple[int | None, ...], tuple[int, tuple[tuple[int, bytes], ...]]] = {}
+
+    def _walk(self, capped: bool) -> Steps:
+        """The steps through an element, with the arrays' caps (``capped``) or without (for skipping)."""
+        steps: list[tuple[int, Values | None, int]] = []
         skip = 0
         for field in self.fields:
             if isinstance(field, Value):
                 skip += field.fixed.size
             else:
-                steps.append((skip, field))
+                limit = MAX_COUNT if field.cap is None or not capped else min(MAX_COUNT, field.cap)
+                steps.append((skip, field, limit))
                 skip = 0
-        steps.append((skip, None))
-        self._steps = tuple(steps)
+        steps.append((skip, None, 0))
+        return tuple(steps)
 
     @staticmethod
     def possible(fields: Sequence[Value | Values], flexible: bool) -> bool:
         """Whether elements of this layout have a size (``iter_unpack`` needs one)."""
         return flexible or bool(fields)
 
-    def shape_at(self, buf: bytes, pos: int, bound: int) -> tuple[int | None, ...] | None:
-        """The shape of the element at ``pos``, or None when no generated code may read it (a long or
-        multi-byte count, a null where none is allowed, tagged fields, not within ``bound``)."""
+    def shape_at(
+        self, buf: bytes, pos: int, bound: int, skipping: bool = False
+    ) -> tuple[int | None, ...] | None:
+        """The shape of the element at ``pos``, or None when no generated code may read it (a long,
+        capped or multi-byte count, a null where none is allowed, tagged fields, not within ``bound``).
+        ``skipping``: for :meth:`skip`, which has no use for the caps of the element's arrays."""
         key: list[int | None] = []
         total = 0
-        for skip, array in self._steps:
+        for skip, array, limit in self._skip_steps if skipping else self._steps:
             pos += skip
             if array is None:
                 break
@@ -142,7 +165,7 @@ class Runs:
                 key.append(None)
                 continue
             total += count
-            if count > MAX_COUNT or total > MAX_VALUES:
+            if count > limit or total > MAX_VALUES:
                 return None
             key.append(count)
             pos += count * array.fixed.size
@@ -189,16 +212,66 @@ class Runs:
             count -= run
         return values, pos
 
+    def skip(self, buf: bytes, pos: int, bound: int, count: int, element: Skip) -> int:
+        """The offset after ``count`` elements from ``pos``, checked as decoding them would be but not
+        built: runs of one shape at a time (of any shape, with no code generated), any other element
+        by ``element``."""
+        while count:
+            key = self.shape_at(buf, pos, bound, skipping=True)
+            if key is None:
+                pos = element(buf, pos, bound)
+                count -= 1
+                continue
+            size, columns = self._layout(key)
+            run = min(count, (bound - pos) // size, SKIP_RUN)  # at least 1, as in decode
+            end = pos + size * run
+            for offset, byte in columns:
+                column = buf[pos + offset : end : size]
+                rest = column.lstrip(byte)
+                if rest:
+                    run = len(column) - len(rest)
+                    end = pos + size * run
+            pos = end
+            count -= run
+        return pos
+
+    def _layout(self, key: tuple[int | None, ...]) -> tuple[int, tuple[tuple[int, bytes], ...]]:
+        """The size of an element of shape ``key``, and the bytes every such element has (offset, byte):
+        its count bytes and, in flexible versions, its empty tag section."""
+        found = self._layouts.get(key)
+        if found is not None:
+            return found
+        columns: list[tuple[int, bytes]] = []
+        counts = iter(key)
+        offset = 0
+        for field in self.fields:
+            if isinstance(field, Value):
+                offset += field.fixed.size
+                continue
+            count = next(counts)
+            marker = (
+                (b"\x00" if count is None else bytes([count + 1]))
+                if field.compact
+                else (-1 if count is None else count).to_bytes(4, "big", signed=True)
+            )
+            columns.extend((offset + index, marker[index : index + 1]) for index in range(len(marker)))
+            offset += len(marker) + (count or 0) * field.fixed.size
+        if self.flexible:
+            columns.append((offset, b"\x00"))
+            offset += 1
+        found = (offset, tuple(columns))
+        if len(self._layouts) < 4 * MAX_SHAPES:  # keys are few (bounded counts); kept, within reason
+            self._layouts[key] = found
+        return found
+
     # code generation -------------------------------------------------------------------------------
 
     def _generate(self, key: tuple[int | None, ...]) -> Shape:
         codes = [">"]
-        columns: list[tuple[int, bytes]] = []
         entries: list[str] = []
         names = (f"v{index}" for index in range(1_000_000))
         unpacked: list[str] = []
         counts = iter(key)
-        offset = 0
 
         def value(fixed: Fixed) -> str:
             name = next(names)
@@ -209,29 +282,19 @@ class Runs:
         for field in self.fields:
             if isinstance(field, Value):
                 entries.append(f"{field.name!r}: {value(field.fixed)}")
-                offset += field.fixed.size
                 continue
             count = next(counts)
-            marker = (
-                (b"\x00" if count is None else bytes([count + 1]))
-                if field.compact
-                else (-1 if count is None else count).to_bytes(4, "big", signed=True)
-            )
-            columns.extend((offset + index, marker[index : index + 1]) for index in range(len(marker)))
-            codes.append(f"{len(marker)}x")
-            offset += len(marker)
+            codes.append("1x" if field.compact else "4x")
             if count is None:
                 entries.append(f"{field.name!r}: None")
                 continue
             items = [value(field.fixed) for _ in range(count)]
             entries.append(f"{field.name!r}: [{', '.join(items)}]")
-            offset += count * field.fixed.size
         if self.flexible:
-            columns.append((offset, b"\x00"))
             codes.append("x")
-            offset += 1
         entries.extend(f"{name!r}: {literal(default)}" for name, default in self.tagged)
         layout = struct.Struct("".join(codes))
+        offset, columns = self._layout(key)
         assert layout.size == offset
         targets = "".join(f"{name}, " for name in unpacked) or "_"
         comprehension = f"[{{{', '.join(entries)}}} for {targets} in iter_unpack(seg)]"
@@ -253,7 +316,7 @@ class Runs:
             "_UUID": uuid.UUID,
         }
         exec(compile(source, f"<{self.name} shape {key}>", "exec"), namespace)
-        return Shape(key, offset, tuple(columns), namespace["full"])
+        return Shape(key, offset, columns, namespace["full"])
 
     def __repr__(self) -> str:
         return f"<Runs {self.name}: {len(self.shapes)} shapes>"

@@ -270,9 +270,7 @@ class MessageSpec:
     fields: tuple[FieldSpec, ...]
     source: str
     common_structs: Mapping[str, StructSpec] = field(default_factory=dict)
-    deprecated_versions: Versions = NO_VERSIONS
     listeners: tuple[str, ...] = ()
-    latest_version_unstable: bool = False
 
     def is_flexible(self, version: int) -> bool:
         return version in self.flexible_versions
@@ -342,14 +340,6 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-@dataclass
-class _StructUse:
-    """A struct definition (inline or common), for the single-definition checks."""
-
-    fields: tuple[FieldSpec, ...]
-    common: bool
-
-
 class _SpecParser:
     """Validates one document; holds the file name and the message-level facts fields are checked against."""
 
@@ -389,7 +379,7 @@ class _SpecParser:
         self.flexible = self.versions(doc, "flexibleVersions", None, default="none")
         if not self.flexible.empty and not self.flexible.open_ended:
             raise self.error(f"flexibleVersions must be none or open-ended (N+), not {self.flexible}")
-        deprecated = self.versions(doc, "deprecatedVersions", None, default="none")
+        self.versions(doc, "deprecatedVersions", None, default="none")  # checked; nothing uses it
         listeners = doc.get("listeners") or []
         if not isinstance(listeners, list) or not all(isinstance(x, str) for x in listeners):
             raise self.error("listeners must be a list of strings")
@@ -427,9 +417,7 @@ class _SpecParser:
             fields=fields,
             source=self.source,
             common_structs=dict(self.common),
-            deprecated_versions=deprecated,
             listeners=tuple(listeners),
-            latest_version_unstable=bool(unstable),
         )
 
     def common_struct(self, name: str) -> StructSpec:

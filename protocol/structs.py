@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Final
 
@@ -33,20 +33,39 @@ from protocol.types import (
     remaining,
     write_length,
 )
-from protocol.wire import SMALL_ARRAY, UNKNOWN_TAGGED_FIELDS, checked_unknown_tags, write_tag_section
+from protocol.wire import SMALL_ARRAY, UNKNOWN_TAGGED_FIELDS, Capped, checked_unknown_tags, write_tag_section
 
 _MAX_COUNT: Final = 2**31 - 1
 
 
 class Array(KafkaType):
-    """A sequence of one element type: classic (int32 count, -1 = null) or compact (uvarint count + 1)."""
+    """A sequence of one element type: classic (int32 count, -1 = null) or compact (uvarint count + 1).
 
-    def __init__(self, element: KafkaType, compact: bool, nullable: bool) -> None:
+    ``cap``: the most elements the array may hold (see :mod:`protocol.caps`); one that holds more is
+    stepped over, its elements checked but not built, and decodes to :class:`~protocol.wire.Capped`.
+    """
+
+    def __init__(self, element: KafkaType, compact: bool, nullable: bool, cap: int | None = None) -> None:
         super().__init__()
-        self.element, self.compact, self.nullable = element, compact, nullable
+        self.element, self.compact, self.nullable, self.cap = element, compact, nullable, cap
         self.kafka_name = ("compact_" if compact else "") + ("nullable_" if nullable else "") + "array"
 
-    def read(self, stream: IO[bytes], where: str) -> list[Any] | None:
+    def read(self, stream: IO[bytes], where: str) -> list[Any] | Capped | None:
+        count = self._read_count(stream, where)
+        if count is None:
+            return None
+        if self.cap is not None and count > self.cap:
+            self._skip_elements(stream, where, count)
+            return Capped(count, self.cap)
+        return [self.element.read(stream, f"{where}[{index}]") for index in range(count)]
+
+    def skip(self, stream: IO[bytes], where: str) -> None:
+        count = self._read_count(stream, where)
+        if count:
+            self._skip_elements(stream, where, count)
+
+    def _read_count(self, stream: IO[bytes], where: str) -> int | None:
+        """The count (None for null), once the elements are known to fit the bytes left."""
         start = stream.tell()
         count = read_length_prefix(stream, where, self.compact, 4)
         if count is None:
@@ -64,7 +83,16 @@ class Array(KafkaType):
             stream.seek(missing * fixed.size, io.SEEK_CUR)
             self.element.read(stream, f"{where}[{missing}]")
             raise AssertionError("unreachable: the element above is truncated")  # pragma: no cover
-        return [self.element.read(stream, f"{where}[{index}]") for index in range(count)]
+        return count
+
+    def _skip_elements(self, stream: IO[bytes], where: str, count: int) -> None:
+        fixed = self.element.fixed
+        if fixed is not None:  # _read_count saw that they are all there
+            stream.seek(count * fixed.size, io.SEEK_CUR)
+            return
+        skip = self.element.skip
+        for index in range(count):
+            skip(stream, f"{where}[{index}]")
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if value is None:
@@ -106,7 +134,7 @@ class Array(KafkaType):
             body = em.block("else:")
         else:
             body = contextlib.nullcontext()
-        with body:
+        with body, self._emit_capped(em, n, target, bound):
             runs = self._runs()
             if runs is not None:
                 self._emit_decode_runs(em, runs, n, target, bound)
@@ -117,6 +145,46 @@ class Array(KafkaType):
             with em.block(f"for _ in range({n}):"):
                 self.element.emit_decode(em, item, bound)
                 em(f"{append}({item})")
+
+    @contextlib.contextmanager
+    def _emit_capped(self, em: Emitter, n: str, target: str, bound: str) -> Iterator[None]:
+        """For a capped array, the statements that step over ``n`` elements above the cap; the body
+        decodes the others."""
+        if self.cap is None:
+            yield
+            return
+        with em.block(f"if {n} > {self.cap}:"):
+            em(f"{target} = Capped({n}, {self.cap})")
+            self._emit_skip_elements(em, n, bound)
+        with em.block("else:"):
+            yield
+
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        n = em.local("n")
+        em(f"{n}, pos = read_count(buf, pos, {bound}, {self.compact}, {self.nullable})")
+        with em.block(f"if {n} > 0:"):
+            self._emit_skip_elements(em, n, bound)
+
+    def _emit_skip_elements(self, em: Emitter, n: str, bound: str) -> None:
+        """Advance ``pos`` over ``n`` (> 0) elements, checked but not built, and to no further than
+        ``bound``."""
+        size = _static_size(self.element)
+        runs = None if size is not None else self._runs()
+        if size is not None:
+            if size:
+                em(f"pos += {size} * {n}")
+        elif runs is not None:
+
+            def element(fn: Emitter) -> None:
+                self.element.emit_skip(fn, "bound")
+                fn("return pos")
+
+            skip_element = em.function("skip_element", "buf, pos, bound", element)
+            em(f"pos = {em.linked(runs)}.skip(buf, pos, {bound}, {n}, {skip_element})")
+        else:
+            with em.block(f"for _ in range({n}):"):
+                self.element.emit_skip(em, bound)
+        em(f"if pos > {bound}: raise Malformed")
 
     def _runs(self) -> Runs | None:
         """A site for reading runs of elements, when the elements are structs of fixed-size values and
@@ -130,7 +198,7 @@ class Array(KafkaType):
             if kind.fixed is not None:
                 fields.append(Value(spec.name, kind.fixed))
             elif isinstance(kind, Array) and kind.element.fixed is not None:
-                fields.append(Values(spec.name, kind.element.fixed, kind.compact, kind.nullable))
+                fields.append(Values(spec.name, kind.element.fixed, kind.compact, kind.nullable, kind.cap))
             else:
                 return None
         flexible = element.tags is not None
@@ -161,22 +229,25 @@ class Array(KafkaType):
     def _emit_decode_fixed(self, em: Emitter, fixed: Fixed, target: str, bound: str) -> None:
         unpackers = em.constant(f"array_unpackers({fixed.code!r})", "arrays")
         convert = "uuid_from_bytes" if fixed.post else "None"
+        cap = "" if self.cap is None else f", {self.cap}"  # then the general helper gives the Capped
         general = (
             f"read_fixed_array(buf, pos, {bound}, {self.compact}, {self.nullable}, "
-            f"{fixed.code!r}, {fixed.size}, {convert})"
+            f"{fixed.code!r}, {fixed.size}, {convert}{cap})"
         )
+        # At most this many values take the fast path.
+        most = SMALL_ARRAY - 2 if self.cap is None else min(SMALL_ARRAY - 2, self.cap)
         n = em.local("n")
         if self.compact:
             # The count byte itself (count + 1) indexes a table shifted by one: no subtraction.
             unpackers = em.constant(f"(None,) + {unpackers}", "arrays")
             em(f"{n} = buf[pos]")
-            test = f"0 < {n} < {SMALL_ARRAY}"
+            test = f"0 < {n} < {most + 2}"
             values = f"{unpackers}[{n}](buf, pos + 1)"
             advance = f"{fixed.size} * {n} - {fixed.size - 1}" if fixed.size > 1 else n
         else:
             unpack = em.constant("_Struct('>i').unpack_from", "unpack")
             em(f"{n}, = {unpack}(buf, pos)")
-            test = f"0 <= {n} < {SMALL_ARRAY - 1}"
+            test = f"0 <= {n} < {most + 1}"
             values = f"{unpackers}[{n}](buf, pos + 4)"
             advance = f"4 + {fixed.size} * {n}"
         with em.block(f"if {test}:"):
@@ -218,8 +289,11 @@ class EncodedElements(KafkaType):
         self.array = array
         self.kafka_name = f"encoded_{array.kafka_name}"
 
-    def read(self, stream: IO[bytes], where: str) -> list[Any] | None:
+    def read(self, stream: IO[bytes], where: str) -> list[Any] | Capped | None:
         return self.array.read(stream, where)
+
+    def skip(self, stream: IO[bytes], where: str) -> None:
+        self.array.skip(stream, where)
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if value is None:
@@ -245,6 +319,9 @@ class EncodedElements(KafkaType):
 
     def emit_decode(self, em: Emitter, target: str, bound: str) -> None:
         self.array.emit_decode(em, target, bound)
+
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        self.array.emit_skip(em, bound)
 
     def emit_encode(self, em: Emitter, value: str) -> None:
         null = NULL_COMPACT if self.array.compact else NULL_INT32
@@ -343,9 +420,16 @@ class TaggedFields(KafkaType):
             raise encode_error(f"a tag section needs a mapping, not {type(value).__name__}", where)
         self.write_from(value, stream, where)
 
+    def skip(self, stream: IO[bytes], where: str) -> None:
+        self._walk(stream, where, None)
+
     def read_into(self, stream: IO[bytes], where: str, result: dict[str, Any]) -> None:
         for spec in self.fields:
             result[spec.name] = _fresh(spec.default)
+        self._walk(stream, where, result)
+
+    def _walk(self, stream: IO[bytes], where: str, result: dict[str, Any] | None) -> None:
+        """Read the section into ``result``, or (None) step over it, checking it the same way."""
         section = join_path(where, "<tags>")
         start = stream.tell()
         count = read_stream_uvarint(stream, section)
@@ -366,12 +450,16 @@ class TaggedFields(KafkaType):
             data = read_exact(stream, size, join_path(where, f"<tag {tag}>"))
             spec = self.by_tag.get(tag)
             if spec is None:
-                unknown[tag] = data
+                if result is not None:
+                    unknown[tag] = data
                 continue
             field_where = join_path(where, spec.name)
             sub = io.BytesIO(data)
             try:
-                value = spec.type.read(sub, field_where)
+                if result is None:
+                    spec.type.skip(sub, field_where)
+                else:
+                    value = spec.type.read(sub, field_where)
             except DecodeError as exc:
                 offset = None if exc.offset is None else exc.offset + data_start
                 raise DecodeError(exc.reason, field=exc.field, offset=offset) from None
@@ -379,8 +467,9 @@ class TaggedFields(KafkaType):
                 raise decode_error(
                     f"{size - sub.tell()} unread bytes in tagged field", field_where, offset=data_start
                 )
-            result[spec.name] = value
-        if unknown:
+            if result is not None:
+                result[spec.name] = value
+        if unknown and result is not None:
             result[UNKNOWN_TAGGED_FIELDS] = unknown
 
     def write_from(self, value: Mapping[str, Any], stream: IO[bytes], where: str) -> None:
@@ -427,11 +516,24 @@ class TaggedFields(KafkaType):
         with em.block("else:"):
             em("pos += 1")
 
-    def _emit_reader(self, fn: Emitter) -> None:
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        """Step over the section, checking it as :meth:`emit_decode_into` does."""
+        with em.block("if buf[pos]:"):
+            if self.fields:
+                skipper = em.function("skip_tags", "buf, pos, bound", lambda fn: self._emit_reader(fn, True))
+                em(f"pos = {skipper}(buf, pos, {bound})")
+            else:
+                em(f"_, pos = read_unknown_tags(buf, pos, {bound}, False)")
+        with em.block("else:"):
+            em("pos += 1")
+
+    def _emit_reader(self, fn: Emitter, skip: bool = False) -> None:
+        """The body of ``read_tags(buf, pos, bound, d)``, or (``skip``) of ``skip_tags(buf, pos, bound)``."""
         fn("count, pos = read_uvarint(buf, pos)")
         fn("if count > bound - pos: raise Malformed")
         fn("last = -1")
-        fn("unknown = None")
+        if not skip:
+            fn("unknown = None")
         with fn.block("for _ in range(count):"):
             fn("tag, pos = read_uvarint(buf, pos)")
             fn("size, pos = read_uvarint(buf, pos)")
@@ -443,13 +545,18 @@ class TaggedFields(KafkaType):
             for spec in self.fields:
                 with fn.block(f"{keyword} tag == {spec.tag}:"):
                     value = fn.local("t")
-                    spec.type.emit_decode(fn, value, "end")
+                    if skip:
+                        spec.type.emit_skip(fn, "end")
+                    else:
+                        spec.type.emit_decode(fn, value, "end")
                     fn("if pos != end: raise Malformed")
-                    fn(f"d[{spec.name!r}] = {value}")
+                    if not skip:
+                        fn(f"d[{spec.name!r}] = {value}")
                 keyword = "elif"
             with fn.block("else:"):
-                fn("if unknown is None: unknown = d[UNKNOWN_TAGGED_FIELDS] = {}")
-                fn("unknown[tag] = buf[pos:end]")
+                if not skip:
+                    fn("if unknown is None: unknown = d[UNKNOWN_TAGGED_FIELDS] = {}")
+                    fn("unknown[tag] = buf[pos:end]")
                 fn("pos = end")
         fn("return pos")
 
@@ -545,6 +652,12 @@ class KafkaStruct(KafkaType):
             self.tags.read_into(stream, where, result)
         return result
 
+    def skip(self, stream: IO[bytes], where: str) -> None:
+        for spec in self.fields:
+            spec.type.skip(stream, join_path(where, spec.name))
+        if self.tags is not None:
+            self.tags.skip(stream, where)
+
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if not isinstance(value, Mapping):
             raise encode_error(
@@ -598,6 +711,21 @@ class KafkaStruct(KafkaType):
         if self.tags is not None:
             self.tags.emit_decode_into(em, target, bound)
 
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        size = 0  # of the fixed-size fields not yet stepped over
+        for spec in self.fields:
+            if spec.type.fixed is not None:
+                size += spec.type.fixed.size
+                continue
+            if size:
+                em(f"pos += {size}")
+                size = 0
+            spec.type.emit_skip(em, bound)
+        if size:
+            em(f"pos += {size}")
+        if self.tags is not None:
+            self.tags.emit_skip(em, bound)
+
     def emit_encode(self, em: Emitter, value: str) -> None:
         every = (*self.fields, *self.tagged)
         local = {spec.name: em.local("f") for spec in every}
@@ -646,6 +774,18 @@ class KafkaStruct(KafkaType):
         fn(f"return ({', '.join(items)}{',' if items else ''})")
 
 
+def _static_size(kind: KafkaType) -> int | None:
+    """The size every value of ``kind`` takes, if it has one: fixed-size values, and structs of them
+    without a tag section."""
+    if kind.fixed is not None:
+        return kind.fixed.size
+    if isinstance(kind, KafkaStruct) and kind.tags is None:
+        sizes = [_static_size(spec.type) for spec in kind.fields]
+        if all(size is not None for size in sizes):
+            return sum(size for size in sizes if size is not None)
+    return None
+
+
 def _flush_decode(em: Emitter, batch: list[tuple[StructField, str]]) -> None:
     """Read a run of fixed-size fields with one ``unpack_from``."""
     if not batch:
@@ -683,15 +823,24 @@ class NullableStruct(KafkaType):
         self.kafka_name = f"nullable_{struct_type.kafka_name}"
 
     def read(self, stream: IO[bytes], where: str) -> dict[str, Any] | None:
+        return self.struct.read(stream, where) if self._marker(stream, where) else None
+
+    @staticmethod
+    def _marker(stream: IO[bytes], where: str) -> bool:
+        """Whether a struct follows (marker 1) or not (-1, null)."""
         start = stream.tell()
         marker = int.from_bytes(read_exact(stream, 1, where), "big", signed=True)
         if marker == -1:
-            return None
+            return False
         if marker != 1:
             raise decode_error(
                 f"invalid nullable struct marker {marker} (expected -1 or 1)", where, offset=start
             )
-        return self.struct.read(stream, where)
+        return True
+
+    def skip(self, stream: IO[bytes], where: str) -> None:
+        if self._marker(stream, where):
+            self.struct.skip(stream, where)
 
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         if value is None:
@@ -717,6 +866,15 @@ class NullableStruct(KafkaType):
         with em.block(f"elif {marker} == 1:"):
             self.struct.emit_decode(em, target, bound)
         with em.block("else:"):
+            em("raise Malformed")
+
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        marker = em.local("m")
+        em(f"{marker} = buf[pos]")
+        em("pos += 1")
+        with em.block(f"if {marker} == 1:"):
+            self.struct.emit_skip(em, bound)
+        with em.block(f"elif {marker} != 255:"):
             em("raise Malformed")
 
     def emit_encode(self, em: Emitter, value: str) -> None:

@@ -131,6 +131,11 @@ class KafkaType(Construct):
     def write(self, value: Any, stream: IO[bytes], where: str) -> None:
         raise NotImplementedError
 
+    def skip(self, stream: IO[bytes], where: str) -> None:
+        """Step over one value, checking it as :meth:`read` does (the same DecodeError) without keeping
+        it; composite types build nothing of their elements."""
+        self.read(stream, where)
+
     def is_default(self, value: Any, default: Any) -> bool:
         """Whether a tagged field holding ``value`` is left out (Kafka's non-default test)."""
         return bool(value == default)
@@ -146,6 +151,15 @@ class KafkaType(Construct):
         em(f"pos += {self.fixed.size}")
         if self.fixed.post:
             em(f"{target} = {self.fixed.post.format(raw)}")
+
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        """Advance ``pos`` over one value, rejecting (``Malformed``, or any exception) what
+        :meth:`emit_decode` rejects. ``pos`` may pass ``bound`` here: the array that is being stepped
+        over checks it once at its end."""
+        if self.fixed is not None:
+            em(f"pos += {self.fixed.size}")
+        else:
+            self.emit_decode(em, em.local("_"), bound)
 
     def emit_encode(self, em: Emitter, value: str) -> None:
         """Append the encoding of local ``value`` to the bytearray ``em.out``."""
@@ -480,6 +494,9 @@ class Bytes(KafkaType):
 
     def emit_decode(self, em: Emitter, target: str, bound: str) -> None:
         em(f"{target}, pos = read_bytes(buf, pos, {bound}, {self.compact}, {self.nullable})")
+
+    def emit_skip(self, em: Emitter, bound: str) -> None:
+        em(f"pos = skip_bytes(buf, pos, {bound}, {self.compact}, {self.nullable})")
 
     def emit_encode(self, em: Emitter, value: str) -> None:
         with emit_null_or(em, value, self.nullable, NULL_COMPACT if self.compact else NULL_INT32):

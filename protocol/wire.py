@@ -14,6 +14,7 @@ import sys
 import uuid
 from array import array
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any, Final
 
 UNKNOWN_TAGGED_FIELDS: Final = "_unknown_tagged_fields"
@@ -43,6 +44,16 @@ def _slot_setter(name: str) -> Callable[[Any, Any], None]:
 
 _set_uuid_int = _slot_setter("int")
 _set_uuid_is_safe = _slot_setter("is_safe")
+
+
+@dataclass(frozen=True, slots=True)
+class Capped:
+    """What an array decodes to when it holds ``count`` elements, more than its cap ``limit`` (see
+    :mod:`protocol.caps`). The elements were checked but not built; a handler answers "too many" for
+    the item holding it."""
+
+    count: int
+    limit: int
 
 
 class Malformed(ValueError):
@@ -207,8 +218,11 @@ def pack_fixed(code: str, values: Sequence[Any]) -> bytes:
     return struct.Struct(f">{len(values)}{code}").pack(*values)
 
 
-def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] | None, int]:
-    """Read a tag section in which no tag is known: every field is kept as raw bytes."""
+def read_unknown_tags(
+    buf: Any, pos: int, bound: int, keep: bool = True
+) -> tuple[dict[int, bytes] | None, int]:
+    """Read a tag section in which no tag is known: every field is kept as raw bytes (unless not
+    ``keep``: then the section is only checked and stepped over)."""
     count, pos = read_uvarint(buf, pos)
     if count > bound - pos:
         raise Malformed("tag count exceeds the remaining bytes")
@@ -223,7 +237,8 @@ def read_unknown_tags(buf: Any, pos: int, bound: int) -> tuple[dict[int, bytes] 
         end = pos + size
         if end > bound:
             raise Malformed("tagged field overruns the input")
-        fields[tag] = bytes(buf[pos:end])
+        if keep:
+            fields[tag] = bytes(buf[pos:end])
         pos = end
     return (fields or None), pos
 
@@ -387,6 +402,12 @@ def read_bytes(buf: Any, pos: int, bound: int, compact: bool, nullable: bool) ->
     return bytes(buf[pos:end]), end
 
 
+def skip_bytes(buf: Any, pos: int, bound: int, compact: bool, nullable: bool) -> int:
+    """Step over bytes or records, checking them as :func:`read_bytes` does."""
+    length, pos = read_length(buf, pos, bound, compact, _INT32, nullable)
+    return pos + length if length > 0 else pos
+
+
 def read_fixed_array(
     buf: Any,
     pos: int,
@@ -396,14 +417,18 @@ def read_fixed_array(
     unit: str,
     size: int,
     convert: Callable[[Any], Any] | None,
-) -> tuple[list[Any] | None, int]:
-    """An array of fixed-size values (``unit`` is their struct code), any count form."""
+    cap: int | None = None,
+) -> tuple[list[Any] | Capped | None, int]:
+    """An array of fixed-size values (``unit`` is their struct code), any count form; a
+    :class:`Capped` for more than ``cap`` values (checked to be there, not read)."""
     count, pos = read_count(buf, pos, bound, compact, nullable)
     if count < 0:
         return None, pos
     end = pos + size * count
     if end > bound:  # before anything is allocated for the values
         raise Malformed("array overruns the input")
+    if cap is not None and count > cap:
+        return Capped(count, cap), end
     values = unpack_fixed(buf, pos, end, unit)
     if convert is not None:
         return [convert(v) for v in values], end

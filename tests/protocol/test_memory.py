@@ -1,6 +1,7 @@
 """Hostile array counts cost bounded memory: decoding and encoding long arrays keeps nothing per length
-(the ``struct`` module caches the formats it is given, so a format per length would stay), and a
-count that the input cannot hold is refused before anything is allocated for it."""
+(the ``struct`` module caches the formats it is given, so a format per length would stay), a count
+that the input cannot hold is refused before anything is allocated for it, and an array beyond its
+cap is stepped over without building its elements."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from protocol import DecodeError
+from protocol import Capped, DecodeError
 from protocol.wire import uvarint_bytes
+from tests.protocol.test_caps import create_topics
 
 MB = 1_000_000
 
@@ -122,3 +124,29 @@ def test_values_that_cannot_all_be_there_allocate_nothing(project_schemas, trace
     error = caught.value
     assert error.field == f"TopicPartitions[0].Partitions[{count // 2}]"
     assert error.reason == "truncated: 4 bytes needed, 0 left"
+
+
+@pytest.mark.parametrize("version", [4, 7])
+def test_an_array_beyond_its_cap_allocates_almost_nothing(project_schemas, version):
+    """CreateTopics with 2,000,000 manual assignments (about 20 MB), capped at 500,000: stepped over,
+    the whole decode allocates under 1 MB beyond the input (uncapped, the decoded assignments take
+    hundreds of MB: see benchmarks/decode_size.py)."""
+    request = project_schemas.request(19)
+    caps = request.prepare_caps(version, {("Topics", "Assignments"): 500_000})
+    body, _ = create_topics(version, 2_000_000)
+    request.decode(create_topics(version, 3)[0], version, caps)  # compiled before the baseline
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        value = request.decode(body, version, caps)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    first, second = value["Topics"]
+    assert first["Assignments"] == Capped(2_000_000, 500_000)
+    assert second["Assignments"] == [
+        {"PartitionIndex": 0, "BrokerIds": [0]},
+        {"PartitionIndex": 1, "BrokerIds": [0]},
+    ]
+    assert peak < MB, f"{peak / MB:.2f} MB allocated while decoding"

@@ -53,6 +53,8 @@ __all__ = [
     "next_batch_size",
     "read_header",
     "stamp",
+    "synthetic_batch",
+    "synthetic_size",
 ]
 
 #: Kafka's ``Records.LOG_OVERHEAD``: BaseOffset and Length, the part of a batch its Length does not count.
@@ -263,3 +265,78 @@ def stamp(
     rest = view[_PRODUCER_ID_OFFSET:]
     crc = crc32c(rest, crc32c(stamped))
     return b"".join((prefix, _CRC.pack(crc), stamped, rest))
+
+
+# -- batches of null records, for the synthetic workload ------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _null_record(offset_delta: int) -> bytes:
+    """A record with no key, no value and no headers, at the batch's timestamp: its length, then
+    attributes 0, timestamp delta 0, the offset delta, key -1, value -1 and 0 headers (zig-zag varints)."""
+    body = b"\x00\x00" + _varint(offset_delta << 1) + b"\x01\x01\x00"
+    return _varint(len(body) << 1) + body
+
+
+class _NullRecords:
+    """The records of null-record batches: records with offset deltas 0, 1, 2, ... are the same bytes in
+    every such batch, so one growing buffer serves them all (a batch of ``n`` records holds its first
+    ``ends[n - 1]`` bytes)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.ends: list[int] = []
+
+    def section(self, count: int) -> memoryview:
+        while len(self.ends) < count:
+            self.buffer += _null_record(len(self.ends))
+            self.ends.append(len(self.buffer))
+        return memoryview(self.buffer)[: self.ends[count - 1]]
+
+
+_NULL_RECORDS: Final = _NullRecords()
+
+
+def synthetic_size(count: int) -> int:
+    """The size of :func:`synthetic_batch` for ``count`` records, without making it: the header, then 6
+    bytes per record plus the varint size of its doubled (zig-zag) offset delta."""
+    total = HEADER_SIZE + 6 * count
+    low, width = 0, 1
+    while low < count:
+        high = min(count, 1 << (7 * width - 1))  # deltas below 64 take one byte, below 8192 two, ...
+        total += width * (high - low)
+        low, width = high, width + 1
+    return total
+
+
+def synthetic_batch(base_offset: int, count: int, leader_epoch: int, timestamp_ms: int) -> bytes:
+    """A v2 batch of ``count`` records with null keys and values, all at ``timestamp_ms``, as a leader
+    would store it (no producer, CreateTime, uncompressed): the same arguments give the same bytes."""
+    section = _NULL_RECORDS.section(count)
+    header = bytearray(
+        _HEADER.pack(
+            base_offset,
+            HEADER_SIZE - LOG_OVERHEAD + len(section),
+            leader_epoch,
+            MAGIC_V2,
+            0,
+            0,
+            count - 1,
+            timestamp_ms,
+            timestamp_ms,
+            NO_PRODUCER_ID,
+            NO_PRODUCER_EPOCH,
+            NO_SEQUENCE,
+            count,
+        )
+    )
+    _CRC.pack_into(header, CRC_OFFSET, crc32c(section, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:])))
+    return b"".join((header, section))

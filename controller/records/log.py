@@ -21,12 +21,10 @@ from __future__ import annotations
 import bisect
 import logging
 import operator
-import struct
 from collections.abc import Iterator
-from typing import Final, NamedTuple
+from typing import NamedTuple
 
 from controller.records.batch import (
-    HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
@@ -35,9 +33,10 @@ from controller.records.batch import (
     NO_SEQUENCE,
     NO_TIMESTAMP,
     BatchHeader,
-    compute_crc,
     read_header,
     stamp,
+    synthetic_batch,
+    synthetic_size,
 )
 from controller.records.checks import ClientBatch
 from controller.records.epochs import LeaderEpochCache
@@ -45,7 +44,7 @@ from controller.records.records import UnavailableCodec, read_batch_records
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Log", "StoredBatch", "TimestampAndOffset", "join_batches", "synthetic_size"]
+__all__ = ["Log", "StoredBatch", "TimestampAndOffset", "join_batches"]
 
 
 class TimestampAndOffset(NamedTuple):
@@ -139,7 +138,7 @@ class StoredBatch:
         same bytes)."""
         if self.data is not None:
             return self.data
-        return _render_synthetic(self.base_offset, self.count, self.leader_epoch, self.max_timestamp)
+        return synthetic_batch(self.base_offset, self.count, self.leader_epoch, self.max_timestamp)
 
     def head(self, count: int) -> StoredBatch:
         """The first ``count`` offsets of a synthetic run, as a run of its own (what a follower that
@@ -446,93 +445,3 @@ def _timestamps(entry: StoredBatch) -> Iterator[tuple[int, int]]:
                 log.info("timestamps of %r read from its header: %s", entry, missing)
     for offset in range(entry.base_offset, entry.last_offset + 1):
         yield offset, entry.max_timestamp
-
-
-# -- synthetic runs: records with null keys and values --------------------------------------------------
-
-_SYNTHETIC_ATTRIBUTES: Final = 0
-_INT64_HEADER: Final = struct.Struct(">qiibIhiqqqhii")
-
-
-def _varint_size(value: int) -> int:
-    size = 1
-    while value >= 0x80:
-        value >>= 7
-        size += 1
-    return size
-
-
-def _zigzag(value: int) -> int:
-    return (value << 1) ^ (value >> 63)
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _null_record(offset_delta: int) -> bytes:
-    """A record with no key, no value, no headers and the batch's timestamp: attributes, timestamp delta
-    0, the offset delta, key -1, value -1, 0 headers; after its length."""
-    body = b"\x00\x00" + _varint(_zigzag(offset_delta)) + b"\x01\x01\x00"
-    return _varint(_zigzag(len(body))) + body
-
-
-class _NullRecords:
-    """The records section of synthetic runs: null records with offset deltas 0, 1, 2, ... are the same
-    bytes whatever the run, so one growing buffer serves every run (a run of ``n`` records is its first
-    ``ends[n - 1]`` bytes)."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.ends: list[int] = []
-
-    def section(self, count: int) -> memoryview:
-        while len(self.ends) < count:
-            self.buffer += _null_record(len(self.ends))
-            self.ends.append(len(self.buffer))
-        return memoryview(self.buffer)[: self.ends[count - 1]]
-
-
-_NULL_RECORDS: Final = _NullRecords()
-
-
-def synthetic_size(count: int) -> int:
-    """The size of a synthetic run of ``count`` records rendered as a batch (without rendering it): the
-    header and 6 bytes per record plus its offset delta's varint size."""
-    total = HEADER_SIZE + 6 * count
-    low = 0
-    width = 1
-    while low < count:
-        high = min(count, 1 << (7 * width - 1))  # zig-zag doubles the delta: 64, 8192, ... per width
-        total += width * (high - low)
-        low = high
-        width += 1
-    return total
-
-
-def _render_synthetic(base_offset: int, count: int, leader_epoch: int, timestamp_ms: int) -> bytes:
-    section = _NULL_RECORDS.section(count)
-    header = bytearray(
-        _INT64_HEADER.pack(
-            base_offset,
-            HEADER_SIZE - LOG_OVERHEAD + len(section),
-            leader_epoch,
-            MAGIC_V2,
-            0,
-            _SYNTHETIC_ATTRIBUTES,
-            count - 1,
-            timestamp_ms,
-            timestamp_ms,
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            NO_SEQUENCE,
-            count,
-        )
-    )
-    data = bytes(header) + section
-    return data[:17] + compute_crc(data).to_bytes(4, "big") + data[21:]

@@ -11,8 +11,9 @@ count when the batch is compressed)::
 
 The CRC-32C covers bytes 21 to the end, so BaseOffset and PartitionLeaderEpoch can be rewritten without
 recomputing it (``DefaultRecordBatch``'s class comment); only a LogAppendTime stamp (attributes and
-MaxTimestamp) needs a new CRC. Nothing here copies a batch except :func:`stamp`, which makes the stored
-batch in one pass, and nothing decompresses (see :mod:`controller.records.records` for the records).
+MaxTimestamp) needs a new CRC. The stamp is a new head for the batch (:func:`stamp_head`): a log keeps it
+beside the client's bytes, untouched, so that appending copies nothing. Nothing here decompresses (see
+:mod:`controller.records.records` for the records).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "next_batch_size",
     "read_header",
     "stamp",
+    "stamp_head",
     "synthetic_batch",
     "synthetic_size",
 ]
@@ -238,33 +240,43 @@ def iter_batches(
         yield read_header(view, position), view[position : position + size]
 
 
+def stamp_head(
+    batch: bytes | bytearray | memoryview,
+    base_offset: int,
+    leader_epoch: int,
+    log_append_time_ms: int | None = None,
+) -> bytes:
+    """The first bytes of the batch as a leader stores it; the rest is the client's bytes as sent.
+    BaseOffset and PartitionLeaderEpoch are rewritten (17 bytes, outside the CRC), as ``LogValidator``
+    does with ``setLastOffset`` and ``setPartitionLeaderEpoch``.
+
+    ``log_append_time_ms`` (for a LogAppendTime topic) also sets the timestamp-type bit and MaxTimestamp
+    to that time, with the CRC recomputed (43 bytes), as ``DefaultRecordBatch.setMaxTimestamp`` does;
+    BaseTimestamp and the records stay as sent, and a reader gives every record MaxTimestamp. The batch
+    must be a whole v2 batch (see :mod:`controller.records.checks`).
+    """
+    view = memoryview(batch)
+    prefix = _PREFIX.pack(base_offset, len(view) - LOG_OVERHEAD, leader_epoch, MAGIC_V2)
+    if log_append_time_ms is None:
+        return prefix
+    attributes, last_offset_delta, base_timestamp, _ = _APPEND_TIME.unpack_from(view, ATTRIBUTES_OFFSET)
+    stamped = _APPEND_TIME.pack(
+        attributes | TIMESTAMP_TYPE_FLAG, last_offset_delta, base_timestamp, log_append_time_ms
+    )
+    crc = crc32c(view[_PRODUCER_ID_OFFSET:], crc32c(stamped))
+    return b"".join((prefix, _CRC.pack(crc), stamped))
+
+
 def stamp(
     batch: bytes | bytearray | memoryview,
     base_offset: int,
     leader_epoch: int,
     log_append_time_ms: int | None = None,
 ) -> bytes:
-    """The batch as a leader stores it, made in one copy: BaseOffset and PartitionLeaderEpoch rewritten
-    (outside the CRC: the rest is the client's bytes as sent), as ``LogValidator`` does with
-    ``setLastOffset`` and ``setPartitionLeaderEpoch``.
-
-    ``log_append_time_ms`` (for a LogAppendTime topic) also sets the timestamp-type bit and MaxTimestamp
-    to that time and recomputes the CRC, as ``DefaultRecordBatch.setMaxTimestamp`` does (BaseTimestamp and
-    the records stay as sent; a reader gives every record MaxTimestamp). The batch must be a whole v2
-    batch (see :mod:`controller.records.checks`).
-    """
-    view = memoryview(batch)
-    length = len(view) - LOG_OVERHEAD
-    prefix = _PREFIX.pack(base_offset, length, leader_epoch, MAGIC_V2)
-    if log_append_time_ms is None:
-        return b"".join((prefix, view[CRC_OFFSET:]))
-    attributes, last_offset_delta, base_timestamp, _ = _APPEND_TIME.unpack_from(view, ATTRIBUTES_OFFSET)
-    stamped = _APPEND_TIME.pack(
-        attributes | TIMESTAMP_TYPE_FLAG, last_offset_delta, base_timestamp, log_append_time_ms
-    )
-    rest = view[_PRODUCER_ID_OFFSET:]
-    crc = crc32c(rest, crc32c(stamped))
-    return b"".join((prefix, _CRC.pack(crc), stamped, rest))
+    """The whole batch as a leader stores it (:func:`stamp_head` and the rest of the client's bytes), in
+    one copy."""
+    head = stamp_head(batch, base_offset, leader_epoch, log_append_time_ms)
+    return b"".join((head, memoryview(batch)[len(head) :]))
 
 
 # -- batches of null records, for the synthetic workload ------------------------------------------------

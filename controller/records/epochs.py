@@ -133,6 +133,11 @@ class LeaderEpochCache:
     def clear(self) -> None:
         self._entries.clear()
 
+    def copy(self) -> LeaderEpochCache:
+        other = LeaderEpochCache()
+        other._entries = list(self._entries)
+        return other
+
     def __repr__(self) -> str:
         return f"LeaderEpochCache({self._entries})"
 

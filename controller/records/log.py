@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from controller.records.batch import (
+    HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
@@ -34,7 +35,7 @@ from controller.records.batch import (
     NO_TIMESTAMP,
     BatchHeader,
     read_header,
-    stamp,
+    stamp_head,
     synthetic_batch,
     synthetic_size,
 )
@@ -44,7 +45,7 @@ from controller.records.records import UnavailableCodec, read_batch_records
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Log", "StoredBatch", "TimestampAndOffset", "join_batches"]
+__all__ = ["Log", "StoredBatch", "TimestampAndOffset", "divergence_offset", "join_batches"]
 
 
 class TimestampAndOffset(NamedTuple):
@@ -57,21 +58,38 @@ class TimestampAndOffset(NamedTuple):
 
 
 class StoredBatch:
-    """One batch of a log: its bytes as the leader stamped them (``data``), or None for a synthetic run,
-    and what a log needs without reading them. Shared by every replica that holds it; never changed."""
+    """One batch of a log and what a log needs to know of it without reading it. Shared by every replica
+    that holds it; never changed.
 
-    __slots__ = ("base_offset", "data", "last_offset", "leader_epoch", "max_timestamp", "size")
+    A client's batch is kept as the client's bytes (``source``: the request's own ``records`` bytes when
+    they are exactly the batch, so appending copies nothing) and the head the leader stamped over their
+    first bytes (``stamped_head``, see :func:`~controller.records.batch.stamp_head`); its bytes as a
+    consumer gets them are the head then the rest of the source (:meth:`pieces`, :meth:`render`). A
+    synthetic run has neither.
+    """
+
+    __slots__ = (
+        "base_offset",
+        "last_offset",
+        "leader_epoch",
+        "max_timestamp",
+        "size",
+        "source",
+        "stamped_head",
+    )
 
     def __init__(
         self,
-        data: bytes | None,
+        source: bytes | None,
+        stamped_head: bytes,
         base_offset: int,
         last_offset: int,
         leader_epoch: int,
         max_timestamp: int,
         size: int,
     ) -> None:
-        self.data = data
+        self.source = source
+        self.stamped_head = stamped_head
         self.base_offset = base_offset
         self.last_offset = last_offset
         self.leader_epoch = leader_epoch
@@ -80,10 +98,11 @@ class StoredBatch:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> StoredBatch:
-        """An entry for a stamped v2 batch (one already in some log, or read back from a Fetch)."""
+        """An entry for a whole stamped v2 batch (one already in some log, or read back from a Fetch)."""
         header = read_header(data, 0)
         return cls(
             data,
+            b"",
             header.base_offset,
             header.last_offset,
             header.partition_leader_epoch,
@@ -97,7 +116,7 @@ class StoredBatch:
         if count <= 0:
             raise ValueError(f"a synthetic run needs at least one record, not {count}")
         return cls(
-            None, base_offset, base_offset + count - 1, leader_epoch, timestamp_ms, synthetic_size(count)
+            None, b"", base_offset, base_offset + count - 1, leader_epoch, timestamp_ms, synthetic_size(count)
         )
 
     @property
@@ -111,54 +130,65 @@ class StoredBatch:
 
     @property
     def is_synthetic(self) -> bool:
-        return self.data is None
+        return self.source is None
 
     def header(self) -> BatchHeader:
-        """The batch's header (made for a synthetic run: no producer, CreateTime)."""
-        if self.data is not None:
-            return read_header(self.data, 0)
-        return BatchHeader(
-            self.base_offset,
-            self.size - LOG_OVERHEAD,
-            self.leader_epoch,
-            MAGIC_V2,
-            0,
-            0,
-            self.last_offset - self.base_offset,
-            self.max_timestamp,
-            self.max_timestamp,
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            NO_SEQUENCE,
-            self.count,
-        )
+        """The batch's header as stamped (made for a synthetic run: no producer, CreateTime)."""
+        source, head = self.source, self.stamped_head
+        if source is None:
+            return BatchHeader(
+                self.base_offset,
+                self.size - LOG_OVERHEAD,
+                self.leader_epoch,
+                MAGIC_V2,
+                0,
+                0,
+                self.last_offset - self.base_offset,
+                self.max_timestamp,
+                self.max_timestamp,
+                NO_PRODUCER_ID,
+                NO_PRODUCER_EPOCH,
+                NO_SEQUENCE,
+                self.count,
+            )
+        if not head:
+            return read_header(source, 0)
+        return read_header(head + source[len(head) : HEADER_SIZE], 0)
+
+    def pieces(self) -> tuple[bytes | memoryview, ...]:
+        """The batch's bytes in pieces, for joining into a Fetch answer without an extra copy."""
+        if self.source is None:
+            return (self.render(),)
+        if not self.stamped_head:
+            return (self.source,)
+        return (self.stamped_head, memoryview(self.source)[len(self.stamped_head) :])
 
     def render(self) -> bytes:
-        """The batch's bytes: as stored, or made for a synthetic run (deterministic: the same run gives the
-        same bytes)."""
-        if self.data is not None:
-            return self.data
-        return synthetic_batch(self.base_offset, self.count, self.leader_epoch, self.max_timestamp)
+        """The batch's bytes as a consumer gets them (made for a synthetic run: the same run gives the same
+        bytes)."""
+        if self.source is None:
+            return synthetic_batch(self.base_offset, self.count, self.leader_epoch, self.max_timestamp)
+        return b"".join(self.pieces())
 
-    def head(self, count: int) -> StoredBatch:
+    def first(self, count: int) -> StoredBatch:
         """The first ``count`` offsets of a synthetic run, as a run of its own (what a follower that
         copies part of the run holds)."""
-        if self.data is not None:
+        if self.source is not None:
             raise ValueError("only a synthetic run can be cut")
         if count >= self.count:
             return self
         return StoredBatch.synthetic(self.base_offset, count, self.leader_epoch, self.max_timestamp)
 
     def __repr__(self) -> str:
-        kind = "synthetic" if self.data is None else f"{self.size} bytes"
+        kind = "synthetic" if self.source is None else f"{self.size} bytes"
         return f"StoredBatch([{self.base_offset}, {self.last_offset}], epoch {self.leader_epoch}, {kind})"
 
 
 def join_batches(batches: list[StoredBatch]) -> bytes:
-    """The ``records`` field of a Fetch answer for these batches."""
+    """The ``records`` field of a Fetch answer for these batches, in one copy."""
     if len(batches) == 1:
         return batches[0].render()
-    return b"".join(b.render() for b in batches)
+    return b"".join([piece for batch in batches for piece in batch.pieces()])
 
 
 _LAST_OFFSET = operator.attrgetter("last_offset")
@@ -206,17 +236,22 @@ class Log:
         self, batch: ClientBatch, leader_epoch: int, log_append_time_ms: int | None = None
     ) -> StoredBatch:
         """Append a client's checked batch as the leader: it gets the next offsets and ``leader_epoch``
-        (and, for a LogAppendTime topic, ``log_append_time_ms``) stamped in one copy of its bytes."""
+        (and, for a LogAppendTime topic, ``log_append_time_ms``) stamped on a new head; the client's
+        bytes are kept as they are (not copied when the request's records are exactly the batch)."""
         base = self.log_end_offset
-        data = stamp(batch.data, base, leader_epoch, log_append_time_ms)
-        header = batch.header
+        view, header = batch
+        head = stamp_head(view, base, leader_epoch, log_append_time_ms)
+        source = view.obj
+        if not (isinstance(source, bytes) and len(source) == len(view) == header.size):
+            source = bytes(view)  # the request's records held more than the batch: keep only the batch
         entry = StoredBatch(
-            data,
+            source,
+            head,
             base,
             base + header.last_offset_delta,
             leader_epoch,
             header.max_timestamp if log_append_time_ms is None else log_append_time_ms,
-            len(data),
+            header.size,
         )
         self._append(entry)
         return entry
@@ -272,8 +307,8 @@ class Log:
         while index < len(entries):
             entry = entries[index]
             if entry.last_offset >= end:
-                if entry.data is None and entry.base_offset < end:
-                    entry = entry.head(end - entry.base_offset)
+                if entry.source is None and entry.base_offset < end:
+                    entry = entry.first(end - entry.base_offset)
                 else:
                     break
             if total + entry.size > max_bytes and (out or not min_one):
@@ -305,9 +340,9 @@ class Log:
         removed = entries[index:]
         del entries[index:]
         self.size_bytes -= sum(entry.size for entry in removed)
-        if removed and removed[0].base_offset < offset and removed[0].data is None:
+        if removed and removed[0].base_offset < offset and removed[0].source is None:
             cut = removed[0]
-            kept = cut.head(offset - cut.base_offset)
+            kept = cut.first(offset - cut.base_offset)
             entries.append(kept)
             self.size_bytes += kept.size
             removed[0] = StoredBatch.synthetic(
@@ -426,6 +461,33 @@ class Log:
         )
 
 
+def divergence_offset(follower: Log, leader: Log) -> int:
+    """The offset a follower truncates its log to before it copies from ``leader``: where their logs
+    stop agreeing, found from the two epoch caches as Kafka's follower finds it (it asks the leader for
+    the end of its latest epoch, OffsetForLeaderEpoch or Fetch's DivergingEpoch, and truncates to the
+    smaller of that and its own end of the epoch the leader names, asking again while the leader names
+    an epoch it does not have: ``AbstractFetcherThread.getOffsetTruncationState``). Without epochs to
+    compare, the follower keeps what the leader's log end offset allows. Changes neither log."""
+    mine = follower.epochs.copy()
+    end = follower.log_end_offset
+    while True:
+        epoch = mine.latest_epoch()
+        if epoch is None:
+            return min(end, leader.log_end_offset)
+        leader_epoch, leader_end = leader.epochs.end_offset_for(epoch, leader.log_end_offset)
+        if leader_end == -1:
+            return min(end, leader.log_end_offset)
+        my_epoch, my_end = mine.end_offset_for(leader_epoch, end)
+        if my_end == -1:
+            return min(leader_end, end)
+        if my_epoch == leader_epoch:
+            return min(my_end, leader_end, end)
+        # The leader names an epoch this log does not have: cut to the end of the largest one below it
+        # and ask again with what is left.
+        end = min(my_end, end)
+        mine.truncate_from_end(end)
+
+
 def _epoch_or_none(epoch: int) -> int | None:
     return epoch if epoch >= 0 else None
 
@@ -434,11 +496,12 @@ def _timestamps(entry: StoredBatch) -> Iterator[tuple[int, int]]:
     """``(offset, timestamp)`` of each record of a batch. A synthetic run's records and a LogAppendTime
     batch's all carry the batch's time; a CreateTime batch's records are read (decompressed if need
     be). Without the codec's library the batch's records are taken to carry its MaxTimestamp (logged)."""
-    if entry.data is not None:
-        header = read_header(entry.data, 0)
+    if entry.source is not None:
+        header = entry.header()
         if not header.log_append_time:
             try:
-                for record in read_batch_records(entry.data, header):
+                # The records section is the client's, untouched: read it from the source.
+                for record in read_batch_records(entry.source, header):
                     yield record.offset, record.timestamp
                 return
             except UnavailableCodec as missing:

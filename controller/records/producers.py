@@ -125,7 +125,7 @@ class ProducerStates:
         """The state a log's batches give, oldest first (what a replica has after appending them)."""
         states = cls()
         for batch in batches:
-            if batch.data is not None:
+            if not batch.is_synthetic:
                 states.record(batch.header(), batch.base_offset)
         return states
 
@@ -201,7 +201,7 @@ class ProducerStates:
 
     def record_stored(self, batch: StoredBatch) -> None:
         """:meth:`record` for a batch as a log holds it (a follower's copy, say)."""
-        if batch.data is not None:
+        if not batch.is_synthetic:
             self.record(batch.header(), batch.base_offset)
 
     def expire(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> list[int]:

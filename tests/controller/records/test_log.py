@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from controller.records.batch import Compression, read_header, synthetic_size
 from controller.records.checks import DEFAULT_LIMITS, ClientBatch, check_client_batch
 from controller.records.epochs import EpochEntry
-from controller.records.log import Log, StoredBatch, TimestampAndOffset, join_batches
+from controller.records.log import Log, StoredBatch, TimestampAndOffset, divergence_offset, join_batches
 from tests.controller.records.batches import NOW, build, kafka_python_batches, kafka_python_records
 
 
@@ -44,9 +44,9 @@ def test_leader_appends_take_the_next_offsets_and_the_epoch():
     second = log.append_as_leader(client(2), 5)
     assert offsets([first, second]) == [(0, 2), (3, 4)]
     assert (log.log_start_offset, log.log_end_offset, len(log)) == (0, 5, 2)
-    assert log.size_bytes == first.size + second.size == len(first.data) + len(second.data)
+    assert log.size_bytes == first.size + second.size == len(first.render()) + len(second.render())
     assert log.epochs.entries == (EpochEntry(4, 0), EpochEntry(5, 3))
-    (theirs,) = kafka_python_batches(second.data)
+    (theirs,) = kafka_python_batches(second.render())
     assert (theirs.base_offset, theirs.leader_epoch) == (3, 5) and theirs.validate_crc()
 
 
@@ -59,7 +59,7 @@ def test_followers_share_the_leaders_batches():
     for follower in followers:
         assert follower.log_end_offset == 9 and follower.epochs.entries == leader.epochs.entries
         assert all(a is b for a, b in zip(follower.batches(), leader.batches(), strict=True))
-        assert all(a.data is b.data for a, b in zip(follower.batches(), leader.batches(), strict=True))
+        assert all(a.source is b.source for a, b in zip(follower.batches(), leader.batches(), strict=True))
     with pytest.raises(ValueError):
         followers[0].append_copy(leader.batch_at(0))
 
@@ -175,7 +175,7 @@ def test_max_timestamp_is_the_first_record_with_it():
 def test_log_append_time_batches_carry_the_leaders_time():
     log = Log()
     entry = log.append_as_leader(timed(NOW - 100, NOW - 50), 1, log_append_time_ms=NOW)
-    assert entry.max_timestamp == NOW and read_header(entry.data).log_append_time
+    assert entry.max_timestamp == NOW and read_header(entry.render()).log_append_time
     assert log.offset_for_timestamp(NOW - 60) == TimestampAndOffset(NOW, 0, 1)
     assert log.max_timestamp() == TimestampAndOffset(NOW, 0, 1)
 
@@ -211,7 +211,7 @@ def test_synthetic_runs_are_cut_where_real_batches_are_not():
 
 def test_a_stored_batch_read_back_from_bytes():
     entry = leader_log(4, epoch=6).batch_at(0)
-    again = StoredBatch.from_bytes(entry.data)
+    again = StoredBatch.from_bytes(entry.render())
     assert (again.base_offset, again.last_offset, again.leader_epoch, again.size) == (0, 3, 6, entry.size)
 
 
@@ -256,3 +256,58 @@ def test_the_log_stays_consistent(steps):
         if log.log_end_offset > log.log_start_offset:
             everything = log.read(log.log_start_offset, log.log_end_offset, 1 << 30)
             assert everything[-1].last_offset + 1 == log.log_end_offset
+
+
+def test_a_follower_finds_where_it_diverges_from_its_new_leader():
+    old = Log()  # the old leader, epoch 1: [0, 9] and [10, 19]
+    old.append_as_leader(client(10), 1)
+    old.append_as_leader(client(10), 1)
+    new = Log()  # a follower that had copied [0, 9] only, elected uncleanly in epoch 2
+    new.append_copy(old.batch_at(0))
+    new.become_leader(2)
+    new.append_as_leader(client(20), 2)  # [10, 29]: longer than the old leader's log
+    assert divergence_offset(old, new) == 10  # not min(20, 30): [10, 19] of epoch 1 is not the leader's
+    assert offsets(old.truncate_to(10)) == [(10, 19)]
+    assert divergence_offset(old, new) == 10
+    for entry in new.read(10, new.log_end_offset, 1 << 30):
+        old.append_copy(entry)
+    assert divergence_offset(old, new) == old.log_end_offset == 30
+
+
+def test_divergence_through_epochs_the_follower_never_saw():
+    leader = Log()
+    leader.append_as_leader(client(5), 1)  # [0, 4] epoch 1
+    follower = Log()
+    follower.append_copy(leader.batch_at(0))
+    follower.become_leader(3)  # led epoch 3 for a while, alone
+    follower.append_as_leader(client(5), 3)  # [5, 9] epoch 3, never replicated
+    leader.become_leader(4)
+    leader.append_as_leader(client(2), 4)  # [5, 6] epoch 4
+    # the leader has no epoch 3: it answers epoch 1 ending at 5; the follower cuts there
+    assert divergence_offset(follower, leader) == 5
+    assert divergence_offset(leader, leader) == leader.log_end_offset
+    assert divergence_offset(Log(), leader) == 0
+    behind = Log()
+    behind.append_copy(leader.batch_at(0))
+    assert divergence_offset(behind, leader) == 5  # a follower that is only behind keeps everything
+
+
+def test_appending_keeps_the_clients_bytes_without_copying_them():
+    sent = build(3)
+    entry = Log().append_as_leader(check_client_batch(sent, 9, DEFAULT_LIMITS, NOW, "t", 0), 2)
+    assert entry.source is sent and len(entry.stamped_head) == 17
+    longer = sent + sent[:20]  # a trailing partial batch: only the batch is kept
+    entry = Log().append_as_leader(check_client_batch(longer, 9, DEFAULT_LIMITS, NOW, "t", 0), 2)
+    assert entry.source == sent and entry.source is not longer
+    stamped = Log().append_as_leader(check_client_batch(sent, 9, DEFAULT_LIMITS, NOW, "t", 0), 2, NOW)
+    assert len(stamped.stamped_head) == 43  # up to MaxTimestamp, with the new CRC
+    assert stamped.header() == read_header(stamped.render())
+
+
+def test_a_fetch_answer_joins_the_batches_as_stored():
+    log = leader_log(2, 3)
+    log.append_synthetic(4, 0, NOW)
+    everything = log.read(0, log.log_end_offset, 1 << 30)
+    joined = join_batches(everything)
+    assert joined == b"".join(b.render() for b in everything)
+    assert [b.last_offset for b in kafka_python_batches(joined)] == [1, 4, 8]

@@ -170,14 +170,15 @@ class StoredBatch:
             return synthetic_batch(self.base_offset, self.count, self.leader_epoch, self.max_timestamp)
         return b"".join(self.pieces())
 
-    def first(self, count: int) -> StoredBatch:
-        """The first ``count`` offsets of a synthetic run, as a run of its own (what a follower that
-        copies part of the run holds)."""
+    def cut(self, start: int, end: int) -> StoredBatch:
+        """The offsets [start, end) of a synthetic run, as a run of its own (what a follower that copies
+        part of the run holds); the run itself when that is all of it."""
         if self.source is not None:
             raise ValueError("only a synthetic run can be cut")
-        if count >= self.count:
+        start, end = max(start, self.base_offset), min(end, self.last_offset + 1)
+        if start == self.base_offset and end == self.last_offset + 1:
             return self
-        return StoredBatch.synthetic(self.base_offset, count, self.leader_epoch, self.max_timestamp)
+        return StoredBatch.synthetic(start, end - start, self.leader_epoch, self.max_timestamp)
 
     def __repr__(self) -> str:
         kind = "synthetic" if self.source is None else f"{self.size} bytes"
@@ -290,7 +291,7 @@ class Log:
         it), every batch wholly below ``max_offset`` (the high watermark for a consumer, the log end
         offset for a follower), while their sizes add up to at most ``max_bytes``; with ``min_one`` the
         first batch even when it alone is larger (Kafka's ``minOneMessage``, KIP-74). A synthetic run
-        that crosses ``max_offset`` gives its part below it. The offset must lie in
+        gives only its part from ``offset`` and below ``max_offset``. The offset must lie in
         [log start, log end] (the caller answers OFFSET_OUT_OF_RANGE otherwise); at or past
         ``max_offset`` nothing is read.
 
@@ -306,11 +307,10 @@ class Log:
         total = 0
         while index < len(entries):
             entry = entries[index]
-            if entry.last_offset >= end:
-                if entry.source is None and entry.base_offset < end:
-                    entry = entry.first(end - entry.base_offset)
-                else:
-                    break
+            if entry.source is None:
+                entry = entry.cut(offset, end)
+            elif entry.last_offset >= end:
+                break
             if total + entry.size > max_bytes and (out or not min_one):
                 break
             out.append(entry)
@@ -342,12 +342,10 @@ class Log:
         self.size_bytes -= sum(entry.size for entry in removed)
         if removed and removed[0].base_offset < offset and removed[0].source is None:
             cut = removed[0]
-            kept = cut.first(offset - cut.base_offset)
+            kept = cut.cut(cut.base_offset, offset)
             entries.append(kept)
             self.size_bytes += kept.size
-            removed[0] = StoredBatch.synthetic(
-                offset, cut.last_offset - offset + 1, cut.leader_epoch, cut.max_timestamp
-            )
+            removed[0] = cut.cut(offset, cut.last_offset + 1)
         if len(entries) > self._head:
             self.log_end_offset = entries[-1].last_offset + 1
         else:

@@ -203,6 +203,10 @@ def test_synthetic_runs_are_cut_where_real_batches_are_not():
     for entry in log.read(0, 7, 1 << 30):
         follower.append_copy(entry)
     assert follower.log_end_offset == 7
+    assert offsets(log.read(7, 12, 1 << 30)) == [(7, 11)]  # the rest of the run, from where it stopped
+    for entry in log.read(7, 12, 1 << 30):
+        follower.append_copy(entry)
+    assert follower.log_end_offset == 12 and follower.size_bytes > log.size_bytes  # two runs' headers
     removed = log.truncate_to(5)
     assert offsets(removed) == [(5, 11)] and log.log_end_offset == 5
     assert log.size_bytes == sum(b.size for b in log.batches())
@@ -311,3 +315,37 @@ def test_a_fetch_answer_joins_the_batches_as_stored():
     joined = join_batches(everything)
     assert joined == b"".join(b.render() for b in everything)
     assert [b.last_offset for b in kafka_python_batches(joined)] == [1, 4, 8]
+
+
+@settings(max_examples=40)
+@given(
+    appends=st.lists(st.tuples(st.booleans(), st.integers(1, 30)), min_size=1, max_size=12),
+    steps=st.lists(st.integers(1, 25), min_size=1, max_size=40),
+    budget=st.integers(0, 3000),
+)
+def test_a_follower_copying_in_pieces_ends_with_the_leaders_records(appends, steps, budget):
+    leader = Log()
+    for synthetic, count in appends:
+        if synthetic:
+            leader.append_synthetic(count, 1, NOW)
+        else:
+            leader.append_as_leader(client(min(count, 5)), 1)
+    follower = Log()
+    for step in steps * 50:
+        if follower.log_end_offset == leader.log_end_offset:
+            break
+        bound = min(follower.log_end_offset + step, leader.log_end_offset)
+        # a client's batch crossing the bound waits; a follower short of records to copy takes one batch
+        got = leader.read(follower.log_end_offset, bound, budget) or leader.read(
+            follower.log_end_offset, leader.log_end_offset, 0
+        )
+        assert len(got) >= 1
+        for entry in got:
+            follower.append_copy(entry)
+    assert follower.log_end_offset == leader.log_end_offset
+    ours = [
+        r[0]
+        for b in kafka_python_batches(join_batches(list(follower.batches())))
+        for r in kafka_python_records(b)
+    ]
+    assert ours == list(range(leader.log_end_offset))

@@ -27,6 +27,7 @@ from crc32c import crc32c
 
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
+from protocol.wire import uvarint_bytes, zigzag32
 
 __all__ = [
     "ATTRIBUTES_OFFSET",
@@ -282,20 +283,11 @@ def stamp(
 # -- batches of null records, for the synthetic workload ------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _null_record(offset_delta: int) -> bytes:
     """A record with no key, no value and no headers, at the batch's timestamp: its length, then
     attributes 0, timestamp delta 0, the offset delta, key -1, value -1 and 0 headers (zig-zag varints)."""
-    body = b"\x00\x00" + _varint(offset_delta << 1) + b"\x01\x01\x00"
-    return _varint(len(body) << 1) + body
+    body = b"\x00\x00" + uvarint_bytes(zigzag32(offset_delta)) + b"\x01\x01\x00"
+    return uvarint_bytes(zigzag32(len(body))) + body
 
 
 class _NullRecords:

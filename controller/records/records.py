@@ -4,7 +4,7 @@
 A record (Kafka's ``DefaultRecord``) is a varint length, then: attributes int8, timestamp delta varlong,
 offset delta varint, key (varint length, -1 for null, then bytes), value (likewise), and a varint count of
 headers, each a key (varint length, UTF-8) and a value (varint length, -1 for null). Varints are
-zig-zag encoded (``ByteUtils.readVarint``). In a compressed batch the bytes after RecordsCount are one
+zig-zag encoded (``ByteUtils.readVarint``; read with :mod:`protocol.wire`'s readers). In a compressed batch the bytes after RecordsCount are one
 compressed block: gzip is read with the standard library; snappy (Kafka's xerial framing or a raw block),
 lz4 (the LZ4 frame format) and zstd with the ``python-snappy``, ``lz4`` and ``zstandard`` packages where
 they are installed (:func:`available_codecs`); a batch of a codec that is not is an
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from controller.records.batch import HEADER_SIZE, BatchHeader, Compression, iter_batches, read_header
+from protocol.wire import read_varint, read_varlong
 
 __all__ = [
     "Record",
@@ -118,23 +119,8 @@ def decompress(codec: int, data: bytes | memoryview) -> bytes:
     return entry[1](data)
 
 
-def _varint(buffer: bytes, position: int) -> tuple[int, int]:
-    """A zig-zag varint (or varlong) at ``position``: its value and the position after it."""
-    shift = 0
-    raw = 0
-    while True:
-        byte = buffer[position]
-        position += 1
-        raw |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (raw >> 1) ^ -(raw & 1), position
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint longer than 10 bytes")
-
-
 def _nullable_bytes(buffer: bytes, position: int) -> tuple[bytes | None, int]:
-    length, position = _varint(buffer, position)
+    length, position = read_varint(buffer, position)
     if length < 0:
         return None, position
     end = position + length
@@ -154,16 +140,16 @@ def read_batch_records(
     records: list[Record] = []
     position = 0
     for _ in range(header.records_count):
-        length, position = _varint(body, position)
+        length, position = read_varint(body, position)
         end = position + length
         if end > len(body):
             raise ValueError("a record overruns its batch")
         attributes = body[position]
-        timestamp_delta, cursor = _varint(body, position + 1)
-        offset_delta, cursor = _varint(body, cursor)
+        timestamp_delta, cursor = read_varlong(body, position + 1)
+        offset_delta, cursor = read_varint(body, cursor)
         key, cursor = _nullable_bytes(body, cursor)
         value, cursor = _nullable_bytes(body, cursor)
-        count, cursor = _varint(body, cursor)
+        count, cursor = read_varint(body, cursor)
         headers = []
         for _ in range(count):
             name, cursor = _nullable_bytes(body, cursor)

@@ -23,7 +23,10 @@ the batch (a :class:`ClientBatch`, ready for :meth:`controller.records.log.Log.a
 What Kafka checks that is not checked here, because it needs the records themselves (decompressed for a
 compressed batch) and the simulator keeps batches as sent: keys on compacted topics, the records' own
 count and offsets inside the batch, and each record's timestamp (only the header's are read). The
-messages are Kafka's, naming the partition as Kafka's ``TopicPartition`` prints it (``topic-partition``).
+messages are Kafka's, naming the partition as Kafka's ``TopicPartition`` prints it (``topic-partition``),
+except the timestamp ones: Kafka names each failing record (in ProduceResponse v8+ RecordErrors, under
+the ErrorMessage "One or more records have been rejected due to invalid timestamp"), these name the
+header's timestamp that failed, in Kafka's words otherwise.
 """
 
 from __future__ import annotations

@@ -13,11 +13,17 @@ __all__ = ["ApiKey", "ErrorCode"]
 class ApiKey(IntEnum):
     """The API keys the project has a spec for."""
 
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
     METADATA = 3
     SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
+    INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     ELECT_LEADERS = 43

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from protocol.resources import project_schemas as project_folder
@@ -103,3 +105,93 @@ def test_headers(project_schemas):
 def test_spec_files_are_in_kafkas_format_with_comments(name):
     text = project_folder().joinpath(f"{name}.json").read_text()
     assert text.startswith("// ")
+
+
+# -- the data path's specs against Kafka 4.x's own (as kafka-python bundles them) ----------------------
+
+#: The data path's APIs and the versions the project's specs carry (Kafka 4.x's ranges, but InitProducerId
+#: stops at 5: Kafka marks its v6 (KIP-939, two-phase commit) unstable).
+DATA_PATH_VERSIONS = {
+    "Produce": (3, 13),
+    "Fetch": (4, 18),
+    "ListOffsets": (1, 11),
+    "OffsetForLeaderEpoch": (2, 4),
+    "InitProducerId": (0, 5),
+    "DeleteRecords": (0, 2),
+}
+DATA_PATH_MESSAGES = [f"{api}{kind}" for api in DATA_PATH_VERSIONS for kind in ("Request", "Response")]
+
+
+def fields_at(spec_fields, version, flexible):
+    """What a reader of ``version`` sees of these fields: every property but the prose, for the fields
+    that exist in that version, in order, nested structs included."""
+    out = []
+    for f in spec_fields:
+        if version not in f.versions:
+            continue
+        tagged = flexible and f.tag is not None and version in f.tagged_versions
+        out.append(
+            (
+                f.name,
+                str(f.type),
+                version in f.nullable_versions,
+                f.tag if tagged else None,
+                f.default if not f.fields else None,
+                f.ignorable,
+                f.entity_type,
+                f.map_key,
+                None if f.flexible_versions is None else version in f.flexible_versions,
+                tuple(fields_at(f.fields, version, flexible)),
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize("name", DATA_PATH_MESSAGES)
+def test_data_path_specs_match_kafka_field_by_field(project_schemas, kafka_specs, name):
+    ours, kafkas = project_schemas.message(name).spec, kafka_specs.message(name).spec
+    api = name.removesuffix("Request").removesuffix("Response")
+    assert (ours.valid_versions.lowest, ours.valid_versions.highest) == DATA_PATH_VERSIONS[api]
+    assert ours.api_key == kafkas.api_key and ours.type == kafkas.type
+    assert ours.flexible_versions == kafkas.flexible_versions
+    assert ours.listeners == kafkas.listeners
+    for version in range(ours.valid_versions.lowest, ours.valid_versions.highest + 1):
+        assert version in kafkas.valid_versions
+        flexible = version in ours.flexible_versions
+        assert fields_at(ours.fields, version, flexible) == fields_at(kafkas.fields, version, flexible), (
+            version
+        )
+
+
+@pytest.mark.parametrize("name", DATA_PATH_MESSAGES)
+def test_data_path_specs_are_the_projects_own_text(name):
+    text = project_folder().joinpath(f"{name}.json").read_text()
+    assert text.startswith(f"// placement-sim: the {name.removesuffix('Request').removesuffix('Response')}")
+    assert "Licensed to the Apache Software Foundation" not in text
+
+
+def test_records_fields_carry_record_batches_as_bytes(project_schemas):
+    """Produce's and Fetch's ``records`` fields decode to the bytes of the batches, untouched."""
+    batch = bytes(range(70))
+    request = project_schemas.request(0)
+    value = {
+        "TransactionalId": None,
+        "Acks": -1,
+        "TimeoutMs": 30000,
+        "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": batch}]}],
+    }
+    for version in (3, 9, 12):
+        decoded = request.decode(request.encode(value, version), version)
+        assert decoded["TopicData"][0]["PartitionData"][0]["Records"] == batch
+    response = project_schemas.response(1)
+    answer = {
+        "Responses": [
+            {
+                "TopicId": uuid.UUID(int=1),
+                "Partitions": [{"PartitionIndex": 0, "HighWatermark": 5, "Records": batch}],
+            }
+        ]
+    }
+    decoded = response.decode(response.encode(answer, 16), 16)
+    assert decoded["Responses"][0]["Partitions"][0]["Records"] == batch
+    assert decoded["Responses"][0]["Partitions"][0]["PreferredReadReplica"] == -1

@@ -1,0 +1,317 @@
+"""The checks a leader makes on the batch a client produces, in Kafka's order and with Kafka's answers.
+
+One batch per partition of a Produce request (v3+) goes through :func:`check_client_batch`, which returns
+the batch (a :class:`ClientBatch`, ready for :meth:`controller.records.log.Log.append_as_leader`) or the
+:class:`~protocol.errors.Refusal` Kafka would answer for that partition. The order is Kafka's:
+
+1. ``ProduceRequest.validateRecords`` (called by ``KafkaApis.handleProduceRequest``): at least one whole
+   batch (INVALID_RECORD), magic 2 (INVALID_RECORD), no ZStandard before Produce v7
+   (UNSUPPORTED_COMPRESSION_TYPE), exactly one batch (INVALID_RECORD); a corrupt batch size or magic met
+   while reading the batches is CORRUPT_MESSAGE (``ByteBufferLogInputStream``).
+2. ``UnifiedLog.analyzeAndValidateRecords``: BaseOffset 0 (INVALID_RECORD), the batch's size against
+   ``max.message.bytes`` (MESSAGE_TOO_LARGE), the CRC (CORRUPT_MESSAGE), and the codec id: an id of 5-7
+   makes Kafka's ``CompressionType.forId`` throw an IllegalArgumentException, which the broker answers as
+   UNKNOWN_SERVER_ERROR. Before Produce v7 the ZStandard check above meets it first, outside the
+   per-partition error handling, and Kafka then answers every partition of the request so (the
+   handler's call: this module answers for one partition).
+3. ``LogValidator.validateBatch`` for a client's batch: LastOffsetDelta against RecordsCount, no control
+   batch, a BaseSequence of 0 or more when the batch has a producer id (all INVALID_RECORD).
+4. ``LogValidator.validateTimestamp``: timestamps within ``message.timestamp.before.max.ms`` /
+   ``message.timestamp.after.max.ms`` of the leader's clock on CreateTime topics, and no LogAppendTime
+   set by a producer (INVALID_TIMESTAMP). See :func:`check_timestamps` for what is read.
+
+What Kafka checks that is not checked here, because it needs the records themselves (decompressed for a
+compressed batch) and the simulator keeps batches as sent: keys on compacted topics, the records' own
+count and offsets inside the batch, and each record's timestamp (only the header's are read). The
+messages are Kafka's, naming the partition as Kafka's ``TopicPartition`` prints it (``topic-partition``),
+except the timestamp ones: Kafka names each failing record (in ProduceResponse v8+ RecordErrors, under
+the ErrorMessage "One or more records have been rejected due to invalid timestamp"), these name the
+header's timestamp that failed, in Kafka's words otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Final, NamedTuple
+
+from crc32c import crc32c
+
+from controller.records.batch import (
+    ATTRIBUTES_OFFSET,
+    CONTROL_FLAG,
+    HEADER_SIZE,
+    MAGIC_OFFSET,
+    MAGIC_V2,
+    NO_TIMESTAMP,
+    TIMESTAMP_TYPE_FLAG,
+    BatchHeader,
+    Compression,
+    next_batch_size,
+    read_header,
+)
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MAX_MESSAGE_BYTES",
+    "TIMESTAMP_AFTER_MAX_MS",
+    "TIMESTAMP_BEFORE_MAX_MS",
+    "ClientBatch",
+    "TopicLimits",
+    "check_client_batch",
+    "check_timestamps",
+]
+
+#: Topic configs and their Kafka 4 defaults (``TopicConfig`` / ``LogConfig``): 1 MiB plus a 12-byte log
+#: overhead; no lower bound on age; at most an hour ahead of the broker's clock (KIP-1030 changed
+#: ``message.timestamp.after.max.ms`` from Long.MAX_VALUE to 3600000 in Kafka 4.0).
+MAX_MESSAGE_BYTES: Final = "max.message.bytes"
+TIMESTAMP_TYPE: Final = "message.timestamp.type"
+TIMESTAMP_BEFORE_MAX_MS: Final = "message.timestamp.before.max.ms"
+TIMESTAMP_AFTER_MAX_MS: Final = "message.timestamp.after.max.ms"
+_LONG_MAX: Final = 2**63 - 1
+
+#: ZStandard batches need Produce v7 (KIP-110).
+_ZSTD_MIN_PRODUCE_VERSION: Final = 7
+_ZSTD: Final = int(Compression.ZSTD)
+_COMPRESSION_MASK: Final = 0x07
+
+
+@dataclass(frozen=True, slots=True)
+class TopicLimits:
+    """What a topic's configs say about the batches it accepts (Kafka's defaults unless set)."""
+
+    max_message_bytes: int = 1048588
+    #: ``message.timestamp.type``: False for CreateTime (the producer's timestamps are kept), True for
+    #: LogAppendTime (the leader stamps its clock on each batch).
+    log_append_time: bool = False
+    timestamp_before_max_ms: int = _LONG_MAX
+    timestamp_after_max_ms: int = 3_600_000
+
+    def with_configs(self, configs: Mapping[str, str]) -> TopicLimits:
+        """These limits overridden by a topic's configs (the names above). A value that does not parse
+        keeps the limit as it is, with a warning (topic configs are checked when they are set)."""
+        changes: dict[str, object] = {}
+        for key, attribute in (
+            (MAX_MESSAGE_BYTES, "max_message_bytes"),
+            (TIMESTAMP_BEFORE_MAX_MS, "timestamp_before_max_ms"),
+            (TIMESTAMP_AFTER_MAX_MS, "timestamp_after_max_ms"),
+        ):
+            raw = configs.get(key)
+            if raw is None:
+                continue
+            try:
+                changes[attribute] = int(raw)
+            except ValueError:
+                log.warning(
+                    "topic config %s=%r is not a number; keeping %s", key, raw, getattr(self, attribute)
+                )
+        kind = configs.get(TIMESTAMP_TYPE)
+        if kind is not None:
+            if kind in ("CreateTime", "LogAppendTime"):
+                changes["log_append_time"] = kind == "LogAppendTime"
+            else:
+                log.warning(
+                    "topic config %s=%r is neither CreateTime nor LogAppendTime", TIMESTAMP_TYPE, kind
+                )
+        return replace(self, **changes) if changes else self  # type: ignore[arg-type]
+
+
+DEFAULT_LIMITS: Final = TopicLimits()
+
+
+class ClientBatch(NamedTuple):
+    """A client's batch that passed the checks: its bytes (a view into the request, not a copy) and its
+    header."""
+
+    data: memoryview
+    header: BatchHeader
+
+
+def _at_least_one(version: int) -> Refusal:
+    return Refusal(
+        ErrorCode.INVALID_RECORD,
+        f"Produce requests with version {version} must have at least one record batch per partition",
+    )
+
+
+def check_client_batch(
+    records: bytes | bytearray | memoryview | None,
+    api_version: int,
+    limits: TopicLimits,
+    now_ms: int,
+    topic: str,
+    partition: int,
+) -> ClientBatch | Refusal:
+    """The batch of one partition of a Produce request (``api_version`` 3 or more), or Kafka's refusal of
+    it (see the module docstring for the checks and their order). ``now_ms`` is the leader's clock."""
+    if records is None:
+        return _at_least_one(api_version)
+    view = memoryview(records)
+    try:
+        size = next_batch_size(view, 0)
+        if size is None:
+            return _at_least_one(api_version)
+        if view[MAGIC_OFFSET] != MAGIC_V2:
+            return Refusal(
+                ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {api_version} are only allowed to contain record batches "
+                "with magic version 2",
+            )
+        if size < HEADER_SIZE:
+            # Too short to hold a v2 header: Kafka's reads of the missing fields fail; its CRC check
+            # (``DefaultRecordBatch.isValid``) refuses any batch below the header's size.
+            return Refusal(
+                ErrorCode.CORRUPT_MESSAGE,
+                f"Record is corrupt (stored crc = {_stored_crc(view)}) in topic partition {topic}-{partition}.",
+            )
+        header = read_header(view, 0)
+        if api_version < _ZSTD_MIN_PRODUCE_VERSION:
+            if header.attributes & _COMPRESSION_MASK == _ZSTD:
+                return Refusal(
+                    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                    f"Produce requests with version {api_version} are not allowed to use ZStandard compression",
+                )
+            if header.attributes & _COMPRESSION_MASK > _ZSTD:
+                return _unknown_codec(header)
+        if next_batch_size(view, size) is not None:
+            return Refusal(
+                ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {api_version} are only allowed to contain exactly one record "
+                "batch per partition",
+            )
+    except Refusal as refusal:
+        return refusal
+    if header.base_offset != 0:
+        return Refusal(
+            ErrorCode.INVALID_RECORD,
+            f"The baseOffset of the record batch in the append to {topic}-{partition} should be 0, but it is "
+            f"{header.base_offset}",
+        )
+    if size > limits.max_message_bytes:
+        return Refusal(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"The record batch size in the append to {topic}-{partition} is {size} bytes which exceeds the "
+            f"maximum configured value of {limits.max_message_bytes}.",
+        )
+    batch = view[:size]
+    if crc32c(batch[ATTRIBUTES_OFFSET:]) != header.crc:
+        return Refusal(
+            ErrorCode.CORRUPT_MESSAGE,
+            f"Record is corrupt (stored crc = {header.crc}) in topic partition {topic}-{partition}.",
+        )
+    if header.attributes & _COMPRESSION_MASK > _ZSTD:
+        return _unknown_codec(header)
+    # The common case in one test; the refusals, in Kafka's order and words, only when something is off.
+    delta = header.last_offset_delta
+    if (
+        delta < 0
+        or delta + 1 != header.records_count
+        or header.attributes & CONTROL_FLAG
+        or (header.producer_id >= 0 and header.base_sequence < 0)
+    ):
+        return _refuse_batch(header, f"{topic}-{partition}")
+    refusal = check_timestamps(header, limits, now_ms)
+    return refusal if refusal is not None else ClientBatch(batch, header)
+
+
+def _stored_crc(view: memoryview) -> int:
+    return int.from_bytes(view[17:21], "big") if len(view) >= 21 else 0
+
+
+def _unknown_codec(header: BatchHeader) -> Refusal:
+    return Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {header.compression_id}")
+
+
+def _refuse_batch(header: BatchHeader, tp: str) -> Refusal:
+    """``LogValidator.validateBatch``'s refusal of a client's v2 batch (BaseOffset is 0 by now)."""
+    last_offset = header.last_offset
+    count_from_offsets = last_offset - header.base_offset + 1
+    if count_from_offsets <= 0:
+        return Refusal(
+            ErrorCode.INVALID_RECORD,
+            f"Batch has an invalid offset range: [{header.base_offset}, {last_offset}] in topic partition {tp}",
+        )
+    count = header.records_count
+    if count <= 0:
+        return Refusal(
+            ErrorCode.INVALID_RECORD,
+            f"Invalid reported count for record batch: {count} in topic partition {tp}",
+        )
+    if count_from_offsets != count:
+        return Refusal(
+            ErrorCode.INVALID_RECORD,
+            f"Inconsistent batch offset range [{header.base_offset}, {last_offset}] and count of records "
+            f"{count} in topic partition {tp}",
+        )
+    if header.is_control:
+        return Refusal(
+            ErrorCode.INVALID_RECORD,
+            f"Clients are not allowed to write control records in topic partition {tp}",
+        )
+    if header.has_producer_id and header.base_sequence < 0:
+        return Refusal(
+            ErrorCode.INVALID_RECORD,
+            f"Invalid sequence number {header.base_sequence} in record batch with producerId "
+            f"{header.producer_id} in topic partition {tp}",
+        )
+    raise AssertionError(f"nothing to refuse in {header}")  # pragma: no cover - the caller checked
+
+
+def check_timestamps(header: BatchHeader, limits: TopicLimits, now_ms: int) -> Refusal | None:
+    """``LogValidator.validateTimestamp`` read from the header alone, so that a compressed batch is never
+    decompressed: INVALID_TIMESTAMP, or None.
+
+    Kafka checks each record's timestamp. A v2 record's timestamp is BaseTimestamp plus its delta, and
+    BaseTimestamp is the first record's (``MemoryRecordsBuilder`` takes the first appended record's, as
+    librdkafka and kafka-python do); MaxTimestamp is the largest of them (the producer computes it, and
+    Kafka itself reads a batch's newest timestamp from it). So MaxTimestamp bounds every record from above
+    and the "too far ahead" test on it is exactly Kafka's answer for the whole batch; BaseTimestamp is the
+    oldest record's whenever the records are in timestamp order, which is how the clients build batches
+    (each record stamped when it is appended). A producer that sets explicit, decreasing timestamps can
+    put a record older than the first after it; that record's age is not checked here.
+
+    On a LogAppendTime batch Kafka gives every record MaxTimestamp: on a CreateTime topic that time is
+    checked like any other, and only a batch with no timestamp at all (-1) is refused for the type; on a
+    LogAppendTime topic a producer's LogAppendTime batch is always refused. A CreateTime batch on a
+    LogAppendTime topic is accepted as it is (the leader stamps its own time).
+    """
+    batch_log_append_time = header.attributes & TIMESTAMP_TYPE_FLAG
+    if limits.log_append_time:
+        return _producer_set_log_append_time() if batch_log_append_time else None
+    if batch_log_append_time:
+        if header.max_timestamp == NO_TIMESTAMP:
+            return _producer_set_log_append_time()
+        return _check_range(header.max_timestamp, limits, now_ms, "of the batch's messages")
+    low, high = now_ms - limits.timestamp_before_max_ms, now_ms + limits.timestamp_after_max_ms
+    first, newest = header.base_timestamp, header.max_timestamp
+    if (first == NO_TIMESTAMP or low <= first <= high) and (newest == NO_TIMESTAMP or low <= newest <= high):
+        return None
+    if first != NO_TIMESTAMP:
+        refusal = _check_range(first, limits, now_ms, "of the batch's first message")
+        if refusal is not None:
+            return refusal
+    return _check_range(newest, limits, now_ms, "of the batch's newest message")
+
+
+def _check_range(timestamp: int, limits: TopicLimits, now_ms: int, which: str) -> Refusal | None:
+    difference = now_ms - timestamp
+    if difference > limits.timestamp_before_max_ms or -difference > limits.timestamp_after_max_ms:
+        return Refusal(
+            ErrorCode.INVALID_TIMESTAMP,
+            f"Timestamp {timestamp} {which} is out of range. The timestamp should be within "
+            f"[{now_ms - limits.timestamp_before_max_ms}, {now_ms + limits.timestamp_after_max_ms}]",
+        )
+    return None
+
+
+def _producer_set_log_append_time() -> Refusal:
+    return Refusal(
+        ErrorCode.INVALID_TIMESTAMP,
+        "Invalid timestamp type in the batch's messages. Producer should not set timestamp type to LogAppendTime.",
+    )

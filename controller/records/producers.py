@@ -1,0 +1,244 @@
+"""Idempotent producers: the sequence state a partition keeps per producer id, as Kafka's
+``ProducerStateManager``, ``ProducerStateEntry`` and ``ProducerAppendInfo`` keep it, and the producer
+ids InitProducerId hands out.
+
+Per producer id a partition keeps the producer epoch and the last five batches' sequence ranges with
+their offsets (``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``). Before a leader appends a client's batch
+that carries a producer id (``UnifiedLog.analyzeAndValidateProducerState``):
+
+- the same epoch and exactly the sequence range of one of the five: a retried duplicate, answered as a
+  success with the original batch's offsets and nothing appended;
+- an epoch below the producer's: INVALID_PRODUCER_EPOCH;
+- a new (higher) epoch: its first batch must start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER;
+- the same epoch: the batch must start right after the last sequence (int32's largest wraps to 0),
+  else OUT_OF_ORDER_SEQUENCE_NUMBER;
+- an unknown producer (none of its batches in the log, say after a failover to a replica that lost
+  them, or after retention) may start at any sequence (KIP-360 made Kafka accept it rather than answer
+  UNKNOWN_PRODUCER_ID).
+
+The state is a function of the log: :meth:`ProducerStates.from_batches` rebuilds it from a log's
+batches, so a new leader, which holds the same batches as the old one up to its log end, has the same
+state, and a replica rebuilds it after truncation (``UnifiedLog.rebuildProducerState``). Kafka also
+keeps snapshots, so a producer whose batches all left the log by retention is still known to it; a
+state rebuilt from the log alone forgets it, which only matters for a retry of a batch already gone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from controller.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, BatchHeader, decrement_sequence
+from controller.records.log import StoredBatch
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "NUM_BATCHES_TO_RETAIN",
+    "PRODUCER_ID_EXPIRATION_MS",
+    "BatchMetadata",
+    "ProducerEntry",
+    "ProducerIdAllocator",
+    "ProducerStates",
+]
+
+#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: the batches remembered per producer (and the most a
+#: producer may have in flight per partition: ``max.in.flight.requests.per.connection`` <= 5).
+NUM_BATCHES_TO_RETAIN: Final = 5
+#: ``producer.id.expiration.ms`` default (1 day): a producer idle that long is forgotten.
+PRODUCER_ID_EXPIRATION_MS: Final = 86_400_000
+_INT32_MAX: Final = 2**31 - 1
+
+
+class BatchMetadata(NamedTuple):
+    """What a partition remembers of one of a producer's batches (Kafka's ``BatchMetadata``)."""
+
+    last_seq: int
+    last_offset: int
+    offset_delta: int
+    #: The batch's MaxTimestamp (LogAppendTime: the leader's time); Kafka answers a duplicate with it as
+    #: the append time.
+    timestamp: int
+
+    @property
+    def first_seq(self) -> int:
+        return decrement_sequence(self.last_seq, self.offset_delta)
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    """One producer's state on a partition (Kafka's ``ProducerStateEntry``, without transactions)."""
+
+    producer_id: int
+    epoch: int = NO_PRODUCER_EPOCH
+    batches: deque[BatchMetadata] | None = None
+    last_timestamp: int = -1
+
+    def __post_init__(self) -> None:
+        if self.batches is None:
+            self.batches = deque(maxlen=NUM_BATCHES_TO_RETAIN)
+
+    @property
+    def last_seq(self) -> int:
+        assert self.batches is not None
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    def duplicate_of(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        """``findDuplicateBatch``: the remembered batch with exactly this epoch and sequence range."""
+        if epoch != self.epoch:
+            return None
+        assert self.batches is not None
+        for batch in self.batches:
+            if batch.last_seq == last_seq and batch.first_seq == first_seq:
+                return batch
+        return None
+
+    def add(self, epoch: int, metadata: BatchMetadata) -> None:
+        """``addBatch``: a new epoch forgets the old epoch's batches; five are kept."""
+        assert self.batches is not None
+        if epoch != self.epoch:
+            self.batches.clear()
+            self.epoch = epoch
+        self.batches.append(metadata)
+        self.last_timestamp = metadata.timestamp
+
+
+class ProducerStates:
+    """The producers of one partition replica (see the module docstring)."""
+
+    __slots__ = ("_producers",)
+
+    def __init__(self) -> None:
+        self._producers: dict[int, ProducerEntry] = {}
+
+    @classmethod
+    def from_batches(cls, batches: Iterable[StoredBatch]) -> ProducerStates:
+        """The state a log's batches give, oldest first (what a replica has after appending them)."""
+        states = cls()
+        for batch in batches:
+            if not batch.is_synthetic:
+                states.record(batch.header(), batch.base_offset)
+        return states
+
+    def __len__(self) -> int:
+        return len(self._producers)
+
+    def entry(self, producer_id: int) -> ProducerEntry | None:
+        return self._producers.get(producer_id)
+
+    def producer_ids(self) -> list[int]:
+        return sorted(self._producers)
+
+    def check(
+        self, header: BatchHeader, next_offset: int, topic: str, partition: int
+    ) -> BatchMetadata | Refusal | None:
+        """The leader's checks of a client's batch before it is appended at ``next_offset`` (the log end
+        offset): the original batch when this one is a retried duplicate (answer with its offsets,
+        append nothing), a refusal (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, with Kafka's
+        messages), or None to append. A batch without a producer id passes."""
+        if not header.has_producer_id:
+            return None
+        entry = self._producers.get(header.producer_id)
+        if entry is None:
+            return None
+        epoch, first_seq = header.producer_epoch, header.base_sequence
+        duplicate = entry.duplicate_of(epoch, first_seq, header.last_sequence)
+        if duplicate is not None:
+            return duplicate
+        pid = header.producer_id
+        if epoch < entry.epoch:
+            return Refusal(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {pid} at offset {next_offset} in {topic}-{partition} is {epoch}, which is "
+                f"smaller than the last seen epoch {entry.epoch}",
+            )
+        if epoch != entry.epoch:
+            if first_seq != 0 and entry.epoch != NO_PRODUCER_EPOCH:
+                # Kafka's message, missing space and all (ProducerAppendInfo.checkSequence).
+                return Refusal(
+                    ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"Invalid sequence number for new epoch of producer {pid}at offset {next_offset} in "
+                    f"partition {topic}-{partition}: {epoch} (request epoch), {first_seq} (seq. number), "
+                    f"{entry.epoch} (current producer epoch)",
+                )
+            return None
+        last_seq = entry.last_seq
+        if entry.epoch != NO_PRODUCER_EPOCH and not _in_sequence(last_seq, first_seq):
+            return Refusal(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {pid} at offset {next_offset} in partition "
+                f"{topic}-{partition}: {first_seq} (incoming seq. number), {last_seq} (current end sequence "
+                "number)",
+            )
+        return None
+
+    def record(self, header: BatchHeader, base_offset: int) -> None:
+        """Take an appended batch into the state (leader and follower alike; no checks): ``header`` is the
+        batch's, ``base_offset`` the offset it got."""
+        if not header.has_producer_id:
+            return
+        entry = self._producers.get(header.producer_id)
+        if entry is None:
+            entry = self._producers[header.producer_id] = ProducerEntry(header.producer_id)
+        entry.add(
+            header.producer_epoch,
+            BatchMetadata(
+                header.last_sequence,
+                base_offset + header.last_offset_delta,
+                header.last_offset_delta,
+                header.max_timestamp,
+            ),
+        )
+
+    def record_stored(self, batch: StoredBatch) -> None:
+        """:meth:`record` for a batch as a log holds it (a follower's copy, say)."""
+        if not batch.is_synthetic:
+            self.record(batch.header(), batch.base_offset)
+
+    def expire(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> list[int]:
+        """Forget the producers whose last batch is ``expiration_ms`` old or more
+        (``removeExpiredProducers``, with their batches' timestamps); returns their ids."""
+        gone = [pid for pid, e in self._producers.items() if now_ms - e.last_timestamp >= expiration_ms]
+        for pid in gone:
+            del self._producers[pid]
+        return sorted(gone)
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == _INT32_MAX)
+
+
+class ProducerIdAllocator:
+    """The producer ids InitProducerId gives idempotent producers: one new id per request, counting up
+    from ``start`` (Kafka's controller hands brokers blocks of ids from 0; an idempotent producer always
+    gets a new id with epoch 0, ``TransactionCoordinator.handleInitProducerId``). Deterministic: the same
+    start and the same requests give the same ids."""
+
+    __slots__ = ("_next",)
+
+    #: The epoch a new idempotent producer starts at.
+    FIRST_EPOCH: Final = 0
+
+    def __init__(self, start: int = 0) -> None:
+        if start < 0:
+            raise ValueError(f"producer ids start at 0 or more, not {start}")
+        self._next = start
+
+    def allocate(self) -> int:
+        """A producer id no producer had before."""
+        producer_id = self._next
+        self._next += 1
+        return producer_id
+
+    @property
+    def next_id(self) -> int:
+        return self._next

@@ -19,16 +19,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from placement_sim.cli.clusterfile import ClusterFileError, load_cluster_file
-from placement_sim.cli.connection import describe_cluster, describe_error, run_with_client
-from placement_sim.cli.options import add_bootstrap_option, add_property_option, broker_id_list
-from placement_sim.cli.render import placement_to_json, render_placement
 from controller.config import ISOLATION, PLACER, ServerConfig
 from controller.defaults import DEFAULT_BROKERS
 from controller.placement.api import ClusterView, PlacementSpec, UsableBroker
 from controller.placement.builtin.java_random import SEED_KEY
 from controller.placement.loader import DEFAULT_PLACER
 from controller.placement.service import PlacementFailure, PlacementService
+from placement_sim.cli.clusterfile import ClusterFileError, load_cluster_file
+from placement_sim.cli.connection import describe_cluster, describe_error, run_with_client
+from placement_sim.cli.options import add_bootstrap_option, add_property_option, broker_id_list
+from placement_sim.cli.render import placement_to_json, render_placement
 from protocol.client import ErrorResponse, KafkaClient
 from protocol.errors import error_by_code
 

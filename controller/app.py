@@ -57,7 +57,12 @@ class Controller:
         plugin that cannot be loaded."""
         schemas = schemas or load_schemas()
         clock = make_clock(config.clock)
-        cluster = Cluster(config.brokers, seed=config.seed, events=EventLog(clock.now, config.max_events))
+        cluster = Cluster(
+            config.brokers,
+            seed=config.seed,
+            events=EventLog(clock.now, config.max_events),
+            static_configs=config.properties,
+        )
         placements = await PlacementService.start(
             config.placer_setup(), config.placement_limits(), cluster.view
         )

@@ -32,6 +32,7 @@ from controller.config.settings import (
     SERVER_KEYS,
     settings_by_key,
 )
+from controller.config.topic_configs import check_static_synonyms
 from controller.config.values import SASL_MECHANISM_NAMES, Listener, parse_listener, protocol_map
 from controller.defaults import DEFAULT_BROKERS, DEFAULT_LISTENER, DEFAULT_PLACER
 from controller.placement.api import UsableBroker
@@ -141,6 +142,7 @@ class ServerConfig:
         """Validates ``props`` (values may be text, numbers or booleans); ConfigError naming a bad key."""
         props = {k.strip(): v for k, v in property_texts(props).items()}
         _check_keys(props)
+        check_static_synonyms(props)  # the broker keys of topic configs, with Kafka's messages
         values: dict[str, Any] = {}
         for setting in SERVER_FIELDS:  # what only a plugin reads, the plugin reads (and says when malformed)
             assert setting.attr is not None

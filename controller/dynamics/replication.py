@@ -31,6 +31,7 @@ from typing import Any
 from controller.clock import Clock, Timer
 from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config import ServerConfig
+from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 
 log = logging.getLogger(__name__)
 
@@ -345,12 +346,8 @@ class Replication:
             self.cluster.progress(p, high_watermark=hw)
 
     def _min_insync(self, p: PartitionState) -> int:
-        topic = self.cluster.topics.get(p.topic)
-        raw = topic.configs.get("min.insync.replicas") if topic is not None else None
-        if raw is None:
-            return self.config.min_insync_replicas
-        raw = raw.strip()
-        return int(raw) if raw.isdigit() else self.config.min_insync_replicas
+        """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once)."""
+        return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
 
     def _on_lag_check(self) -> None:
         self._lag_timer = None

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from controller.config.topic_configs import ConfigEntry, resolve, topic_config_def
+from controller.config.topic_configs import (
+    TOPIC_CONFIGS,
+    ConfigEntry,
+    TopicConfigDef,
+    resolve,
+    topic_config_def,
+)
 from controller.events import EventLog
 from controller.placement.api import ClusterView, UsableBroker
 from controller.placement.assignments import Assignments
@@ -484,9 +490,24 @@ class Cluster:
         if definition is None:
             raise KeyError(f"no topic config {name!r}")
         t = self.topics.get(topic)
+        return self._resolve(definition, t.configs if t is not None else {}, broker)
+
+    def topic_config_entries(
+        self, topic: str, configs: Mapping[str, str] | None = None, broker: int | None = None
+    ) -> list[ConfigEntry]:
+        """Every topic config of ``topic`` as DescribeConfigs shows it, in the table's order; ``configs``
+        stand for the topic's own (a topic about to be created)."""
+        if configs is None:
+            t = self.topics.get(topic)
+            configs = t.configs if t is not None else {}
+        return [self._resolve(definition, configs, broker) for definition in TOPIC_CONFIGS]
+
+    def _resolve(
+        self, definition: TopicConfigDef, configs: Mapping[str, str], broker: int | None
+    ) -> ConfigEntry:
         return resolve(
             definition,
-            t.configs if t is not None else {},
+            configs,
             self._broker_configs.get(broker, {}) if broker is not None else {},
             self._broker_configs.get(None, {}),
             self._static_configs,

@@ -1,4 +1,7 @@
-"""CreateTopics (19): topics placed by the configured placer, or assigned by hand; see topic_admin."""
+"""CreateTopics (19): topics placed by the configured placer, or assigned by hand; see topic_admin.
+
+Topic configs are checked as Kafka checks them (INVALID_CONFIG with Kafka's message for an unknown name or
+a bad value); from v5 the answer carries every config of the new topic with its value and source."""
 
 from __future__ import annotations
 
@@ -49,7 +52,16 @@ def _result(result: TopicResult) -> dict[str, Any]:
         "TopicConfigErrorCode": 0,
         "NumPartitions": len(result.replicas),
         "ReplicationFactor": len(result.replicas[0]),
-        "Configs": [],
+        "Configs": [
+            {
+                "Name": entry.name,
+                "Value": None if entry.sensitive else entry.value,
+                "ReadOnly": entry.read_only,
+                "ConfigSource": entry.source,
+                "IsSensitive": entry.sensitive,
+            }
+            for entry in result.configs
+        ],
     }
 
 

@@ -16,6 +16,7 @@ import logging
 from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
+from controller.config_admin import ConfigAdmin
 from controller.dynamics import Dynamics
 from controller.events import EventLog
 from controller.image import ImageBuilder, MetadataImage
@@ -49,6 +50,7 @@ class Controller:
         self.topic_admin = TopicAdmin(
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
+        self.config_admin = ConfigAdmin(cluster, dynamics.lock)
         self._images = ImageBuilder(cluster)
 
     @classmethod

@@ -97,3 +97,300 @@ async def test_validate_only_answers_the_configs_and_keeps_nothing(client: Kafka
     assert result["ErrorCode"] == 0
     assert [c for c in result["Configs"] if c["Name"] == "retention.ms"][0]["Value"] == "1000"
     assert server.call(lambda: "cfg-dry" in server.server.controller.cluster.topics) is False
+
+
+async def describe(
+    client: KafkaClient, *resources: tuple[int, str, list[str] | None], version: int = 4, **flags
+):
+    request = {
+        "Resources": [
+            {"ResourceType": t, "ResourceName": n, "ConfigurationKeys": k} for t, n, k in resources
+        ],
+        "IncludeSynonyms": flags.get("synonyms", False) and version >= 1,
+        "IncludeDocumentation": flags.get("documentation", False) and version >= 3,
+    }
+    return (await client.send("DescribeConfigsRequest", request, version=version))["Results"]
+
+
+async def alter(
+    client: KafkaClient, *resources: tuple[int, str, dict], version: int = 2, validate_only=False
+):
+    request = {
+        "Resources": [
+            {
+                "ResourceType": t,
+                "ResourceName": n,
+                "Configs": [{"Name": k, "Value": v} for k, v in configs.items()],
+            }
+            for t, n, configs in resources
+        ],
+        "ValidateOnly": validate_only,
+    }
+    return (await client.send("AlterConfigsRequest", request, version=version))["Responses"]
+
+
+async def incremental(
+    client: KafkaClient, *resources: tuple[int, str, list], version: int = 1, validate_only=False
+):
+    request = {
+        "Resources": [
+            {
+                "ResourceType": t,
+                "ResourceName": n,
+                "Configs": [{"Name": k, "ConfigOperation": op, "Value": v} for k, op, v in changes],
+            }
+            for t, n, changes in resources
+        ],
+        "ValidateOnly": validate_only,
+    }
+    return (await client.send("IncrementalAlterConfigsRequest", request, version=version))["Responses"]
+
+
+def outcome(results: list[dict]) -> list[tuple[int, str | None]]:
+    return [(r["ErrorCode"], r["ErrorMessage"]) for r in results]
+
+
+async def test_describe_configs_of_a_topic_in_every_version(client: KafkaClient):
+    assert (await create(client, "dc", {"retention.ms": "1000"}))["ErrorCode"] == 0
+    for version in range(5):
+        [result] = await describe(
+            client, (TOPIC, "dc", None), version=version, synonyms=True, documentation=True
+        )
+        assert (result["ErrorCode"], result["ResourceType"], result["ResourceName"]) == (0, TOPIC, "dc")
+        configs = {c["Name"]: c for c in result["Configs"]}
+        assert len(configs) == 33
+        own, static, default = configs["retention.ms"], configs["segment.ms"], configs["max.message.bytes"]
+        assert own["Value"] == "1000" and static["Value"] == "604800000"
+        assert not own["ReadOnly"] and not own["IsSensitive"]
+        if version == 0:
+            assert (own["IsDefault"], default["IsDefault"]) == (False, True)
+            continue
+        assert (own["ConfigSource"], default["ConfigSource"]) == (SOURCE_TOPIC, SOURCE_DEFAULT)
+        assert [(s["Name"], s["Value"], s["Source"]) for s in own["Synonyms"]] == [
+            ("retention.ms", "1000", SOURCE_TOPIC),
+            ("log.retention.hours", "48", SOURCE_STATIC),
+            ("log.retention.hours", "168", SOURCE_DEFAULT),
+        ]
+        if version >= 3:
+            assert (own["ConfigType"], configs["cleanup.policy"]["ConfigType"]) == (5, 7)  # LONG, LIST
+            assert own["Documentation"] == "segments older than this are deleted (-1: kept forever)"
+    [only] = await describe(client, (TOPIC, "dc", ["retention.ms", "no.such.key"]))
+    assert [(c["Name"], c["Synonyms"], c["Documentation"]) for c in only["Configs"]] == [
+        ("retention.ms", [], None)
+    ]
+
+
+async def test_describe_configs_errors_per_resource(client: KafkaClient):
+    results = await describe(
+        client,
+        (TOPIC, "dc-missing", None),
+        (TOPIC, "", None),
+        (BROKER, "x", None),
+        (BROKER, "9", None),
+        (8, "0", None),
+    )
+    assert outcome(results) == [
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None),
+        (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty"),
+        (ErrorCode.INVALID_REQUEST, "Broker id must be an integer, but it is: x"),
+        (
+            ErrorCode.INVALID_REQUEST,
+            "Unexpected broker id, expected one of 0, 1, 2 or empty string, but received 9",
+        ),
+        (ErrorCode.INVALID_REQUEST, "Unsupported resource type: BROKER_LOGGER"),
+    ]
+    assert all(r["Configs"] == [] for r in results)
+
+
+async def test_a_broker_listener_describes_only_its_own_broker(server: ServerThread):
+    async with await KafkaClient.connect(server.brokers[1], request_timeout=10) as on_1:
+        mine, other = await describe(on_1, (BROKER, "1", ["listeners"]), (BROKER, "2", None))
+    assert mine["ErrorCode"] == 0 and [c["Name"] for c in mine["Configs"]] == ["listeners"]
+    assert outcome([other]) == [
+        (ErrorCode.INVALID_REQUEST, "Unexpected broker id, expected 1 or empty string, but received 2")
+    ]
+
+
+async def test_broker_configs_show_sources_read_only_and_sensitive_flags(client: KafkaClient):
+    [result] = await describe(client, (BROKER, "0", None), synonyms=True)
+    configs = {c["Name"]: c for c in result["Configs"]}
+    retention = configs["log.retention.hours"]
+    assert (retention["Value"], retention["ConfigSource"], retention["ReadOnly"]) == (
+        "48",
+        SOURCE_STATIC,
+        False,
+    )
+    assert [(s["Name"], s["Value"], s["Source"]) for s in retention["Synonyms"]] == [
+        ("log.retention.hours", "48", SOURCE_STATIC),
+        ("log.retention.hours", "168", SOURCE_DEFAULT),
+    ]
+    assert (configs["log.retention.ms"]["Value"], configs["log.retention.ms"]["ConfigSource"]) == (
+        None,
+        SOURCE_DEFAULT,
+    )
+    assert (configs["listeners"]["ReadOnly"], configs["min.insync.replicas"]["ReadOnly"]) == (True, False)
+    password = configs["ssl.key.password"]
+    assert (password["IsSensitive"], password["Value"], password["ConfigType"]) == (True, None, 9)
+
+
+async def test_alter_configs_replaces_a_topics_configs_and_checks_them_as_kafka(
+    client: KafkaClient, server: ServerThread
+):
+    assert (await create(client, "ac", {"retention.ms": "1000", "cleanup.policy": "compact"}))[
+        "ErrorCode"
+    ] == 0
+    cluster = server.server.controller.cluster
+    for version in range(3):
+        results = await alter(
+            client,
+            (TOPIC, "ac", {"min.insync.replicas": "2"}),
+            (TOPIC, "ac-missing", {"retention.ms": "5"}),
+            (TOPIC, "ac-missing2", {"retention.ms": "x"}),
+            (TOPIC, "", {"retention.ms": "5"}),
+            version=version,
+        )
+        assert outcome(results) == [
+            (0, None),
+            (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'ac-missing' does not exist."),
+            (
+                ErrorCode.INVALID_CONFIG,
+                "Invalid value x for configuration retention.ms: Not a number of type LONG",
+            ),
+            (ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed."),
+        ]
+        assert server.call(lambda: dict(cluster.topics["ac"].configs)) == {"min.insync.replicas": "2"}
+    results = await alter(
+        client,
+        (TOPIC, "ac", {"foo.bar": "1"}),
+        (TOPIC, "ac", {"retention.ms": "1"}),
+    )
+    assert outcome(results) == [(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")] * 2
+    assert outcome(await alter(client, (TOPIC, "ac", {"foo.bar": "1"}))) == [
+        (ErrorCode.INVALID_CONFIG, "Unknown topic config name: foo.bar")
+    ]
+    assert outcome(await alter(client, (TOPIC, "ac", {"retention.ms": None}))) == [
+        (ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms")
+    ]
+    assert outcome(await alter(client, (TOPIC, "ac", {}), validate_only=True)) == [(0, None)]
+    assert server.call(lambda: dict(cluster.topics["ac"].configs)) == {"min.insync.replicas": "2"}
+    assert server.call(cluster.topic_config, "ac", "min.insync.replicas") == 2
+
+
+async def test_incremental_alter_configs_sets_deletes_appends_and_subtracts(
+    client: KafkaClient, server: ServerThread
+):
+    assert (await create(client, "iac", {"retention.ms": "1000"}))["ErrorCode"] == 0
+    cluster = server.server.controller.cluster
+    SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+    results = await incremental(
+        client,
+        (
+            TOPIC,
+            "iac",
+            [
+                ("cleanup.policy", APPEND, "compact"),
+                ("retention.ms", DELETE, None),
+                ("segment.ms", SET, "60000"),
+            ],
+        ),
+    )
+    assert outcome(results) == [(0, None)]
+    assert server.call(lambda: dict(cluster.topics["iac"].configs)) == {
+        "cleanup.policy": "delete,compact",
+        "segment.ms": "60000",
+    }
+    assert outcome(
+        await incremental(client, (TOPIC, "iac", [("cleanup.policy", SUBTRACT, "delete")]), version=0)
+    ) == [(0, None)]
+    assert server.call(lambda: cluster.topics["iac"].configs["cleanup.policy"]) == "compact"
+    assert outcome(
+        await incremental(
+            client,
+            (TOPIC, "iac", [("retention.ms", APPEND, "5")]),
+            (TOPIC, "iac-2", [("retention.ms", SET, "5"), ("retention.ms", SET, "6")]),
+            (TOPIC, "iac-3", [("segment.ms", SET, None)]),
+            (TOPIC, "iac-4", [("cleanup.policy", APPEND, "purge")]),
+        )
+    ) == [
+        (ErrorCode.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST."),
+        (ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"),
+        (ErrorCode.INVALID_REQUEST, "Null value not supported for : segment.ms"),
+        (
+            ErrorCode.INVALID_CONFIG,
+            "Invalid value purge for configuration cleanup.policy: String must be one of: compact, delete",
+        ),
+    ]
+    assert outcome(
+        await incremental(client, (TOPIC, "iac", [("segment.ms", DELETE, None)]), validate_only=True)
+    ) == [(0, None)]
+    assert server.call(lambda: dict(cluster.topics["iac"].configs)) == {
+        "cleanup.policy": "compact",
+        "segment.ms": "60000",
+    }
+
+
+async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient, server: ServerThread):
+    cluster = server.server.controller.cluster
+    SET, DELETE, APPEND = 0, 1, 2
+    results = await incremental(
+        client,
+        (BROKER, "", [("log.retention.minutes", SET, "30")]),
+        (BROKER, "1", [("min.insync.replicas", SET, "2")]),
+        (BROKER, "0", [("listeners", SET, "PLAINTEXT://:1")]),
+        (BROKER, "0", [("log.retention.ms", SET, "soon")]),
+    )
+    assert outcome(results) == [
+        (0, None),
+        (0, None),
+        (ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."),
+        (ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."),
+    ]
+    assert outcome(
+        await incremental(
+            client,
+            (BROKER, "0", [("listeners", SET, "PLAINTEXT://:1"), ("no.such.key", SET, "1")]),
+            (BROKER, "2", [("log.retention.ms", SET, "soon")]),
+            (BROKER, "7", [("log.retention.ms", SET, "1")]),
+            (BROKER, "x", [("log.retention.ms", SET, "1")]),
+            (BROKER, "", [("log.retention.ms", APPEND, "1")]),
+        )
+    ) == [
+        (ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(listeners, no.such.key)"),
+        (
+            ErrorCode.INVALID_REQUEST,
+            "Invalid value soon for configuration log.retention.ms: Not a number of type LONG",
+        ),
+        (ErrorCode.BROKER_ID_NOT_REGISTERED, "No node with id 7 found."),
+        (ErrorCode.INVALID_REQUEST, "Node id must be an integer, but it is: x"),
+        (ErrorCode.INVALID_CONFIG, "Config value append is not allowed for config key: log.retention.ms"),
+    ]
+    assert server.call(cluster.broker_configs, None) == {"log.retention.minutes": "30"}
+    assert server.call(cluster.broker_configs, 1) == {"min.insync.replicas": "2"}
+    assert (await create(client, "bc", {}))["ErrorCode"] == 0
+    [topic] = await describe(client, (TOPIC, "bc", ["retention.ms"]), synonyms=True)
+    assert [(c["Value"], c["ConfigSource"]) for c in topic["Configs"]] == [
+        (str(30 * 60_000), SOURCE_DYNAMIC_DEFAULT)
+    ]
+    async with await KafkaClient.connect(server.brokers[1], request_timeout=10) as on_1:
+        [on_broker] = await describe(on_1, (TOPIC, "bc", ["min.insync.replicas"]))
+        [broker] = await describe(on_1, (BROKER, "1", ["min.insync.replicas"]))
+    assert [(c["Value"], c["ConfigSource"]) for c in on_broker["Configs"]] == [("2", SOURCE_DYNAMIC_BROKER)]
+    assert [(c["Value"], c["ConfigSource"]) for c in broker["Configs"]] == [("2", SOURCE_DYNAMIC_BROKER)]
+    [default] = await describe(client, (BROKER, "", None), synonyms=True)
+    assert [
+        (c["Name"], c["Value"], c["ConfigSource"], [s["Source"] for s in c["Synonyms"]])
+        for c in default["Configs"]
+    ] == [("log.retention.minutes", "30", SOURCE_DYNAMIC_DEFAULT, [SOURCE_DYNAMIC_DEFAULT])]
+    # AlterConfigs replaces: the cluster default loses log.retention.minutes.
+    assert outcome(await alter(client, (BROKER, "", {"unclean.leader.election.enable": "true"}))) == [
+        (0, None)
+    ]
+    assert server.call(cluster.broker_configs, None) == {"unclean.leader.election.enable": "true"}
+    assert outcome(
+        await incremental(
+            client,
+            (BROKER, "", [("unclean.leader.election.enable", DELETE, None)]),
+            (BROKER, "1", [("min.insync.replicas", DELETE, None)]),
+        )
+    ) == [(0, None), (0, None)]
+    assert server.call(cluster.broker_configs, None) == {} and server.call(cluster.broker_configs, 1) == {}

@@ -36,6 +36,7 @@ from controller.config.topic_configs import (
     validate_topic_configs,
 )
 from controller.config.values import secret
+from controller.offload import Turns
 from controller.topic_names import topic_name_problem
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
@@ -153,14 +154,20 @@ class ConfigAdmin:
 
     # ----------------------------------------------------------------------------- describe
 
-    def describe(
+    async def describe(
         self,
         resources: Sequence[tuple[int, str, Sequence[str] | None]],
         answering_broker: int | None = None,
     ) -> list[Described]:
         """One answer per ``(type, name, keys)``; ``keys`` None or empty means every config. Topic configs
-        are resolved as ``answering_broker`` has them (None: the bootstrap listener, no per-broker values)."""
-        return [self._describe_one(kind, name, keys, answering_broker) for kind, name, keys in resources]
+        are resolved as ``answering_broker`` has them (None: the bootstrap listener, no per-broker values).
+        A request for thousands of topics is answered in turns of the event loop."""
+        turns = Turns()
+        described = []
+        for kind, name, keys in resources:
+            described.append(self._describe_one(kind, name, keys, answering_broker))
+            await turns.yield_if_due()
+        return described
 
     def _describe_one(
         self, kind: int, name: str, keys: Sequence[str] | None, answering_broker: int | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.answers import Sized
 from controller.config.topic_configs import ConfigEntry, ConfigSource
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -19,26 +20,31 @@ API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
     synonyms = bool(request.get("IncludeSynonyms", False)) and version >= 1
     documentation = bool(request.get("IncludeDocumentation", False)) and version >= 3
-    described = ctx.controller.config_admin.describe(
+    described = await ctx.controller.config_admin.describe(
         [(r["ResourceType"], r["ResourceName"], r["ConfigurationKeys"]) for r in request["Resources"]],
         answering_broker=ctx.listener_broker,
     )
-    return {
-        "ThrottleTimeMs": 0,
-        "Results": [
-            {
-                "ErrorCode": ErrorCode.NONE if d.error is None else d.error,
-                "ErrorMessage": d.message,
-                "ResourceType": d.resource_type,
-                "ResourceName": d.resource_name,
-                "Configs": [_entry(e, version, synonyms, documentation) for e in d.configs],
-            }
-            for d in described
-        ],
-    }
+
+    def response() -> dict[str, Any]:
+        return {
+            "ThrottleTimeMs": 0,
+            "Results": [
+                {
+                    "ErrorCode": ErrorCode.NONE if d.error is None else d.error,
+                    "ErrorMessage": d.message,
+                    "ResourceType": d.resource_type,
+                    "ResourceName": d.resource_name,
+                    "Configs": [_entry(e, version, synonyms, documentation) for e in d.configs],
+                }
+                for d in described
+            ],
+        }
+
+    # The entries are resolved already (immutable): the response is made and encoded off the loop.
+    return Sized(response, sum(len(d.configs) for d in described) + len(described))
 
 
 def _entry(entry: ConfigEntry, version: int, synonyms: bool, documentation: bool) -> dict[str, Any]:

@@ -394,3 +394,23 @@ async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient,
         )
     ) == [(0, None), (0, None)]
     assert server.call(cluster.broker_configs, None) == {} and server.call(cluster.broker_configs, 1) == {}
+
+
+async def test_describing_a_thousand_topics_is_answered_whole(client: KafkaClient, server: ServerThread):
+    """33,000 entries: resolved in turns of the event loop, encoded off it."""
+    cluster = server.server.controller.cluster
+
+    def add() -> None:
+        for i in range(1000):
+            cluster.add_topic(f"many-{i}", [[0]], {"retention.ms": str(i)} if i % 2 else {})
+
+    server.call(add)
+    results = await describe(client, *[(TOPIC, f"many-{i}", None) for i in range(1000)])
+    assert [r["ResourceName"] for r in results] == [f"many-{i}" for i in range(1000)]
+    assert all(r["ErrorCode"] == 0 and len(r["Configs"]) == 33 for r in results)
+    retention = [next(c for c in r["Configs"] if c["Name"] == "retention.ms") for r in results]
+    assert [(c["Value"], c["ConfigSource"]) for c in retention[:2]] == [
+        (str(48 * 3_600_000), SOURCE_STATIC),
+        ("1", SOURCE_TOPIC),
+    ]
+    server.call(lambda: [cluster.delete_topic(f"many-{i}") for i in range(1000)])

@@ -25,7 +25,7 @@ from tests.support.placers import placer_file
 PICKY_PLACER = placer_file("PickyPlacer")
 
 API_NAMES = {3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
-             32: "DescribeConfigs", 33: "AlterConfigs", 36: "SaslAuthenticate", 37: "CreatePartitions",
+             32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs", 36: "SaslAuthenticate", 37: "CreatePartitions",
              43: "ElectLeaders", 44: "IncrementalAlterConfigs", 60: "DescribeCluster",
              68: "CreateReplicaPlacement"}  # fmt: skip
 

@@ -1,6 +1,7 @@
 """kafka-python's KafkaAdminClient reads and changes topic and broker configs on the simulator:
 create_topics with configs, describe_configs (all, modified, with synonyms), alter_configs
-(incremental and legacy), and the change taking effect in the cluster's replication rules."""
+(incremental and legacy), and the change taking effect in the cluster's replication rules; and
+describe_log_dirs on every broker."""
 
 from __future__ import annotations
 
@@ -158,7 +159,18 @@ def test_altering_min_insync_replicas_changes_the_high_watermark_rule(
     server.start_broker(2)
 
 
+def test_describe_log_dirs_lists_each_brokers_replicas(admin: KafkaAdminClient, server: ServerThread):
+    answers = admin.describe_log_dirs(topic_partitions=["kp-isr"])
+    assert sorted(a["broker"] for a in answers) == [0, 1, 2]
+    for answer in answers:
+        [log_dir] = answer["log_dirs"]
+        assert (log_dir["error_code"], log_dir["log_dir"]) == (0, "/tmp/kafka-logs")
+        assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in log_dir["topics"]] == [
+            ("kp-isr", [0])
+        ]
+
+
 def test_every_request_decoded_cleanly(admin: KafkaAdminClient, server: ServerThread, wire_log: WireLog):
     wire_log.assert_clean(server)
     used = {api for api, _, client in wire_log.requests if client == "placement-sim-tests"}
-    assert {19, 32, 33, 44} <= used
+    assert {19, 32, 33, 35, 44} <= used

@@ -31,7 +31,7 @@ class Event:
 
     seq: int
     time: int
-    kind: str  # "broker", "partition" or "topic"
+    kind: str  # "broker", "partition", "topic" or "config"
     subject: str
     changes: tuple[tuple[str, Any, Any], ...]
     cause: str

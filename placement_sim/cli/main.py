@@ -29,6 +29,7 @@ COMMANDS = {
     "topics": "topics",
     "cluster": "cluster",
     "settings": "settings",
+    "configs": "configs",
 }
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).

@@ -50,7 +50,7 @@ class Controller:
         self.topic_admin = TopicAdmin(
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
-        self.config_admin = ConfigAdmin(cluster, dynamics.lock)
+        self.config_admin = ConfigAdmin(cluster, dynamics.lock, dynamics.configs_changed)
         self._images = ImageBuilder(cluster)
 
     @classmethod

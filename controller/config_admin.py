@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from controller.cluster import Cluster
@@ -147,10 +147,17 @@ def _scala_set(names: Sequence[str]) -> str:
 class ConfigAdmin:
     """Describes and changes the configs of one cluster's topics and brokers."""
 
-    def __init__(self, cluster: Cluster, lock: asyncio.Lock | None = None) -> None:
-        """``lock`` is the controller's event lock: a change never lands in the middle of another event."""
+    def __init__(
+        self,
+        cluster: Cluster,
+        lock: asyncio.Lock | None = None,
+        changed: Callable[[str | None], Awaitable[None]] | None = None,
+    ) -> None:
+        """``lock`` is the controller's event lock: a change never lands in the middle of another event.
+        ``changed`` is told of every change made, under the lock: the topic's name, or None for brokers."""
         self.cluster = cluster
         self._lock = lock if lock is not None else asyncio.Lock()
+        self._changed = changed
 
     # ----------------------------------------------------------------------------- describe
 
@@ -263,6 +270,9 @@ class ConfigAdmin:
                     self._alter_one(kind, name, changes, validate_only, incremental)
                 except Refusal as refused:
                     result.error, result.message = refused.code, refused.message
+                else:
+                    if not validate_only and self._changed is not None:
+                        await self._changed(name if kind == TOPIC else None)
                 results.append(result)
             return results
 

@@ -285,6 +285,17 @@ class Dynamics:
     def topic_deleted(self, topic: str) -> None:
         self.replication.forget(topic)
 
+    async def configs_changed(self, topic: str | None) -> None:
+        """After a config change of ``topic`` (None: of brokers, so of every topic), under the controller's
+        lock: the high watermarks ``min.insync.replicas`` held back move on at once, as a leader's next
+        fetch would move them, idle partitions included (in turns of the event loop)."""
+        topics = [self.cluster.topics[topic]] if topic is not None else list(self.cluster.topics.values())
+        turns = Turns()
+        for t in topics:
+            for p in t.partitions:
+                self.replication.refresh(p, "config change")
+                await turns.yield_if_due()
+
     # ------------------------------------------------------------------------------------- rebalance
 
     def _schedule_rebalance(self, delay: int) -> None:

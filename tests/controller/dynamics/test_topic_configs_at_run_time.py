@@ -4,6 +4,7 @@ periodic check (every 5 minutes of the cluster's clock)."""
 
 from __future__ import annotations
 
+from controller.config_admin import TOPIC, ConfigAdmin, ConfigChange
 from controller.dynamics import UNCLEAN_ELECTION_CHECK_MS
 from tests.support.dynamics import make_sim
 
@@ -93,5 +94,28 @@ async def test_a_static_unclean_setting_elects_at_the_check_after_the_partition_
         sim.cluster.set_broker_configs(None, {"unclean.leader.election.enable": "true"}, "test")
         await sim.dynamics.advance(UNCLEAN_ELECTION_CHECK_MS)
         assert sim.dynamics.partition_state("t", 0).leader == 1
+    finally:
+        await sim.close()
+
+
+async def test_lowering_min_insync_replicas_moves_an_idle_partitions_high_watermark_at_once() -> None:
+    sim = await make_sim([0, 1, 2], properties=QUIET)
+    admin = ConfigAdmin(sim.cluster, sim.dynamics.lock, sim.dynamics.configs_changed)
+    try:
+        sim.topic("t", [[0, 1, 2]], min_insync_replicas="4")  # more than the replicas: nothing commits
+        await sim.dynamics.produce_load("t", 10)
+        await sim.dynamics.advance(1000)
+        await sim.dynamics.produce_load("t", 0)
+        await sim.dynamics.advance(1000)
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.high_watermark, state.log_end_offsets) == (0, {0: 10, 1: 10, 2: 10})
+
+        [checked] = await admin.alter(
+            [(TOPIC, "t", [ConfigChange("min.insync.replicas", "3")])], validate_only=True
+        )
+        assert checked.error is None and sim.dynamics.partition_state("t", 0).high_watermark == 0
+        [done] = await admin.alter([(TOPIC, "t", [ConfigChange("min.insync.replicas", "3")])])
+        assert done.error is None
+        assert sim.dynamics.partition_state("t", 0).high_watermark == 10  # no clock step needed
     finally:
         await sim.close()

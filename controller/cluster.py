@@ -415,6 +415,8 @@ class Cluster:
         if name in self.topics:
             raise ValueError(f"topic {name!r} already exists")
         topic = Topic(name, self._uuid_source.next(), [], dict(configs or {}), created=self._created)
+        if topic.configs:
+            self._configs_changed()
         self._created += 1
         self.topics[name] = topic
         self._topics_by_id[topic.topic_id] = topic
@@ -452,8 +454,7 @@ class Cluster:
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
         self._assignments = self._assignments.without_topic(name)
-        if topic.configs:
-            self._configs_changed()
+        self._configs_changed()  # a topic of this name made later starts from its own configs
         for by_topic in self._on_broker.values():
             by_topic.pop(name, None)
         self._changed()

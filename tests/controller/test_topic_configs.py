@@ -267,3 +267,14 @@ def test_a_config_without_broker_synonym_is_kafkas_default() -> None:
     entry = _cluster().describe_topic_config("t", "min.insync.replicas")
     assert (entry.value, entry.source) == ("1", ConfigSource.DEFAULT_CONFIG)
     assert entry.synonyms == (("min.insync.replicas", "1", ConfigSource.DEFAULT_CONFIG),)
+
+
+def test_a_topic_made_again_under_a_deleted_ones_name_has_its_own_configs() -> None:
+    cluster = _cluster()
+    assert cluster.topic_config("t", "min.insync.replicas") == 1
+    cluster.delete_topic("t")
+    cluster.add_topic("t", [[0, 1]], {"min.insync.replicas": "2"})
+    assert cluster.topic_config("t", "min.insync.replicas") == 2
+    cluster.delete_topic("t")
+    cluster.add_topic("t", [[0, 1]])
+    assert cluster.topic_config("t", "min.insync.replicas") == 1

@@ -310,6 +310,8 @@ async def test_incremental_alter_configs_sets_deletes_appends_and_subtracts(
             (TOPIC, "iac-2", [("retention.ms", SET, "5"), ("retention.ms", SET, "6")]),
             (TOPIC, "iac-3", [("segment.ms", SET, None)]),
             (TOPIC, "iac-4", [("cleanup.policy", APPEND, "purge")]),
+            (TOPIC, "iac-5", [("retention.ms", 7, "5")]),
+            (BROKER, "0", [("log.retention.ms", 7, "5")]),
         )
     ) == [
         (ErrorCode.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST."),
@@ -319,6 +321,8 @@ async def test_incremental_alter_configs_sets_deletes_appends_and_subtracts(
             ErrorCode.INVALID_CONFIG,
             "Invalid value purge for configuration cleanup.policy: String must be one of: compact, delete",
         ),
+        (ErrorCode.INVALID_REQUEST, "Unknown operations type 7"),
+        (ErrorCode.INVALID_REQUEST, "Unknown operations type 7"),
     ]
     assert outcome(
         await incremental(client, (TOPIC, "iac", [("segment.ms", DELETE, None)]), validate_only=True)

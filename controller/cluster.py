@@ -227,6 +227,8 @@ class Cluster:
         self._broker_configs: dict[int | None, dict[str, str]] = {}
         # (topic, config, broker) -> the parsed value in effect; emptied on every config change.
         self._config_values: dict[tuple[str, str, int | None], Any] = {}
+        # Broker (None: none) -> the entries of a topic that sets no config; emptied on every config change.
+        self._default_entries: dict[int | None, list[ConfigEntry]] = {}
         #: Bumped on every config change (topic or broker), so that readers can cache what they derive.
         self.config_generation = 0
 
@@ -497,11 +499,20 @@ class Cluster:
         self, topic: str, configs: Mapping[str, str] | None = None, broker: int | None = None
     ) -> list[ConfigEntry]:
         """Every topic config of ``topic`` as DescribeConfigs shows it, in the table's order; ``configs``
-        stand for the topic's own (a topic about to be created)."""
+        stand for the topic's own (a topic about to be created). The entries of configs a topic does not
+        set are the same for every topic: they are made once per config change."""
         if configs is None:
             t = self.topics.get(topic)
             configs = t.configs if t is not None else {}
-        return [self._resolve(definition, configs, broker) for definition in TOPIC_CONFIGS]
+        defaults = self._default_entries.get(broker)
+        if defaults is None:
+            defaults = self._default_entries[broker] = [self._resolve(d, {}, broker) for d in TOPIC_CONFIGS]
+        if not configs:
+            return list(defaults)
+        return [
+            self._resolve(d, configs, broker) if d.name in configs else entry
+            for d, entry in zip(TOPIC_CONFIGS, defaults, strict=True)
+        ]
 
     def _resolve(
         self, definition: TopicConfigDef, configs: Mapping[str, str], broker: int | None
@@ -546,6 +557,7 @@ class Cluster:
 
     def _configs_changed(self) -> None:
         self._config_values.clear()
+        self._default_entries.clear()
         self.config_generation += 1
 
     # ------------------------------------------------------------------------------------- partitions

@@ -36,17 +36,28 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     )
     cluster = ctx.controller.cluster
     answers = []
+    # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.
+    made: dict[int, dict[str, Any]] = {}
     turns = Turns()
     for r in results:
         entries = cluster.topic_config_entries(r.name, r.configs) if version >= 5 and r.ok else []
-        answers.append(_result(r, entries))
+        answers.append(_result(r, [made.get(id(e)) or made.setdefault(id(e), _config(e)) for e in entries]))
         await turns.yield_if_due()
-    return Sized(
-        {"ThrottleTimeMs": 0, "Topics": answers}, len(answers) * (1 + len(TOPIC_CONFIGS) * (version >= 5))
-    )
+    size = len(answers) * (1 + len(TOPIC_CONFIGS) * (version >= 5))
+    return Sized({"ThrottleTimeMs": 0, "Topics": answers}, size)
 
 
-def _result(result: TopicResult, configs: list[ConfigEntry]) -> dict[str, Any]:
+def _config(entry: ConfigEntry) -> dict[str, Any]:
+    return {
+        "Name": entry.name,
+        "Value": None if entry.sensitive else entry.value,
+        "ReadOnly": entry.read_only,
+        "ConfigSource": entry.source,
+        "IsSensitive": entry.sensitive,
+    }
+
+
+def _result(result: TopicResult, configs: list[dict[str, Any]]) -> dict[str, Any]:
     if result.error is not None:
         return {
             "Name": result.name,
@@ -65,16 +76,7 @@ def _result(result: TopicResult, configs: list[ConfigEntry]) -> dict[str, Any]:
         "TopicConfigErrorCode": 0,
         "NumPartitions": len(result.replicas),
         "ReplicationFactor": len(result.replicas[0]),
-        "Configs": [
-            {
-                "Name": entry.name,
-                "Value": None if entry.sensitive else entry.value,
-                "ReadOnly": entry.read_only,
-                "ConfigSource": entry.source,
-                "IsSensitive": entry.sensitive,
-            }
-            for entry in configs
-        ],
+        "Configs": configs,
     }
 
 

@@ -29,6 +29,15 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     )
 
     def response() -> dict[str, Any]:
+        # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.
+        made: dict[int, dict[str, Any]] = {}
+
+        def entry(e: ConfigEntry) -> dict[str, Any]:
+            found = made.get(id(e))
+            if found is None:
+                found = made[id(e)] = _entry(e, version, synonyms, documentation)
+            return found
+
         return {
             "ThrottleTimeMs": 0,
             "Results": [
@@ -37,7 +46,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                     "ErrorMessage": d.message,
                     "ResourceType": d.resource_type,
                     "ResourceName": d.resource_name,
-                    "Configs": [_entry(e, version, synonyms, documentation) for e in d.configs],
+                    "Configs": [entry(e) for e in d.configs],
                 }
                 for d in described
             ],

@@ -7,8 +7,10 @@ is a :class:`Setting`, the one place it is defined (the README's table is ``plac
 them between the server's settings and the security ones, read from the placers the first time the
 whole table is needed (:func:`settings`), so that a server that never asks does not import them.
 
-Topic configs (Kafka's per-topic table with its types, defaults and validators) belong in a module of
-their own beside this one, made of the same :class:`Setting` and value types.
+Topic configs (Kafka's per-topic table with its types, defaults and validators) are
+:mod:`controller.config.topic_configs`: they are typed as Kafka types them (DescribeConfigs shows the
+type) and checked with Kafka's messages. Their broker synonyms that are settings here
+(``min.insync.replicas``, ``unclean.leader.election.enable``) are read through the topic table.
 """
 
 from __future__ import annotations

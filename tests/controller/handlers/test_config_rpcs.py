@@ -418,3 +418,14 @@ async def test_describing_a_thousand_topics_is_answered_whole(client: KafkaClien
         ("1", SOURCE_TOPIC),
     ]
     server.call(lambda: [cluster.delete_topic(f"many-{i}") for i in range(1000)])
+
+
+async def test_messages_that_quote_a_32700_character_value_are_answered(client: KafkaClient):
+    """Kafka's messages quote the value or name; past a string field's 32,767 bytes they are cut to fit."""
+    long = "9" * 32_700 + "x"
+    result = await create(client, "cfg-long", {"retention.ms": long})
+    assert result["ErrorCode"] == ErrorCode.INVALID_CONFIG
+    assert result["ErrorMessage"].startswith("Invalid value 999") and len(result["ErrorMessage"]) <= 32_767
+    [answer] = await incremental(client, (TOPIC, "cfg-long", [("x" * 32_700, 0, "1")]))
+    assert answer["ErrorCode"] == ErrorCode.INVALID_CONFIG
+    assert answer["ErrorMessage"].startswith("Unknown topic config name: xxx")

@@ -254,9 +254,12 @@ class ConfigAdmin:
         resources: Sequence[tuple[int, str, Sequence[ConfigChange]]],
         validate_only: bool = False,
         incremental: bool = False,
+        answering_broker: int | None = None,
     ) -> list[ResourceResult]:
         """AlterConfigs (``incremental`` False: each resource's configs become the ones given) or
-        IncrementalAlterConfigs; one result per resource, in request order."""
+        IncrementalAlterConfigs; one result per resource, in request order. A broker's listener
+        (``answering_broker``) changes only that broker's configs and the cluster default, as in Kafka;
+        the bootstrap listener (None) any registered broker's."""
         async with self._lock:
             seen: dict[tuple[int, str], int] = {}
             for kind, name, _ in resources:
@@ -267,7 +270,7 @@ class ConfigAdmin:
                 try:
                     if seen[(kind, name)] > 1:
                         raise Refusal(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-                    self._alter_one(kind, name, changes, validate_only, incremental)
+                    self._alter_one(kind, name, changes, validate_only, incremental, answering_broker)
                 except Refusal as refused:
                     result.error, result.message = refused.code, refused.message
                 else:
@@ -277,7 +280,13 @@ class ConfigAdmin:
             return results
 
     def _alter_one(
-        self, kind: int, name: str, changes: Sequence[ConfigChange], validate_only: bool, incremental: bool
+        self,
+        kind: int,
+        name: str,
+        changes: Sequence[ConfigChange],
+        validate_only: bool,
+        incremental: bool,
+        answering_broker: int | None,
     ) -> None:
         names = [c.name for c in changes]
         if len(set(names)) != len(names):
@@ -288,7 +297,7 @@ class ConfigAdmin:
         if kind == TOPIC:
             self._alter_topic(name, changes, validate_only, incremental)
         elif kind == BROKER:
-            self._alter_broker(name, changes, validate_only, incremental)
+            self._alter_broker(name, changes, validate_only, incremental, answering_broker)
         else:
             raise Refusal(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
@@ -329,7 +338,12 @@ class ConfigAdmin:
             self.cluster.set_topic_configs(name, new, verb)
 
     def _alter_broker(
-        self, name: str, changes: Sequence[ConfigChange], validate_only: bool, incremental: bool
+        self,
+        name: str,
+        changes: Sequence[ConfigChange],
+        validate_only: bool,
+        incremental: bool,
+        answering_broker: int | None,
     ) -> None:
         broker: int | None = None
         if name:
@@ -339,6 +353,11 @@ class ConfigAdmin:
                 raise Refusal(
                     ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}"
                 ) from None
+            if answering_broker is not None and broker != answering_broker:
+                raise Refusal(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Unexpected broker id, expected {answering_broker}, but received {name}",
+                )
             if broker not in {b.id for b in self.cluster.brokers}:
                 raise Refusal(ErrorCode.BROKER_ID_NOT_REGISTERED, f"No node with id {broker} found.")
         current = dict(self.cluster.broker_configs(broker))

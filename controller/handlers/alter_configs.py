@@ -24,6 +24,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             for r in request["Resources"]
         ],
         validate_only=bool(request["ValidateOnly"]),
+        answering_broker=ctx.listener_broker,
     )
     return answer(results)
 

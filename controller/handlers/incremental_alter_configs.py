@@ -28,5 +28,6 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         ],
         validate_only=bool(request["ValidateOnly"]),
         incremental=True,
+        answering_broker=ctx.listener_broker,
     )
     return answer(results)

@@ -429,3 +429,25 @@ async def test_messages_that_quote_a_32700_character_value_are_answered(client: 
     [answer] = await incremental(client, (TOPIC, "cfg-long", [("x" * 32_700, 0, "1")]))
     assert answer["ErrorCode"] == ErrorCode.INVALID_CONFIG
     assert answer["ErrorMessage"].startswith("Unknown topic config name: xxx")
+
+
+async def test_a_broker_listener_alters_only_its_own_broker_and_the_cluster_default(server: ServerThread):
+    cluster = server.server.controller.cluster
+    async with await KafkaClient.connect(server.brokers[1], request_timeout=10) as on_1:
+        results = await incremental(
+            on_1,
+            (BROKER, "2", [("log.retention.ms", 0, "5")]),
+            (BROKER, "1", [("log.retention.ms", 0, "6")]),
+            (BROKER, "", [("log.retention.ms", 0, "7")]),
+        )
+    assert outcome(results) == [
+        (ErrorCode.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 2"),
+        (0, None),
+        (0, None),
+    ]
+    assert server.call(cluster.broker_configs, 1) == {"log.retention.ms": "6"}
+    assert server.call(cluster.broker_configs, 2) == {}
+    async with await KafkaClient.connect(server.bootstrap, request_timeout=10) as client:
+        cleared = await alter(client, (BROKER, "1", {}), (BROKER, "", {}))
+    assert outcome(cleared) == [(0, None), (0, None)]
+    assert server.call(cluster.broker_configs, 1) == {} and server.call(cluster.broker_configs, None) == {}

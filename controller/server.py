@@ -82,7 +82,10 @@ class Listener:
         self._pending: set[asyncio.Task[Any]] = set()
 
     def open(self, host: str, port: int) -> tuple[str, int]:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # An ASCII host goes as bytes: a str host is encoded with the "idna" codec, whose import (with
+        # stringprep and unicodedata) is a good part of a server's start, and gives the same bytes.
+        name: str | bytes | None = (host.encode("ascii") if host.isascii() else host) if host else None
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = infos[0]
         sock = socket.socket(family, kind, proto)
         try:

@@ -1,0 +1,350 @@
+"""The faults a server holds, and what a request that one of them fires on gets.
+
+Faults are kept in the order they were added. A request is checked against them in that order: every
+fault it matches counts the call (``calls``), and the first whose trigger fires (``fired``) acts; the
+faults after it do not see the request. A probability is drawn from a generator of the fault's own,
+seeded from the server's seed and the fault's id: the same seed and the same calls fire the same way.
+
+Cheap when nothing matches: the faults a request could match by its header (API key and version,
+listener, client id) are worked out once per such header and kept, so that a request no fault names
+costs one lookup; only faults naming a topic, partition or group look into the request's body.
+
+Registration is thread-safe (``ServerThread.faults`` is used from the test's thread); matching runs on
+the server's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from controller.answers import Answer, Close, Closing, Later
+from controller.faults.spec import FaultSpec, api_key_of, parse_faults
+from protocol import DecodeError
+from protocol.codes import ErrorCode
+
+if TYPE_CHECKING:
+    from controller.clock import Clock
+    from protocol.framing import RequestHeader
+    from protocol.registry import Schemas
+    from protocol.spec import FieldSpec
+
+__all__ = ["Fault", "FaultHost", "Faults"]
+
+#: Header lookups kept (client ids are the client's to choose): past this, the cache starts again.
+_CACHED_HEADERS = 4096
+#: Request fields that name partitions (with ``entityType`` topicName and groupId for the others).
+_PARTITION_FIELDS = frozenset(
+    {"Partition", "Partitions", "PartitionIndex", "PartitionIndexes", "PartitionId", "PartitionIds"}
+)
+
+
+class Origin(Protocol):
+    """Who sent a request (:class:`controller.dispatch.Origin`): the listener's broker, None the bootstrap."""
+
+    @property
+    def broker(self) -> int | None: ...
+
+
+class FaultHost(Protocol):
+    """What a fault needs from the dispatch (:class:`controller.dispatch.Dispatcher`)."""
+
+    def answer(self, frame: bytes, origin: Any, faulted: bool = False) -> Answer: ...
+
+    def error_answer(
+        self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
+    ) -> bytes:
+        """The request's API's error response with ``code``."""
+        ...
+
+
+class Fault:
+    """A registered fault: its :attr:`spec`, counts, and the trigger methods of Kafka's fault proxy
+    (each returns the fault, so ``faults.inject_error(...).once()`` reads as Kafka's)."""
+
+    def __init__(self, faults: Faults, fault_id: int, spec: FaultSpec, seed: int) -> None:
+        self._faults = faults
+        self.id = fault_id
+        self.spec = spec
+        #: Requests it matched, and how many of them it acted on.
+        self.calls = 0
+        self.fired = 0
+        self._random = random.Random(f"{seed}/{fault_id}")
+
+    # ------------------------------------------------------------------------------------- arming
+
+    def once(self) -> Fault:
+        return self._arm("once")
+
+    def on_call(self, n: int) -> Fault:
+        """Fires on the n-th matching call only."""
+        return self._arm("on-call", count=n)
+
+    def times(self, n: int) -> Fault:
+        """Fires on the first n matching calls."""
+        return self._arm("times", count=n)
+
+    def every_time(self) -> Fault:
+        return self._arm("every")
+
+    def with_probability(self, p: float) -> Fault:
+        return self._arm("probability", probability=p)
+
+    def _arm(self, trigger: str, count: int = 0, probability: float = 0.0) -> Fault:
+        self.spec = self.spec.with_trigger(trigger, count, probability)
+        return self
+
+    # ------------------------------------------------------------------------------------- firing
+
+    def fires(self) -> bool:
+        """Counts a matching call; whether the fault acts on it."""
+        self.calls += 1
+        spec = self.spec
+        trigger = spec.trigger
+        if trigger == "every":
+            fire = True
+        elif trigger == "once":
+            fire = self.fired == 0
+        elif trigger == "times":
+            fire = self.fired < spec.count
+        elif trigger == "on-call":
+            fire = self.calls == spec.count
+        else:
+            fire = self._random.random() < spec.probability
+        if fire:
+            self.fired += 1
+        return fire
+
+    def __repr__(self) -> str:
+        return f"Fault(#{self.id} {self.spec}, calls={self.calls}, fired={self.fired})"
+
+
+class Faults:
+    """The server's request faults (see the module docstring)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        schemas: Schemas,
+        seed: int | None = None,
+        specs: Iterable[FaultSpec] = (),
+    ) -> None:
+        self._clock = clock
+        self._schemas = schemas
+        self._seed = 0 if seed is None else seed
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._faults: tuple[Fault, ...] = ()
+        self._by_header: dict[tuple[int, int, int | None, str | None], tuple[Fault, ...]] = {}
+        #: Whether any fault is registered: the dispatch asks nothing more when not.
+        self.armed = False
+        self.add_all(specs)
+
+    # ------------------------------------------------------------------------------------- registering
+
+    def add(self, spec: FaultSpec) -> Fault:
+        [fault] = self.add_all([spec])
+        return fault
+
+    def add_all(self, specs: Iterable[FaultSpec]) -> list[Fault]:
+        """Registers faults after the others, in order."""
+        with self._lock:
+            added = []
+            for spec in specs:
+                added.append(Fault(self, self._next_id, spec, self._seed))
+                self._next_id += 1
+            self._set(self._faults + tuple(added))
+        return added
+
+    def add_text(self, text: str) -> list[Fault]:
+        """Faults in the compact syntax of ``simulator.faults``."""
+        return self.add_all(parse_faults(text))
+
+    def clear(self, ids: Iterable[int] | None = None) -> int:
+        """Removes the faults with these ids (None: every fault); how many were removed."""
+        with self._lock:
+            before = len(self._faults)
+            if ids is None:
+                self._set(())
+            else:
+                gone = set(ids)
+                self._set(tuple(f for f in self._faults if f.id not in gone))
+            return before - len(self._faults)
+
+    def _set(self, faults: tuple[Fault, ...]) -> None:
+        self._by_header = {}
+        self._faults = faults
+        self.armed = bool(faults)
+
+    def __iter__(self) -> Any:
+        return iter(self._faults)
+
+    def __len__(self) -> int:
+        return len(self._faults)
+
+    def __getitem__(self, index: int) -> Fault:
+        return self._faults[index]
+
+    # ------------------------------------------------------------------------------------- Kafka's names
+
+    def inject_error(self, api_key: int | str, error: int | str, **match: Any) -> Fault:
+        """Answers matching requests with ``error`` (per topic or partition where the answer has them)."""
+        code = error if isinstance(error, int) else ErrorCode[error]
+        return self.add(FaultSpec("error", error=int(code), api_key=int(api_key_of(api_key)), **match))
+
+    def disconnect_on(self, api_key: int | str, after: bool = False, **match: Any) -> Fault:
+        """Closes the connection of a matching request before it is handled (``after``: once it was)."""
+        action = "close-after" if after else "close-before"
+        return self.add(FaultSpec(action, api_key=int(api_key_of(api_key)), **match))
+
+    def delay_on(self, api_key: int | str, delay_ms: int, **match: Any) -> Fault:
+        """Holds the answer to a matching request ``delay_ms`` on the server's clock."""
+        return self.add(FaultSpec("delay", delay_ms=delay_ms, api_key=int(api_key_of(api_key)), **match))
+
+    def drop_on(self, api_key: int | str, **match: Any) -> Fault:
+        """Never answers a matching request (the connection's later requests wait behind it)."""
+        return self.add(FaultSpec("drop", api_key=int(api_key_of(api_key)), **match))
+
+    def blackhole_client(self, client_id: str, **match: Any) -> Fault:
+        """Never answers a request whose client id contains ``client_id``."""
+        return self.add(FaultSpec("blackhole", client=client_id, **match))
+
+    # ------------------------------------------------------------------------------------- matching
+
+    def intercept(
+        self, host: FaultHost, header: RequestHeader, frame: bytes, offset: int, origin: Origin
+    ) -> Answer | None:
+        """The answer a fault gives this request, or None when no fault fires (answered as usual)."""
+        key = (header.api_key, header.api_version, origin.broker, header.client_id)
+        candidates = self._by_header.get(key)
+        if candidates is None:
+            candidates = self._candidates(key)
+        if not candidates:
+            return None
+        names: _Names | None = None
+        for fault in candidates:
+            spec = fault.spec
+            if spec.needs_body:
+                if names is None:
+                    names = self._names(header, frame, offset)
+                if not names.match(spec):
+                    continue
+            if fault.fires():
+                return self._act(fault, host, header, frame, offset, origin)
+        return None
+
+    def _candidates(self, key: tuple[int, int, int | None, str | None]) -> tuple[Fault, ...]:
+        api_key, version, broker, client_id = key
+        found = tuple(f for f in self._faults if f.spec.matches_header(api_key, version, broker, client_id))
+        by_header = self._by_header
+        if len(by_header) >= _CACHED_HEADERS:
+            by_header.clear()
+        by_header[key] = found
+        return found
+
+    def _names(self, header: RequestHeader, frame: bytes, offset: int) -> _Names:
+        names = _Names()
+        if not self._schemas.has_request(header.api_key):
+            return names
+        message = self._schemas.request(header.api_key)
+        try:
+            request, _ = message.decode_from(frame, offset, header.api_version)
+        except (DecodeError, ValueError):
+            return names  # the usual path closes the connection for it
+        names.collect(message.spec.fields, request)
+        return names
+
+    def _act(
+        self,
+        fault: Fault,
+        host: FaultHost,
+        header: RequestHeader,
+        frame: bytes,
+        offset: int,
+        origin: Origin,
+    ) -> Answer:
+        spec = fault.spec
+        action = spec.action
+        if action == "error":
+            return host.error_answer(
+                frame, offset, header, spec.error, f"injected by fault #{fault.id}: {spec}"
+            )
+        if action in ("drop", "blackhole"):
+            return Later(_forever(), _never, _never)
+        if action == "close-before":
+            raise Close("fault", f"fault #{fault.id} ({spec}) closed the connection before handling")
+        if action == "close-after":
+            close = Close("fault", f"fault #{fault.id} ({spec}) closed the connection after handling")
+            handled = host.answer(frame, origin, faulted=True)
+            if isinstance(handled, Later):
+                return Later(handled.run(), lambda _: Closing(None, close), lambda _: Closing(None, close))
+            return Closing(None, close)
+        # delay
+        return Later(
+            self._sleep(spec.delay_ms),
+            lambda _: host.answer(frame, origin, faulted=True),
+            _raise,
+        )
+
+    async def _sleep(self, ms: int) -> None:
+        """Waits ``ms`` on the server's clock (a virtual clock: until a test moves it that far)."""
+        done = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        timer = self._clock.call_later(ms, wake, "delayed answer (request fault)")
+        try:
+            await done
+        finally:
+            timer.cancel()
+
+
+class _Names:
+    """The topics, partitions and groups a request names (read through its spec's entity types)."""
+
+    __slots__ = ("groups", "partitions", "topics")
+
+    def __init__(self) -> None:
+        self.topics: set[str] = set()
+        self.partitions: set[int] = set()
+        self.groups: set[str] = set()
+
+    def match(self, spec: FaultSpec) -> bool:
+        return (
+            (spec.topic is None or spec.topic in self.topics)
+            and (spec.partition == -1 or spec.partition in self.partitions)
+            and (spec.group is None or spec.group in self.groups)
+        )
+
+    def collect(self, fields: tuple[FieldSpec, ...], data: Mapping[str, Any]) -> None:
+        for field in fields:
+            value = data.get(field.name)
+            if value is None:
+                continue
+            if field.fields:
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, Mapping):
+                        self.collect(field.fields, item)
+            elif field.entity_type == "topicName":
+                self.topics.update(value if isinstance(value, list) else [value])
+            elif field.entity_type == "groupId":
+                self.groups.update(value if isinstance(value, list) else [value])
+            elif field.name in _PARTITION_FIELDS:
+                self.partitions.update(value if isinstance(value, list) else [value])
+
+
+async def _forever() -> None:
+    await asyncio.get_running_loop().create_future()
+
+
+def _never(_: object) -> Answer:  # pragma: no cover - a dropped request is never answered
+    raise Close("fault", "a dropped request was answered")
+
+
+def _raise(exc: Exception) -> Answer:
+    raise exc

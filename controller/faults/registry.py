@@ -5,9 +5,10 @@ fault it matches counts the call (``calls``), and the first whose trigger fires 
 faults after it do not see the request. A probability is drawn from a generator of the fault's own,
 seeded from the server's seed and the fault's id: the same seed and the same calls fire the same way.
 
-Cheap when nothing matches: the faults a request could match by its header (API key and version,
-listener, client id) are worked out once per such header and kept, so that a request no fault names
-costs one lookup; only faults naming a topic, partition or group look into the request's body.
+Cheap when nothing matches: the faults a request matches are worked out once per header (API key and
+version, listener, client id) and kept, so that a request no fault names costs one lookup. Faults naming
+a topic, partition or group look into the request's body: while one is registered, a small body is part
+of the key (the same request again costs a lookup too) and a big one is read each time.
 
 Registration is thread-safe (``ServerThread.faults`` is used from the test's thread); matching runs on
 the server's event loop.
@@ -34,8 +35,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Fault", "FaultHost", "Faults"]
 
-#: Header lookups kept (client ids are the client's to choose): past this, the cache starts again.
-_CACHED_HEADERS = 4096
+#: Requests whose matching faults are kept (client ids and bodies are the client's to choose): past this
+#: many, the cache starts again ...
+_CACHED_REQUESTS = 4096
+#: ... and bodies are part of the key up to this size (a bigger one is read again each time).
+_CACHED_BODY_BYTES = 4096
 #: Request fields that name partitions (with ``entityType`` topicName and groupId for the others).
 _PARTITION_FIELDS = frozenset(
     {"Partition", "Partitions", "PartitionIndex", "PartitionIndexes", "PartitionId", "PartitionIds"}
@@ -138,7 +142,10 @@ class Faults:
         self._lock = threading.Lock()
         self._next_id = 1
         self._faults: tuple[Fault, ...] = ()
-        self._by_header: dict[tuple[int, int, int | None, str | None], tuple[Fault, ...]] = {}
+        #: The faults requests match, by (API key, version, listener's broker, client id[, body]).
+        self._matched: dict[tuple[Any, ...], tuple[Fault, ...]] = {}
+        #: Whether some fault looks into request bodies (then bodies are part of the keys above).
+        self._look_into_bodies = False
         #: Whether any fault is registered: the dispatch asks nothing more when not.
         self.armed = False
         self.add_all(specs)
@@ -175,7 +182,8 @@ class Faults:
             return before - len(self._faults)
 
     def _set(self, faults: tuple[Fault, ...]) -> None:
-        self._by_header = {}
+        self._matched = {}
+        self._look_into_bodies = any(f.spec.needs_body for f in faults)
         self._faults = faults
         self.armed = bool(faults)
 
@@ -218,40 +226,44 @@ class Faults:
         self, host: FaultHost, header: RequestHeader, frame: bytes, offset: int, origin: Origin
     ) -> Answer | None:
         """The answer a fault gives this request, or None when no fault fires (answered as usual)."""
-        key = (header.api_key, header.api_version, origin.broker, header.client_id)
-        candidates = self._by_header.get(key)
-        if candidates is None:
-            candidates = self._candidates(key)
-        if not candidates:
+        key: tuple[Any, ...]
+        if self._look_into_bodies and len(frame) - offset <= _CACHED_BODY_BYTES:
+            key = (header.api_key, header.api_version, origin.broker, header.client_id, frame[offset:])
+        else:
+            key = (header.api_key, header.api_version, origin.broker, header.client_id)
+        matched = self._matched.get(key)
+        if matched is None:
+            matched = self._match(key, frame, offset)
+        if not matched:
             return None
-        names: _Names | None = None
-        for fault in candidates:
-            spec = fault.spec
-            if spec.needs_body:
-                if names is None:
-                    names = self._names(header, frame, offset)
-                if not names.match(spec):
-                    continue
+        for fault in matched:
             if fault.fires():
                 return self._act(fault, host, header, frame, offset, origin)
         return None
 
-    def _candidates(self, key: tuple[int, int, int | None, str | None]) -> tuple[Fault, ...]:
-        api_key, version, broker, client_id = key
+    def _match(self, key: tuple[Any, ...], frame: bytes, offset: int) -> tuple[Fault, ...]:
+        """The faults a request matches, kept by its header (and its body, when faults look into bodies
+        and it is small: a big one is read each time)."""
+        api_key, version, broker, client_id = key[:4]
         found = tuple(f for f in self._faults if f.spec.matches_header(api_key, version, broker, client_id))
-        by_header = self._by_header
-        if len(by_header) >= _CACHED_HEADERS:
-            by_header.clear()
-        by_header[key] = found
+        if any(f.spec.needs_body for f in found):
+            names = self._read_names(api_key, version, frame, offset)
+            found = tuple(f for f in found if not f.spec.needs_body or names.match(f.spec))
+            if len(key) == 4 and self._look_into_bodies:
+                return found
+        matched = self._matched
+        if len(matched) >= _CACHED_REQUESTS:
+            matched.clear()
+        matched[key] = found
         return found
 
-    def _names(self, header: RequestHeader, frame: bytes, offset: int) -> _Names:
+    def _read_names(self, api_key: int, version: int, frame: bytes, offset: int) -> _Names:
         names = _Names()
-        if not self._schemas.has_request(header.api_key):
+        if not self._schemas.has_request(api_key):
             return names
-        message = self._schemas.request(header.api_key)
+        message = self._schemas.request(api_key)
         try:
-            request, _ = message.decode_from(frame, offset, header.api_version)
+            request, _ = message.decode_from(frame, offset, version)
         except (DecodeError, ValueError):
             return names  # the usual path closes the connection for it
         names.collect(message.spec.fields, request)

@@ -28,13 +28,15 @@ from protocol import DecodeError
 from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
-    from controller.clock import Clock
+    from controller.clock import Clock, Timer
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
     from protocol.spec import FieldSpec
 
-__all__ = ["Fault", "FaultHost", "Faults"]
+__all__ = ["MAX_FAULTS", "Fault", "FaultHost", "Faults"]
 
+#: The most faults a server holds.
+MAX_FAULTS = 10_000
 #: Requests whose matching faults are kept (client ids and bodies are the client's to choose): past this
 #: many, the cache starts again ...
 _CACHED_REQUESTS = 4096
@@ -157,8 +159,13 @@ class Faults:
         return fault
 
     def add_all(self, specs: Iterable[FaultSpec]) -> list[Fault]:
-        """Registers faults after the others, in order."""
+        """Registers faults after the others, in order; ValueError past :data:`MAX_FAULTS` (none is added)."""
+        specs = list(specs)
         with self._lock:
+            if len(self._faults) + len(specs) > MAX_FAULTS:
+                raise ValueError(
+                    f"at most {MAX_FAULTS} faults are held; {len(self._faults)} are, {len(specs)} more asked for"
+                )
             added = []
             for spec in specs:
                 added.append(Fault(self, self._next_id, spec, self._seed))
@@ -294,26 +301,29 @@ class Faults:
             if isinstance(handled, Later):
                 return Later(handled.run(), lambda _: Closing(None, close), lambda _: Closing(None, close))
             return Closing(None, close)
-        # delay
-        return Later(
-            self._sleep(spec.delay_ms),
-            lambda _: host.answer(frame, origin, faulted=True),
-            _raise,
-        )
-
-    async def _sleep(self, ms: int) -> None:
-        """Waits ``ms`` on the server's clock (a virtual clock: until a test moves it that far)."""
+        # delay: handled now, answered later
+        handled = host.answer(frame, origin, faulted=True)
+        if isinstance(handled, Closing):
+            return handled
         done = asyncio.get_running_loop().create_future()
+        timer = self._clock.call_later(spec.delay_ms, lambda: _wake(done), "delayed answer (request fault)")
+        return Later(_held(handled, done, timer), _as_is, _raise)
 
-        def wake() -> None:
-            if not done.done():
-                done.set_result(None)
 
-        timer = self._clock.call_later(ms, wake, "delayed answer (request fault)")
-        try:
-            await done
-        finally:
-            timer.cancel()
+def _wake(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
+async def _held(handled: bytes | Later, done: asyncio.Future[None], timer: Timer) -> bytes | Closing:
+    """The answer once ``timer`` (set when the request came, on the server's clock) has fired; the
+    request's work, if any, done meanwhile."""
+    try:
+        answer = await handled.run() if isinstance(handled, Later) else handled
+        await done
+    finally:
+        timer.cancel()
+    return answer
 
 
 class _Names:
@@ -348,6 +358,10 @@ class _Names:
                 self.groups.update(value if isinstance(value, list) else [value])
             elif field.name in _PARTITION_FIELDS:
                 self.partitions.update(value if isinstance(value, list) else [value])
+
+
+def _as_is(answer: bytes | Closing) -> bytes | Closing:
+    return answer
 
 
 async def _forever() -> None:

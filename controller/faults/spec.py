@@ -5,8 +5,8 @@ The compact syntax (``simulator.faults``, ``placement-sim faults add``) is a lis
 
     error=NOT_CONTROLLER api=CreateTopics once; delay=5000 api=Metadata client=slow; blackhole client=bad
 
-Actions: ``error=NAME|CODE`` (answer that error), ``delay=MS`` (answer MS ms later on the server's
-clock), ``drop`` (never answer), ``close=before`` / ``close=after`` (close the connection before the
+Actions: ``error=NAME|CODE`` (answer that error), ``delay=MS`` (handle the request, answer MS ms
+later on the server's clock), ``drop`` (never answer), ``close=before`` / ``close=after`` (close the connection before the
 request is handled, or after it was handled, unanswered), ``blackhole`` (never answer; with
 ``client=``). Matches, all optional: ``api=NAME|KEY`` with an optional ``@MIN-MAX`` version range
 (``api=Metadata@0-8``), ``broker=ID`` (requests its listener took) or ``broker=bootstrap``,

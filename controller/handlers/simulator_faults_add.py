@@ -1,6 +1,7 @@
 """SimulatorFaultsAdd (1009): registers request faults (:mod:`controller.faults`) after those the server
 holds, in order; answers their ids. A fault that is not valid (an unknown action or error code, a
-probability above 1) is INVALID_REQUEST, and none of the request's faults is added."""
+probability above 1), or more than ``controller.faults.registry.MAX_FAULTS`` held in all, is
+INVALID_REQUEST, and none of the request's faults is added."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         specs = [FaultSpec.from_wire(entry) for entry in request["Faults"]]
     except FaultSyntaxError as exc:
         return error_response(request, version, ErrorCode.INVALID_REQUEST, str(exc))
-    faults = ctx.controller.faults.add_all(specs)
+    try:
+        faults = ctx.controller.faults.add_all(specs)
+    except ValueError as exc:
+        return error_response(request, version, ErrorCode.INVALID_REQUEST, str(exc))
     return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "Ids": [f.id for f in faults]}
 
 

@@ -13,7 +13,7 @@ from controller.config import ConfigError, ServerConfig
 from controller.embedded import ServerThread
 from controller.faults import FaultSpec, FaultSyntaxError, format_faults, parse_faults
 from protocol import load_schemas
-from protocol.client import BlockingClient, ConnectionClosedError, RequestTimedOutError
+from protocol.client import BlockingClient, ConnectionClosedError, ErrorResponse, RequestTimedOutError
 from protocol.codes import ApiKey, ErrorCode
 from tests.support.rawwire import raw_connect, read_response, request_frame
 
@@ -324,3 +324,12 @@ def test_faults_over_the_wire(server, client):
         client.add_faults([entries[1], bad])
     assert str(raised.value) == "INVALID_REQUEST (42): a probability is between 0 and 1, not 2.0"
     assert len(server.faults) == 0
+
+
+def test_a_server_holds_at_most_max_faults(server, client, monkeypatch):
+    monkeypatch.setattr("controller.faults.registry.MAX_FAULTS", 3)
+    server.faults.add_text("drop client=zz1; drop client=zz2")
+    with pytest.raises(ErrorResponse) as raised:
+        client.add_faults([spec.to_wire() for spec in parse_faults("drop client=zz3; drop client=zz4")])
+    assert raised.value.message == "at most 3 faults are held; 2 are, 2 more asked for"
+    assert [str(f.spec) for f in server.faults] == ["drop client=zz1", "drop client=zz2"]

@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from controller.answers import Answer, Close, Closing, Later
 from controller.faults.spec import FaultSpec, api_key_of, parse_faults
@@ -48,6 +48,12 @@ _PARTITION_FIELDS = frozenset(
 )
 
 
+class _State(NamedTuple):
+    faults: tuple[Fault, ...]
+    matched: dict[tuple[Any, ...], tuple[Fault, ...]]
+    bodies: bool
+
+
 class Origin(Protocol):
     """Who sent a request (:class:`controller.dispatch.Origin`): the listener's broker, None the bootstrap."""
 
@@ -71,8 +77,7 @@ class Fault:
     """A registered fault: its :attr:`spec`, counts, and the trigger methods of Kafka's fault proxy
     (each returns the fault, so ``faults.inject_error(...).once()`` reads as Kafka's)."""
 
-    def __init__(self, faults: Faults, fault_id: int, spec: FaultSpec, seed: int) -> None:
-        self._faults = faults
+    def __init__(self, fault_id: int, spec: FaultSpec, seed: int) -> None:
         self.id = fault_id
         self.spec = spec
         #: Requests it matched, and how many of them it acted on.
@@ -143,11 +148,10 @@ class Faults:
         self._seed = 0 if seed is None else seed
         self._lock = threading.Lock()
         self._next_id = 1
-        self._faults: tuple[Fault, ...] = ()
-        #: The faults requests match, by (API key, version, listener's broker, client id[, body]).
-        self._matched: dict[tuple[Any, ...], tuple[Fault, ...]] = {}
-        #: Whether some fault looks into request bodies (then bodies are part of the keys above).
-        self._look_into_bodies = False
+        #: The faults, the faults requests matched (by API key, version, listener's broker, client id, and
+        #: the body while some fault looks into bodies), and whether some does: replaced as one, so that a
+        #: request is matched against one set of faults while another thread adds or clears them.
+        self._state = _State((), {}, False)
         #: Whether any fault is registered: the dispatch asks nothing more when not.
         self.armed = False
         self.add_all(specs)
@@ -162,15 +166,16 @@ class Faults:
         """Registers faults after the others, in order; ValueError past :data:`MAX_FAULTS` (none is added)."""
         specs = list(specs)
         with self._lock:
-            if len(self._faults) + len(specs) > MAX_FAULTS:
+            held = self._state.faults
+            if len(held) + len(specs) > MAX_FAULTS:
                 raise ValueError(
-                    f"at most {MAX_FAULTS} faults are held; {len(self._faults)} are, {len(specs)} more asked for"
+                    f"at most {MAX_FAULTS} faults are held; {len(held)} are, {len(specs)} more asked for"
                 )
             added = []
             for spec in specs:
-                added.append(Fault(self, self._next_id, spec, self._seed))
+                added.append(Fault(self._next_id, spec, self._seed))
                 self._next_id += 1
-            self._set(self._faults + tuple(added))
+            self._set(held + tuple(added))
         return added
 
     def add_text(self, text: str) -> list[Fault]:
@@ -180,28 +185,23 @@ class Faults:
     def clear(self, ids: Iterable[int] | None = None) -> int:
         """Removes the faults with these ids (None: every fault); how many were removed."""
         with self._lock:
-            before = len(self._faults)
-            if ids is None:
-                self._set(())
-            else:
-                gone = set(ids)
-                self._set(tuple(f for f in self._faults if f.id not in gone))
-            return before - len(self._faults)
+            held = self._state.faults
+            gone = None if ids is None else set(ids)
+            self._set(() if gone is None else tuple(f for f in held if f.id not in gone))
+            return len(held) - len(self._state.faults)
 
     def _set(self, faults: tuple[Fault, ...]) -> None:
-        self._matched = {}
-        self._look_into_bodies = any(f.spec.needs_body for f in faults)
-        self._faults = faults
+        self._state = _State(faults, {}, any(f.spec.needs_body for f in faults))
         self.armed = bool(faults)
 
-    def __iter__(self) -> Any:
-        return iter(self._faults)
+    def __iter__(self) -> Iterator[Fault]:
+        return iter(self._state.faults)
 
     def __len__(self) -> int:
-        return len(self._faults)
+        return len(self._state.faults)
 
     def __getitem__(self, index: int) -> Fault:
-        return self._faults[index]
+        return self._state.faults[index]
 
     # ------------------------------------------------------------------------------------- Kafka's names
 
@@ -233,14 +233,15 @@ class Faults:
         self, host: FaultHost, header: RequestHeader, frame: bytes, offset: int, origin: Origin
     ) -> Answer | None:
         """The answer a fault gives this request, or None when no fault fires (answered as usual)."""
+        state = self._state
         key: tuple[Any, ...]
-        if self._look_into_bodies and len(frame) - offset <= _CACHED_BODY_BYTES:
+        if state.bodies and len(frame) - offset <= _CACHED_BODY_BYTES:
             key = (header.api_key, header.api_version, origin.broker, header.client_id, frame[offset:])
         else:
             key = (header.api_key, header.api_version, origin.broker, header.client_id)
-        matched = self._matched.get(key)
+        matched = state.matched.get(key)
         if matched is None:
-            matched = self._match(key, frame, offset)
+            matched = self._match(state, key, frame, offset)
         if not matched:
             return None
         for fault in matched:
@@ -248,17 +249,17 @@ class Faults:
                 return self._act(fault, host, header, frame, offset, origin)
         return None
 
-    def _match(self, key: tuple[Any, ...], frame: bytes, offset: int) -> tuple[Fault, ...]:
+    def _match(self, state: _State, key: tuple[Any, ...], frame: bytes, offset: int) -> tuple[Fault, ...]:
         """The faults a request matches, kept by its header (and its body, when faults look into bodies
         and it is small: a big one is read each time)."""
         api_key, version, broker, client_id = key[:4]
-        found = tuple(f for f in self._faults if f.spec.matches_header(api_key, version, broker, client_id))
+        found = tuple(f for f in state.faults if f.spec.matches_header(api_key, version, broker, client_id))
         if any(f.spec.needs_body for f in found):
             names = self._read_names(api_key, version, frame, offset)
             found = tuple(f for f in found if not f.spec.needs_body or names.match(f.spec))
-            if len(key) == 4 and self._look_into_bodies:
+            if len(key) == 4:
                 return found
-        matched = self._matched
+        matched = state.matched
         if len(matched) >= _CACHED_REQUESTS:
             matched.clear()
         matched[key] = found

@@ -7,7 +7,8 @@ not name, so that some faults look into every Metadata body). Closed-loop load f
 connections x 8 requests in flight, Metadata v12 for one topic. The measure is the server process's CPU
 time per request (user + system, from /proc), in rounds that measure both servers back to back (so that
 a busy machine disturbs both alike); the ratio is the median of the rounds' ratios. Target: at most 1.1x
-the CPU per request without faults (exit 1 when missed).
+the CPU per request without faults (exit 1 when missed). For comparison it also prints the dispatch's own
+time per request in this process, with and without the faults.
 
     .venv/bin/python benchmarks/faults.py [--seconds 1] [--rounds 9]
 """

@@ -45,13 +45,16 @@ def no_faults_left(server: ServerThread) -> Iterator[None]:
 
 
 def kafka_python_admin(
-    server: ServerThread, client_id: str = "faults-kafka-python", timeout_ms: int = 5000
+    server: ServerThread,
+    client_id: str = "faults-kafka-python",
+    timeout_ms: int = 5000,
+    bootstrap_timeout_ms: int = 10000,
 ) -> KafkaAdminClient:
     return KafkaAdminClient(
         bootstrap_servers=server.bootstrap,
         client_id=client_id,
         request_timeout_ms=timeout_ms,
-        bootstrap_timeout_ms=timeout_ms,
+        bootstrap_timeout_ms=bootstrap_timeout_ms,
     )
 
 
@@ -122,7 +125,7 @@ def test_a_delay_beyond_the_clients_timeout_times_it_out_after_the_change_was_ma
 def test_a_black_holed_client_id_gets_no_answers(server):
     hole = server.faults.blackhole_client("muted")
     with pytest.raises(KafkaTimeoutError):
-        kafka_python_admin(server, client_id="muted-admin", timeout_ms=1000)
+        kafka_python_admin(server, client_id="muted-admin", timeout_ms=1000, bootstrap_timeout_ms=1000)
     assert hole.fired >= 1
     admin = kafka_python_admin(server, client_id="heard-admin")
     try:

@@ -257,9 +257,9 @@ def test_a_delay_holds_the_answer_on_the_servers_clock(server):
 
 def test_drop_and_blackhole_never_answer(server):
     server.faults.drop_on(ApiKey.METADATA).once()
-    with BlockingClient.connect(server.bootstrap, request_timeout=1) as client:
+    with BlockingClient.connect(server.bootstrap, request_timeout=5) as client:
         with pytest.raises(RequestTimedOutError):
-            client.send("MetadataRequest", METADATA_V12)
+            client.send("MetadataRequest", METADATA_V12, timeout=1)
     hole = server.faults.blackhole_client("mute")
     with pytest.raises(RequestTimedOutError):
         BlockingClient.connect(server.bootstrap, request_timeout=1, client_id="mute-client")

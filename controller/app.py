@@ -18,6 +18,7 @@ from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.dynamics import Dynamics
 from controller.events import EventLog
+from controller.faults import Faults
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
@@ -50,6 +51,8 @@ class Controller:
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
         self._images = ImageBuilder(cluster)
+        #: Request faults (controller.faults), those of ``simulator.faults`` active from start.
+        self.faults = Faults(clock, schemas, config.seed, config.faults or ())
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:

@@ -35,6 +35,7 @@ from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.connection import Connection, ConnectionLimits
 from controller.dispatch import Dispatcher, Origin
+from controller.faults import Faults
 from controller.logsafe import shown
 from controller.security import Security
 
@@ -211,6 +212,11 @@ class Server:
     def connections(self) -> tuple[Connection, ...]:
         """The connections served now (read on the server's loop)."""
         return tuple(self._connections)
+
+    @property
+    def faults(self) -> Faults:
+        """The request faults the server acts on (:mod:`controller.faults`)."""
+        return self.controller.faults
 
     @property
     def endpoints(self) -> dict[int, tuple[str, int]]:

@@ -29,6 +29,12 @@ COMMANDS = {
     "topics": "topics",
     "cluster": "cluster",
     "settings": "settings",
+    "broker": "broker",
+    "partitions": "partitions",
+    "elect": "elect",
+    "events": "events",
+    "faults": "faults",
+    "clock": "clock",
 }
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).

@@ -19,6 +19,7 @@ from controller.config import ServerConfig
 from controller.config_admin import ConfigAdmin
 from controller.dynamics import Dynamics
 from controller.events import EventLog
+from controller.faults import Faults
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
@@ -52,6 +53,8 @@ class Controller:
         )
         self.config_admin = ConfigAdmin(cluster, dynamics.lock, dynamics.configs_changed)
         self._images = ImageBuilder(cluster)
+        #: Request faults (controller.faults), those of ``simulator.faults`` active from start.
+        self.faults = Faults(clock, schemas, config.seed, config.faults or ())
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:

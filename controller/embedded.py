@@ -21,6 +21,7 @@ from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
+from controller.faults import Faults
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
 from controller.security_testing import ClientSettings
@@ -154,6 +155,12 @@ class ServerThread:
     def brokers(self) -> dict[int, str]:
         """Each broker's own listener as ``host:port``, by broker id (what Metadata advertises)."""
         return {b: f"{h}:{p}" for b, (h, p) in sorted(self.server.endpoints.items())}
+
+    @property
+    def faults(self) -> Faults:
+        """The server's request faults (``faults.inject_error(ApiKey.CREATE_TOPICS, "NOT_CONTROLLER").once()``;
+        see :mod:`controller.faults`); safe to use from this thread."""
+        return self.server.faults
 
     @property
     def stats(self) -> Counter[str]:

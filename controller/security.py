@@ -42,7 +42,6 @@ import secrets
 import socket
 import ssl
 import struct
-import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -532,6 +531,8 @@ def _load_keystore(context: ssl.SSLContext, config: ServerConfig) -> None:
     if _encrypted(pem) and not password:
         raise ConfigError(f"{SSL_KEY_PASSWORD}: the private key in {where} is encrypted", SSL_KEY_PASSWORD)
     # ssl reads files only: the PEM goes through a private temporary file, removed at once.
+    import tempfile  # only for listeners given PEM text: not paid at every start
+
     handle, path = tempfile.mkstemp(prefix="placement-sim-", suffix=".pem")
     try:
         with os.fdopen(handle, "w", encoding="ascii") as out:

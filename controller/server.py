@@ -35,6 +35,7 @@ from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.connection import Connection, ConnectionLimits
 from controller.dispatch import Dispatcher, Origin
+from controller.faults import Faults
 from controller.logsafe import shown
 from controller.security import Security
 
@@ -82,7 +83,10 @@ class Listener:
         self._pending: set[asyncio.Task[Any]] = set()
 
     def open(self, host: str, port: int) -> tuple[str, int]:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # An ASCII host goes as bytes: a str host is encoded with the "idna" codec, whose import (with
+        # stringprep and unicodedata) is a good part of a server's start, and gives the same bytes.
+        name: str | bytes | None = (host.encode("ascii") if host.isascii() else host) if host else None
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = infos[0]
         sock = socket.socket(family, kind, proto)
         try:
@@ -208,6 +212,11 @@ class Server:
     def connections(self) -> tuple[Connection, ...]:
         """The connections served now (read on the server's loop)."""
         return tuple(self._connections)
+
+    @property
+    def faults(self) -> Faults:
+        """The request faults the server acts on (:mod:`controller.faults`)."""
+        return self.controller.faults
 
     @property
     def endpoints(self) -> dict[int, tuple[str, int]]:

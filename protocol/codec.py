@@ -20,7 +20,7 @@ from protocol import structs as s
 from protocol import types as t
 from protocol.caps import CapPath, applicable, check_caps
 from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError
-from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, Versions
+from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, SpecHeader, Versions
 from protocol.wire import Gaps
 
 log = logging.getLogger(__name__)
@@ -276,10 +276,15 @@ class VersionCodec:
 class Message:
     """One spec: request, response, header or data message, at all its versions."""
 
-    def __init__(self, spec: MessageSpec) -> None:
-        self.spec = spec
+    def __init__(self, spec: MessageSpec | SpecHeader) -> None:
+        # A header is parsed into the whole spec on first use (see SpecHeader); until then the name,
+        # type, API key and versions are the header's.
+        self._header: MessageSpec | SpecHeader = spec
+        self._spec = spec if isinstance(spec, MessageSpec) else None
         self._codecs: dict[int, VersionCodec] = {}
         self._lock = threading.Lock()
+        # Its own lock: the spec is first parsed while a codec is built under ``_lock``.
+        self._spec_lock = threading.Lock()
         # Codecs for one element of an array field, (version, field name, "element") -> codec or the
         # scalar type of the elements, and for the message with fields given as encoded elements,
         # (version, field names, "message") -> codec.
@@ -288,24 +293,39 @@ class Message:
         self._caps: dict[tuple[int, frozenset[tuple[CapPath, int]]], DecodeCaps] = {}
 
     @property
+    def spec(self) -> MessageSpec:
+        spec = self._spec
+        if spec is None:
+            with self._spec_lock:
+                spec = self._spec
+                if spec is None:
+                    assert isinstance(self._header, SpecHeader)
+                    spec = self._spec = self._header.parse()
+        return spec
+
+    @property
     def name(self) -> str:
-        return self.spec.name
+        return self._header.name
 
     @property
     def api_key(self) -> int | None:
-        return self.spec.api_key
+        return self._header.api_key
 
     @property
     def type(self) -> str:
-        return self.spec.type
+        return self._header.type
+
+    @property
+    def source(self) -> str:
+        return self._header.source
 
     @property
     def valid_versions(self) -> tuple[int, int]:
         """``(lowest, highest)``; ``(0, -1)`` for a message with no valid versions."""
-        return self.spec.valid_versions.lowest, self.spec.valid_versions.highest
+        return self._header.valid_versions.lowest, self._header.valid_versions.highest
 
     def supports(self, version: int) -> bool:
-        return version in self.spec.valid_versions
+        return version in self._header.valid_versions
 
     def is_flexible(self, version: int) -> bool:
         return self.spec.is_flexible(version)
@@ -315,7 +335,7 @@ class Message:
         codec = self._codecs.get(version)
         if codec is None:
             if not self.supports(version):
-                raise UnsupportedVersion(self.name, version, self.spec.valid_versions)
+                raise UnsupportedVersion(self.name, version, self._header.valid_versions)
             with self._lock:
                 codec = self._codecs.get(version)
                 if codec is None:
@@ -535,7 +555,7 @@ class Message:
 
     def __repr__(self) -> str:
         key = "" if self.api_key is None else f" apiKey={self.api_key}"
-        return f"<Message {self.name}{key} versions={self.spec.valid_versions}>"
+        return f"<Message {self.name}{key} versions={self._header.valid_versions}>"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -6,14 +6,17 @@ import functools
 import logging
 import os
 from collections.abc import Iterable, Iterator
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.codec import Message
 from protocol.errors import ERRORS_FILE
 from protocol.exceptions import SpecError
 from protocol.resources import project_schemas
-from protocol.spec import parse_spec
+from protocol.spec import SpecHeader, parse_spec
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +33,11 @@ class Schemas:
         self._requests: dict[int, Message] = {}
         self._responses: dict[int, Message] = {}
         for message in messages:
-            source = message.spec.source
+            source = message.source
             if message.name in self._by_name:
                 raise SpecError(
                     source,
-                    f"message {message.name} is also defined in {self._by_name[message.name].spec.source}",
+                    f"message {message.name} is also defined in {self._by_name[message.name].source}",
                 )
             self._by_name[message.name] = message
             index = {"request": self._requests, "response": self._responses}.get(message.type)
@@ -47,8 +50,13 @@ class Schemas:
                 index[message.api_key] = message
 
     @classmethod
-    def from_files(cls, files: Iterable[Traversable | Path]) -> Schemas:
-        """Parse spec files (``errors.json`` is not a message spec and is skipped)."""
+    def from_files(cls, files: Iterable[Traversable | Path], *, deferred: bool = False) -> Schemas:
+        """Parse spec files (``errors.json`` is not a message spec and is skipped).
+
+        ``deferred`` reads only each file's top level now and the rest of a spec when its message is
+        first used: for a set already known to be valid (the project's own, checked by its tests), it
+        spares a process the parsing of specs it never uses.
+        """
         messages = []
         for entry in sorted(files, key=lambda f: f.name):
             if not entry.name.endswith(".json") or entry.name == ERRORS_FILE:
@@ -57,7 +65,8 @@ class Schemas:
                 text = entry.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise SpecError(str(entry), f"cannot read the file: {exc}") from exc
-            messages.append(Message(parse_spec(text, str(entry))))
+            source = str(entry)
+            messages.append(Message(SpecHeader.read(text, source) if deferred else parse_spec(text, source)))
         log.debug("loaded %d message specs", len(messages))
         return cls(messages)
 
@@ -123,4 +132,4 @@ def load_schemas(path: str | os.PathLike[str] | None = None) -> Schemas:
 
 @functools.cache
 def _project_set() -> Schemas:
-    return Schemas.from_files(project_schemas().iterdir())
+    return Schemas.from_files(project_schemas().iterdir(), deferred=True)

@@ -276,34 +276,18 @@ class MessageSpec:
         return version in self.flexible_versions
 
 
+#: A JSON string (escapes included) or a ``//`` comment; strings are kept, comments blanked.
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*', re.S)
+
+
 def strip_comments(text: str) -> str:
     """Blank out ``//`` comments outside JSON strings, keeping line and column positions."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    in_string = False
-    while i < n:
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif ch == "/" and text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    return _STRING_OR_COMMENT.sub(_blank_comment, text)
+
+
+def _blank_comment(match: re.Match[str]) -> str:
+    token = match.group()
+    return token if token[0] == '"' else " " * len(token)
 
 
 def load_spec(path: str | Path) -> MessageSpec:
@@ -318,13 +302,43 @@ def load_spec(path: str | Path) -> MessageSpec:
 
 def parse_spec(text: str, source: str) -> MessageSpec:
     """Parse and validate the text of one spec file; ``source`` names it in errors."""
+    return _SpecParser(source).message(read_document(text, source))
+
+
+def read_document(text: str, source: str) -> dict[str, Any]:
+    """The JSON document of a spec file's text (comments allowed), not yet checked as a spec."""
     try:
-        document = json.loads(strip_comments(text), object_pairs_hook=_reject_duplicate_keys)
+        return json.loads(strip_comments(text), object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise SpecError(source, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     except _DuplicateKey as exc:
         raise SpecError(source, f"duplicate key {exc.args[0]!r} in one object") from exc
-    return _SpecParser(source).message(document)
+
+
+@dataclass(frozen=True)
+class SpecHeader:
+    """What a spec's top level says about it (name, type, API key, versions), its fields not yet parsed.
+
+    A set of specs indexes its messages and a server advertises their versions from headers alone;
+    :meth:`parse` checks and builds the whole spec when a message is first encoded or decoded.
+    """
+
+    name: str
+    type: str
+    api_key: int | None
+    valid_versions: Versions
+    source: str
+    document: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def read(cls, text: str, source: str) -> SpecHeader:
+        document = read_document(text, source)
+        parser = _SpecParser(source)
+        name, kind, api_key, valid = parser.header(document)
+        return cls(name, kind, api_key, valid, source, document)
+
+    def parse(self) -> MessageSpec:
+        return _SpecParser(self.source).message(self.document)
 
 
 class _DuplicateKey(ValueError):
@@ -356,7 +370,8 @@ class _SpecParser:
 
     # -- top level -------------------------------------------------------------------------------------
 
-    def message(self, doc: Any) -> MessageSpec:
+    def header(self, doc: Any) -> tuple[str, str, int | None, Versions]:
+        """The top level's name, type, apiKey and validVersions, checked."""
         if not isinstance(doc, dict):
             raise self.error("the top level must be a JSON object")
         unknown = sorted(set(doc) - _TOP_KEYS)
@@ -374,6 +389,10 @@ class _SpecParser:
         if api_key is None and kind in ("request", "response"):
             raise self.error(f"a {kind} needs an apiKey")
         valid = self.versions(doc, "validVersions", None, required=True)
+        return name, kind, api_key, valid
+
+    def message(self, doc: Any) -> MessageSpec:
+        name, kind, api_key, valid = self.header(doc)
         if "flexibleVersions" not in doc and not valid.empty:
             raise self.error("flexibleVersions is required (use none, or N+ for the first flexible version)")
         self.flexible = self.versions(doc, "flexibleVersions", None, default="none")

@@ -22,8 +22,10 @@ from typing import Any
 
 from controller.config.values import (
     SASL_MECHANISM_NAMES,
+    fault_list,
     id_list,
     mechanism_list,
+    name_list,
     parse_brokers,
     pem_store,
     protocol_map,
@@ -95,6 +97,9 @@ FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
 FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
 REPLICATION_TICK_MS = "simulator.replication.tick.ms"
 MAX_EVENTS = "simulator.events.max"
+CONTROL_ENABLE = "simulator.control.enable"
+CONTROL_USERS = "simulator.control.users"
+FAULTS = "simulator.faults"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -378,6 +383,29 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "1000000",
         integer(minimum=1),
         "how many events the event log keeps (older ones are dropped)",
+    ),
+    Setting(
+        CONTROL_ENABLE,
+        "control_enable",
+        "auto",
+        one_of("auto", "true", "false"),
+        "serve the control APIs (keys 1000 and up, docs/control.md); `auto`: only when the listener is on a "
+        "loopback address",
+    ),
+    Setting(
+        CONTROL_USERS,
+        "control_users",
+        "",
+        name_list,
+        "`alice,bob`: on a `SASL_*` listener, the users the control APIs answer (others are refused)",
+    ),
+    Setting(
+        FAULTS,
+        "faults",
+        "",
+        fault_list,
+        "request faults active from start, `;`-separated: `error=NOT_CONTROLLER api=CreateTopics once` "
+        "(docs/control.md)",
     ),
 )
 

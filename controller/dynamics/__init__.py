@@ -63,6 +63,8 @@ class PartitionSnapshot:
     log_end_offsets: dict[int, int]
     status: str
     offline_replicas: tuple[int, ...]
+    #: After an unclean election, until the new leader's log is the truth (Kafka's RECOVERING, KIP-704).
+    recovering: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,7 @@ class Dynamics:
             p.log_end_offsets,
             p.status,
             tuple(self.cluster.offline_replicas(p)),
+            p.recovering,
         )
 
     def topic_deleted(self, topic: str) -> None:

@@ -35,7 +35,10 @@ from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Replication"]
+__all__ = ["MAX_LOAD", "Replication"]
+
+#: The most records per second per partition a workload may bring (log end offsets stay far inside int64).
+MAX_LOAD = 1e9
 
 
 def _records(rate: float, tick: int, tick_ms: int) -> int:
@@ -76,8 +79,8 @@ class Replication:
     def produce_load(self, topic: str, records_per_s: float) -> None:
         if topic not in self.cluster.topics:
             raise KeyError(f"no topic {topic!r}")
-        if records_per_s < 0:
-            raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
+        if not 0 <= records_per_s <= MAX_LOAD:
+            raise ValueError(f"records_per_s must be from 0 to {MAX_LOAD:g}, got {records_per_s}")
         if records_per_s:
             self.load[topic] = records_per_s
             self._load_start[topic] = self._tick
@@ -98,6 +101,10 @@ class Replication:
             if delay_ms < 0:
                 raise ValueError(f"delay_ms must not be negative, got {delay_ms}")
             changes["copy_delay_ms"] = delay_ms
+        if records_per_s is not None and records_per_s > MAX_LOAD:
+            raise ValueError(
+                f"records_per_s must be at most {MAX_LOAD:g} (None: no limit), got {records_per_s}"
+            )
         if records_per_s is None or (records_per_s is not None and records_per_s >= 0):
             changes["copy_rate"] = records_per_s
         elif records_per_s != -1:

@@ -30,6 +30,12 @@ COMMANDS = {
     "cluster": "cluster",
     "settings": "settings",
     "configs": "configs",
+    "broker": "broker",
+    "partitions": "partitions",
+    "elect": "elect",
+    "events": "events",
+    "faults": "faults",
+    "clock": "clock",
 }
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).

@@ -16,6 +16,7 @@ import logging
 from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
+from controller.data_path import DataPath
 from controller.dynamics import Dynamics
 from controller.events import EventLog
 from controller.image import ImageBuilder, MetadataImage
@@ -50,6 +51,8 @@ class Controller:
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
         self._images = ImageBuilder(cluster)
+        #: The replicas' logs, kept in step with the replication model (Produce, Fetch and the rest).
+        self.data_path = DataPath(config, cluster, clock, dynamics)
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:

@@ -118,6 +118,7 @@ class ServerConfig:
     fluvio_health_timeout_ms: int = 90000
     replication_tick_ms: int = 100
     max_events: int = 1_000_000
+    log_max_bytes: int = 67_108_864
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
     sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)

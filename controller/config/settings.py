@@ -93,6 +93,7 @@ FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
 FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
 REPLICATION_TICK_MS = "simulator.replication.tick.ms"
 MAX_EVENTS = "simulator.events.max"
+LOG_MAX_BYTES = "simulator.log.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -369,6 +370,15 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "100",
         integer(minimum=1),
         "the step of the replication model: records arrive and followers copy every tick",
+    ),
+    Setting(
+        LOG_MAX_BYTES,
+        "log_max_bytes",
+        "67108864",
+        integer(minimum=-1),
+        "the most bytes of records one partition's log holds (replicas share them); past it the oldest "
+        "batches below the high watermark are deleted and the log start moves, as `retention.bytes` "
+        "(-1: no bound)",
     ),
     Setting(
         MAX_EVENTS,

@@ -89,6 +89,11 @@ class Dynamics:
         self.lifecycle = Lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
+        #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
+        #: replication looks at it: the replicas' logs follow (``controller.data_path``).
+        self.on_partition_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the name of a deleted topic.
+        self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         self._rebalance_timer: Timer | None = None
         if self.style == "kafka" and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
@@ -117,6 +122,7 @@ class Dynamics:
             return await action()
 
     def _after_change(self, partition: PartitionState) -> None:
+        self.on_partition_change(partition)
         self.replication.refresh(partition, "partition change")
         self.replication.touch(partition)
 
@@ -270,6 +276,7 @@ class Dynamics:
 
     def topic_deleted(self, topic: str) -> None:
         self.replication.forget(topic)
+        self.on_topic_deleted(topic)
 
     # ------------------------------------------------------------------------------------- rebalance
 

@@ -263,6 +263,24 @@ class Log:
         self._append(entry)
         return entry
 
+    def extend_synthetic(self, count: int, leader_epoch: int, timestamp_ms: int) -> StoredBatch:
+        """:meth:`append_synthetic`, merged into the last entry when that is a synthetic run of the same
+        epoch (the merged run carries ``timestamp_ms``): a synthetic workload appends every tick, and a
+        log grows by records, not by an entry a tick. Followers hold their own runs (a run is cut when
+        copied), so replacing the leader's last run changes no other log."""
+        entries = self._entries
+        if len(entries) > self._head:
+            last = entries[-1]
+            if last.source is None and last.leader_epoch == leader_epoch:
+                merged = StoredBatch.synthetic(
+                    last.base_offset, last.count + count, leader_epoch, timestamp_ms
+                )
+                entries[-1] = merged
+                self.log_end_offset = merged.last_offset + 1
+                self.size_bytes += merged.size - last.size
+                return merged
+        return self.append_synthetic(count, leader_epoch, timestamp_ms)
+
     def append_copy(self, entry: StoredBatch) -> None:
         """Append an entry of the leader's log as a follower copies it (the same object: no bytes are
         copied). It must start at this log's end offset."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -140,6 +141,9 @@ class DataPath:
         self.dynamics = dynamics
         self.replication = dynamics.replication
         self._partitions: dict[tuple[str, int], PartitionData] = {}
+        # Record timestamps are wall-clock times: the cluster's clock counts from the server's start, so
+        # the leader's time is the wall clock then plus the cluster's clock (a virtual clock too).
+        self._epoch_ms = int(time.time() * 1000) - clock.now()
         self._lost: list[LostRecords] = []
         #: Producer ids for InitProducerId: one new id per idempotent producer.
         self.producer_ids = ProducerIdAllocator()
@@ -181,6 +185,11 @@ class DataPath:
         min_insync = self.replication._min_insync(t.partitions[0]) if t is not None and t.partitions else 1
         return TopicSettings(DEFAULT_LIMITS.with_configs(configs), min_insync, retention)
 
+    def now_ms(self) -> int:
+        """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the
+        server's start plus the cluster's clock."""
+        return self._epoch_ms + self.clock.now()
+
     # ------------------------------------------------------------------------------------- the model's hooks
 
     def _make(self, p: PartitionState) -> PartitionData:
@@ -188,7 +197,7 @@ class DataPath:
         for r, leo in zip(p.replicas, p.leo, strict=True):
             replica_log = logs[r] = Log()
             if leo:  # offsets the model had before any record (not expected: every change comes here)
-                replica_log.extend_synthetic(leo, max(p.leader_epoch, 0), self.clock.now())
+                replica_log.extend_synthetic(leo, max(p.leader_epoch, 0), self.now_ms())
         data = PartitionData(logs, p.leader, p.leader_epoch, committed=p.high_watermark)
         if p.leader != NO_LEADER:
             logs[p.leader].become_leader(p.leader_epoch)
@@ -224,7 +233,7 @@ class DataPath:
         li = p.replicas.index(leader)
         leader_log = logs[leader]
         if leo[li] > leader_log.log_end_offset:
-            leader_log.extend_synthetic(leo[li] - leader_log.log_end_offset, p.leader_epoch, self.clock.now())
+            leader_log.extend_synthetic(leo[li] - leader_log.log_end_offset, p.leader_epoch, self.now_ms())
         elif leo[li] < leader_log.log_end_offset:
             self._truncate_leader(p, data, leo[li])
         out[li] = leader_log.log_end_offset
@@ -401,7 +410,7 @@ class DataPath:
                 leader_log.log_start_offset,
                 duplicate=True,
             )
-        append_time = self.clock.now() if settings.limits.log_append_time else None
+        append_time = self.now_ms() if settings.limits.log_append_time else None
         entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time)
         producers.record(entry.header(), entry.base_offset)
         li = p.replicas.index(p.leader)

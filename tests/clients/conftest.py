@@ -24,7 +24,8 @@ from tests.support.placers import placer_file
 #: ``replica.placer.class.name`` of a plugin that refuses topics named ``reject...`` (REPLICA_PLACEMENT_FAILED).
 PICKY_PLACER = placer_file("PickyPlacer")
 
-API_NAMES = {3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
+API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 21: "DeleteRecords", 22: "InitProducerId",
+             23: "OffsetForLeaderEpoch", 3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
              36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders", 60: "DescribeCluster",
              68: "CreateReplicaPlacement"}  # fmt: skip
 

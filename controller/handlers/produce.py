@@ -10,8 +10,10 @@ retried duplicate is answered with its original offsets).
 
 Acks: ``1`` answers once the leader appended; ``-1`` (all) waits until the high watermark covers the
 batch (Kafka's ``DelayedProduce``), at most TimeoutMs on the cluster's clock, then answers
-REQUEST_TIMED_OUT, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is by then smaller than
-``min.insync.replicas``; a leader change meanwhile answers NOT_LEADER_OR_FOLLOWER. ``0`` is never
+REQUEST_TIMED_OUT; when the high watermark covers the batch but the ISR is by then smaller than
+``min.insync.replicas`` it answers NOT_ENOUGH_REPLICAS_AFTER_APPEND
+(``Partition.checkEnoughReplicasReachOffset``), and a leader change meanwhile answers
+NOT_LEADER_OR_FOLLOWER. ``0`` is never
 answered; a partition that fails closes the connection, as Kafka does, so that the producer notices.
 Any other acks is INVALID_REQUIRED_ACKS for every partition.
 
@@ -170,21 +172,22 @@ async def _wait_for_replicas(
                 gathered.cancel()
             expired.cancel()
     for (entry, p, _), future in zip(waits, futures, strict=True):
-        if future.done() and not future.cancelled():
-            code = future.result()
-            if code is not ErrorCode.NONE:
-                _fail(entry, code, None)
+        if not future.done() or future.cancelled():
+            _fail(entry, ErrorCode.REQUEST_TIMED_OUT, None)  # DelayedProduce's error until acks arrive
             continue
-        settings = data_path.topic_settings(p.topic)
-        if len(p.isr) < settings.min_insync_replicas:
+        code = future.result()
+        if code is not ErrorCode.NONE:
+            _fail(entry, code, None)
+            continue
+        # Partition.checkEnoughReplicasReachOffset: the high watermark covers the batch, but the ISR may
+        # have shrunk below min.insync.replicas since the append.
+        minimum = data_path.topic_settings(p.topic).min_insync_replicas
+        if len(p.isr) < minimum:
             _fail(
                 entry,
                 ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                f"The ISR {p.isr} of {p.name} shrank below min.insync.replicas={settings.min_insync_replicas} "
-                "after the append",
+                f"The ISR {p.isr} of {p.name} is smaller than min.insync.replicas={minimum} after the append",
             )
-        else:
-            _fail(entry, ErrorCode.REQUEST_TIMED_OUT, None)
     return response
 
 

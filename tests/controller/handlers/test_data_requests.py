@@ -365,3 +365,102 @@ def test_offset_for_leader_epoch_and_delete_records(server) -> None:
         assert _fetch(client, topic, 2)["ErrorCode"] == ErrorCode.OFFSET_OUT_OF_RANGE
         assert _keys(_fetch(client, topic, 3)["Records"])[0] == (3, b"k0")
         assert delete(-1) == (0, 6)
+
+
+@pytest.fixture(scope="module")
+def virtual() -> Iterator[ServerThread]:
+    with ServerThread.start(
+        brokers=[(1, None), (2, None), (3, None)],
+        clock="virtual",
+        properties={"auto.leader.rebalance.enable": "false"},
+    ) as running:
+        yield running
+
+
+def _produce_in_background(client: BlockingClient, topic: str, timeout_ms: int) -> tuple[Any, dict[str, Any]]:
+    import threading
+
+    result: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(_produce(client, topic, build(1), acks=-1, timeout_ms=timeout_ms))
+    )
+    thread.start()
+    return thread, result
+
+
+def test_acks_all_times_out_on_the_cluster_clock_when_followers_do_not_copy(virtual) -> None:
+    topic = _topic(virtual)
+    for follower in (2, 3):
+        virtual.set_replication(follower, records_per_s=0)
+    with _client(virtual, _leader(virtual, topic)) as client:
+        thread, result = _produce_in_background(client, topic, timeout_ms=1000)
+        virtual.wait_until(lambda: virtual.partition_state(topic, 0).log_end_offsets[1] == 1, timeout=10)
+        virtual.advance(999)
+        assert thread.is_alive()  # still waiting: the timeout is virtual time
+        virtual.advance(1)
+        thread.join(10)
+        assert (result["ErrorCode"], result["BaseOffset"]) == (ErrorCode.REQUEST_TIMED_OUT, -1)
+    for follower in (2, 3):
+        virtual.set_replication(follower, records_per_s=None)
+    virtual.advance(100)
+
+
+def test_acks_all_answers_not_leader_when_leadership_moves_while_it_waits(virtual) -> None:
+    topic = _topic(virtual)
+    for follower in (2, 3):
+        virtual.set_replication(follower, records_per_s=0)
+    leader = _leader(virtual, topic)
+    with _client(virtual, leader) as client:
+        thread, result = _produce_in_background(client, topic, timeout_ms=60_000)
+        virtual.wait_until(lambda: virtual.partition_state(topic, 0).log_end_offsets[leader] == 1, timeout=10)
+        virtual.stop_broker(leader, "isolate")  # still answers its clients; the controller fences it
+        virtual.advance(9000)
+        thread.join(10)
+        assert result["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        assert virtual.partition_state(topic, 0).leader != leader
+    virtual.start_broker(leader)
+    for follower in (2, 3):
+        virtual.set_replication(follower, records_per_s=None)
+    virtual.advance(3000)
+
+
+def test_after_an_election_latest_is_not_available_until_the_high_watermark_reaches_the_new_epoch(
+    virtual,
+) -> None:
+    topic = _topic(virtual)
+    leader = _leader(virtual, topic)
+    copying, stalled = [r for r in virtual.partition_state(topic, 0).replicas if r != leader]
+    virtual.set_replication(stalled, records_per_s=0)  # in the ISR, but copies nothing: the HW stays
+    with _client(virtual, leader) as client:
+        _produce(client, topic, build(2))
+    virtual.advance(100)
+    before = virtual.partition_state(topic, 0)
+    assert (before.log_end_offsets, before.high_watermark) == ({leader: 2, copying: 2, stalled: 0}, 0)
+    virtual.stop_broker(leader, "isolate")
+    virtual.advance(9000)
+    after = virtual.partition_state(topic, 0)
+    assert (after.leader, after.leader_epoch) == (copying, before.leader_epoch + 1)
+
+    def latest(client: BlockingClient) -> tuple[int, int]:
+        response = client.send(
+            "ListOffsetsRequest",
+            {
+                "ReplicaId": -1,
+                "IsolationLevel": 0,
+                "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": 0, "Timestamp": -1}]}],
+            },
+            version=7,
+        )
+        [p] = response["Topics"][0]["Partitions"]
+        return p["ErrorCode"], p["Offset"]
+
+    with _client(virtual, copying) as client:
+        assert latest(client) == (ErrorCode.OFFSET_NOT_AVAILABLE, -1)
+        assert (
+            _fetch(client, topic, 0, epoch=before.leader_epoch)["ErrorCode"] == ErrorCode.FENCED_LEADER_EPOCH
+        )
+        virtual.set_replication(stalled, records_per_s=None)
+        virtual.advance(100)
+        assert latest(client) == (0, 2)
+    virtual.start_broker(leader)
+    virtual.advance(3000)

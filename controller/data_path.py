@@ -298,7 +298,10 @@ class DataPath:
         why = f"leader {p.leader} elected with epoch {p.leader_epoch}"
         if leader_log.log_end_offset < data.committed:
             longest = max(logs.values(), key=lambda replica_log: replica_log.log_end_offset)
-            self._account_loss(p, data, longest, leader_log.log_end_offset, f"unclean election: {why}")
+            # Kafka's controller elects outside the ISR only when allowed (unclean); Fluvio's may elect a
+            # replica within its lag bound that lacks committed records.
+            kind = "unclean election" if self.dynamics.style == "kafka" else f"{self.dynamics.style} election"
+            self._account_loss(p, data, longest, leader_log.log_end_offset, f"{kind}: {why}")
         leader_log.become_leader(p.leader_epoch)
         for r, replica_log in logs.items():
             if r != p.leader:

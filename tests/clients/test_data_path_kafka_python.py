@@ -21,7 +21,7 @@ TIMEOUTS = {"request_timeout_ms": 5000}
 
 @pytest.fixture(scope="module")
 def cluster(wire_log: WireLog) -> Iterator[ServerThread]:
-    with start_cluster() as server:
+    with start_cluster(**{"auto.create.topics.enable": "true"}) as server:
         yield server
         wire_log.assert_clean(server)
 
@@ -70,6 +70,16 @@ def test_what_is_read_is_exactly_what_was_acknowledged_in_order(cluster: ServerT
     for partition in range(3):  # each partition's records arrive in offset order
         offsets = [o for p, o, _, _ in got if p == partition]
         assert offsets == sorted(offsets)
+
+
+def test_a_producer_creates_its_topic_through_metadata_when_auto_creation_is_on(
+    cluster: ServerThread,
+) -> None:
+    producer = _producer(cluster)
+    offsets = [producer.send("auto-created", value=b"v%d" % i).get(10).offset for i in range(3)]
+    producer.close(5)
+    assert offsets == [0, 1, 2]
+    assert [value for _, _, value in readable(cluster, "auto-created", 0)] == [b"v0", b"v1", b"v2"]
 
 
 def test_a_leader_crash_with_a_clean_election_loses_nothing_acknowledged(cluster: ServerThread) -> None:

@@ -464,3 +464,18 @@ def test_after_an_election_latest_is_not_available_until_the_high_watermark_reac
         assert latest(client) == (0, 2)
     virtual.start_broker(leader)
     virtual.advance(3000)
+
+
+def test_the_synthetic_workload_is_read_as_null_records_beside_client_batches(server) -> None:
+    topic = _topic(server)
+    with _client(server, _leader(server, topic)) as client:
+        _produce(client, topic, build(2), acks=-1)
+        server.produce_load(topic, 1000)
+        server.wait_until(lambda: server.partition_state(topic, 0).high_watermark >= 20, timeout=10)
+        server.produce_load(topic, 0)
+        appended = _produce(client, topic, build(1), acks=-1)
+        records = list(iter_records(_fetch(client, topic, 0)["Records"]))
+    offsets = [r.offset for r in records]
+    assert offsets == list(range(appended["BaseOffset"] + 1))
+    assert [(r.key, r.value) for r in records[2:-1]] == [(None, None)] * (appended["BaseOffset"] - 2)
+    assert (records[0].key, records[-1].key) == (b"k0", b"k0")

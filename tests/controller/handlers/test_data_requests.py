@@ -479,3 +479,12 @@ def test_the_synthetic_workload_is_read_as_null_records_beside_client_batches(se
     assert offsets == list(range(appended["BaseOffset"] + 1))
     assert [(r.key, r.value) for r in records[2:-1]] == [(None, None)] * (appended["BaseOffset"] - 2)
     assert (records[0].key, records[-1].key) == (b"k0", b"k0")
+
+
+def test_a_long_poll_on_the_virtual_clock_is_answered_without_the_clock_moving(virtual) -> None:
+    topic = _topic(virtual)
+    now = virtual.now()
+    with _client(virtual, _leader(virtual, topic)) as client:
+        answer = _fetch(client, topic, 0, wait_ms=200)  # MaxWaitMs of real time bounds it too
+    assert (answer["ErrorCode"], answer["Records"]) == (0, b"")
+    assert virtual.now() == now

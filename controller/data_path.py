@@ -371,15 +371,17 @@ class DataPath:
 
     def _retain(self, p: PartitionState, data: PartitionData) -> None:
         """Bound the bytes the logs hold (``simulator.log.max.bytes`` / ``retention.bytes``): the oldest
-        batches below the high watermark go, as Kafka's retention deletes whole segments."""
-        limit = self.config.log_max_bytes
-        if limit < 0:
-            topic = self.cluster.topics.get(p.topic)
-            if topic is None or RETENTION_BYTES not in topic.configs:
-                return
+        batches below the high watermark go, as Kafka's retention deletes whole segments, while the log
+        keeps at least the bound."""
         leader_log = data.logs.get(p.leader) if p.leader != NO_LEADER else None
-        if leader_log is None or (limit >= 0 and leader_log.size_bytes <= limit):
+        if leader_log is None:
             return
+        limit = self.config.log_max_bytes
+        topic = self.cluster.topics.get(p.topic)
+        if (topic is None or RETENTION_BYTES not in topic.configs) and (
+            limit < 0 or leader_log.size_bytes <= limit
+        ):
+            return  # the common case, without reading the topic's settings
         retention = self.topic_settings(p.topic).retention_bytes
         if retention < 0:
             return
@@ -420,9 +422,9 @@ class DataPath:
         leo = list(p.leo)
         leo[li] = leader_log.log_end_offset
         self.cluster.progress(p, leo=leo)
-        self._retain(p, data)
         self.replication.touch(p)
         self.replication.refresh(p, "produce")
+        self._retain(p, data)
         return Appended(
             entry.base_offset,
             entry.last_offset,

@@ -150,3 +150,48 @@ async def test_an_unclean_election_accounts_exactly_the_committed_records_it_los
         assert _values(data.log_of(p, 0)) == [(0, b"k0"), (1, b"k1"), (2, b"k2")]
     finally:
         await sim.close()
+
+
+async def test_past_simulator_log_max_bytes_the_oldest_committed_batches_go() -> None:
+    sim, data = await _sim(**{"simulator.log.max.bytes": "400"})
+    try:
+        sim.topic("t", [[0, 1]])
+        size = len(build(2))
+        for _ in range(8):
+            _produce(sim, data, 2)
+        p = sim.p("t")
+        leader = data.log_of(p, 0)
+        # Nothing is committed yet (the follower has not copied): nothing may go, whatever the size.
+        assert (leader.log_start_offset, leader.size_bytes) == (0, 8 * size)
+        await sim.dynamics.advance(100)  # the follower copies, the eight batches are committed
+        _produce(sim, data, 2)
+        kept = -(-400 // size)  # the fewest whole batches that hold at least the bound
+        leader_offsets = [b.base_offset for b in leader.batches()]
+        assert leader_offsets == [2 * i for i in range(9 - kept, 9)]
+        follower = data.log_of(p, 1)  # has not copied the ninth batch yet
+        assert [b.base_offset for b in follower.batches()] == [2 * i for i in range(8 - kept, 8)]
+        for replica in (leader, follower):
+            assert replica.log_start_offset == next(replica.batches()).base_offset
+        assert data.topic_settings("t").retention_bytes == 400
+    finally:
+        await sim.close()
+
+
+async def test_a_topics_retention_bytes_applies_when_it_is_lower() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0]], retention_bytes="100")
+        sim.topic("u", [[0]], retention_bytes="1000000000")
+        assert data.topic_settings("t").retention_bytes == 100
+        assert data.topic_settings("u").retention_bytes == 67_108_864
+        size = len(build(2))
+        for _ in range(3):
+            _produce(sim, data, 2)
+            _produce(sim, data, 2, topic="u")
+        kept = -(-100 // size)  # the fewest whole batches that hold at least 100 bytes
+        assert [b.base_offset for b in data.log_of(sim.p("t"), 0).batches()] == [
+            2 * i for i in range(3 - kept, 3)
+        ]
+        assert [b.base_offset for b in data.log_of(sim.p("u"), 0).batches()] == [0, 2, 4]
+    finally:
+        await sim.close()

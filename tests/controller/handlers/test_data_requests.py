@@ -488,3 +488,52 @@ def test_a_long_poll_on_the_virtual_clock_is_answered_without_the_clock_moving(v
         answer = _fetch(client, topic, 0, wait_ms=200)  # MaxWaitMs of real time bounds it too
     assert (answer["ErrorCode"], answer["Records"]) == (0, b"")
     assert virtual.now() == now
+
+
+def test_produce_v13_and_fetch_v13_name_topics_by_id(server) -> None:
+    import uuid
+
+    topic = _topic(server)
+    topic_id = server.call(lambda: server.server.controller.cluster.topics[topic].topic_id)
+    unknown = uuid.UUID(int=1)
+    with _client(server) as client:
+
+        def produce(ident: uuid.UUID) -> dict[str, Any]:
+            response = client.send(
+                "ProduceRequest",
+                {
+                    "Acks": -1,
+                    "TimeoutMs": 5000,
+                    "TopicData": [{"TopicId": ident, "PartitionData": [{"Index": 0, "Records": build(2)}]}],
+                },
+                version=13,
+            )
+            [t] = response["Responses"]
+            return {"TopicId": t["TopicId"], **t["PartitionResponses"][0]}
+
+        def fetch(ident: uuid.UUID) -> dict[str, Any]:
+            response = client.send(
+                "FetchRequest",
+                {
+                    "MaxWaitMs": 0,
+                    "MinBytes": 1,
+                    "MaxBytes": 1 << 20,
+                    "Topics": [
+                        {
+                            "TopicId": ident,
+                            "Partitions": [{"Partition": 0, "FetchOffset": 0, "PartitionMaxBytes": 1 << 20}],
+                        }
+                    ],
+                },
+                version=13,
+            )
+            [t] = response["Responses"]
+            return {"TopicId": t["TopicId"], **t["Partitions"][0]}
+
+        produced = produce(topic_id)
+        assert (produced["TopicId"], produced["ErrorCode"], produced["BaseOffset"]) == (topic_id, 0, 0)
+        assert produce(unknown)["ErrorCode"] == ErrorCode.UNKNOWN_TOPIC_ID
+        fetched = fetch(topic_id)
+        assert (fetched["TopicId"], fetched["HighWatermark"]) == (topic_id, 2)
+        assert _keys(fetched["Records"]) == [(0, b"k0"), (1, b"k1")]
+        assert fetch(unknown)["ErrorCode"] == ErrorCode.UNKNOWN_TOPIC_ID

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.answers import Sized
 from controller.clock import VirtualClock
 from controller.cluster import PartitionState
 from controller.handlers import RequestContext
@@ -63,13 +64,18 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     response, size, done, watched = _answer(ctx, request, version)
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
-        return response
+        return _sized(response)
     return _long_poll(ctx, request, version, max_wait, watched)
+
+
+def _sized(response: dict[str, Any]) -> Sized:
+    """An answer naming many partitions is encoded off the event loop (:class:`Sized`)."""
+    return Sized(response, sum(len(t["Partitions"]) for t in response["Responses"]))
 
 
 async def _long_poll(
     ctx: RequestContext, request: dict[str, Any], version: int, max_wait: int, watched: list[PartitionState]
-) -> dict[str, Any]:
+) -> Sized:
     data_path = ctx.controller.data_path
     clock = ctx.controller.clock
     loop = asyncio.get_running_loop()
@@ -91,7 +97,7 @@ async def _long_poll(
                     future.cancel()
             response, size, done, watched = _answer(ctx, request, version)
             if expired.done() or done or size >= request["MinBytes"] or not watched:
-                return response
+                return _sized(response)
     finally:
         timer.cancel()
         if real is not None:

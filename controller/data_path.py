@@ -236,16 +236,22 @@ class DataPath:
             leader_log.extend_synthetic(leo[li] - leader_log.log_end_offset, p.leader_epoch, self.now_ms())
         elif leo[li] < leader_log.log_end_offset:
             self._truncate_leader(p, data, leo[li])
-        out[li] = leader_log.log_end_offset
+        top = out[li] = leader_log.log_end_offset
+        last = leader_log.last_batch()
         for i, r in enumerate(p.replicas):
             if i == li:
                 continue
             follower = logs[r]
-            want = min(leo[i], leader_log.log_end_offset)
-            if want < follower.log_end_offset:
+            have = follower.log_end_offset
+            want = leo[i] if leo[i] < top else top
+            if want > have:
+                if last is not None and last.source is None and have >= last.base_offset:
+                    # Within the leader's last synthetic run (the synthetic workload's steady state).
+                    follower.extend_synthetic(want - have, last.leader_epoch, last.max_timestamp)
+                else:
+                    _copy(leader_log, follower, want)
+            elif want < have:
                 follower.truncate_to(want)
-            elif want > follower.log_end_offset:
-                _copy(leader_log, follower, want)
             out[i] = follower.log_end_offset
         self._retain(p, data)
         return out

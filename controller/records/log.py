@@ -219,6 +219,10 @@ class Log:
         for index in range(self._head, len(self._entries)):
             yield self._entries[index]
 
+    def last_batch(self) -> StoredBatch | None:
+        """The newest entry, if the log holds any."""
+        return self._entries[-1] if len(self._entries) > self._head else None
+
     def batch_at(self, offset: int) -> StoredBatch | None:
         """The entry holding ``offset``, if the log has it."""
         index = self._index_of(offset)
@@ -271,13 +275,13 @@ class Log:
         entries = self._entries
         if len(entries) > self._head:
             last = entries[-1]
-            if last.source is None and last.leader_epoch == leader_epoch:
-                merged = StoredBatch.synthetic(
-                    last.base_offset, last.count + count, leader_epoch, timestamp_ms
-                )
+            if last.source is None and last.leader_epoch == leader_epoch and count > 0:
+                end = last.last_offset + count
+                size = synthetic_size(end - last.base_offset + 1)
+                merged = StoredBatch(None, b"", last.base_offset, end, leader_epoch, timestamp_ms, size)
                 entries[-1] = merged
-                self.log_end_offset = merged.last_offset + 1
-                self.size_bytes += merged.size - last.size
+                self.log_end_offset = end + 1
+                self.size_bytes += size - last.size
                 return merged
         return self.append_synthetic(count, leader_epoch, timestamp_ms)
 

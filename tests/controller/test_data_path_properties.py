@@ -1,5 +1,5 @@
 """Properties of the data path over interleavings of produce, crash, restart, isolate, a follower that
-stops copying, and time, on the virtual clock (hypothesis, bounded examples).
+stops copying, the synthetic workload, and time, on the virtual clock (hypothesis, bounded examples).
 
 A record is *committed* once the high watermark passes it (an acks=all producer is answered then; every
 acks=all answer the test waits for is checked to be committed). Under clean elections no committed
@@ -30,6 +30,7 @@ steps = st.lists(
         st.tuples(st.just("isolate"), st.sampled_from(BROKERS)),
         st.tuples(st.just("restart"), st.sampled_from(BROKERS)),
         st.tuples(st.just("stall"), st.sampled_from(BROKERS)),
+        st.tuples(st.just("load"), st.sampled_from([0, 0, 20, 300])),
         st.tuples(st.just("advance"), st.sampled_from([10, 100, 1000, 5000, 12_000])),
     ),
     max_size=30,
@@ -81,11 +82,14 @@ async def _run(actions: list[tuple[str, int]], unclean: bool, policy: str = "kaf
                 await sim.dynamics.set_replication(value, records_per_s=None)
                 if sim.cluster.broker_state(value).process is not Process.UP:
                     await sim.dynamics.start_broker(value)
+            elif action == "load":  # the synthetic workload (records per second) beside client batches
+                await sim.dynamics.produce_load("t", value)
             elif action == "stall":
                 await sim.dynamics.set_replication(value, records_per_s=0)
             else:
                 await sim.dynamics.advance(value)
-        # Recovery: every broker back and copying, time for elections and replication.
+        # Recovery: every broker back and copying, no more load, time for elections and replication.
+        await sim.dynamics.produce_load("t", 0)
         for broker in BROKERS:
             await sim.dynamics.set_replication(broker, records_per_s=None)
             if sim.cluster.broker_state(broker).process is not Process.UP:

@@ -11,7 +11,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from controller.embedded import ServerThread
 from tests.clients.conftest import WireLog
-from tests.clients.data_path_support import new_topic, start_cluster
+from tests.clients.data_path_support import new_topic, readable, start_cluster
 
 CLIENT = "aiokafka"
 
@@ -60,3 +60,32 @@ def test_what_is_read_is_exactly_what_was_acknowledged_in_order(cluster: ServerT
     for partition in range(2):
         offsets = [o for p, o, _, _ in got if p == partition]
         assert offsets == sorted(offsets)
+
+
+async def _through_a_crash(server: ServerThread, topic: str) -> list[tuple[int, bytes]]:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=server.bootstrap, enable_idempotence=True, acks="all", request_timeout_ms=5000
+    )
+    await producer.start()
+    acknowledged: list[tuple[int, bytes]] = []
+    try:
+        for i in range(100):
+            if i == 40:
+                await asyncio.to_thread(server.stop_broker, 0, "crash")
+            metadata = await (await producer.send(topic, value=b"v%d" % i))
+            acknowledged.append((metadata.offset, b"v%d" % i))
+    finally:
+        await producer.stop()
+    return acknowledged
+
+
+def test_a_leader_crash_with_a_clean_election_loses_nothing_acknowledged(cluster: ServerThread) -> None:
+    topic = new_topic(cluster, [[0, 1, 2]])
+    acknowledged = asyncio.run(_through_a_crash(cluster, topic))
+    state = cluster.partition_state(topic, 0)
+    assert state.leader in (1, 2) and state.leader_epoch == 1
+    read = [(offset, value) for offset, _, value in readable(cluster, topic, 0)]
+    assert read == acknowledged  # every acknowledged record, once, in order
+    assert [value for _, value in read] == [b"v%d" % i for i in range(100)]
+    assert cluster.lost_records() == []
+    cluster.start_broker(0)

@@ -116,3 +116,46 @@ def test_a_leader_crash_with_a_clean_election_loses_nothing_delivered(cluster: S
     assert [value for _, value in read] == [b"v%d" % i for i in range(200)]
     assert cluster.lost_records() == []
     cluster.start_broker(0)
+
+
+def test_a_consumer_reading_through_a_leader_crash_gets_every_delivered_record_once(
+    cluster: ServerThread,
+) -> None:
+    topic = new_topic(cluster, [[2, 0, 1]])
+    producer = _producer(cluster)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    got: list[tuple[int, bytes]] = []
+    errors = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            errors.append(error)
+
+    try:
+        deadline = time.monotonic() + 60
+        for i in range(150):
+            producer.produce(topic, value=b"v%d" % i, on_delivery=report)
+            if i == 50:
+                producer.flush(20)
+                cluster.stop_broker(2, "crash")
+            message = consumer.poll(0.01)
+            if message is not None and message.error() is None:
+                got.append((message.offset(), message.value()))
+        assert producer.flush(60) == 0
+        while len(got) < 150 and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                got.append((message.offset(), message.value()))
+    finally:
+        consumer.close()
+        cluster.start_broker(2)
+    assert errors == []
+    assert got == [(i, b"v%d" % i) for i in range(150)]

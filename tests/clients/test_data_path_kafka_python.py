@@ -137,3 +137,43 @@ def test_an_unclean_election_loses_exactly_what_lost_records_reports() -> None:
         read = [offset for offset, _, _ in readable(server, topic, 0)]
         assert read + lost_offsets == first + later  # what was acknowledged: readable, or reported lost
         assert lost_offsets == later
+
+
+def test_a_consumer_reading_through_a_leader_crash_gets_every_acknowledged_record_once(
+    cluster: ServerThread,
+) -> None:
+    topic = new_topic(cluster, [[1, 2, 0]])
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        consumer_timeout_ms=20_000,
+        **TIMEOUTS,
+    )
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    producer = _producer(cluster, retries=100, retry_backoff_ms=100)
+    sent: list[bytes] = []
+
+    def produce() -> None:
+        for i in range(150):
+            producer.send(topic, value=b"v%d" % i).get(20)
+            sent.append(b"v%d" % i)
+            if i == 50:
+                cluster.stop_broker(1, "crash")
+
+    sender = threading.Thread(target=produce)
+    sender.start()
+    got = []
+    try:
+        for message in consumer:
+            got.append((message.offset, message.value))
+            if len(got) == 150:
+                break
+    finally:
+        sender.join(120)
+        producer.close(5)
+        consumer.close()
+        cluster.start_broker(1)
+    assert len(sent) == 150
+    assert got == [(i, b"v%d" % i) for i in range(150)]

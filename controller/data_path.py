@@ -123,6 +123,10 @@ class PartitionData:
     watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
 
+#: A partition's list of Fetch waits is pruned of ended ones when it reaches this length: a consumer
+#: polling an idle partition leaves one ended wait per poll.
+_PRUNE_WATCHERS: Final = 64
+
 #: What a partition without data reads as.
 _EMPTY_LOG: Final = Log()
 
@@ -464,7 +468,10 @@ class DataPath:
         data = self._partitions.get((p.topic, p.index))
         if data is None:
             data = self._make(p)
-        data.watchers.append(future)
+        watchers = data.watchers
+        if len(watchers) >= _PRUNE_WATCHERS:  # waits that ended without a change (cancelled) go
+            watchers[:] = [f for f in watchers if not f.done()]
+        watchers.append(future)
         return future
 
     def delete_records(self, p: PartitionState, offset: int) -> int:

@@ -537,3 +537,16 @@ def test_produce_v13_and_fetch_v13_name_topics_by_id(server) -> None:
         assert (fetched["TopicId"], fetched["HighWatermark"]) == (topic_id, 2)
         assert _keys(fetched["Records"]) == [(0, b"k0"), (1, b"k1")]
         assert fetch(unknown)["ErrorCode"] == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_long_polls_on_an_idle_partition_leave_no_waits_behind(virtual) -> None:
+    topic = _topic(virtual)
+    with _client(virtual, _leader(virtual, topic)) as client:
+        for _ in range(100):
+            assert _fetch(client, topic, 0, wait_ms=1)["Records"] == b""
+
+    def waits() -> int:
+        p = virtual.server.controller.cluster.partition(topic, 0)
+        return len(virtual.server.controller.data_path.data(p).watchers)
+
+    assert virtual.call(waits) < 64

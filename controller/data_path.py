@@ -120,11 +120,10 @@ class PartitionData:
     #: The highest high watermark seen: what was committed (an unclean election may lower the model's).
     committed: int = 0
     waiters: list[_Waiter] = field(default_factory=list)
-    watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
 
-#: A partition's list of Fetch waits is pruned of ended ones when it reaches this length: a consumer
-#: polling an idle partition leaves one ended wait per poll.
+#: A partition's list of Fetch waits is pruned of ended ones when it reaches this length (a safety net:
+#: a fetch removes its own waits when it ends, :meth:`DataPath.unwatch`).
 _PRUNE_WATCHERS: Final = 64
 
 #: What a partition without data reads as.
@@ -145,6 +144,9 @@ class DataPath:
         self.dynamics = dynamics
         self.replication = dynamics.replication
         self._partitions: dict[tuple[str, int], PartitionData] = {}
+        #: Fetches waiting for a partition to change, by partition (kept apart from the logs: a consumer
+        #: waiting on 100,000 empty partitions makes no logs).
+        self._watchers: dict[tuple[str, int], list[asyncio.Future[None]]] = {}
         # Record timestamps are wall-clock times: the cluster's clock counts from the server's start, so
         # the leader's time is the wall clock then plus the cluster's clock (a virtual clock too).
         self._epoch_ms = int(time.time() * 1000) - clock.now()
@@ -270,9 +272,12 @@ class DataPath:
         data.producers = None
 
     def partition_changed(self, p: PartitionState) -> None:
-        """The controller changed ``p`` (a leader, the epochs, the in-sync set): the logs follow."""
+        """The controller changed ``p`` (a leader, the epochs, the in-sync set): the logs follow, and
+        fetches waiting on it look again."""
         data = self._partitions.get((p.topic, p.index))
         if data is None:
+            if self._watchers:
+                self._wake((p.topic, p.index))
             return
         if data.leader_epoch != p.leader_epoch or data.leader != p.leader:
             self._leader_changed(p, data)
@@ -298,7 +303,7 @@ class DataPath:
         for waiter in waiters:
             if not waiter.future.done():
                 waiter.future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        self._wake(data)
+        self._wake((p.topic, p.index))
         if p.leader == NO_LEADER:
             return
         logs = data.logs
@@ -362,7 +367,7 @@ class DataPath:
                 elif not waiter.future.done():
                     still.append(waiter)
             data.waiters = still
-        self._wake(data)
+        self._wake((p.topic, p.index))
 
     def topic_deleted(self, topic: str) -> None:
         for key in [key for key in self._partitions if key[0] == topic]:
@@ -370,14 +375,15 @@ class DataPath:
             for waiter in data.waiters:
                 if not waiter.future.done():
                     waiter.future.set_result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            self._wake(data)
+        for key in [key for key in self._watchers if key[0] == topic]:
+            self._wake(key)
 
-    @staticmethod
-    def _wake(data: PartitionData) -> None:
-        watchers, data.watchers = data.watchers, []
-        for future in watchers:
-            if not future.done():
-                future.set_result(None)
+    def _wake(self, key: tuple[str, int]) -> None:
+        watchers = self._watchers.pop(key, None)
+        if watchers:
+            for future in watchers:
+                if not future.done():
+                    future.set_result(None)
 
     def _retain(self, p: PartitionState, data: PartitionData) -> None:
         """Bound the bytes the logs hold (``simulator.log.max.bytes`` / ``retention.bytes``): the oldest
@@ -463,16 +469,28 @@ class DataPath:
         return future
 
     def watch(self, p: PartitionState) -> asyncio.Future[None]:
-        """A future set when ``p``'s high watermark moves, its leader changes, or it is deleted."""
+        """A future set when ``p``'s high watermark moves, the controller changes it (its leader), or
+        it is deleted."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        data = self._partitions.get((p.topic, p.index))
-        if data is None:
-            data = self._make(p)
-        watchers = data.watchers
+        watchers = self._watchers.setdefault((p.topic, p.index), [])
         if len(watchers) >= _PRUNE_WATCHERS:  # waits that ended without a change (cancelled) go
             watchers[:] = [f for f in watchers if not f.done()]
         watchers.append(future)
         return future
+
+    def unwatch(self, p: PartitionState, future: asyncio.Future[None]) -> None:
+        """A fetch's wait on ``p`` ended: its future leaves the partition's list (an idle partition
+        polled over and over keeps none)."""
+        key = (p.topic, p.index)
+        watchers = self._watchers.get(key)
+        if watchers is None:
+            return
+        try:
+            watchers.remove(future)
+        except ValueError:
+            pass
+        if not watchers:
+            del self._watchers[key]
 
     def delete_records(self, p: PartitionState, offset: int) -> int:
         """DeleteRecords at the leader (the caller checked ``offset`` against the high watermark): every

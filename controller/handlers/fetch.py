@@ -93,8 +93,9 @@ async def _long_poll(
             try:
                 await asyncio.wait({expired, *changed}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for future in changed:
+                for p, future in zip(watched, changed, strict=True):
                     future.cancel()
+                    data_path.unwatch(p, future)
             response, size, done, watched = _answer(ctx, request, version)
             if expired.done() or done or size >= request["MinBytes"] or not watched:
                 return _sized(response)

@@ -17,6 +17,7 @@ from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.config_admin import ConfigAdmin
+from controller.data_path import DataPath
 from controller.dynamics import Dynamics
 from controller.events import EventLog
 from controller.faults import Faults
@@ -55,6 +56,8 @@ class Controller:
         self._images = ImageBuilder(cluster)
         #: Request faults (controller.faults), those of ``simulator.faults`` active from start.
         self.faults = Faults(clock, schemas, config.seed, config.faults or ())
+        #: The replicas' logs, kept in step with the replication model (Produce, Fetch and the rest).
+        self.data_path = DataPath(config, cluster, clock, dynamics)
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:

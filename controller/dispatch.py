@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import Answer, Close, Later, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Handler,
@@ -333,6 +333,8 @@ class Dispatcher:
     ) -> Answer:
         """The answer to a handler's result: a frame now, or work to wait for (its own, or encoding a big
         answer off the loop). An answer given now is kept under ``keep`` (its key and broker)."""
+        if result is NO_RESPONSE:
+            return NO_FRAME
         if isinstance(result, Sized):
             if result.size > BIG:
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.assembly import create_server
 from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
+from controller.data_path import LostRecords
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
@@ -250,6 +251,12 @@ class ServerThread:
             _value(lambda: self.dynamics.partition_state(topic, partition))
         )
         return state
+
+    def lost_records(self) -> list[LostRecords]:
+        """Every batch of committed records (below the high watermark: acknowledged to ``acks=all``
+        producers) that an unclean election took away: topic, partition, offsets, leader epoch, why."""
+        lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
+        return lost
 
     def broker_state(self, broker_id: int) -> str:
         """``running``, ``fenced``, ``controlled shutdown`` or ``offline``."""

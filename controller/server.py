@@ -34,6 +34,7 @@ from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.connection import Connection, ConnectionLimits
+from controller.data_path import LostRecords
 from controller.dispatch import Dispatcher, Origin
 from controller.faults import Faults
 from controller.logsafe import shown
@@ -316,6 +317,10 @@ class Server:
         if process is None:
             self.dispatcher.advertise(broker_id, None)
             self._ports.pop(broker_id, None)
+
+    def lost_records(self) -> list[LostRecords]:
+        """Committed records an unclean election took away (:meth:`DataPath.lost_records`)."""
+        return self.controller.data_path.lost_records()
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

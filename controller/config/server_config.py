@@ -124,6 +124,7 @@ class ServerConfig:
     control_users: tuple[str, ...] | None = None
     #: Request faults active from start (:class:`controller.faults.FaultSpec`).
     faults: tuple[Any, ...] | None = None
+    log_max_bytes: int = 67_108_864
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
     sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)

@@ -100,6 +100,7 @@ MAX_EVENTS = "simulator.events.max"
 CONTROL_ENABLE = "simulator.control.enable"
 CONTROL_USERS = "simulator.control.users"
 FAULTS = "simulator.faults"
+LOG_MAX_BYTES = "simulator.log.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -376,6 +377,15 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "100",
         integer(minimum=1),
         "the step of the replication model: records arrive and followers copy every tick",
+    ),
+    Setting(
+        LOG_MAX_BYTES,
+        "log_max_bytes",
+        "67108864",
+        integer(minimum=-1),
+        "the most bytes of records one partition's log holds (replicas share them); past it the oldest "
+        "batches below the high watermark are deleted and the log start moves, as `retention.bytes` "
+        "(-1: no bound)",
     ),
     Setting(
         MAX_EVENTS,

@@ -99,6 +99,11 @@ class Dynamics:
         self.lifecycle = Lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
+        #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
+        #: replication looks at it: the replicas' logs follow (``controller.data_path``).
+        self.on_partition_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the name of a deleted topic.
+        self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         self._rebalance_timer: Timer | None = None
         if self.style == "kafka" and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
@@ -131,6 +136,7 @@ class Dynamics:
             return await action()
 
     def _after_change(self, partition: PartitionState) -> None:
+        self.on_partition_change(partition)
         self.replication.refresh(partition, "partition change")
         self.replication.touch(partition)
         if partition.leader == NO_LEADER and self._unclean_timer is None:
@@ -287,6 +293,7 @@ class Dynamics:
 
     def topic_deleted(self, topic: str) -> None:
         self.replication.forget(topic)
+        self.on_topic_deleted(topic)
 
     async def configs_changed(self, topic: str | None) -> None:
         """After a config change of ``topic`` (None: of brokers, so of every topic), under the controller's

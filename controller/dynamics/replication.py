@@ -68,6 +68,12 @@ class Replication:
         self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
         #: Called with the partitions whose in-sync set changed here (the controller keeps epochs).
         self.on_isr_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with a partition and the log end offsets the model wants for its replicas, before they
+        #: are set: the replicas' logs follow (``controller.data_path``) and the offsets they reach are
+        #: returned (a follower copies whole client batches, so it may end a little past the model's).
+        self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = lambda p, leo: leo
+        #: Called after a partition's high watermark moved up (acks=all answers wait for it).
+        self.on_high_watermark: Callable[[PartitionState], None] = lambda partition: None
 
     async def close(self) -> None:
         for timer in (self._tick_timer, self._lag_timer):
@@ -141,6 +147,7 @@ class Replication:
                 "its log end offset cannot go below it"
             )
         leo[i] = offset
+        leo = self.on_log_end_offsets(p, leo)
         changes: dict[str, Any] = {"leo": leo}
         if broker == leader:
             changes["epoch_start_offset"] = min(p.epoch_start_offset, offset)
@@ -268,6 +275,8 @@ class Replication:
                 caught_up[i] = max(caught_up[i], now - delay)
             if leo[i] < leo[li]:
                 work = True
+        if leo != p.leo:
+            leo = self.on_log_end_offsets(p, leo)
         if max_delay:
             if history is None:
                 history = self._history[key] = deque()
@@ -351,6 +360,7 @@ class Replication:
         hw = min(offsets)
         if hw > p.high_watermark:
             self.cluster.progress(p, high_watermark=hw)
+            self.on_high_watermark(p)
 
     def _min_insync(self, p: PartitionState) -> int:
         """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once)."""

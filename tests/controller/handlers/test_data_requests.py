@@ -549,3 +549,38 @@ def test_long_polls_on_an_idle_partition_leave_no_waits_behind(virtual) -> None:
         return len(virtual.server.controller.data_path._watchers.get((topic, 0), []))
 
     assert virtual.call(waits) == 0
+
+
+def _alter(client: BlockingClient, resource_type: int, name: str, key: str, value: str | None) -> None:
+    operation = 0 if value is not None else 1  # SET, DELETE
+    answer = client.send(
+        "IncrementalAlterConfigsRequest",
+        {
+            "Resources": [
+                {
+                    "ResourceType": resource_type,
+                    "ResourceName": name,
+                    "Configs": [{"Name": key, "ConfigOperation": operation, "Value": value}],
+                }
+            ],
+            "ValidateOnly": False,
+        },
+        version=1,
+    )
+    assert [(r["ErrorCode"], r["ErrorMessage"]) for r in answer["Responses"]] == [(0, None)]
+
+
+def test_topic_and_broker_configs_altered_at_run_time_apply_to_the_next_produce(server) -> None:
+    topic, other = _topic(server), _topic(server)
+    with _client(server, _leader(server, topic)) as client:
+        assert _produce(client, topic, build(3))["ErrorCode"] == 0
+        _alter(client, 2, topic, "max.message.bytes", "20")  # the topic's own
+        assert _produce(client, topic, build(3))["ErrorCode"] == ErrorCode.MESSAGE_TOO_LARGE
+    with _client(server, _leader(server, other)) as client:
+        assert _produce(client, other, build(3))["ErrorCode"] == 0
+        _alter(client, 4, "", "message.max.bytes", "20")  # every broker's default: the topic's synonym
+        try:
+            assert _produce(client, other, build(3))["ErrorCode"] == ErrorCode.MESSAGE_TOO_LARGE
+        finally:
+            _alter(client, 4, "", "message.max.bytes", None)
+        assert _produce(client, other, build(3))["ErrorCode"] == 0

@@ -21,7 +21,7 @@ from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config import ServerConfig
 from controller.dynamics.lifecycle import STOP_MODES, Lifecycle, Network
-from controller.dynamics.replication import Replication
+from controller.dynamics.replication import FluvioReplication, KafkaReplication
 from controller.election import rules
 from controller.election.api import Trigger
 from controller.election.service import Change, ElectionService
@@ -85,7 +85,8 @@ class Dynamics:
         self.elections = elections
         self.lock = lock
         self.style = elections.style
-        self.replication = Replication(config, cluster, clock, elections.style)
+        replication = FluvioReplication if self.style == "fluvio" else KafkaReplication
+        self.replication = replication(config, cluster, clock)
         self.lifecycle = Lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change

@@ -219,7 +219,10 @@ class Lifecycle:
         self._cancel(broker)
         b = self.cluster.broker_state(broker)
         assert b is not None
-        if not b.fenced:
+        if self.style == "fluvio":
+            # An unregistered SPU's replica sets go to election as an offline SPU's do.
+            await self._spu_offline(broker, "SPU unregistered")
+        elif not b.fenced:
             await self._leave_in_sync_sets(broker, "broker unregistered", fence=True)
         self.cluster.update_broker(broker, "broker unregistered", registered=False, process=Process.STOPPED)
         await self._network(broker, None)

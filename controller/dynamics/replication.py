@@ -16,9 +16,11 @@ cluster costs nothing. Every tick:
   followers about to join; no advance while the ISR is smaller than ``min.insync.replicas``). It never
   goes back, except after an unclean election (the new leader's log is the truth).
 
-Every ``replica.lag.time.max.ms`` / 2 the leaders drop followers that have not caught up for
-``replica.lag.time.max.ms`` from the in-sync set. All counts are whole records, so the model is exact
-and repeatable: rates are spread over ticks without rounding drift.
+Who leaves the in-sync set differs by style (:class:`KafkaReplication`, :class:`FluvioReplication`):
+Kafka's leaders drop, every ``replica.lag.time.max.ms`` / 2, the followers that are not caught up
+(``Replica.isCaughtUp``); Fluvio's SC drops only offline SPUs (unless
+``simulator.election.fluvio.lrs.max.lag.records`` is set). All counts are whole records, so the model
+is exact and repeatable: rates are spread over ticks without rounding drift.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from controller.config import ServerConfig
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Replication"]
+__all__ = ["FluvioReplication", "KafkaReplication", "Replication"]
 
 
 def _records(rate: float, tick: int, tick_ms: int) -> int:
@@ -44,13 +46,13 @@ def _records(rate: float, tick: int, tick_ms: int) -> int:
 
 
 class Replication:
-    """Log end offsets, the in-sync set and the high watermark of every partition (see the module docstring)."""
+    """Log end offsets, the in-sync set and the high watermark of every partition (see the module
+    docstring); the rules that differ by style are the subclasses' methods."""
 
-    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock, style: str) -> None:
+    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock) -> None:
         self.config = config
         self.cluster = cluster
         self.clock = clock
-        self.style = style
         self.tick_ms = config.replication_tick_ms
         self.lag_ms = config.replica_lag_ms
         #: Records per second per partition, by topic.
@@ -190,8 +192,6 @@ class Replication:
     def _schedule(self) -> None:
         if self._active and self._tick_timer is None:
             self._tick_timer = self.clock.call_later(self.tick_ms, self._on_tick, "replication tick")
-        if self._active and self._lag_timer is None:
-            self._lag_timer = self.clock.call_later(self.lag_ms // 2, self._on_lag_check, "ISR lag check")
 
     # ------------------------------------------------------------------------------------- the model
 
@@ -276,6 +276,7 @@ class Replication:
         if changes:
             self.cluster.progress(p, **changes)
         if leader_up:
+            self._shrink_by_records(p)
             self._expand(p, "replication")
         self.refresh(p, "replication")
         return work or any(r not in p.isr and self._may_join(r) for r in p.replicas)
@@ -313,7 +314,7 @@ class Replication:
             and r != p.leader
             and self._may_join(r)
             and p.leo[i] >= hw
-            and (self.style == "fluvio" or p.leo[i] >= p.epoch_start_offset)
+            and self._may_rejoin_at(p, p.leo[i])
         ]
         if joining:
             isr = [r for r in p.replicas if r in p.isr or r in joining]
@@ -325,24 +326,50 @@ class Replication:
     def _update_hw(self, p: PartitionState, now: int, cause: str) -> None:
         if p.high_watermark >= p.leo[p.replicas.index(p.leader)]:
             return  # at the leader's log end offset already: no replica set can raise it
-        isr = p.isr
-        if self.style == "kafka":
-            if len(isr) < self._min_insync(p):
-                return
-            joinable = self._brokers()[1]
-            caught_up = p.caught_up
-            offsets = [
-                leo
-                for i, (r, leo) in enumerate(zip(p.replicas, p.leo, strict=True))
-                if r in isr or (r in joinable and now - caught_up[i] <= self.lag_ms)
-            ]
-        else:
-            offsets = [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+        offsets = self._hw_offsets(p, now)
         if not offsets:
             return
         hw = min(offsets)
         if hw > p.high_watermark:
             self.cluster.progress(p, high_watermark=hw)
+
+    def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
+        """The log end offsets the high watermark is the lowest of (none: it stays)."""
+        raise NotImplementedError
+
+    def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
+        """Whether a follower at ``leo`` (at least the high watermark) may rejoin the in-sync set."""
+        raise NotImplementedError
+
+    def _shrink_by_records(self, p: PartitionState) -> None:
+        """After a tick: followers that leave the in-sync set by how far behind they are (none by default)."""
+
+
+class KafkaReplication(Replication):
+    """Kafka's leaders (``Partition.scala``): a follower rejoins at the high watermark and the start of
+    the leader's epoch; the high watermark waits for ``min.insync.replicas`` and counts caught-up
+    followers about to join; every ``replica.lag.time.max.ms`` / 2 the followers that are not caught up
+    leave the ISR."""
+
+    def _schedule(self) -> None:
+        super()._schedule()
+        if self._active and self._lag_timer is None:
+            self._lag_timer = self.clock.call_later(self.lag_ms // 2, self._on_lag_check, "ISR lag check")
+
+    def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
+        return leo >= p.epoch_start_offset  # Partition.isFollowerInSync
+
+    def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
+        isr = p.isr
+        if len(isr) < self._min_insync(p):
+            return []
+        joinable = self._brokers()[1]
+        caught_up = p.caught_up
+        return [
+            leo
+            for i, (r, leo) in enumerate(zip(p.replicas, p.leo, strict=True))
+            if r in isr or (r in joinable and now - caught_up[i] <= self.lag_ms)
+        ]
 
     def _min_insync(self, p: PartitionState) -> int:
         topic = self.cluster.topics.get(p.topic)
@@ -358,10 +385,16 @@ class Replication:
         for p in list(self._active.values()):
             if p.leader == NO_LEADER or p.topic not in self.cluster.topics:
                 continue
+            leader_leo = p.leo[p.replicas.index(p.leader)]
+            # Replica.isCaughtUp: at the leader's log end offset, or caught up at most
+            # replica.lag.time.max.ms ago; only a follower that is neither leaves.
             lagging = [
                 r
                 for i, r in enumerate(p.replicas)
-                if r in p.isr and r != p.leader and now - p.caught_up[i] > self.lag_ms
+                if r in p.isr
+                and r != p.leader
+                and p.leo[i] != leader_leo
+                and now - p.caught_up[i] > self.lag_ms
             ]
             if lagging:
                 isr = [r for r in p.isr if r not in lagging]
@@ -374,3 +407,38 @@ class Replication:
                 self.on_isr_change(p)
                 self._update_hw(p, now, "ISR shrink")
         self._schedule()
+
+
+class FluvioReplication(Replication):
+    """Fluvio's SC and SPUs: the live replica set loses only offline SPUs (no time-based removal; with
+    ``simulator.election.fluvio.lrs.max.lag.records`` set, also followers more records than that behind
+    their leader, Fluvio's ``ReplicaStatus::leader_lag``); a follower rejoins at the high watermark, which is
+    the lowest log end offset in the set."""
+
+    def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
+        max_lag = self.config.fluvio_lrs_max_lag_records
+        return max_lag is None or p.leo[p.replicas.index(p.leader)] - leo <= max_lag
+
+    def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
+        isr = p.isr
+        return [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+
+    def _shrink_by_records(self, p: PartitionState) -> None:
+        max_lag = self.config.fluvio_lrs_max_lag_records
+        if max_lag is None:
+            return
+        leader_leo = p.leo[p.replicas.index(p.leader)]
+        lagging = [
+            r
+            for i, r in enumerate(p.replicas)
+            if r in p.isr and r != p.leader and leader_leo - p.leo[i] > max_lag
+        ]
+        if lagging:
+            isr = [r for r in p.isr if r not in lagging]
+            self.cluster.update_partition(
+                p,
+                f"broker(s) {lagging} more than simulator.election.fluvio.lrs.max.lag.records={max_lag} records behind",
+                isr=isr,
+                partition_epoch=p.partition_epoch + 1,
+            )
+            self.on_isr_change(p)

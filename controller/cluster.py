@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from enum import Enum, IntEnum, StrEnum
+from typing import Any, NamedTuple
 
 from controller.events import EventLog
 from controller.placement.api import ClusterView, UsableBroker
@@ -24,7 +24,10 @@ __all__ = [
     "Broker",
     "BrokerState",
     "Cluster",
+    "LeaderRecoveryState",
+    "PartitionChange",
     "PartitionState",
+    "PartitionStatus",
     "Prepared",
     "Process",
     "Topic",
@@ -50,6 +53,25 @@ class BrokerState(Enum):
     FENCED = "fenced"
     CONTROLLED_SHUTDOWN = "controlled shutdown"
     OFFLINE = "offline"
+
+
+class PartitionStatus(StrEnum):
+    """A partition's status: ``Online`` (it has a leader) or ``Offline`` (none), and while Fluvio's SC
+    elects a leader its ``Election`` then ``CandidateFound`` (seed 003's statuses). Compares equal to its
+    name as a string."""
+
+    ONLINE = "Online"
+    OFFLINE = "Offline"
+    ELECTION = "Election"
+    CANDIDATE_FOUND = "CandidateFound"
+
+
+class LeaderRecoveryState(IntEnum):
+    """Kafka's ``LeaderRecoveryState`` (KIP-704), with its record values: RECOVERING after an unclean
+    election, until the new leader has recovered its log and reports RECOVERED."""
+
+    RECOVERED = 0
+    RECOVERING = 1
 
 
 _DOWN = (Process.CRASHED, Process.STOPPED, Process.HUNG)
@@ -119,14 +141,12 @@ class PartitionState:
     partition_epoch: int = 0
     leo: list[int] = field(default_factory=list)
     high_watermark: int = 0
-    #: ``Online``/``Offline``, or Fluvio's ``Election``/``CandidateFound`` while a Fluvio election runs.
-    status: str = "Online"
+    status: PartitionStatus = PartitionStatus.ONLINE
     #: The leader before the current one (-1 if none): the one whose log a Fluvio candidate is measured against.
     last_leader: int = NO_LEADER
     #: The leader's LEO when its epoch began; a follower must reach it to join the in-sync set.
     epoch_start_offset: int = 0
-    #: After an unclean election, until the new leader's log is the partition's truth (Kafka's RECOVERING).
-    recovering: bool = False
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
     #: Per replica: the clock time up to which it had everything the leader had.
     caught_up: list[int] = field(default_factory=list)
     #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
@@ -142,6 +162,37 @@ class PartitionState:
     @property
     def log_end_offsets(self) -> dict[int, int]:
         return dict(zip(self.replicas, self.leo, strict=True))
+
+
+class PartitionChange(NamedTuple):
+    """One change record (Kafka's ``PartitionChangeRecord``), as :mod:`controller.election.change` builds
+    it: the fields it sets; None leaves a field as it is. ``leo``, ``high_watermark`` and ``epoch_start_offset`` are the replicas' logs as the change
+    leaves them (followers truncated to a new leader's log end offset)."""
+
+    partition: PartitionState
+    cause: str
+    leader: int | None = None
+    isr: list[int] | None = None
+    replicas: list[int] | None = None
+    leader_epoch: int | None = None
+    partition_epoch: int | None = None
+    leader_recovery_state: LeaderRecoveryState | None = None
+    status: PartitionStatus | None = None
+    last_leader: int | None = None
+    #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
+    candidate: int | None = None
+    epoch_start_offset: int | None = None
+    leo: list[int] | None = None
+    high_watermark: int | None = None
+
+    def fields(self) -> Iterator[tuple[str, Any]]:
+        """The fields this record sets, by name."""
+        for name, value in zip(_FIELDS, self[2:], strict=True):
+            if value is not None:
+                yield name, value
+
+
+_FIELDS = PartitionChange._fields[2:]
 
 
 @dataclass(frozen=True)
@@ -371,7 +422,7 @@ class Cluster:
                     isr[0] if isr else NO_LEADER,
                     isr,
                     leo=[0] * len(rs),
-                    status="Online" if isr else "Offline",
+                    status=PartitionStatus.ONLINE if isr else PartitionStatus.OFFLINE,
                     caught_up=[now] * len(rs),
                 )
             )
@@ -442,23 +493,17 @@ class Cluster:
 
     # ------------------------------------------------------------------------------------- partitions
 
-    def update_partition(
-        self, partition: PartitionState, cause: str, **changes: Any
-    ) -> list[tuple[str, Any, Any]]:
-        """Sets fields of a partition and records what changed (nothing recorded when nothing did)."""
-        return self.update_partitions([(partition, changes, cause)])[0]
-
-    def update_partitions(
-        self, updates: Iterable[tuple[PartitionState, Mapping[str, Any], str]]
-    ) -> list[list[tuple[str, Any, Any]]]:
-        """:meth:`update_partition` for many partitions, in order (one event each, at one clock time):
-        how a failover writes 100,000 partition changes. What changed, per update."""
+    def apply_changes(self, changes: Iterable[PartitionChange]) -> list[list[tuple[str, Any, Any]]]:
+        """The one place partition state is written: applies each change record in order (one event per
+        partition that changed, at one clock time), how a failover writes 100,000 of them. What changed,
+        per record (nothing recorded when nothing did)."""
         results: list[list[tuple[str, Any, Any]]] = []
         entries: list[tuple[str, list[tuple[str, Any, Any]], str]] = []
         touched: dict[str, None] = {}
-        for partition, changes, cause in updates:
+        for change in changes:
+            partition = change.partition
             recorded = []
-            for name, value in changes.items():
+            for name, value in change.fields():
                 old = getattr(partition, name)
                 if old != value:
                     setattr(partition, name, value)
@@ -472,7 +517,7 @@ class Cluster:
             results.append(recorded)
             if recorded:
                 touched[partition.topic] = None
-                entries.append((partition.name, recorded, cause))
+                entries.append((partition.name, recorded, change.cause))
         if entries:
             self._changed(assignments=False)
             for name in touched:

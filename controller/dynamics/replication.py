@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 from controller.clock import Clock, Timer
-from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
+from controller.election.change import PartitionChangeBuilder
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,6 @@ class Replication:
         self._tick_timer: Timer | None = None
         self._lag_timer: Timer | None = None
         self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
-        #: Called with the partitions whose in-sync set changed here (the controller keeps epochs).
-        self.on_isr_change: Callable[[PartitionState], None] = lambda partition: None
 
     async def close(self) -> None:
         for timer in (self._tick_timer, self._lag_timer):
@@ -135,10 +133,9 @@ class Replication:
                 "its log end offset cannot go below it"
             )
         leo[i] = offset
-        changes: dict[str, Any] = {"leo": leo}
-        if broker == leader:
-            changes["epoch_start_offset"] = min(p.epoch_start_offset, offset)
-        self.cluster.update_partition(p, f"log end offset of broker {broker} set", **changes)
+        epoch_start = min(p.epoch_start_offset, offset) if broker == leader else None
+        cause = f"log end offset of broker {broker} set"
+        self.cluster.apply_changes([PartitionChange(p, cause, leo=leo, epoch_start_offset=epoch_start)])
         self.refresh(p, "log end offset set")
         self.touch(p)
 
@@ -154,7 +151,11 @@ class Replication:
             leader = p.leader
             if leader == NO_LEADER:
                 return
-            if not self.load.get(p.topic) and self._caught_up_if_idle(p, leader):
+            if (
+                not self.load.get(p.topic)
+                and p.leader_recovery_state is LeaderRecoveryState.RECOVERED
+                and self._caught_up_if_idle(p, leader)
+            ):
                 return
             self._active[key] = p
         self._schedule()
@@ -276,6 +277,13 @@ class Replication:
         if changes:
             self.cluster.progress(p, **changes)
         if leader_up:
+            if p.leader_recovery_state is LeaderRecoveryState.RECOVERING:
+                # The leader of an unclean election has recovered its log: it reports RECOVERED
+                # (Kafka's AlterPartition with LeaderRecoveryState RECOVERED).
+                self._write(
+                    self._builder(p).set_target_leader_recovery_state(LeaderRecoveryState.RECOVERED),
+                    "leader recovered its log",
+                )
             self._shrink_by_records(p)
             self._expand(p, "replication")
         self.refresh(p, "replication")
@@ -294,14 +302,11 @@ class Replication:
         return found if found is not None else history[0][1]
 
     def refresh(self, p: PartitionState, cause: str) -> None:
-        """The high watermark (and a recovered leader) after anything that moved a log end offset or the ISR.
+        """The high watermark after anything that moved a log end offset or the ISR.
 
         Followers rejoin the in-sync set only at ticks: a follower must fetch from its leader first."""
         if p.leader == NO_LEADER:
             return
-        if p.recovering and self._serving(p.leader):
-            # The leader of an unclean election has recovered its log: it reports RECOVERED.
-            self.cluster.update_partition(p, "leader recovered its log", recovering=False)
         self._update_hw(p, self.clock.now(), cause)
 
     def _expand(self, p: PartitionState, cause: str) -> None:
@@ -318,10 +323,16 @@ class Replication:
         ]
         if joining:
             isr = [r for r in p.replicas if r in p.isr or r in joining]
-            self.cluster.update_partition(
-                p, f"{cause}: broker(s) {joining} caught up", isr=isr, partition_epoch=p.partition_epoch + 1
-            )
-            self.on_isr_change(p)
+            self._write(self._builder(p).set_target_isr(isr), f"{cause}: broker(s) {joining} caught up")
+
+    def _builder(self, p: PartitionState) -> PartitionChangeBuilder:
+        """A change a leader asks for (Kafka's AlterPartition): it never moves the leadership."""
+        return PartitionChangeBuilder(p, self.cluster.active_ids()).set_election(None)
+
+    def _write(self, builder: PartitionChangeBuilder, cause: str) -> None:
+        record = builder.build(cause)
+        if record is not None:
+            self.cluster.apply_changes([record])
 
     def _update_hw(self, p: PartitionState, now: int, cause: str) -> None:
         if p.high_watermark >= p.leo[p.replicas.index(p.leader)]:
@@ -398,13 +409,8 @@ class KafkaReplication(Replication):
             ]
             if lagging:
                 isr = [r for r in p.isr if r not in lagging]
-                self.cluster.update_partition(
-                    p,
-                    f"broker(s) {lagging} not caught up for replica.lag.time.max.ms={self.lag_ms}",
-                    isr=isr,
-                    partition_epoch=p.partition_epoch + 1,
-                )
-                self.on_isr_change(p)
+                cause = f"broker(s) {lagging} not caught up for replica.lag.time.max.ms={self.lag_ms}"
+                self._write(self._builder(p).set_target_isr(isr), cause)
                 self._update_hw(p, now, "ISR shrink")
         self._schedule()
 
@@ -435,10 +441,5 @@ class FluvioReplication(Replication):
         ]
         if lagging:
             isr = [r for r in p.isr if r not in lagging]
-            self.cluster.update_partition(
-                p,
-                f"broker(s) {lagging} more than simulator.election.fluvio.lrs.max.lag.records={max_lag} records behind",
-                isr=isr,
-                partition_epoch=p.partition_epoch + 1,
-            )
-            self.on_isr_change(p)
+            cause = f"broker(s) {lagging} more than simulator.election.fluvio.lrs.max.lag.records={max_lag} records behind"
+            self._write(self._builder(p).set_target_isr(isr), cause)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.election.api import Candidates, ElectionPolicy, PartitionView, Trigger
+from controller.election.api import Candidates, ElectionPolicy, ElectionStyle, PartitionView, Trigger
 
 __all__ = ["KafkaElectionPolicy", "kafka_candidates"]
 
@@ -37,7 +37,7 @@ def kafka_candidates(view: PartitionView) -> tuple[int, ...]:
 class KafkaElectionPolicy(ElectionPolicy):
     """Kafka's KRaft controller: keep a valid leader, else the first valid replica in assignment order."""
 
-    style = "kafka"
+    style = ElectionStyle.KAFKA
 
     def elect(self, partitions: Sequence[PartitionView]) -> list[Candidates]:
         return [kafka_candidates(view) for view in partitions]

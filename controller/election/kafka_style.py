@@ -1,0 +1,96 @@
+"""Kafka's style of election: every change is one record of KRaft's ``PartitionChangeBuilder``, applied
+at once (:mod:`controller.election.change`).
+
+A change without a trigger elects only when the leader can no longer lead (Kafka's ONLINE election
+inside every partition change); a topic that allows unclean elections (``unclean.leader.election.enable``)
+gets UNCLEAN ones from the controller, as Kafka's ``ReplicationControlManager`` gives it. Changes are
+written together, one record each in order; a partition named twice first writes what came before, so
+that each change builds on the last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.cluster import PartitionChange
+from controller.election.api import ElectionStyle, PartitionView, Trigger
+from controller.election.change import ElectionKind, PartitionChangeBuilder
+from controller.election.service import Change, ChangeResult, ElectionService
+
+__all__ = ["KafkaElection"]
+
+#: The election each trigger asks for (the others elect only when the leader cannot lead).
+_KINDS = {Trigger.PREFERRED: ElectionKind.PREFERRED, Trigger.UNCLEAN: ElectionKind.UNCLEAN}
+
+
+class KafkaElection(ElectionService):
+    """Kafka's KRaft controller: partition changes as ``PartitionChangeBuilder`` records."""
+
+    style = ElectionStyle.KAFKA
+    preferred_rebalance = True
+
+    def _prepare(
+        self, batch: Sequence[Change], alive: frozenset[int]
+    ) -> list[tuple[PartitionChangeBuilder, PartitionView | None]]:
+        prepared: list[tuple[PartitionChangeBuilder, PartitionView | None]] = []
+        unclean_by_topic: dict[str, bool] = {}
+        for change in batch:
+            p = change.partition
+            builder = PartitionChangeBuilder(p, alive)
+            if change.target_isr is not None:
+                builder.set_target_isr(change.target_isr)
+            trigger = change.trigger
+            if trigger is not None:
+                builder.set_election(_KINDS.get(trigger, ElectionKind.ONLINE), trigger)
+            view = None
+            if builder.wants_election():
+                unclean = unclean_by_topic.get(p.topic)
+                if unclean is None:
+                    unclean = unclean_by_topic[p.topic] = self.unclean_allowed(p)
+                view = builder.set_unclean_allowed(unclean).view()
+            else:
+                builder.set_election(None)  # the leader stays: no election to hold
+            prepared.append((builder, view))
+        return prepared
+
+    def _apply(
+        self,
+        batch: Sequence[Change],
+        plans: list[PartitionChangeBuilder],
+        answers: dict[int, tuple[int, ...]],
+        failures: dict[int, str],
+        cause: str,
+    ) -> list[ChangeResult]:
+        results: list[ChangeResult | None] = []  # None until written
+        pending: list[tuple[int, PartitionChange]] = []
+        pending_ids: set[int] = set()
+
+        def write() -> None:
+            written = self.cluster.apply_changes([record for _, record in pending])
+            for (position, record), recorded in zip(pending, written, strict=True):
+                p = record.partition
+                self.on_change(p)
+                results[position] = ChangeResult(p, changed=True, leader=p.leader, fields=recorded)
+            pending.clear()
+            pending_ids.clear()
+
+        for i, (change, builder) in enumerate(zip(batch, plans, strict=True)):
+            p = change.partition
+            if pending and id(p) in pending_ids:
+                write()
+            if failures and i in failures:
+                results.append(self._failed(p, failures[i]))
+                continue
+            answer = answers.get(i)
+            if answer is not None:
+                builder.set_candidates(answer)
+            record = builder.build(cause)
+            if record is None:
+                results.append(ChangeResult(p, leader=p.leader))
+            else:
+                results.append(None)
+                pending.append((len(results) - 1, record))
+                pending_ids.add(id(p))
+        if pending:
+            write()
+        return [r for r in results if r is not None]

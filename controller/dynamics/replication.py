@@ -135,7 +135,7 @@ class Replication:
         leo[i] = offset
         epoch_start = min(p.epoch_start_offset, offset) if broker == leader else None
         cause = f"log end offset of broker {broker} set"
-        self.cluster.apply_changes([PartitionChange(p, cause, leo=leo, epoch_start_offset=epoch_start)])
+        self.cluster.apply_changes([PartitionChange.of(p, cause, leo=leo, epoch_start_offset=epoch_start)])
         self.refresh(p, "log end offset set")
         self.touch(p)
 
@@ -166,17 +166,22 @@ class Replication:
         serving, joinable = self._brokers()
         replicas, leo, isr = p.replicas, p.leo, p.isr
         top = leo[replicas.index(leader)]
-        for i, r in enumerate(replicas):
-            if leo[i] < top or (r not in isr and r in joinable):
+        for r, offset in zip(replicas, leo, strict=True):
+            if offset < top or (r not in isr and r in joinable):
                 return False
         now = self.clock.now()
         caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
-        leader_up = leader in serving
+        if leader not in serving:
+            caught_up[replicas.index(leader)] = now
+            return True
+        states = self.cluster.broker_states
         for i, r in enumerate(replicas):
             if r == leader:
                 caught_up[i] = now
-            elif leader_up and r in serving:
-                caught_up[i] = max(caught_up[i], now - self.cluster.broker_states[r].copy_delay_ms)
+            elif r in serving:
+                at = now - states[r].copy_delay_ms
+                if at > caught_up[i]:
+                    caught_up[i] = at
         return True
 
     def touch_broker(self, broker: int) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from enum import Enum
+from typing import Any
 
 from controller.cluster import (
     NO_LEADER,
@@ -66,6 +67,10 @@ class PartitionChangeBuilder:
     _status: PartitionStatus | None = None
     _candidate: int | None = None
     _allow_empty_isr = False
+    #: No target beyond the ISR and the election (the common change: a broker leaves the ISR).
+    _plain = True
+    #: wants_election(), once asked (the targets it reads are set before).
+    _wanted: bool | None = None
 
     def __init__(self, partition: PartitionState, acceptable: Collection[int]) -> None:
         self.partition = partition
@@ -87,6 +92,7 @@ class PartitionChangeBuilder:
 
     def set_target_replicas(self, replicas: Sequence[int]) -> PartitionChangeBuilder:
         self._target_replicas = replicas
+        self._plain = False
         return self
 
     def set_election(
@@ -111,19 +117,23 @@ class PartitionChangeBuilder:
     def set_target_leader(self, leader: int) -> PartitionChangeBuilder:
         """A leader set without an election (Fluvio's promotion of a confirmed candidate, or no leader)."""
         self._leader = leader
+        self._plain = False
         return self
 
     def set_target_leader_recovery_state(self, state: LeaderRecoveryState) -> PartitionChangeBuilder:
         self._target_recovery = state
+        self._plain = False
         return self
 
     def set_status(self, status: PartitionStatus) -> PartitionChangeBuilder:
         """A status set explicitly (Fluvio's ``Election`` and ``CandidateFound``)."""
         self._status = status
+        self._plain = False
         return self
 
     def set_candidate(self, candidate: int) -> PartitionChangeBuilder:
         self._candidate = candidate
+        self._plain = False
         return self
 
     def allow_empty_isr(self) -> PartitionChangeBuilder:
@@ -135,14 +145,21 @@ class PartitionChangeBuilder:
 
     def wants_election(self) -> bool:
         """Whether the election asks for a leader: always for PREFERRED, otherwise only when the current
-        leader is no longer valid (for the other elections Kafka keeps a valid leader)."""
-        kind = self._election
-        if kind is None:
-            return False
-        if kind is ElectionKind.PREFERRED:
-            return True
-        leader = self.partition.leader
-        return leader == NO_LEADER or leader not in self.target_isr or leader not in self.acceptable
+        leader is no longer valid (for the other elections Kafka keeps a valid leader). Asked once the
+        targets are set."""
+        wanted = self._wanted
+        if wanted is None:
+            kind = self._election
+            if kind is None:
+                wanted = False
+            elif kind is ElectionKind.PREFERRED:
+                wanted = True
+            else:
+                leader = self.partition.leader
+                isr = self.partition.isr if self._target_isr is None else self._target_isr
+                wanted = leader == NO_LEADER or leader not in isr or leader not in self.acceptable
+            self._wanted = wanted
+        return wanted
 
     def eligibility(self) -> rules.Eligibility:
         """Who may lead in the election (Kafka's rule, :func:`controller.election.rules.kafka_eligible`)."""
@@ -194,69 +211,92 @@ class PartitionChangeBuilder:
 
     def build(self, cause: str) -> PartitionChange | None:
         """The change record, or None when nothing changes."""
+        # Written for speed: a failover builds one record per partition it touches.
         p = self.partition
-        leader = p.leader
+        wanted = self._wanted
+        if wanted is None:
+            wanted = self.wants_election()
+        if self._plain and not wanted:
+            isr = self._target_isr  # only the ISR may change
+            if isr is None or isr == p.isr or not (isr or self._allow_empty_isr):
+                return None
+            return PartitionChange(p, cause, ("isr", list(isr), "partition_epoch", p.partition_epoch + 1))
+        old_leader = leader = p.leader
         unclean = False
         if self._leader is not None:
             leader = self._leader
-        elif self.wants_election():
+        elif wanted:
             leader, unclean = self._elect()
-        isr = list(self.target_isr)
-        recovery = p.leader_recovery_state if self._target_recovery is None else self._target_recovery
+            unclean = unclean and leader != old_leader  # tryElection acts only on a new leader
+        old_isr = p.isr
+        isr = old_isr if self._target_isr is None else self._target_isr
+        recovery = self._target_recovery
         if unclean:
             # PartitionChangeBuilder.tryElection: the ISR is forced to the new leader alone, which must
             # recover its log (LeaderRecoveryState RECOVERING) before it may be trusted.
             isr = [leader]
             recovery = LeaderRecoveryState.RECOVERING
-            cause = f"{cause}; unclean election: {leader} was not in the ISR {list(p.isr)}"
-        replicas = list(self.target_replicas)
+            cause = f"{cause}; unclean election: {leader} was not in the ISR {list(old_isr)}"
+        if recovery is p.leader_recovery_state:
+            recovery = None
         # Kafka never writes an empty ISR with ELR off: the last member stays listed.
-        new_isr = isr if (isr or self._allow_empty_isr) and isr != p.isr else None
-        new_replicas = replicas if replicas != p.replicas else None
-        leader_changed = leader != p.leader
+        new_isr = (
+            list(isr) if isr is not old_isr and (isr or self._allow_empty_isr) and isr != old_isr else None
+        )
+        replicas = self._target_replicas
+        new_replicas = list(replicas) if replicas is not None and replicas != p.replicas else None
         status = self._status
-        candidate = self._candidate if self._candidate != p.candidate else None
+        if status is p.status:
+            status = None
+        candidate = self._candidate
+        if candidate == p.candidate:
+            candidate = None
+        leader_changed = leader != old_leader
         if not (
-            new_isr is not None
+            leader_changed
+            or new_isr is not None
             or new_replicas is not None
-            or leader_changed
-            or recovery is not p.leader_recovery_state
-            or (status is not None and status is not p.status)
+            or recovery is not None
+            or status is not None
             or candidate is not None
         ):
             return None
-        leader_epoch = None
-        last_leader = epoch_start = leo = hw = None
+        fields: list[Any] = []  # names and values, in turn
+        if new_isr is not None:
+            fields += ("isr", new_isr)
+        if new_replicas is not None:
+            fields += ("replicas", new_replicas)
+        if leader_changed:
+            fields += ("leader", leader)
         # The leader epoch goes up when the leader changes, and when the replica set loses a member
         # (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded); ISR changes alone never bump it.
-        if leader_changed or (new_replicas is not None and not set(p.replicas) <= set(replicas)):
-            leader_epoch = p.leader_epoch + 1
+        if leader_changed or (new_replicas is not None and not set(p.replicas) <= set(new_replicas)):
+            fields += ("leader_epoch", p.leader_epoch + 1)
         if leader_changed:
-            last_leader = p.leader if p.leader != NO_LEADER else p.last_leader
+            last_leader = old_leader if old_leader != NO_LEADER else p.last_leader
+            if last_leader != p.last_leader:
+                fields += ("last_leader", last_leader)
             if status is None:
                 status = PartitionStatus.ONLINE if leader != NO_LEADER else PartitionStatus.OFFLINE
-            if leader != NO_LEADER:
-                leader_leo = p.leo[p.replicas.index(leader)]
-                epoch_start = leader_leo
-                # Followers drop what the new leader does not have (Kafka truncates them to the epoch's
-                # start); after an unclean election the high watermark can go back to it.
-                truncated = [min(offset, leader_leo) for offset in p.leo]
-                leo = truncated if truncated != p.leo else None
-                if unclean and p.high_watermark > leader_leo:
-                    hw = leader_leo
-        return PartitionChange(
-            p,
-            cause,
-            leader=leader if leader_changed else None,
-            isr=new_isr,
-            replicas=new_replicas,
-            leader_epoch=leader_epoch,
-            partition_epoch=p.partition_epoch + 1,
-            leader_recovery_state=recovery if recovery is not p.leader_recovery_state else None,
-            status=status if status is not p.status else None,
-            last_leader=last_leader,
-            candidate=candidate,
-            epoch_start_offset=epoch_start,
-            leo=leo,
-            high_watermark=hw,
-        )
+                if status is p.status:
+                    status = None
+        if status is not None:
+            fields += ("status", status)
+        if candidate is not None:
+            fields += ("candidate", candidate)
+        if leader_changed and leader != NO_LEADER:
+            offsets = p.leo
+            leader_leo = offsets[p.replicas.index(leader)]
+            if leader_leo != p.epoch_start_offset:
+                fields += ("epoch_start_offset", leader_leo)
+            # Followers drop what the new leader does not have (Kafka truncates them to the epoch's
+            # start); after an unclean election the high watermark can go back to it.
+            truncated = [min(offset, leader_leo) for offset in offsets]
+            if truncated != offsets:
+                fields += ("leo", truncated)
+            if unclean and p.high_watermark > leader_leo:
+                fields += ("high_watermark", leader_leo)
+        if recovery is not None:
+            fields += ("leader_recovery_state", recovery)
+        fields += ("partition_epoch", p.partition_epoch + 1)
+        return PartitionChange(p, cause, tuple(fields))

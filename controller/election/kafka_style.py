@@ -48,8 +48,6 @@ class KafkaElection(ElectionService):
                 if unclean is None:
                     unclean = unclean_by_topic[p.topic] = self.unclean_allowed(p)
                 view = builder.set_unclean_allowed(unclean).view()
-            else:
-                builder.set_election(None)  # the leader stays: no election to hold
             prepared.append((builder, view))
         return prepared
 

@@ -50,6 +50,10 @@ class ElectionKind(Enum):
     UNCLEAN = "unclean"
 
 
+#: The trigger a policy is told for each kind of election, unless the caller names one.
+_TRIGGERS = {ElectionKind.PREFERRED: Trigger.PREFERRED, ElectionKind.UNCLEAN: Trigger.UNCLEAN}
+
+
 class PartitionChangeBuilder:
     """Builds one partition's change (see the module docstring). ``acceptable`` are the brokers that may
     lead (Kafka's ``isAcceptableLeader``: registered, unfenced, not shutting down)."""
@@ -96,13 +100,14 @@ class PartitionChangeBuilder:
         return self
 
     def set_election(
-        self, kind: ElectionKind | None, trigger: Trigger = Trigger.LEADER_OFFLINE
+        self, kind: ElectionKind | None, trigger: Trigger | None = None
     ) -> PartitionChangeBuilder:
         """The election to hold (None: none, the leader stays unless :meth:`set_target_leader`); ``trigger``
-        is why, as the policy is told. An ONLINE election is UNCLEAN for a topic that allows it
-        (``unclean.leader.election.enable``), as Kafka's controller makes it."""
+        is why, as the policy is told (by default the kind's own, or the leader lost for ONLINE). An
+        ONLINE election may be unclean for a topic that allows it (:meth:`set_unclean_allowed`), as
+        Kafka's controller makes it."""
         self._election = kind
-        self._trigger = trigger
+        self._trigger = trigger if trigger is not None else _TRIGGERS.get(kind, Trigger.LEADER_OFFLINE)
         return self
 
     def set_unclean_allowed(self, allowed: bool) -> PartitionChangeBuilder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.cluster import LeaderRecoveryState
 from tests.support.dynamics import make_sim
 
 QUIET = {"auto.leader.rebalance.enable": "false"}
@@ -181,5 +182,31 @@ async def test_a_follower_leaves_the_isr_only_when_its_lag_is_greater_than_the_l
         assert [(e.time, e.change("isr")) for e in sim.dynamics.events() if e.change("isr")] == [
             (60_000, ((0, 1), (0,)))
         ]
+    finally:
+        await sim.close()
+
+
+async def test_the_leader_of_an_unclean_election_is_recovering_until_the_next_tick() -> None:
+    """Kafka: RECOVERING after an unclean election, RECOVERED once the new leader has recovered its log
+    (its AlterPartition); a clean election leaves the state as it was."""
+    sim = await make_sim([0, 1, 2], properties=QUIET)
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        await sim.dynamics.produce_load("t", 10)
+        await sim.dynamics.advance(50_000)
+        await sim.dynamics.produce_load("t", 0)
+        await sim.fence(0, 1)
+        assert sim.dynamics.partition_state("t", 0).leader_recovery_state is LeaderRecoveryState.RECOVERED
+        assert (await sim.dynamics.elect("t", 0, "unclean")).error is None
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.leader, state.leader_recovery_state) == (2, LeaderRecoveryState.RECOVERING)
+        await sim.dynamics.advance(100)
+        assert sim.dynamics.partition_state("t", 0).leader_recovery_state is LeaderRecoveryState.RECOVERED
+        recovered = [e for e in sim.dynamics.events() if e.change("leader_recovery_state")][-1]
+        assert (recovered.cause, recovered.change("leader_recovery_state")) == (
+            "leader recovered its log",
+            (1, 0),
+        )
     finally:
         await sim.close()

@@ -310,8 +310,9 @@ class Replication:
         """The high watermark after anything that moved a log end offset or the ISR.
 
         Followers rejoin the in-sync set only at ticks: a follower must fetch from its leader first."""
-        if p.leader == NO_LEADER:
-            return
+        leader = p.leader
+        if leader == NO_LEADER or p.high_watermark >= p.leo[p.replicas.index(leader)]:
+            return  # no leader, or at the leader's log end offset already: nothing can raise it
         self._update_hw(p, self.clock.now(), cause)
 
     def _expand(self, p: PartitionState, cause: str) -> None:

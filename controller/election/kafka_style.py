@@ -68,7 +68,7 @@ class KafkaElection(ElectionService):
             for (position, record), recorded in zip(pending, written, strict=True):
                 p = record.partition
                 self.on_change(p)
-                results[position] = ChangeResult(p, changed=True, leader=p.leader, fields=recorded)
+                results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
             pending_ids.clear()
 

@@ -135,12 +135,16 @@ class ElectionService:
 
     async def _change_slice(self, batch: Sequence[Change], cause: str) -> list[ChangeResult]:
         prepared = self._prepare(batch, self.alive())
-        to_elect = [i for i, (_, view) in enumerate(prepared) if view is not None]
-        views = [prepared[i][1] for i in to_elect]
+        to_elect: list[int] = []
+        views: list[PartitionView] = []
+        for i, (_, view) in enumerate(prepared):
+            if view is not None:
+                to_elect.append(i)
+                views.append(view)
         answers: dict[int, tuple[int, ...]] = {}
         failures: dict[int, str] = {}
         if views:
-            await self._ask_policy(to_elect, views, answers, failures)  # type: ignore[arg-type]
+            await self._ask_policy(to_elect, views, answers, failures)
         return self._apply(batch, [plan for plan, _ in prepared], answers, failures, cause)
 
     async def _ask_policy(

@@ -7,7 +7,8 @@
   if that may still lead; otherwise the first eligible replica in assignment order.
 
 Which replicas are eligible (active brokers in the target ISR, or any active replica when unclean) is the
-controller's rule (:func:`controller.election.rules.eligible_leaders`); this policy only orders them.
+controller's rule (:func:`controller.election.rules.kafka_eligible`); this policy only orders them (and
+:class:`controller.election.change.PartitionChangeBuilder` uses this order when no policy answers).
 """
 
 from __future__ import annotations

@@ -53,15 +53,17 @@ class FluvioElection(ElectionService):
     # ------------------------------------------------------------------------------------- changes
 
     def _prepare(
-        self, batch: Sequence[Change], alive: frozenset[int]
-    ) -> list[tuple[list[int], PartitionView | None]]:
-        prepared: list[tuple[list[int], PartitionView | None]] = []
-        for change in batch:
+        self, batch: Sequence[Change], alive: frozenset[int], to_elect: list[int], views: list[PartitionView]
+    ) -> list[list[int]]:
+        live_replica_sets: list[list[int]] = []
+        for i, change in enumerate(batch):
             p = change.partition
             lrs = list(change.target_isr) if change.target_isr is not None else list(p.isr)
-            view = self._view(change, lrs, alive) if change.trigger is not None else None
-            prepared.append((lrs, view))
-        return prepared
+            live_replica_sets.append(lrs)
+            if change.trigger is not None:  # the SC elects only when asked
+                to_elect.append(i)
+                views.append(self._view(change, lrs, alive))
+        return live_replica_sets
 
     def _view(self, change: Change, lrs: list[int], alive: frozenset[int]) -> PartitionView:
         p = change.partition

@@ -30,26 +30,26 @@ class KafkaElection(ElectionService):
     preferred_rebalance = True
 
     def _prepare(
-        self, batch: Sequence[Change], alive: frozenset[int]
-    ) -> list[tuple[PartitionChangeBuilder, PartitionView | None]]:
-        prepared: list[tuple[PartitionChangeBuilder, PartitionView | None]] = []
+        self, batch: Sequence[Change], alive: frozenset[int], to_elect: list[int], views: list[PartitionView]
+    ) -> list[PartitionChangeBuilder]:
+        builders: list[PartitionChangeBuilder] = []
         unclean_by_topic: dict[str, bool] = {}
-        for change in batch:
+        for i, change in enumerate(batch):
             p = change.partition
             builder = PartitionChangeBuilder(p, alive)
+            builders.append(builder)
             if change.target_isr is not None:
                 builder.set_target_isr(change.target_isr)
             trigger = change.trigger
             if trigger is not None:
                 builder.set_election(_KINDS.get(trigger, ElectionKind.ONLINE), trigger)
-            view = None
             if builder.wants_election():
                 unclean = unclean_by_topic.get(p.topic)
                 if unclean is None:
                     unclean = unclean_by_topic[p.topic] = self.unclean_allowed(p)
-                view = builder.set_unclean_allowed(unclean).view()
-            prepared.append((builder, view))
-        return prepared
+                to_elect.append(i)
+                views.append(builder.set_unclean_allowed(unclean).view())
+        return builders
 
     def _apply(
         self,
@@ -79,9 +79,8 @@ class KafkaElection(ElectionService):
             if failures and i in failures:
                 results.append(self._failed(p, failures[i]))
                 continue
-            answer = answers.get(i)
-            if answer is not None:
-                builder.set_candidates(answer)
+            if answers and i in answers:
+                builder.set_candidates(answers[i])
             record = builder.build(cause)
             if record is None:
                 results.append(ChangeResult(p, leader=p.leader))

@@ -134,18 +134,14 @@ class ElectionService:
         return results
 
     async def _change_slice(self, batch: Sequence[Change], cause: str) -> list[ChangeResult]:
-        prepared = self._prepare(batch, self.alive())
         to_elect: list[int] = []
         views: list[PartitionView] = []
-        for i, (_, view) in enumerate(prepared):
-            if view is not None:
-                to_elect.append(i)
-                views.append(view)
+        plans = self._prepare(batch, self.alive(), to_elect, views)
         answers: dict[int, tuple[int, ...]] = {}
         failures: dict[int, str] = {}
         if views:
             await self._ask_policy(to_elect, views, answers, failures)
-        return self._apply(batch, [plan for plan, _ in prepared], answers, failures, cause)
+        return self._apply(batch, plans, answers, failures, cause)
 
     async def _ask_policy(
         self,
@@ -178,9 +174,10 @@ class ElectionService:
                 answers[i] = tuple(candidates)
 
     def _prepare(
-        self, batch: Sequence[Change], alive: frozenset[int]
-    ) -> list[tuple[Any, PartitionView | None]]:
-        """Per change, the style's plan for it and the view to ask the policy about (None: no election)."""
+        self, batch: Sequence[Change], alive: frozenset[int], to_elect: list[int], views: list[PartitionView]
+    ) -> list[Any]:
+        """Per change, the style's plan for it; the positions that need an election go to ``to_elect``,
+        with the view to ask the policy about to ``views``."""
         raise NotImplementedError
 
     def _apply(

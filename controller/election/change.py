@@ -21,7 +21,7 @@ without one, Kafka's own order (:func:`controller.election.builtin.kafka.kafka_c
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from enum import Enum
 from functools import partial
 from typing import Any
@@ -37,7 +37,7 @@ from controller.election import rules
 from controller.election.api import PartitionView, Trigger
 from controller.election.builtin.kafka import kafka_candidates
 
-__all__ = ["ElectionKind", "PartitionChangeBuilder"]
+__all__ = ["ElectionKind", "PartitionChangeBuilder", "isr_change", "leader_is_valid"]
 
 
 class ElectionKind(Enum):
@@ -53,7 +53,27 @@ class ElectionKind(Enum):
 
 #: Makes a record from its three fields without the named tuple's Python-level ``__new__``: a failover
 #: makes 100,000 of them.
-_record = partial(tuple.__new__, PartitionChange)
+_record: Callable[[tuple[Any, ...]], PartitionChange] = partial(tuple.__new__, PartitionChange)
+
+
+def leader_is_valid(partition: PartitionState, isr: Sequence[int], acceptable: Collection[int]) -> bool:
+    """Kafka's ``isValidNewLeader`` for the current leader: an acceptable broker in the target ISR. An
+    ONLINE (or UNCLEAN) election keeps such a leader."""
+    leader = partition.leader
+    return leader != NO_LEADER and leader in isr and leader in acceptable
+
+
+def isr_change(
+    partition: PartitionState, isr: Sequence[int], cause: str, allow_empty: bool = False
+) -> PartitionChange | None:
+    """The record of an ISR change alone (no election, the leader stays), None when nothing changes: what
+    :class:`PartitionChangeBuilder` builds for it, made without a builder as a failover makes 100,000
+    of them. Kafka never writes an empty ISR (with ELR off) unless ``allow_empty``."""
+    if isr == partition.isr or not (isr or allow_empty):
+        return None
+    fields = ("isr", list(isr), "partition_epoch", partition.partition_epoch + 1)
+    return _record((partition, cause, fields))
+
 
 #: The trigger a policy is told for each kind of election, unless the caller names one.
 _TRIGGERS = {ElectionKind.PREFERRED: Trigger.PREFERRED, ElectionKind.UNCLEAN: Trigger.UNCLEAN}
@@ -165,9 +185,8 @@ class PartitionChangeBuilder:
             elif kind is ElectionKind.PREFERRED:
                 wanted = True
             else:
-                leader = self.partition.leader
                 isr = self.partition.isr if self._target_isr is None else self._target_isr
-                wanted = leader == NO_LEADER or leader not in isr or leader not in self.acceptable
+                wanted = not leader_is_valid(self.partition, isr, self.acceptable)
             self._wanted = wanted
         return wanted
 
@@ -228,9 +247,7 @@ class PartitionChangeBuilder:
             wanted = self.wants_election()
         if self._plain and not wanted:
             isr = self._target_isr  # only the ISR may change
-            if isr is None or isr == p.isr or not (isr or self._allow_empty_isr):
-                return None
-            return _record((p, cause, ("isr", list(isr), "partition_epoch", p.partition_epoch + 1)))
+            return None if isr is None else isr_change(p, isr, cause, self._allow_empty_isr)
         old_leader = leader = p.leader
         unclean = False
         if self._leader is not None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from controller.cluster import PartitionChange
 from controller.election.api import ElectionStyle, PartitionView, Trigger
-from controller.election.change import ElectionKind, PartitionChangeBuilder
+from controller.election.change import ElectionKind, PartitionChangeBuilder, isr_change, leader_is_valid
 from controller.election.service import Change, ChangeResult, ElectionService
 
 __all__ = ["KafkaElection"]
@@ -31,16 +31,22 @@ class KafkaElection(ElectionService):
 
     def _prepare(
         self, batch: Sequence[Change], alive: frozenset[int], to_elect: list[int], views: list[PartitionView]
-    ) -> list[PartitionChangeBuilder]:
-        builders: list[PartitionChangeBuilder] = []
+    ) -> list[PartitionChangeBuilder | None]:
+        """A builder per change, or None for a change of the ISR alone that keeps a valid leader (the
+        bulk of a failover: :func:`~controller.election.change.isr_change` writes it)."""
+        builders: list[PartitionChangeBuilder | None] = []
         unclean_by_topic: dict[str, bool] = {}
         for i, change in enumerate(batch):
             p = change.partition
+            trigger = change.trigger
+            target_isr = change.target_isr
+            if trigger is None and leader_is_valid(p, p.isr if target_isr is None else target_isr, alive):
+                builders.append(None)
+                continue
             builder = PartitionChangeBuilder(p, alive)
             builders.append(builder)
-            if change.target_isr is not None:
-                builder.set_target_isr(change.target_isr)
-            trigger = change.trigger
+            if target_isr is not None:
+                builder.set_target_isr(target_isr)
             if trigger is not None:
                 builder.set_election(_KINDS.get(trigger, ElectionKind.ONLINE), trigger)
             if builder.wants_election():
@@ -54,7 +60,7 @@ class KafkaElection(ElectionService):
     def _apply(
         self,
         batch: Sequence[Change],
-        plans: list[PartitionChangeBuilder],
+        plans: list[PartitionChangeBuilder | None],
         answers: dict[int, tuple[int, ...]],
         failures: dict[int, str],
         cause: str,
@@ -79,9 +85,13 @@ class KafkaElection(ElectionService):
             if failures and i in failures:
                 results.append(self._failed(p, failures[i]))
                 continue
-            if answers and i in answers:
-                builder.set_candidates(answers[i])
-            record = builder.build(cause)
+            if builder is None:
+                target_isr = change.target_isr
+                record = None if target_isr is None else isr_change(p, target_isr, cause)
+            else:
+                if answers and i in answers:
+                    builder.set_candidates(answers[i])
+                record = builder.build(cause)
             if record is None:
                 results.append(ChangeResult(p, leader=p.leader))
             else:

@@ -105,14 +105,6 @@ class PartitionChangeBuilder:
         self.partition = partition
         self.acceptable = acceptable
 
-    @property
-    def target_isr(self) -> Sequence[int]:
-        return self.partition.isr if self._target_isr is None else self._target_isr
-
-    @property
-    def target_replicas(self) -> Sequence[int]:
-        return self.partition.replicas if self._target_replicas is None else self._target_replicas
-
     # ------------------------------------------------------------------------------------- targets
 
     def set_target_isr(self, isr: Sequence[int]) -> PartitionChangeBuilder:
@@ -194,8 +186,12 @@ class PartitionChangeBuilder:
         """Who may lead in the election (Kafka's rule, :func:`controller.election.rules.kafka_eligible`)."""
         eligibility = self._eligibility
         if eligibility is None:
+            p = self.partition
             eligibility = self._eligibility = rules.kafka_eligible(
-                self.target_replicas, self.target_isr, self.acceptable, self._unclean()
+                p.replicas if self._target_replicas is None else self._target_replicas,
+                p.isr if self._target_isr is None else self._target_isr,
+                self.acceptable,
+                self._unclean(),
             )
         return eligibility
 
@@ -212,7 +208,7 @@ class PartitionChangeBuilder:
             p.topic,
             p.index,
             tuple(p.replicas),
-            tuple(self.target_isr),
+            tuple(p.isr if self._target_isr is None else self._target_isr),
             p.leader,
             p.leader if p.leader != NO_LEADER else p.last_leader,
             tuple(p.leo),
@@ -227,7 +223,7 @@ class PartitionChangeBuilder:
         """The elected leader (NO_LEADER when none) and whether the election was unclean."""
         if self._candidates is not None:
             candidates = self._candidates
-            unclean = bool(candidates) and self.eligibility().unclean
+            unclean = bool(candidates) and (self._eligibility or self.eligibility()).unclean
         else:
             view = self.view()
             candidates = kafka_candidates(view)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from enum import Enum, IntEnum, StrEnum
+from typing import Any, NamedTuple
 
 from controller.config.topic_configs import (
     TOPIC_CONFIGS,
@@ -28,10 +28,14 @@ from controller.topic_names import collision_key
 
 __all__ = [
     "NO_LEADER",
+    "CHANGE_FIELDS",
     "Broker",
     "BrokerState",
     "Cluster",
+    "LeaderRecoveryState",
+    "PartitionChange",
     "PartitionState",
+    "PartitionStatus",
     "Prepared",
     "Process",
     "Topic",
@@ -57,6 +61,25 @@ class BrokerState(Enum):
     FENCED = "fenced"
     CONTROLLED_SHUTDOWN = "controlled shutdown"
     OFFLINE = "offline"
+
+
+class PartitionStatus(StrEnum):
+    """A partition's status: ``Online`` (it has a leader) or ``Offline`` (none), and while Fluvio's SC
+    elects a leader its ``Election`` then ``CandidateFound`` (seed 003's statuses). Compares equal to its
+    name as a string."""
+
+    ONLINE = "Online"
+    OFFLINE = "Offline"
+    ELECTION = "Election"
+    CANDIDATE_FOUND = "CandidateFound"
+
+
+class LeaderRecoveryState(IntEnum):
+    """Kafka's ``LeaderRecoveryState`` (KIP-704), with its record values: RECOVERING after an unclean
+    election, until the new leader has recovered its log and reports RECOVERED."""
+
+    RECOVERED = 0
+    RECOVERING = 1
 
 
 _DOWN = (Process.CRASHED, Process.STOPPED, Process.HUNG)
@@ -126,14 +149,12 @@ class PartitionState:
     partition_epoch: int = 0
     leo: list[int] = field(default_factory=list)
     high_watermark: int = 0
-    #: ``Online``/``Offline``, or Fluvio's ``Election``/``CandidateFound`` while a Fluvio election runs.
-    status: str = "Online"
+    status: PartitionStatus = PartitionStatus.ONLINE
     #: The leader before the current one (-1 if none): the one whose log a Fluvio candidate is measured against.
     last_leader: int = NO_LEADER
     #: The leader's LEO when its epoch began; a follower must reach it to join the in-sync set.
     epoch_start_offset: int = 0
-    #: After an unclean election, until the new leader's log is the partition's truth (Kafka's RECOVERING).
-    recovering: bool = False
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
     #: Per replica: the clock time up to which it had everything the leader had.
     caught_up: list[int] = field(default_factory=list)
     #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
@@ -149,6 +170,57 @@ class PartitionState:
     @property
     def log_end_offsets(self) -> dict[int, int]:
         return dict(zip(self.replicas, self.leo, strict=True))
+
+
+#: The partition fields a change record may set: Kafka's ``PartitionChangeRecord`` (leader, ISR, replicas,
+#: epochs, leader recovery state), the status (with Fluvio's candidate), the last leader, and the
+#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset).
+CHANGE_FIELDS = frozenset(
+    {
+        "leader",
+        "isr",
+        "replicas",
+        "leader_epoch",
+        "partition_epoch",
+        "leader_recovery_state",
+        "status",
+        "last_leader",
+        "candidate",
+        "epoch_start_offset",
+        "leo",
+        "high_watermark",
+    }
+)
+
+
+class PartitionChange(NamedTuple):
+    """One change record (Kafka's ``PartitionChangeRecord``), as :mod:`controller.election.change` builds
+    it: ``fields`` are the names and values it sets, in turn (``("isr", [1, 2], "partition_epoch", 5)``:
+    one flat tuple, as a failover makes 100,000 records); the others stay as they are."""
+
+    partition: PartitionState
+    cause: str
+    fields: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, partition: PartitionState, cause: str, **fields: Any) -> PartitionChange:
+        """A record setting ``fields`` (those given None are left out)."""
+        unknown = fields.keys() - CHANGE_FIELDS
+        if unknown:
+            raise ValueError(f"a partition change cannot set {sorted(unknown)}")
+        return cls(partition, cause, tuple(x for k, v in fields.items() if v is not None for x in (k, v)))
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """(name, value) for each field the record sets, in order."""
+        names_and_values = iter(self.fields)
+        return zip(names_and_values, names_and_values, strict=True)
+
+    def get(self, name: str) -> Any:
+        """The value the record sets ``name`` to, None when it leaves it."""
+        for field_name, value in self.items():
+            if field_name == name:
+                return value
+        return None
 
 
 @dataclass(frozen=True)
@@ -394,7 +466,7 @@ class Cluster:
                     isr[0] if isr else NO_LEADER,
                     isr,
                     leo=[0] * len(rs),
-                    status="Online" if isr else "Offline",
+                    status=PartitionStatus.ONLINE if isr else PartitionStatus.OFFLINE,
                     caught_up=[now] * len(rs),
                 )
             )
@@ -562,23 +634,18 @@ class Cluster:
 
     # ------------------------------------------------------------------------------------- partitions
 
-    def update_partition(
-        self, partition: PartitionState, cause: str, **changes: Any
-    ) -> list[tuple[str, Any, Any]]:
-        """Sets fields of a partition and records what changed (nothing recorded when nothing did)."""
-        return self.update_partitions([(partition, changes, cause)])[0]
-
-    def update_partitions(
-        self, updates: Iterable[tuple[PartitionState, Mapping[str, Any], str]]
-    ) -> list[list[tuple[str, Any, Any]]]:
-        """:meth:`update_partition` for many partitions, in order (one event each, at one clock time):
-        how a failover writes 100,000 partition changes. What changed, per update."""
+    def apply_changes(self, changes: Iterable[PartitionChange]) -> list[list[tuple[str, Any, Any]]]:
+        """The one place partition state is written: applies each change record in order (one event per
+        partition that changed, at one clock time), how a failover writes 100,000 of them. What changed,
+        per record (nothing recorded when nothing did)."""
         results: list[list[tuple[str, Any, Any]]] = []
         entries: list[tuple[str, list[tuple[str, Any, Any]], str]] = []
         touched: dict[str, None] = {}
-        for partition, changes, cause in updates:
+        for change in changes:
+            partition = change.partition
             recorded = []
-            for name, value in changes.items():
+            names_and_values = iter(change.fields)
+            for name, value in zip(names_and_values, names_and_values, strict=True):
                 old = getattr(partition, name)
                 if old != value:
                     setattr(partition, name, value)
@@ -592,7 +659,7 @@ class Cluster:
             results.append(recorded)
             if recorded:
                 touched[partition.topic] = None
-                entries.append((partition.name, recorded, cause))
+                entries.append((partition.name, recorded, change.cause))
         if entries:
             self._changed(assignments=False)
             for name in touched:

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.config.topic_configs import MIN_INSYNC_REPLICAS
+from controller.election.api import ElectionStyle
 from controller.records.checks import ClientBatch, TopicLimits
 from controller.records.log import Log, StoredBatch, divergence_offset
 from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
@@ -190,8 +192,7 @@ class DataPath:
         topic_retention = value(RETENTION_BYTES)
         if topic_retention >= 0:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
-        min_insync = self.replication._min_insync(t.partitions[0]) if t is not None and t.partitions else 1
-        return TopicSettings(TopicLimits.read(value), min_insync, retention)
+        return TopicSettings(TopicLimits.read(value), value(MIN_INSYNC_REPLICAS), retention)
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the
@@ -317,7 +318,8 @@ class DataPath:
             longest = max(logs.values(), key=lambda replica_log: replica_log.log_end_offset)
             # Kafka's controller elects outside the ISR only when allowed (unclean); Fluvio's may elect a
             # replica within its lag bound that lacks committed records.
-            kind = "unclean election" if self.dynamics.style == "kafka" else f"{self.dynamics.style} election"
+            style = self.dynamics.elections.style
+            kind = "unclean election" if style is ElectionStyle.KAFKA else f"{style} election"
             self._account_loss(p, data, longest, leader_log.log_end_offset, f"{kind}: {why}")
         leader_log.become_leader(p.leader_epoch)
         for r, replica_log in logs.items():

@@ -216,7 +216,7 @@ class ServerThread:
         self._on_loop(self.dynamics.fail_promotion(broker, fails))
 
     def elect(self, topic: str, partition: int, kind: str = "preferred") -> ElectionOutcome:
-        """ElectLeaders for one partition (``preferred`` or ``unclean``): the outcome with Kafka's error name."""
+        """ElectLeaders for one partition (``preferred`` or ``unclean``): the outcome, with its ``ErrorCode``."""
         outcome: ElectionOutcome = self._on_loop(self.dynamics.elect(topic, partition, kind))
         return outcome
 

@@ -118,6 +118,7 @@ class ServerConfig:
     election_isolation: str = "auto"
     fluvio_promotion_timeout_ms: int = 5000
     fluvio_health_timeout_ms: int = 90000
+    fluvio_lrs_max_lag_records: int | None = None
     replication_tick_ms: int = 100
     max_events: int = 1_000_000
     control_enable: str = "auto"

@@ -95,6 +95,7 @@ ELECTION_POLICY = "simulator.election.policy"
 ELECTION_ISOLATION = "simulator.election.isolation"
 FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
 FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
+FLUVIO_LRS_MAX_LAG_RECORDS = "simulator.election.fluvio.lrs.max.lag.records"
 REPLICATION_TICK_MS = "simulator.replication.tick.ms"
 MAX_EVENTS = "simulator.events.max"
 CONTROL_ENABLE = "simulator.control.enable"
@@ -370,6 +371,14 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "90000",
         integer(minimum=1),
         "`fluvio` policy: an SPU silent for this long (hung, isolated) is offline (a crash is noticed at once)",
+    ),
+    Setting(
+        FLUVIO_LRS_MAX_LAG_RECORDS,
+        "fluvio_lrs_max_lag_records",
+        "",
+        lambda key, raw: None if not raw.strip() else integer(minimum=0)(key, raw),
+        "`fluvio` policy: a follower more records than this behind its leader leaves the live replica set "
+        "(default: only an offline SPU leaves it, as in Fluvio's SC)",
     ),
     Setting(
         REPLICATION_TICK_MS,

@@ -18,22 +18,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.clock import Clock, Timer, VirtualClock
-from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionState, PartitionStatus
 from controller.config import ServerConfig
-from controller.dynamics.lifecycle import STOP_MODES, Lifecycle, Network
-from controller.dynamics.replication import Replication
+from controller.dynamics.lifecycle import STOP_MODES, FluvioLifecycle, KafkaLifecycle, Lifecycle, Network
+from controller.dynamics.replication import FluvioReplication, KafkaReplication, Replication
 from controller.election import rules
-from controller.election.api import Trigger
+from controller.election.api import ElectionStyle, Trigger
+from controller.election.change import ElectionKind
 from controller.election.service import Change, ElectionService
+from controller.election.styles import start_election_service
 from controller.events import Event
 from controller.offload import Turns
+from protocol.codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
 __all__ = ["ELECTION_KINDS", "STOP_MODES", "Dynamics", "ElectionOutcome", "PartitionSnapshot"]
 
-#: ``elect(kind=...)`` and ElectLeaders' ElectionType (0 preferred, 1 unclean).
-ELECTION_KINDS = {"preferred": Trigger.PREFERRED, "unclean": Trigger.UNCLEAN}
+#: The elections ``elect(kind=...)`` and ElectLeaders ask for (ElectionType 0 preferred, 1 unclean), and
+#: the trigger each is for the policy.
+ELECTION_KINDS = {ElectionKind.PREFERRED: Trigger.PREFERRED, ElectionKind.UNCLEAN: Trigger.UNCLEAN}
+
+#: Each style's lifecycle and replication, chosen once by the election policy's style.
+_STYLES: dict[ElectionStyle, tuple[type[Lifecycle], type[Replication]]] = {
+    ElectionStyle.KAFKA: (KafkaLifecycle, KafkaReplication),
+    ElectionStyle.FLUVIO: (FluvioLifecycle, FluvioReplication),
+}
 
 #: Kafka's cap on preferred elections per automatic rebalance pass (and on unclean ones per check).
 MAX_ELECTIONS_PER_IMBALANCE = 1000
@@ -50,7 +60,9 @@ UNCLEAN_ELECTION_RECHECK_MS = 10
 @dataclass(frozen=True)
 class PartitionSnapshot:
     """A partition's state at one moment (``partition_state``): ``isr`` is the LRS under Fluvio's style;
-    ``status`` is ``Online``/``Offline``, or Fluvio's ``Election``/``CandidateFound`` during an election."""
+    ``status`` is ``Online``/``Offline``, or Fluvio's ``Election``/``CandidateFound`` during an election;
+    ``leader_recovery_state`` is RECOVERING after an unclean election until the new leader has recovered
+    its log (at the next replication tick)."""
 
     topic: str
     partition: int
@@ -61,20 +73,19 @@ class PartitionSnapshot:
     isr: tuple[int, ...]
     high_watermark: int
     log_end_offsets: dict[int, int]
-    status: str
+    status: PartitionStatus
     offline_replicas: tuple[int, ...]
-    #: After an unclean election, until the new leader's log is the truth (Kafka's RECOVERING, KIP-704).
-    recovering: bool = False
+    leader_recovery_state: LeaderRecoveryState
 
 
 @dataclass(frozen=True)
 class ElectionOutcome:
-    """One partition's answer to an election request: ``error`` is None (a leader was elected) or a wire
-    error name (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...)."""
+    """One partition's answer to an election request: ``error`` is None (a leader was elected) or the
+    wire error (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...)."""
 
     topic: str
     partition: int
-    error: str | None
+    error: ErrorCode | None
     message: str | None = None
 
 
@@ -94,9 +105,9 @@ class Dynamics:
         self.clock = clock
         self.elections = elections
         self.lock = lock
-        self.style = elections.style
-        self.replication = Replication(config, cluster, clock, elections.style)
-        self.lifecycle = Lifecycle(config, cluster, clock, elections, self.replication)
+        lifecycle, replication = _STYLES[elections.style]
+        self.replication = replication(config, cluster, clock)
+        self.lifecycle = lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
         #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
@@ -105,7 +116,7 @@ class Dynamics:
         #: Called with the name of a deleted topic.
         self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         self._rebalance_timer: Timer | None = None
-        if self.style == "kafka" and config.auto_rebalance:
+        if elections.preferred_rebalance and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
         self._unclean_timer: Timer | None = None
         if any(p.leader == NO_LEADER for p in cluster.partitions()):
@@ -115,7 +126,7 @@ class Dynamics:
     async def start(
         cls, config: ServerConfig, cluster: Cluster, clock: Clock, lock: asyncio.Lock
     ) -> Dynamics:
-        elections = await ElectionService.start(config, cluster, clock)
+        elections = await start_election_service(config, cluster, clock)
         return cls(config, cluster, clock, elections, lock)
 
     def attach(self, network: Network) -> None:
@@ -180,26 +191,25 @@ class Dynamics:
         """Fluvio: ``broker``'s promotions fail (it never confirms) until cleared."""
 
         async def action() -> None:
-            if fails:
-                self.elections.promotion_faults.add(broker)
-            else:
-                self.elections.promotion_faults.discard(broker)
-                self.elections.confirm_pending(broker)
+            self.elections.set_promotion_fault(broker, fails)
 
         await self.run_event(action)
 
-    async def elect(self, topic: str, partition: int, kind: str = "preferred") -> ElectionOutcome:
+    async def elect(
+        self, topic: str, partition: int, kind: ElectionKind | str = ElectionKind.PREFERRED
+    ) -> ElectionOutcome:
         [outcome] = await self.elect_leaders(kind, [(topic, partition)])
         return outcome
 
     async def elect_leaders(
-        self, kind: str, partitions: Sequence[tuple[str, int]] | None
+        self, kind: ElectionKind | str, partitions: Sequence[tuple[str, int]] | None
     ) -> list[ElectionOutcome]:
-        """ElectLeaders: ``partitions`` None means every partition, and then the ones that need no
-        election are left out."""
-        if kind not in ELECTION_KINDS:
-            raise ValueError(f"kind must be one of {', '.join(ELECTION_KINDS)}, not {kind!r}")
-        trigger = ELECTION_KINDS[kind]
+        """ElectLeaders: ``kind`` PREFERRED or UNCLEAN (or its value, ``"preferred"``/``"unclean"``);
+        ``partitions`` None means every partition, and then the ones that need no election are left out."""
+        trigger = next((t for k, t in ELECTION_KINDS.items() if kind is k or kind == k.value), None)
+        if trigger is None:
+            choices = ", ".join(k.value for k in ELECTION_KINDS)
+            raise ValueError(f"kind must be one of {choices}, not {kind!r}")
         return await self.run_event(lambda: self._elect_leaders(trigger, partitions))
 
     async def _elect_leaders(
@@ -228,23 +238,23 @@ class Dynamics:
                 outcomes[i] = ElectionOutcome(
                     topic,
                     index,
-                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     f"No such topic as {topic}" if t is None else f"No such partition {topic}-{index}",
                 )
                 continue
             p = t.partitions[index]
             if rules.election_not_needed(p.replicas, p.leader, trigger):
                 if not every:  # left out of an answer for every partition
-                    outcomes[i] = ElectionOutcome(topic, index, rules.ELECTION_NOT_NEEDED)
+                    outcomes[i] = ElectionOutcome(topic, index, ErrorCode.ELECTION_NOT_NEEDED)
                 continue
             changes.append(Change(p, trigger=trigger))
             positions.append(i)
         before = {id(c.partition): c.partition.leader for c in changes}
         results = await self.elections.change(changes, f"{trigger.value} election requested")
         none_found = (
-            "PREFERRED_LEADER_NOT_AVAILABLE"
+            ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
             if trigger is Trigger.PREFERRED
-            else "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+            else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
         )
         for i, change, result in zip(positions, changes, results, strict=True):
             if turns.due():
@@ -252,18 +262,13 @@ class Dynamics:
             p = change.partition
             if result.error is not None:
                 outcomes[i] = ElectionOutcome(p.topic, p.index, result.error, result.message)
-            elif self._elected(p, before[id(p)]):
+            elif self.elections.elected(p, before[id(p)]):
                 outcomes[i] = ElectionOutcome(p.topic, p.index, None)
             else:
                 outcomes[i] = ElectionOutcome(p.topic, p.index, none_found)
         return (
             [outcomes[i] for i in sorted(outcomes)] if every else [outcomes[i] for i in range(len(targets))]
         )
-
-    def _elected(self, p: PartitionState, leader_before: int) -> bool:
-        if self.style == "fluvio":
-            return p.status == "CandidateFound" or (p.leader != leader_before and p.leader != NO_LEADER)
-        return p.leader != leader_before and p.leader != NO_LEADER
 
     async def advance(self, ms: int) -> int:
         """Moves a virtual clock ``ms`` ahead, firing what falls due on the way; the new time."""
@@ -288,7 +293,7 @@ class Dynamics:
             p.log_end_offsets,
             p.status,
             tuple(self.cluster.offline_replicas(p)),
-            p.recovering,
+            p.leader_recovery_state,
         )
 
     def topic_deleted(self, topic: str) -> None:
@@ -337,7 +342,7 @@ class Dynamics:
 
     def _schedule_unclean_check(self, delay: int) -> None:
         """The next look for leaderless partitions that may elect uncleanly (Kafka's style only)."""
-        if self.style != "kafka":
+        if not self.elections.unclean_check:
             return
 
         async def fire() -> None:

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from controller.clock import Clock, Timer
-from controller.cluster import NO_LEADER, Cluster, PartitionState, Process
+from controller.cluster import NO_LEADER, Cluster, PartitionStatus, Process
 from controller.config import ServerConfig
 from controller.dynamics.replication import Replication
 from controller.election.api import Trigger
@@ -38,7 +38,7 @@ from controller.election.service import Change, ElectionService
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STOP_MODES", "Lifecycle", "Network"]
+__all__ = ["STOP_MODES", "FluvioLifecycle", "KafkaLifecycle", "Lifecycle", "Network"]
 
 #: ``stop_broker`` modes, and the process state each leaves the broker in.
 STOP_MODES = {
@@ -57,7 +57,8 @@ class Network(Protocol):
 
 
 class Lifecycle:
-    """Brokers' registration and liveness as the controller (Kafka) or the SC (Fluvio) sees them."""
+    """Brokers' registration and liveness: the controls; how the controller (:class:`KafkaLifecycle`) or
+    the SC (:class:`FluvioLifecycle`) notices is the subclasses'."""
 
     def __init__(
         self,
@@ -74,7 +75,6 @@ class Lifecycle:
         self.elections = elections
         self.replication = replication
         self.network = network
-        self.style = elections.style
         self._timers: dict[int, Timer] = {}
         #: Runs a controller event (under the controller's lock); set by the owner.
         self.run_event: Callable[[Callable[[], Awaitable[None]]], Awaitable[None]] = _run_now
@@ -128,41 +128,15 @@ class Lifecycle:
         assert b is not None
         if b.process in (Process.CRASHED, Process.STOPPED):
             raise ValueError(f"broker {broker} is already stopped ({b.process.value})")
-        now = self.clock.now()
         if mode == "controlled":
-            if self.style == "fluvio":
-                self.cluster.update_broker(broker, "shut down", process=Process.STOPPED)
-                await self._network(broker, Process.STOPPED)
-                await self._spu_offline(broker, "SPU shut down: its connection to the SC closed")
-            else:
-                await self._controlled_shutdown(broker)
+            await self._controlled_shutdown(broker)
             return
         process = STOP_MODES[mode]
         self.cluster.update_broker(broker, f"stop_broker({mode})", process=process)
         await self._network(broker, process)
         if b.fenced:
             return  # the controller already counts it out
-        if self.style == "fluvio":
-            if process is Process.CRASHED:
-                await self._spu_offline(broker, "SPU crashed: its connection to the SC dropped")
-            else:
-                self._schedule(
-                    broker,
-                    now + self.config.fluvio_health_timeout_ms,
-                    lambda: self._spu_offline(
-                        broker,
-                        f"SPU silent for simulator.election.fluvio.health.timeout.ms={self.config.fluvio_health_timeout_ms}",
-                    ),
-                    f"health timeout of SPU {broker}",
-                )
-            return
-        last = self._last_heartbeat(broker, now)
-        self._schedule(
-            broker,
-            last + self.config.session_timeout_ms,
-            lambda: self._session_expired(broker),
-            f"session timeout of broker {broker}",
-        )
+        await self._stopped(broker, process, self.clock.now())
 
     async def start_broker(self, broker: int) -> None:
         self._require(broker)
@@ -171,34 +145,18 @@ class Lifecycle:
         now = self.clock.now()
         if b.process in (Process.CRASHED, Process.STOPPED):
             await self._network(broker, Process.UP)
-            if self.style == "fluvio":
-                self.cluster.update_broker(broker, "SPU started", process=Process.UP)
-                await self._spu_online(broker, "SPU registered with the SC")
-                return
-            if not b.fenced and broker in self._timers:
-                # The old process's session is still valid: the new one registers once it has expired.
-                self.cluster.update_broker(
-                    broker, "new process started; waits for the old session to expire", process=Process.UP
-                )
-                return
-            await self._register_again(broker, "new process registered")
+            await self._restarted(broker, now)
             return
         if b.process in (Process.HUNG, Process.ISOLATED):
             self.cluster.update_broker(broker, "resumed", process=Process.UP)
             await self._network(broker, Process.UP)
             self._cancel(broker)
             if b.fenced:
-                if self.style == "fluvio":
-                    await self._spu_online(broker, "SPU heard from again")
-                else:
-                    self._unfence_at_next_heartbeat(broker, now, "heartbeats resumed")
+                await self._resumed(broker, now)
             return
         if b.held_fenced:
             self.cluster.update_broker(broker, "started", held_fenced=False)
-            if self.style == "fluvio":
-                await self._spu_online(broker, "SPU online")
-            else:
-                self._unfence_at_next_heartbeat(broker, now, "first heartbeat after start")
+            await self._held_start(broker, now)
 
     async def add_broker(self, broker: int, rack: str | None) -> None:
         existing = self.cluster.broker_state(broker)
@@ -209,22 +167,83 @@ class Lifecycle:
         now = self.clock.now()
         self.cluster.add_broker(broker, rack, now, "broker registered")
         await self._network(broker, Process.UP)
-        if self.style == "fluvio":
-            await self._spu_online(broker, "SPU registered with the SC")
-        else:
-            self._unfence_at_next_heartbeat(broker, now, "first heartbeat after registration")
+        await self._registered(broker, now)
 
     async def remove_broker(self, broker: int) -> None:
         self._require(broker)
         self._cancel(broker)
+        await self._unregistering(broker)
+        self.cluster.update_broker(broker, "broker unregistered", registered=False, process=Process.STOPPED)
+        await self._network(broker, None)
+
+    # ------------------------------------------------------------------------------------- the style's
+
+    async def _controlled_shutdown(self, broker: int) -> None:
+        """``stop_broker(broker, "controlled")``."""
+        raise NotImplementedError
+
+    async def _stopped(self, broker: int, process: Process, now: int) -> None:
+        """The unfenced ``broker``'s process stopped serving (crashed, hung) or went silent (isolated)."""
+        raise NotImplementedError
+
+    async def _restarted(self, broker: int, now: int) -> None:
+        """A crashed or stopped broker's new process is up (its listener too)."""
+        raise NotImplementedError
+
+    async def _resumed(self, broker: int, now: int) -> None:
+        """A fenced broker that was hung or isolated is heard from again."""
+        raise NotImplementedError
+
+    async def _held_start(self, broker: int, now: int) -> None:
+        """A broker kept fenced from the start (``simulator.brokers.fenced``) is started."""
+        raise NotImplementedError
+
+    async def _registered(self, broker: int, now: int) -> None:
+        """A broker added at runtime is registered (fenced)."""
+        raise NotImplementedError
+
+    async def _unregistering(self, broker: int) -> None:
+        """``broker`` is about to be unregistered."""
+        raise NotImplementedError
+
+
+class KafkaLifecycle(Lifecycle):
+    """Kafka's KRaft controller: heartbeats, the session timeout, fencing and controlled shutdown."""
+
+    async def _stopped(self, broker: int, process: Process, now: int) -> None:
+        last = self._last_heartbeat(broker, now)
+        self._schedule(
+            broker,
+            last + self.config.session_timeout_ms,
+            lambda: self._session_expired(broker),
+            f"session timeout of broker {broker}",
+        )
+
+    async def _restarted(self, broker: int, now: int) -> None:
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        if not b.fenced and broker in self._timers:
+            # The old process's session is still valid: the new one registers once it has expired.
+            self.cluster.update_broker(
+                broker, "new process started; waits for the old session to expire", process=Process.UP
+            )
+            return
+        await self._register_again(broker, "new process registered")
+
+    async def _resumed(self, broker: int, now: int) -> None:
+        self._unfence_at_next_heartbeat(broker, now, "heartbeats resumed")
+
+    async def _held_start(self, broker: int, now: int) -> None:
+        self._unfence_at_next_heartbeat(broker, now, "first heartbeat after start")
+
+    async def _registered(self, broker: int, now: int) -> None:
+        self._unfence_at_next_heartbeat(broker, now, "first heartbeat after registration")
+
+    async def _unregistering(self, broker: int) -> None:
         b = self.cluster.broker_state(broker)
         assert b is not None
         if not b.fenced:
             await self._leave_in_sync_sets(broker, "broker unregistered", fence=True)
-        self.cluster.update_broker(broker, "broker unregistered", registered=False, process=Process.STOPPED)
-        await self._network(broker, None)
-
-    # ------------------------------------------------------------------------------------- Kafka
 
     async def _session_expired(self, broker: int) -> None:
         b = self.cluster.broker_state(broker)
@@ -248,7 +267,7 @@ class Lifecycle:
             self.cluster.update_broker(broker, cause, in_controlled_shutdown=True)
         changes = [
             Change(p, target_isr=target_isr_without(p.isr, broker))
-            for p in self._partitions_with(broker)
+            for p in self.cluster.partitions_on(broker)
             if broker in p.isr or p.leader == broker
         ]
         await self.elections.change(changes, cause)
@@ -309,7 +328,46 @@ class Lifecycle:
         await self.elections.change(leaderless, f"broker {broker} unfenced")
         self.replication.touch_broker(broker)
 
-    # ------------------------------------------------------------------------------------- Fluvio
+
+class FluvioLifecycle(Lifecycle):
+    """Fluvio's SC: an SPU is offline when its connection drops or after the health timeout, online as
+    soon as it is heard from."""
+
+    async def _controlled_shutdown(self, broker: int) -> None:
+        self.cluster.update_broker(broker, "shut down", process=Process.STOPPED)
+        await self._network(broker, Process.STOPPED)
+        await self._spu_offline(broker, "SPU shut down: its connection to the SC closed")
+
+    async def _stopped(self, broker: int, process: Process, now: int) -> None:
+        if process is Process.CRASHED:
+            await self._spu_offline(broker, "SPU crashed: its connection to the SC dropped")
+            return
+        timeout = self.config.fluvio_health_timeout_ms
+        self._schedule(
+            broker,
+            now + timeout,
+            lambda: self._spu_offline(
+                broker, f"SPU silent for simulator.election.fluvio.health.timeout.ms={timeout}"
+            ),
+            f"health timeout of SPU {broker}",
+        )
+
+    async def _restarted(self, broker: int, now: int) -> None:
+        self.cluster.update_broker(broker, "SPU started", process=Process.UP)
+        await self._spu_online(broker, "SPU registered with the SC")
+
+    async def _resumed(self, broker: int, now: int) -> None:
+        await self._spu_online(broker, "SPU heard from again")
+
+    async def _held_start(self, broker: int, now: int) -> None:
+        await self._spu_online(broker, "SPU online")
+
+    async def _registered(self, broker: int, now: int) -> None:
+        await self._spu_online(broker, "SPU registered with the SC")
+
+    async def _unregistering(self, broker: int) -> None:
+        # An unregistered SPU's replica sets go to election as an offline SPU's do.
+        await self._spu_offline(broker, "SPU unregistered")
 
     async def _spu_offline(self, broker: int, cause: str) -> None:
         b = self.cluster.broker_state(broker)
@@ -317,7 +375,7 @@ class Lifecycle:
             return
         self.cluster.update_broker(broker, cause, fenced=True)
         changes = []
-        for p in self._partitions_with(broker):
+        for p in self.cluster.partitions_on(broker):
             lrs = [r for r in p.isr if r != broker]
             if p.leader == broker:
                 changes.append(
@@ -331,14 +389,11 @@ class Lifecycle:
         self.cluster.update_broker(broker, cause, fenced=False, held_fenced=False)
         offline = [
             Change(p, trigger=Trigger.BROKER_ONLINE, failed_leader=p.last_leader)
-            for p in self._partitions_with(broker)
-            if p.status == "Offline"
+            for p in self.cluster.partitions_on(broker)
+            if p.status is PartitionStatus.OFFLINE
         ]
         await self.elections.change(offline, f"SPU {broker} online")
         self.replication.touch_broker(broker)
-
-    def _partitions_with(self, broker: int) -> list[PartitionState]:
-        return self.cluster.partitions_on(broker)
 
 
 async def _run_now(action: Callable[[], Awaitable[None]]) -> None:

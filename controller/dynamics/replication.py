@@ -16,9 +16,11 @@ cluster costs nothing. Every tick:
   followers about to join; no advance while the ISR is smaller than ``min.insync.replicas``). It never
   goes back, except after an unclean election (the new leader's log is the truth).
 
-Every ``replica.lag.time.max.ms`` / 2 the leaders drop followers that have not caught up for
-``replica.lag.time.max.ms`` from the in-sync set. All counts are whole records, so the model is exact
-and repeatable: rates are spread over ticks without rounding drift.
+Who leaves the in-sync set differs by style (:class:`KafkaReplication`, :class:`FluvioReplication`):
+Kafka's leaders drop, every ``replica.lag.time.max.ms`` / 2, the followers that are not caught up
+(``Replica.isCaughtUp``); Fluvio's SC drops only offline SPUs (unless
+``simulator.election.fluvio.lrs.max.lag.records`` is set). All counts are whole records, so the model
+is exact and repeatable: rates are spread over ticks without rounding drift.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.clock import Clock, Timer
-from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
+from controller.election.change import PartitionChangeBuilder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_LOAD", "Replication"]
+__all__ = ["MAX_LOAD", "FluvioReplication", "KafkaReplication", "Replication"]
 
 #: The most records per second per partition a workload may bring (log end offsets stay far inside int64).
 MAX_LOAD = 1e9
@@ -48,13 +51,13 @@ def _records(rate: float, tick: int, tick_ms: int) -> int:
 
 
 class Replication:
-    """Log end offsets, the in-sync set and the high watermark of every partition (see the module docstring)."""
+    """Log end offsets, the in-sync set and the high watermark of every partition (see the module
+    docstring); the rules that differ by style are the subclasses' methods."""
 
-    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock, style: str) -> None:
+    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock) -> None:
         self.config = config
         self.cluster = cluster
         self.clock = clock
-        self.style = style
         self.tick_ms = config.replication_tick_ms
         self.lag_ms = config.replica_lag_ms
         #: Records per second per partition, by topic.
@@ -66,8 +69,6 @@ class Replication:
         self._tick_timer: Timer | None = None
         self._lag_timer: Timer | None = None
         self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
-        #: Called with the partitions whose in-sync set changed here (the controller keeps epochs).
-        self.on_isr_change: Callable[[PartitionState], None] = lambda partition: None
         #: Called with a partition and the log end offsets the model wants for its replicas, before they
         #: are set: the replicas' logs follow (``controller.data_path``) and the offsets they reach are
         #: returned (a follower copies whole client batches, so it may end a little past the model's).
@@ -148,10 +149,9 @@ class Replication:
             )
         leo[i] = offset
         leo = self.on_log_end_offsets(p, leo)
-        changes: dict[str, Any] = {"leo": leo}
-        if broker == leader:
-            changes["epoch_start_offset"] = min(p.epoch_start_offset, offset)
-        self.cluster.update_partition(p, f"log end offset of broker {broker} set", **changes)
+        epoch_start = min(p.epoch_start_offset, offset) if broker == leader else None
+        cause = f"log end offset of broker {broker} set"
+        self.cluster.apply_changes([PartitionChange.of(p, cause, leo=leo, epoch_start_offset=epoch_start)])
         self.refresh(p, "log end offset set")
         self.touch(p)
 
@@ -167,7 +167,11 @@ class Replication:
             leader = p.leader
             if leader == NO_LEADER:
                 return
-            if not self.load.get(p.topic) and self._caught_up_if_idle(p, leader):
+            if (
+                not self.load.get(p.topic)
+                and p.leader_recovery_state is LeaderRecoveryState.RECOVERED
+                and self._caught_up_if_idle(p, leader)
+            ):
                 return
             self._active[key] = p
         self._schedule()
@@ -178,17 +182,22 @@ class Replication:
         serving, joinable = self._brokers()
         replicas, leo, isr = p.replicas, p.leo, p.isr
         top = leo[replicas.index(leader)]
-        for i, r in enumerate(replicas):
-            if leo[i] < top or (r not in isr and r in joinable):
+        for r, offset in zip(replicas, leo, strict=True):
+            if offset < top or (r not in isr and r in joinable):
                 return False
         now = self.clock.now()
         caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
-        leader_up = leader in serving
+        if leader not in serving:
+            caught_up[replicas.index(leader)] = now
+            return True
+        states = self.cluster.broker_states
         for i, r in enumerate(replicas):
             if r == leader:
                 caught_up[i] = now
-            elif leader_up and r in serving:
-                caught_up[i] = max(caught_up[i], now - self.cluster.broker_states[r].copy_delay_ms)
+            elif r in serving:
+                at = now - states[r].copy_delay_ms
+                if at > caught_up[i]:
+                    caught_up[i] = at
         return True
 
     def touch_broker(self, broker: int) -> None:
@@ -205,8 +214,6 @@ class Replication:
     def _schedule(self) -> None:
         if self._active and self._tick_timer is None:
             self._tick_timer = self.clock.call_later(self.tick_ms, self._on_tick, "replication tick")
-        if self._active and self._lag_timer is None:
-            self._lag_timer = self.clock.call_later(self.lag_ms // 2, self._on_lag_check, "ISR lag check")
 
     # ------------------------------------------------------------------------------------- the model
 
@@ -293,6 +300,14 @@ class Replication:
         if changes:
             self.cluster.progress(p, **changes)
         if leader_up:
+            if p.leader_recovery_state is LeaderRecoveryState.RECOVERING:
+                # The leader of an unclean election has recovered its log: it reports RECOVERED
+                # (Kafka's AlterPartition with LeaderRecoveryState RECOVERED).
+                self._write(
+                    self._builder(p).set_target_leader_recovery_state(LeaderRecoveryState.RECOVERED),
+                    "leader recovered its log",
+                )
+            self._shrink_by_records(p)
             self._expand(p, "replication")
         self.refresh(p, "replication")
         return work or any(r not in p.isr and self._may_join(r) for r in p.replicas)
@@ -310,14 +325,12 @@ class Replication:
         return found if found is not None else history[0][1]
 
     def refresh(self, p: PartitionState, cause: str) -> None:
-        """The high watermark (and a recovered leader) after anything that moved a log end offset or the ISR.
+        """The high watermark after anything that moved a log end offset or the ISR.
 
         Followers rejoin the in-sync set only at ticks: a follower must fetch from its leader first."""
-        if p.leader == NO_LEADER:
-            return
-        if p.recovering and self._serving(p.leader):
-            # The leader of an unclean election has recovered its log: it reports RECOVERED.
-            self.cluster.update_partition(p, "leader recovered its log", recovering=False)
+        leader = p.leader
+        if leader == NO_LEADER or p.high_watermark >= p.leo[p.replicas.index(leader)]:
+            return  # no leader, or at the leader's log end offset already: nothing can raise it
         self._update_hw(p, self.clock.now(), cause)
 
     def _expand(self, p: PartitionState, cause: str) -> None:
@@ -330,37 +343,69 @@ class Replication:
             and r != p.leader
             and self._may_join(r)
             and p.leo[i] >= hw
-            and (self.style == "fluvio" or p.leo[i] >= p.epoch_start_offset)
+            and self._may_rejoin_at(p, p.leo[i])
         ]
         if joining:
             isr = [r for r in p.replicas if r in p.isr or r in joining]
-            self.cluster.update_partition(
-                p, f"{cause}: broker(s) {joining} caught up", isr=isr, partition_epoch=p.partition_epoch + 1
-            )
-            self.on_isr_change(p)
+            self._write(self._builder(p).set_target_isr(isr), f"{cause}: broker(s) {joining} caught up")
+
+    def _builder(self, p: PartitionState) -> PartitionChangeBuilder:
+        """A change a leader asks for (Kafka's AlterPartition): it never moves the leadership."""
+        return PartitionChangeBuilder(p, self.cluster.active_ids()).set_election(None)
+
+    def _write(self, builder: PartitionChangeBuilder, cause: str) -> None:
+        record = builder.build(cause)
+        if record is not None:
+            self.cluster.apply_changes([record])
 
     def _update_hw(self, p: PartitionState, now: int, cause: str) -> None:
         if p.high_watermark >= p.leo[p.replicas.index(p.leader)]:
             return  # at the leader's log end offset already: no replica set can raise it
-        isr = p.isr
-        if self.style == "kafka":
-            if len(isr) < self._min_insync(p):
-                return
-            joinable = self._brokers()[1]
-            caught_up = p.caught_up
-            offsets = [
-                leo
-                for i, (r, leo) in enumerate(zip(p.replicas, p.leo, strict=True))
-                if r in isr or (r in joinable and now - caught_up[i] <= self.lag_ms)
-            ]
-        else:
-            offsets = [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+        offsets = self._hw_offsets(p, now)
         if not offsets:
             return
         hw = min(offsets)
         if hw > p.high_watermark:
             self.cluster.progress(p, high_watermark=hw)
             self.on_high_watermark(p)
+
+    def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
+        """The log end offsets the high watermark is the lowest of (none: it stays)."""
+        raise NotImplementedError
+
+    def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
+        """Whether a follower at ``leo`` (at least the high watermark) may rejoin the in-sync set."""
+        raise NotImplementedError
+
+    def _shrink_by_records(self, p: PartitionState) -> None:
+        """After a tick: followers that leave the in-sync set by how far behind they are (none by default)."""
+
+
+class KafkaReplication(Replication):
+    """Kafka's leaders (``Partition.scala``): a follower rejoins at the high watermark and the start of
+    the leader's epoch; the high watermark waits for ``min.insync.replicas`` and counts caught-up
+    followers about to join; every ``replica.lag.time.max.ms`` / 2 the followers that are not caught up
+    leave the ISR."""
+
+    def _schedule(self) -> None:
+        super()._schedule()
+        if self._active and self._lag_timer is None:
+            self._lag_timer = self.clock.call_later(self.lag_ms // 2, self._on_lag_check, "ISR lag check")
+
+    def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
+        return leo >= p.epoch_start_offset  # Partition.isFollowerInSync
+
+    def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
+        isr = p.isr
+        if len(isr) < self._min_insync(p):
+            return []
+        joinable = self._brokers()[1]
+        caught_up = p.caught_up
+        return [
+            leo
+            for i, (r, leo) in enumerate(zip(p.replicas, p.leo, strict=True))
+            if r in isr or (r in joinable and now - caught_up[i] <= self.lag_ms)
+        ]
 
     def _min_insync(self, p: PartitionState) -> int:
         """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once)."""
@@ -372,19 +417,50 @@ class Replication:
         for p in list(self._active.values()):
             if p.leader == NO_LEADER or p.topic not in self.cluster.topics:
                 continue
+            leader_leo = p.leo[p.replicas.index(p.leader)]
+            # Replica.isCaughtUp: at the leader's log end offset, or caught up at most
+            # replica.lag.time.max.ms ago; only a follower that is neither leaves.
             lagging = [
                 r
                 for i, r in enumerate(p.replicas)
-                if r in p.isr and r != p.leader and now - p.caught_up[i] > self.lag_ms
+                if r in p.isr
+                and r != p.leader
+                and p.leo[i] != leader_leo
+                and now - p.caught_up[i] > self.lag_ms
             ]
             if lagging:
                 isr = [r for r in p.isr if r not in lagging]
-                self.cluster.update_partition(
-                    p,
-                    f"broker(s) {lagging} not caught up for replica.lag.time.max.ms={self.lag_ms}",
-                    isr=isr,
-                    partition_epoch=p.partition_epoch + 1,
-                )
-                self.on_isr_change(p)
+                cause = f"broker(s) {lagging} not caught up for replica.lag.time.max.ms={self.lag_ms}"
+                self._write(self._builder(p).set_target_isr(isr), cause)
                 self._update_hw(p, now, "ISR shrink")
         self._schedule()
+
+
+class FluvioReplication(Replication):
+    """Fluvio's SC and SPUs: the live replica set loses only offline SPUs (no time-based removal; with
+    ``simulator.election.fluvio.lrs.max.lag.records`` set, also followers more records than that behind
+    their leader, Fluvio's ``ReplicaStatus::leader_lag``); a follower rejoins at the high watermark, which is
+    the lowest log end offset in the set."""
+
+    def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
+        max_lag = self.config.fluvio_lrs_max_lag_records
+        return max_lag is None or p.leo[p.replicas.index(p.leader)] - leo <= max_lag
+
+    def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
+        isr = p.isr
+        return [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+
+    def _shrink_by_records(self, p: PartitionState) -> None:
+        max_lag = self.config.fluvio_lrs_max_lag_records
+        if max_lag is None:
+            return
+        leader_leo = p.leo[p.replicas.index(p.leader)]
+        lagging = [
+            r
+            for i, r in enumerate(p.replicas)
+            if r in p.isr and r != p.leader and leader_leo - p.leo[i] > max_lag
+        ]
+        if lagging:
+            isr = [r for r in p.isr if r not in lagging]
+            cause = f"broker(s) {lagging} more than simulator.election.fluvio.lrs.max.lag.records={max_lag} records behind"
+            self._write(self._builder(p).set_target_isr(isr), cause)

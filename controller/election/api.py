@@ -17,20 +17,25 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import ClassVar
 
 __all__ = [
-    "STYLES",
     "Candidates",
     "ElectionError",
     "ElectionPolicy",
+    "ElectionStyle",
     "PartitionView",
     "Trigger",
 ]
 
-#: The controller styles a policy can ask for.
-STYLES = ("kafka", "fluvio")
+
+class ElectionStyle(StrEnum):
+    """The controllers a policy can ask for (its ``style``; the strings ``"kafka"`` and ``"fluvio"`` are
+    accepted as they are)."""
+
+    KAFKA = "kafka"
+    FLUVIO = "fluvio"
 
 
 class Trigger(Enum):
@@ -93,7 +98,7 @@ class ElectionPolicy(ABC):
     """
 
     #: Which controller runs this policy: ``kafka`` or ``fluvio`` (see the module docstring).
-    style: ClassVar[str] = "kafka"
+    style: ClassVar[ElectionStyle | str] = ElectionStyle.KAFKA
 
     def configure(self, configs: Mapping[str, str]) -> None:  # noqa: B027 - optional hook
         """Receives every server property once, before the first election."""

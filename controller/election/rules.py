@@ -1,11 +1,10 @@
 """The rules of election, one home each: who may lead, what a policy's answer must satisfy, and what a
-change does to a partition's epochs and in-sync set.
+change does to a partition's in-sync set (what a change record then holds is
+:mod:`controller.election.change`).
 
 Kafka's rules follow its KRaft controller (``PartitionChangeBuilder``, ELR off): a valid leader is an
-active broker in the target ISR; an unclean election, when allowed, takes any active replica and the ISR
-becomes that leader alone; the leader epoch goes up whenever a change sets a leader, the partition epoch
-on every change; the last ISR member is never removed (the partition becomes leaderless, its ISR kept).
-Fluvio's follow seed 003 and the SC: a candidate is a live follower in the live replica set (any live
+active broker in the target ISR; an unclean election, when allowed, takes any active replica; the last
+ISR member is never removed (the partition becomes leaderless, its ISR kept). Fluvio's follow seed 003 and the SC: a candidate is a live follower in the live replica set (any live
 follower when an SPU comes back), never the leader that just failed or a candidate that already failed
 to confirm.
 """
@@ -16,18 +15,17 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from controller.election.api import PartitionView, Trigger
+from controller.election.api import ElectionStyle, PartitionView, Trigger
 
 __all__ = [
-    "ELECTION_NOT_NEEDED",
     "Eligibility",
     "candidates_problem",
-    "eligible_leaders",
     "election_not_needed",
+    "eligible_leaders",
+    "fluvio_eligible",
+    "kafka_eligible",
     "target_isr_without",
 ]
-
-ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,37 +36,56 @@ class Eligibility:
     unclean: bool = False
 
 
+def kafka_eligible(
+    replicas: Sequence[int], isr: Collection[int], alive: Collection[int], may_be_unclean: bool
+) -> Eligibility:
+    """Kafka's valid leaders (``PartitionChangeBuilder.isValidNewLeader``): active replicas in the target
+    ISR; when there are none and the election may be unclean, every active replica."""
+    clean = tuple(r for r in replicas if r in isr and r in alive)
+    if clean or not may_be_unclean:
+        return Eligibility(clean)
+    return Eligibility(tuple(r for r in replicas if r in alive), unclean=True)
+
+
+def fluvio_eligible(
+    replicas: Sequence[int],
+    isr: Collection[int],
+    alive: Collection[int],
+    trigger: Trigger,
+    failed_leader: int = -1,
+    excluded: Collection[int] = (),
+) -> Eligibility:
+    """Fluvio's candidates: live followers in the live replica set, never the leader that failed nor a
+    candidate that did not confirm; any live replica when an SPU comes back (or for an unclean election)."""
+    if trigger is Trigger.BROKER_ONLINE:
+        pool = [r for r in replicas if r in alive and r not in excluded]
+    elif trigger is Trigger.UNCLEAN:
+        pool = [r for r in replicas if r in alive]
+        return Eligibility(tuple(pool), unclean=any(r not in isr for r in pool))
+    elif trigger is Trigger.PREFERRED:
+        pool = [r for r in replicas if r in alive and r in isr]
+    else:  # the leader went away, or a candidate did not confirm: the live followers in the LRS
+        pool = [r for r in replicas if r in alive and r in isr and r != failed_leader and r not in excluded]
+    return Eligibility(tuple(pool))
+
+
 def eligible_leaders(
     replicas: Sequence[int],
     isr: Collection[int],
     alive: Collection[int],
     trigger: Trigger,
     unclean_allowed: bool,
-    style: str,
+    style: ElectionStyle | str,
     failed_leader: int = -1,
     excluded: Collection[int] = (),
 ) -> Eligibility:
-    """Who may lead: ``isr`` is the target in-sync set (after the change that asked for the election)."""
-    if style == "fluvio":
-        if trigger is Trigger.BROKER_ONLINE:
-            pool = [r for r in replicas if r in alive and r not in excluded]
-        elif trigger is Trigger.UNCLEAN:
-            pool = [r for r in replicas if r in alive]
-            return Eligibility(tuple(pool), unclean=any(r not in isr for r in pool))
-        elif trigger is Trigger.PREFERRED:
-            pool = [r for r in replicas if r in alive and r in isr]
-        else:  # the leader went away, or a candidate did not confirm: the live followers in the LRS
-            pool = [
-                r for r in replicas if r in alive and r in isr and r != failed_leader and r not in excluded
-            ]
-        return Eligibility(tuple(pool))
-    clean = tuple(r for r in replicas if r in isr and r in alive)
-    # A topic's unclean.leader.election.enable applies to the controller's own elections (fencing,
-    # unfencing, shutdown); a preferred election is never unclean, an UNCLEAN one always may be.
-    may_be_unclean = trigger is Trigger.UNCLEAN or (unclean_allowed and trigger is not Trigger.PREFERRED)
-    if clean or not may_be_unclean:
-        return Eligibility(clean)
-    return Eligibility(tuple(r for r in replicas if r in alive), unclean=True)
+    """Who may lead under ``style``: ``isr`` is the target in-sync set (after the change that asked for
+    the election); a topic's ``unclean.leader.election.enable`` applies to Kafka's own elections, a
+    preferred election is never unclean, an UNCLEAN one always may be."""
+    if ElectionStyle(style) is ElectionStyle.KAFKA:
+        may_be_unclean = trigger is Trigger.UNCLEAN or (unclean_allowed and trigger is not Trigger.PREFERRED)
+        return kafka_eligible(replicas, isr, alive, may_be_unclean)
+    return fluvio_eligible(replicas, isr, alive, trigger, failed_leader, excluded)
 
 
 def target_isr_without(isr: Sequence[int], broker: int) -> list[int]:

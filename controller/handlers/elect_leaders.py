@@ -17,6 +17,7 @@ import contextlib
 from typing import Any
 
 from controller.answers import Sized
+from controller.election.change import ElectionKind
 from controller.handlers import RequestContext
 from controller.offload import Turns, gc_paused
 from protocol.codes import ApiKey, ErrorCode
@@ -24,7 +25,7 @@ from protocol.codes import ApiKey, ErrorCode
 API_KEY = ApiKey.ELECT_LEADERS
 VERSIONS = (0, 2)
 
-_KINDS = {0: "preferred", 1: "unclean"}
+_KINDS = {0: ElectionKind.PREFERRED, 1: ElectionKind.UNCLEAN}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
@@ -50,7 +51,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             by_topic.setdefault(outcome.topic, []).append(
                 {
                     "PartitionId": outcome.partition,
-                    "ErrorCode": ErrorCode.NONE if outcome.error is None else ErrorCode[outcome.error],
+                    "ErrorCode": ErrorCode.NONE if outcome.error is None else outcome.error,
                     "ErrorMessage": outcome.message,
                 }
             )

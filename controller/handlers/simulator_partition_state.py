@@ -73,7 +73,7 @@ def _partition(state: PartitionSnapshot) -> dict[str, Any]:
         "OfflineReplicas": list(state.offline_replicas),
         "HighWatermark": state.high_watermark,
         "Status": state.status,
-        "LeaderRecoveryState": 1 if state.recovering else 0,
+        "LeaderRecoveryState": state.leader_recovery_state,
         "ReplicaStates": [
             {"BrokerId": broker, "LogEndOffset": offset} for broker, offset in state.log_end_offsets.items()
         ],

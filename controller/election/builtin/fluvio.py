@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from controller.config import FLUVIO_MAX_LAG
-from controller.election.api import Candidates, ElectionPolicy, PartitionView, Trigger
+from controller.election.api import Candidates, ElectionPolicy, ElectionStyle, PartitionView, Trigger
 
 __all__ = ["FluvioElectionPolicy"]
 
@@ -23,7 +23,7 @@ DEFAULT_MAX_LAG = 4
 class FluvioElectionPolicy(ElectionPolicy):
     """Fluvio's SC: the eligible follower with the smallest log-end-offset lag, if that lag is below 4."""
 
-    style = "fluvio"
+    style = ElectionStyle.FLUVIO
 
     def __init__(self, max_lag: int = DEFAULT_MAX_LAG) -> None:
         self.max_lag = max_lag

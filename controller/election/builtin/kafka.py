@@ -7,14 +7,15 @@
   if that may still lead; otherwise the first eligible replica in assignment order.
 
 Which replicas are eligible (active brokers in the target ISR, or any active replica when unclean) is the
-controller's rule (:func:`controller.election.rules.eligible_leaders`); this policy only orders them.
+controller's rule (:func:`controller.election.rules.kafka_eligible`); this policy only orders them (and
+:class:`controller.election.change.PartitionChangeBuilder` uses this order when no policy answers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.election.api import Candidates, ElectionPolicy, PartitionView, Trigger
+from controller.election.api import Candidates, ElectionPolicy, ElectionStyle, PartitionView, Trigger
 
 __all__ = ["KafkaElectionPolicy", "kafka_candidates"]
 
@@ -37,7 +38,7 @@ def kafka_candidates(view: PartitionView) -> tuple[int, ...]:
 class KafkaElectionPolicy(ElectionPolicy):
     """Kafka's KRaft controller: keep a valid leader, else the first valid replica in assignment order."""
 
-    style = "kafka"
+    style = ElectionStyle.KAFKA
 
     def elect(self, partitions: Sequence[PartitionView]) -> list[Candidates]:
         return [kafka_candidates(view) for view in partitions]

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from controller.config import SEED
-from controller.election.api import ElectionError, PartitionView
+from controller.election.api import ElectionError, ElectionStyle, PartitionView
 from controller.election.conformance.strategies import view_batches
 from controller.election.loader import ELECTION_POLICIES, resolve_policy_class
 from controller.election.rules import candidates_problem
@@ -98,7 +98,7 @@ def check_policy(
     """Runs the checks above on ``policy`` (a class, an instance, or a name as ``simulator.election.policy``
     takes it); raises :class:`PolicyCheckError` on failure unless ``raise_on_failure=False``."""
     factory, label = _factory(policy)
-    style = getattr(factory(), "style", "kafka")
+    style = getattr(factory(), "style", ElectionStyle.KAFKA)
     stats: Counter[str] = Counter()
     failure: list[tuple[str, str, list[PartitionView]]] = []
 

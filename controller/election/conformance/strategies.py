@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from controller.election.api import PartitionView, Trigger
+from controller.election.api import ElectionStyle, PartitionView, Trigger
 from controller.election.rules import eligible_leaders
 
 __all__ = ["partition_views", "view_batches"]
@@ -14,7 +14,7 @@ _IDS = st.one_of(st.integers(0, 9), st.integers(10, 5000), st.integers(5001, 2**
 
 
 @st.composite
-def partition_views(draw: st.DrawFn, style: str = "kafka") -> PartitionView:
+def partition_views(draw: st.DrawFn, style: ElectionStyle | str = ElectionStyle.KAFKA) -> PartitionView:
     """One partition: replicas (1-5 distinct ids), an in-sync set among them, live brokers, offsets, a
     trigger, and the eligible set the controller's rules give for it."""
     replicas = tuple(draw(st.lists(_IDS, min_size=1, max_size=5, unique=True)))
@@ -48,6 +48,8 @@ def partition_views(draw: st.DrawFn, style: str = "kafka") -> PartitionView:
     )
 
 
-def view_batches(style: str = "kafka", max_size: int = 8) -> st.SearchStrategy[list[PartitionView]]:
+def view_batches(
+    style: ElectionStyle | str = ElectionStyle.KAFKA, max_size: int = 8
+) -> st.SearchStrategy[list[PartitionView]]:
     """Batches of partitions, as the controller hands them to a policy."""
     return st.lists(partition_views(style), min_size=1, max_size=max_size)

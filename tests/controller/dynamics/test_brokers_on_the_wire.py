@@ -197,3 +197,18 @@ def test_brokers_added_and_removed_at_runtime(server) -> None:
         assert brokers == [0, 1, 2] and (p["LeaderId"], p["IsrNodes"], p["OfflineReplicas"]) == (0, [0], [7])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((host, int(port)), timeout=5)
+
+
+@pytest.mark.parametrize("policy", ["kafka", "fluvio"])
+def test_metadata_never_names_a_removed_broker_as_leader_or_in_sync(policy: str) -> None:
+    with ServerThread.start(brokers=BROKERS, clock="virtual", seed=1, policy=policy) as server:
+        with BlockingClient.connect(server.bootstrap) as client:
+            create(client, "orders", [[0, 1, 2], [1, 2, 0]])
+            server.remove_broker(0)
+            server.advance(10_000)
+            brokers, parts = partitions(client)
+            assert brokers == [1, 2]
+            assert [(p["LeaderId"], p["IsrNodes"], p["OfflineReplicas"]) for p in parts] == [
+                (1, [1, 2], [0]),
+                (1, [1, 2], [0]),
+            ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.cluster import LeaderRecoveryState
 from tests.support.dynamics import make_sim
 
 QUIET = {"auto.leader.rebalance.enable": "false"}
@@ -139,5 +140,73 @@ async def test_an_unclean_election_truncates_to_the_new_leader() -> None:
         assert (state.leader, state.isr, state.high_watermark) == (2, (2,), 0)
         assert state.log_end_offsets == {0: 0, 1: 0, 2: 0}  # what 2 never had is gone
         assert any("unclean election" in e.cause for e in sim.dynamics.events())
+    finally:
+        await sim.close()
+
+
+async def test_a_follower_rejoins_the_isr_at_the_high_watermark_and_not_one_record_before() -> None:
+    """Partition.isFollowerInSync: follower LEO >= leader HW (and >= the leader epoch's start offset)."""
+    sim = await make_sim([0, 1, 2], properties=QUIET)
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        await sim.dynamics.produce_load("t", 10)
+        await sim.dynamics.advance(50_000)
+        await sim.dynamics.produce_load("t", 0)
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.isr, state.high_watermark, state.log_end_offsets[2]) == ((0, 1), 500, 0)
+        await sim.dynamics.set_replication(2, records_per_s=4990)  # 499 records per 100 ms tick
+        await sim.dynamics.advance(100)
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.isr, state.log_end_offsets[2]) == ((0, 1), 499)  # HW - 1: still out
+        await sim.dynamics.advance(100)
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.isr, state.log_end_offsets[2]) == ((0, 1, 2), 500)  # LEO = HW: back in
+    finally:
+        await sim.close()
+
+
+async def test_a_follower_leaves_the_isr_only_when_its_lag_is_greater_than_the_lag_time() -> None:
+    """Replica.isCaughtUp: caught up while now - lastCaughtUpTimeMs <= replica.lag.time.max.ms."""
+    sim = await make_sim([0, 1], properties=QUIET)
+    try:
+        sim.topic("t", [[0, 1]])
+        await sim.dynamics.produce_load("t", 10)
+        await sim.dynamics.advance(15_000)  # the follower had everything at 15,000
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        await sim.dynamics.advance(30_000)  # the lag check at 45,000 sees a lag of exactly 30,000
+        assert sim.dynamics.partition_state("t", 0).isr == (0, 1)
+        await sim.dynamics.advance(15_000)  # at 60,000: 45,000
+        assert sim.dynamics.partition_state("t", 0).isr == (0,)
+        # The only ISR change: no shrink at 45,000 (and so no rejoin right after it).
+        assert [(e.time, e.change("isr")) for e in sim.dynamics.events() if e.change("isr")] == [
+            (60_000, ((0, 1), (0,)))
+        ]
+    finally:
+        await sim.close()
+
+
+async def test_the_leader_of_an_unclean_election_is_recovering_until_the_next_tick() -> None:
+    """Kafka: RECOVERING after an unclean election, RECOVERED once the new leader has recovered its log
+    (its AlterPartition); a clean election leaves the state as it was."""
+    sim = await make_sim([0, 1, 2], properties=QUIET)
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        await sim.dynamics.produce_load("t", 10)
+        await sim.dynamics.advance(50_000)
+        await sim.dynamics.produce_load("t", 0)
+        await sim.fence(0, 1)
+        assert sim.dynamics.partition_state("t", 0).leader_recovery_state is LeaderRecoveryState.RECOVERED
+        assert (await sim.dynamics.elect("t", 0, "unclean")).error is None
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.leader, state.leader_recovery_state) == (2, LeaderRecoveryState.RECOVERING)
+        await sim.dynamics.advance(100)
+        assert sim.dynamics.partition_state("t", 0).leader_recovery_state is LeaderRecoveryState.RECOVERED
+        recovered = [e for e in sim.dynamics.events() if e.change("leader_recovery_state")][-1]
+        assert (recovered.cause, recovered.change("leader_recovery_state")) == (
+            "leader recovered its log",
+            (1, 0),
+        )
     finally:
         await sim.close()

@@ -202,3 +202,60 @@ async def test_a_follower_coming_back_after_every_spu_stopped_is_elected_if_clos
         assert sim.dynamics.partition_state("stream", 0).leader == leader
     finally:
         await sim.close()
+
+
+async def test_followers_behind_stay_in_the_live_replica_set_however_long_they_lag() -> None:
+    """Fluvio's SC removes only offline SPUs from a replica set (no replica.lag.time.max.ms)."""
+    sim = await make_sim([0, 1, 2], policy="fluvio")
+    try:
+        sim.topic("stream", [[0, 1, 2]])
+        for broker in (1, 2):
+            await sim.dynamics.set_replication(broker, records_per_s=0)  # they copy nothing from now on
+        await sim.dynamics.set_log_end_offset("stream", 0, 0, 10)
+        for broker in (1, 2):
+            await sim.dynamics.set_log_end_offset("stream", 0, broker, 8)
+        await sim.dynamics.advance(60_000)
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.isr, state.log_end_offsets) == ((0, 1, 2), {0: 10, 1: 8, 2: 8})
+        await sim.crash(0)
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.leader, state.status, state.isr) == (1, "Online", (1, 2))
+    finally:
+        await sim.close()
+
+
+async def test_the_record_lag_setting_removes_followers_too_far_behind() -> None:
+    sim = await make_sim(
+        [0, 1, 2], policy="fluvio", properties={"simulator.election.fluvio.lrs.max.lag.records": "2"}
+    )
+    try:
+        sim.topic("stream", [[0, 1, 2]])
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        await sim.dynamics.set_log_end_offset("stream", 0, 0, 10)
+        await sim.dynamics.set_log_end_offset("stream", 0, 1, 8)  # 2 behind: stays
+        await sim.dynamics.set_log_end_offset("stream", 0, 2, 7)  # 3 behind: leaves at the next tick
+        await sim.dynamics.advance(100)
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.isr, state.high_watermark) == ((0, 1), 8)
+        shrink = [e for e in sim.dynamics.events() if e.change("isr")][-1]
+        assert shrink.cause == (
+            "broker(s) [2] more than simulator.election.fluvio.lrs.max.lag.records=2 records behind"
+        )
+        await sim.dynamics.set_replication(2, records_per_s=None)  # it copies again, and rejoins
+        await sim.dynamics.advance(100)
+        assert sim.dynamics.partition_state("stream", 0).isr == (0, 1, 2)
+    finally:
+        await sim.close()
+
+
+async def test_a_removed_spu_does_not_stay_leader() -> None:
+    sim = await make_sim([1, 2, 3], policy="fluvio")
+    try:
+        sim.topic("stream", [[1, 2, 3]])
+        await sim.dynamics.remove_broker(1)
+        await sim.dynamics.advance(10_000)
+        state = sim.dynamics.partition_state("stream", 0)
+        assert (state.leader, state.status, state.isr) == (2, "Online", (2, 3))
+    finally:
+        await sim.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.cluster import LeaderRecoveryState
 from controller.election.api import Trigger
 from controller.election.service import Change
 from tests.support.dynamics import Sim, make_sim
@@ -25,10 +26,11 @@ async def sim_with(partition: dict, acceptable: set[int]) -> Sim:
     p.isr = list(partition["isr"])
     p.leader = partition["leader"]
     p.leader_epoch, p.partition_epoch = 100, 200
-    p.recovering = partition.get("recovering", False)
+    p.leader_recovery_state = partition.get("recovery", RECOVERED)
     return sim
 
 
+RECOVERED, RECOVERING = LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING
 FOO = {"replicas": [2, 1, 3], "isr": [2, 1, 3], "leader": 1}
 BAZ = {"replicas": [2, 1, 3], "isr": [1, 3], "leader": 3}
 OFFLINE = {"replicas": [2, 1, 3], "isr": [3], "leader": -1}
@@ -63,7 +65,7 @@ async def test_elect_leader(partition, acceptable, trigger, target_isr, leader, 
         _, (elected, isr, _, _) = await change(sim, target_isr, trigger)
         assert elected == leader
         if unclean:
-            assert isr == [leader] and sim.p("foo").recovering
+            assert isr == [leader] and sim.p("foo").leader_recovery_state is RECOVERING
     finally:
         await sim.close()
 
@@ -113,21 +115,21 @@ async def test_unclean_leader_election(partition, acceptable, target_isr, expect
     try:
         _, state = await change(sim, target_isr, Trigger.UNCLEAN)
         assert state == expected
-        assert sim.p("foo").recovering  # LeaderRecoveryState RECOVERING
+        assert sim.p("foo").leader_recovery_state is RECOVERING  # LeaderRecoveryState RECOVERING
     finally:
         await sim.close()
 
 
 async def test_change_in_leadership_does_not_change_recovery_state() -> None:
-    sim = await sim_with({"replicas": [1, 2, 3], "isr": [1], "leader": 1, "recovering": True}, set())
+    sim = await sim_with({"replicas": [1, 2, 3], "isr": [1], "leader": 1, "recovery": RECOVERING}, set())
     try:
         # Nothing acceptable, target ISR empty: the ISR is not written empty, the leader goes.
         _, state = await change(sim, [])
-        assert state == (-1, [1], 101, 201) and sim.p("foo").recovering
+        assert state == (-1, [1], 101, 201) and sim.p("foo").leader_recovery_state is RECOVERING
         for broker in (1, 2, 3):
             sim.cluster.update_broker(broker, "test", fenced=False, held_fenced=False)
         _, state = await change(sim)
-        assert state == (1, [1], 102, 202) and sim.p("foo").recovering
+        assert state == (1, [1], 102, 202) and sim.p("foo").leader_recovery_state is RECOVERING
     finally:
         await sim.close()
 
@@ -136,6 +138,6 @@ async def test_unclean_sets_leader_recovering_state() -> None:
     sim = await sim_with({"replicas": [1, 2, 3], "isr": [2, 3], "leader": -1}, {1})
     try:
         _, (leader, isr, _, _) = await change(sim, None, Trigger.UNCLEAN)
-        assert (leader, isr, sim.p("foo").recovering) == (1, [1], True)
+        assert (leader, isr, sim.p("foo").leader_recovery_state is RECOVERING) == (1, [1], True)
     finally:
         await sim.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from protocol.codes import ErrorCode
 from tests.support.dynamics import make_sim
 
 NO_REBALANCE = {"auto.leader.rebalance.enable": "false"}
@@ -60,11 +61,11 @@ async def test_elect_preferred_leaders() -> None:
         wanted = [("foo", 0), ("foo", 1), ("foo", 2), ("bar", 0), ("bar", 1)]
         outcomes = await sim.dynamics.elect_leaders("preferred", wanted)
         assert [o.error for o in outcomes] == [
-            "PREFERRED_LEADER_NOT_AVAILABLE",
-            "ELECTION_NOT_NEEDED",
-            "PREFERRED_LEADER_NOT_AVAILABLE",
-            "UNKNOWN_TOPIC_OR_PARTITION",
-            "UNKNOWN_TOPIC_OR_PARTITION",
+            ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+            ErrorCode.ELECTION_NOT_NEEDED,
+            ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ]
         assert outcomes[3].message == "No such topic as bar"
         # Broker 1 registers again, 0 and 1 are unfenced and catch up: the ISRs grow back.
@@ -76,10 +77,10 @@ async def test_elect_preferred_leaders() -> None:
         outcomes = await sim.dynamics.elect_leaders("preferred", wanted)
         assert [o.error for o in outcomes] == [
             None,
-            "ELECTION_NOT_NEEDED",
+            ErrorCode.ELECTION_NOT_NEEDED,
             None,
-            "UNKNOWN_TOPIC_OR_PARTITION",
-            "UNKNOWN_TOPIC_OR_PARTITION",
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ]
         assert sim.state("foo", 0)[0] == 1 and sim.state("foo", 2)[0] == 0
     finally:
@@ -96,9 +97,9 @@ async def test_elect_unclean_leaders(every: bool) -> None:
         assert [sim.state("foo", i) for i in range(3)] == [(-1, [1]), (4, [4]), (0, [0])]
         wanted = None if every else [("foo", 0), ("foo", 1), ("foo", 2)]
         outcomes = await sim.dynamics.elect_leaders("unclean", wanted)
-        expected = [("foo", 0, "ELIGIBLE_LEADERS_NOT_AVAILABLE")]
+        expected = [("foo", 0, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)]
         if not every:
-            expected += [("foo", 1, "ELECTION_NOT_NEEDED"), ("foo", 2, "ELECTION_NOT_NEEDED")]
+            expected += [("foo", 1, ErrorCode.ELECTION_NOT_NEEDED), ("foo", 2, ErrorCode.ELECTION_NOT_NEEDED)]
         assert [(o.topic, o.partition, o.error) for o in outcomes] == expected
         # Broker 2 comes back: it catches up on foo-1 (ISR [2, 4]) and may lead foo-0 uncleanly.
         await sim.restart(2)
@@ -107,7 +108,7 @@ async def test_elect_unclean_leaders(every: bool) -> None:
         outcomes = await sim.dynamics.elect_leaders("unclean", wanted)
         expected = [("foo", 0, None)]
         if not every:
-            expected += [("foo", 1, "ELECTION_NOT_NEEDED"), ("foo", 2, "ELECTION_NOT_NEEDED")]
+            expected += [("foo", 1, ErrorCode.ELECTION_NOT_NEEDED), ("foo", 2, ErrorCode.ELECTION_NOT_NEEDED)]
         assert [(o.topic, o.partition, o.error) for o in outcomes] == expected
         assert sim.state("foo", 0) == (2, [2])
         assert sim.state("foo", 1) == (4, [2, 4])  # not moved to its preferred replica
@@ -126,7 +127,7 @@ async def test_a_preferred_election_never_turns_unclean() -> None:
         assert sim.state("foo") == (-1, [1])
         sim.cluster.topics["foo"].configs["unclean.leader.election.enable"] = "true"
         [outcome] = await sim.dynamics.elect_leaders("preferred", [("foo", 0)])
-        assert outcome.error == "PREFERRED_LEADER_NOT_AVAILABLE"
+        assert outcome.error == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
         assert sim.state("foo") == (-1, [1])
     finally:
         await sim.close()

@@ -8,7 +8,7 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.cluster import Cluster
+from controller.cluster import Cluster, PartitionChange
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.api import UsableBroker
 
@@ -39,7 +39,9 @@ def apply(cluster: Cluster, op: tuple) -> None:
     elif kind == "grow" and op[1] in cluster.topics:
         cluster.add_partitions(op[1], [[2, 3]])
     elif kind == "leader" and op[1] in cluster.topics:
-        cluster.update_partition(cluster.partition(op[1], 0), "test", leader=op[2], leader_epoch=op[2] + 1)
+        cluster.apply_changes(
+            [PartitionChange.of(cluster.partition(op[1], 0), "test", leader=op[2], leader_epoch=op[2] + 1)]
+        )
     elif kind == "fence":
         cluster.update_broker(op[1], "test", fenced=op[2])
 
@@ -74,7 +76,7 @@ def test_an_image_costs_the_changed_topics_not_the_cluster() -> None:
         cluster.add_topic(f"t{i}", [[0, 1]])
     builder = ImageBuilder(cluster)
     first = builder.image()
-    cluster.update_partition(cluster.partition("t7", 0), "test", leader=1, leader_epoch=1)
+    cluster.apply_changes([PartitionChange.of(cluster.partition("t7", 0), "test", leader=1, leader_epoch=1)])
     assert builder.stale() == 1
     second = builder.image()
     changed = [name for name in second.topics if second.topics[name] is not first.topics[name]]
@@ -90,7 +92,9 @@ def test_builds_in_turns_that_overlap_keep_the_newest_image() -> None:
         builder = ImageBuilder(cluster)
         builder.image()
         for i in range(0, 3000, 2):
-            cluster.update_partition(cluster.partition(f"t{i}", 0), "test", leader=1, leader_epoch=1)
+            cluster.apply_changes(
+                [PartitionChange.of(cluster.partition(f"t{i}", 0), "test", leader=1, leader_epoch=1)]
+            )
         older = asyncio.ensure_future(builder.image_in_turns())
         await asyncio.sleep(0)
         cluster.delete_topic("t1")
@@ -108,6 +112,6 @@ def test_changes_nobody_reads_are_not_kept_forever() -> None:
     builder = ImageBuilder(cluster)
     builder.image()
     for epoch in range(300_000):
-        cluster.update_partition(cluster.partition("t", 0), "test", leader_epoch=epoch + 1)
+        cluster.apply_changes([PartitionChange.of(cluster.partition("t", 0), "test", leader_epoch=epoch + 1)])
     assert cluster.touched_since(0) is None  # dropped: the next image looks at every topic
     assert shape(builder.image()) == shape(ImageBuilder(cluster).image())

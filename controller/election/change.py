@@ -1,0 +1,325 @@
+"""Partition changes as values: Kafka's ``PartitionChangeBuilder`` (KRaft's controller, ELR off).
+
+A :class:`PartitionChangeBuilder` reads one partition and the targets set on it (the in-sync set, the
+replicas, an election, a leader) and builds a :class:`~controller.cluster.PartitionChange`, a frozen record of the fields
+that change, or None when nothing would (Kafka writes no record then). It never writes:
+:meth:`controller.cluster.Cluster.apply_changes` is the one place partition state is written.
+
+Kafka's rules, as ``PartitionChangeBuilder`` and its ``PartitionChangeBuilderTest`` have them:
+
+- a valid leader is an acceptable broker in the target ISR; an ONLINE election keeps the leader while it
+  is valid and otherwise takes a valid replica; PREFERRED asks for the first replica; UNCLEAN, when no
+  replica of the ISR can lead, takes any acceptable replica: the ISR becomes that leader alone and the
+  leader recovery state RECOVERING;
+- the ISR is never written empty (the last member stays listed while the partition has no leader);
+- the leader epoch goes up whenever the leader changes, and when the replica set loses a member;
+  the partition epoch on every change.
+
+Which valid replica leads is the election policy's answer (:meth:`PartitionChangeBuilder.set_candidates`);
+without one, Kafka's own order (:func:`controller.election.builtin.kafka.kafka_candidates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from enum import Enum
+from functools import partial
+from typing import Any
+
+from controller.cluster import (
+    NO_LEADER,
+    LeaderRecoveryState,
+    PartitionChange,
+    PartitionState,
+    PartitionStatus,
+)
+from controller.election import rules
+from controller.election.api import PartitionView, Trigger
+from controller.election.builtin.kafka import kafka_candidates
+
+__all__ = ["ElectionKind", "PartitionChangeBuilder", "isr_change", "leader_is_valid"]
+
+
+class ElectionKind(Enum):
+    """Kafka's ``PartitionChangeBuilder.Election``."""
+
+    #: Elect the first replica if it may lead (else keep a valid leader, else any valid replica).
+    PREFERRED = "preferred"
+    #: Elect only when the leader can no longer lead: not in the target ISR, or not acceptable.
+    ONLINE = "online"
+    #: As ONLINE, and when no ISR member can lead, any acceptable replica (data may be lost).
+    UNCLEAN = "unclean"
+
+
+#: Makes a record from its three fields without the named tuple's Python-level ``__new__``: a failover
+#: makes 100,000 of them.
+_record: Callable[[tuple[Any, ...]], PartitionChange] = partial(tuple.__new__, PartitionChange)
+
+
+def leader_is_valid(partition: PartitionState, isr: Sequence[int], acceptable: Collection[int]) -> bool:
+    """Kafka's ``isValidNewLeader`` for the current leader: an acceptable broker in the target ISR. An
+    ONLINE (or UNCLEAN) election keeps such a leader."""
+    leader = partition.leader
+    return leader != NO_LEADER and leader in isr and leader in acceptable
+
+
+def isr_change(
+    partition: PartitionState, isr: Sequence[int], cause: str, allow_empty: bool = False
+) -> PartitionChange | None:
+    """The record of an ISR change alone (no election, the leader stays), None when nothing changes: what
+    :class:`PartitionChangeBuilder` builds for it, made without a builder as a failover makes 100,000
+    of them. Kafka never writes an empty ISR (with ELR off) unless ``allow_empty``."""
+    if isr == partition.isr or not (isr or allow_empty):
+        return None
+    fields = ("isr", list(isr), "partition_epoch", partition.partition_epoch + 1)
+    return _record((partition, cause, fields))
+
+
+#: The trigger a policy is told for each kind of election, unless the caller names one.
+_TRIGGERS = {ElectionKind.PREFERRED: Trigger.PREFERRED, ElectionKind.UNCLEAN: Trigger.UNCLEAN}
+
+
+class PartitionChangeBuilder:
+    """Builds one partition's change (see the module docstring). ``acceptable`` are the brokers that may
+    lead (Kafka's ``isAcceptableLeader``: registered, unfenced, not shutting down)."""
+
+    # Defaults as class attributes: a failover makes 100,000 builders, most of which set one target.
+    _target_isr: Sequence[int] | None = None
+    _target_replicas: Sequence[int] | None = None
+    _target_recovery: LeaderRecoveryState | None = None
+    _election: ElectionKind | None = ElectionKind.ONLINE
+    _trigger = Trigger.LEADER_OFFLINE
+    _unclean_allowed = False
+    _candidates: Sequence[int] | None = None
+    _eligibility: rules.Eligibility | None = None
+    _leader: int | None = None
+    _status: PartitionStatus | None = None
+    _candidate: int | None = None
+    _allow_empty_isr = False
+    #: No target beyond the ISR and the election (the common change: a broker leaves the ISR).
+    _plain = True
+    #: wants_election(), once asked (the targets it reads are set before).
+    _wanted: bool | None = None
+
+    def __init__(self, partition: PartitionState, acceptable: Collection[int]) -> None:
+        self.partition = partition
+        self.acceptable = acceptable
+
+    # ------------------------------------------------------------------------------------- targets
+
+    def set_target_isr(self, isr: Sequence[int]) -> PartitionChangeBuilder:
+        self._target_isr = isr
+        return self
+
+    def set_target_replicas(self, replicas: Sequence[int]) -> PartitionChangeBuilder:
+        self._target_replicas = replicas
+        self._plain = False
+        return self
+
+    def set_election(
+        self, kind: ElectionKind | None, trigger: Trigger | None = None
+    ) -> PartitionChangeBuilder:
+        """The election to hold (None: none, the leader stays unless :meth:`set_target_leader`); ``trigger``
+        is why, as the policy is told (by default the kind's own, or the leader lost for ONLINE). An
+        ONLINE election may be unclean for a topic that allows it (:meth:`set_unclean_allowed`), as
+        Kafka's controller makes it."""
+        self._election = kind
+        self._trigger = trigger if trigger is not None else _TRIGGERS.get(kind, Trigger.LEADER_OFFLINE)
+        return self
+
+    def set_unclean_allowed(self, allowed: bool) -> PartitionChangeBuilder:
+        self._unclean_allowed = allowed
+        return self
+
+    def set_candidates(self, candidates: Sequence[int]) -> PartitionChangeBuilder:
+        """The election policy's answer: the valid replicas, best first (checked by the service)."""
+        self._candidates = candidates
+        return self
+
+    def set_target_leader(self, leader: int) -> PartitionChangeBuilder:
+        """A leader set without an election (Fluvio's promotion of a confirmed candidate, or no leader)."""
+        self._leader = leader
+        self._plain = False
+        return self
+
+    def set_target_leader_recovery_state(self, state: LeaderRecoveryState) -> PartitionChangeBuilder:
+        self._target_recovery = state
+        self._plain = False
+        return self
+
+    def set_status(self, status: PartitionStatus) -> PartitionChangeBuilder:
+        """A status set explicitly (Fluvio's ``Election`` and ``CandidateFound``)."""
+        self._status = status
+        self._plain = False
+        return self
+
+    def set_candidate(self, candidate: int) -> PartitionChangeBuilder:
+        self._candidate = candidate
+        self._plain = False
+        return self
+
+    def allow_empty_isr(self) -> PartitionChangeBuilder:
+        """The in-sync set may be written empty (Fluvio's live replica set; Kafka's ISR only with ELR)."""
+        self._allow_empty_isr = True
+        return self
+
+    # ------------------------------------------------------------------------------------- the election
+
+    def wants_election(self) -> bool:
+        """Whether the election asks for a leader: always for PREFERRED, otherwise only when the current
+        leader is no longer valid (for the other elections Kafka keeps a valid leader). Asked once the
+        targets are set."""
+        wanted = self._wanted
+        if wanted is None:
+            kind = self._election
+            if kind is None:
+                wanted = False
+            elif kind is ElectionKind.PREFERRED:
+                wanted = True
+            else:
+                isr = self.partition.isr if self._target_isr is None else self._target_isr
+                wanted = not leader_is_valid(self.partition, isr, self.acceptable)
+            self._wanted = wanted
+        return wanted
+
+    def eligibility(self) -> rules.Eligibility:
+        """Who may lead in the election (Kafka's rule, :func:`controller.election.rules.kafka_eligible`)."""
+        eligibility = self._eligibility
+        if eligibility is None:
+            p = self.partition
+            eligibility = self._eligibility = rules.kafka_eligible(
+                p.replicas if self._target_replicas is None else self._target_replicas,
+                p.isr if self._target_isr is None else self._target_isr,
+                self.acceptable,
+                self._unclean(),
+            )
+        return eligibility
+
+    def _unclean(self) -> bool:
+        kind = self._election
+        return kind is ElectionKind.UNCLEAN or (kind is ElectionKind.ONLINE and self._unclean_allowed)
+
+    def view(self) -> PartitionView:
+        """The partition as the election policy sees it for this election."""
+        p = self.partition
+        eligibility = self.eligibility()
+        hw = p.high_watermark
+        return PartitionView(
+            p.topic,
+            p.index,
+            tuple(p.replicas),
+            tuple(p.isr if self._target_isr is None else self._target_isr),
+            p.leader,
+            p.leader if p.leader != NO_LEADER else p.last_leader,
+            tuple(p.leo),
+            tuple(min(leo, hw) for leo in p.leo),
+            frozenset(self.acceptable),
+            eligibility.eligible,
+            eligibility.unclean,
+            self._trigger,
+        )
+
+    def _elect(self) -> tuple[int, bool]:
+        """The elected leader (NO_LEADER when none) and whether the election was unclean."""
+        if self._candidates is not None:
+            candidates = self._candidates
+            unclean = bool(candidates) and (self._eligibility or self.eligibility()).unclean
+        else:
+            view = self.view()
+            candidates = kafka_candidates(view)
+            unclean = view.unclean
+        if not candidates:
+            return NO_LEADER, False
+        return candidates[0], unclean
+
+    # ------------------------------------------------------------------------------------- the record
+
+    def build(self, cause: str) -> PartitionChange | None:
+        """The change record, or None when nothing changes."""
+        # Written for speed: a failover builds one record per partition it touches.
+        p = self.partition
+        wanted = self._wanted
+        if wanted is None:
+            wanted = self.wants_election()
+        if self._plain and not wanted:
+            isr = self._target_isr  # only the ISR may change
+            return None if isr is None else isr_change(p, isr, cause, self._allow_empty_isr)
+        old_leader = leader = p.leader
+        unclean = False
+        if self._leader is not None:
+            leader = self._leader
+        elif wanted:
+            leader, unclean = self._elect()
+            unclean = unclean and leader != old_leader  # tryElection acts only on a new leader
+        old_isr = p.isr
+        isr = old_isr if self._target_isr is None else self._target_isr
+        recovery = self._target_recovery
+        if unclean:
+            # PartitionChangeBuilder.tryElection: the ISR is forced to the new leader alone, which must
+            # recover its log (LeaderRecoveryState RECOVERING) before it may be trusted.
+            isr = [leader]
+            recovery = LeaderRecoveryState.RECOVERING
+            cause = f"{cause}; unclean election: {leader} was not in the ISR {list(old_isr)}"
+        if recovery is p.leader_recovery_state:
+            recovery = None
+        # Kafka never writes an empty ISR with ELR off: the last member stays listed.
+        new_isr = (
+            list(isr) if isr is not old_isr and (isr or self._allow_empty_isr) and isr != old_isr else None
+        )
+        replicas = self._target_replicas
+        new_replicas = list(replicas) if replicas is not None and replicas != p.replicas else None
+        status = self._status
+        if status is p.status:
+            status = None
+        candidate = self._candidate
+        if candidate == p.candidate:
+            candidate = None
+        leader_changed = leader != old_leader
+        if not (
+            leader_changed
+            or new_isr is not None
+            or new_replicas is not None
+            or recovery is not None
+            or status is not None
+            or candidate is not None
+        ):
+            return None
+        fields: list[Any] = []  # names and values, in turn
+        if new_isr is not None:
+            fields += ("isr", new_isr)
+        if new_replicas is not None:
+            fields += ("replicas", new_replicas)
+        if leader_changed:
+            fields += ("leader", leader)
+        # The leader epoch goes up when the leader changes, and when the replica set loses a member
+        # (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded); ISR changes alone never bump it.
+        if leader_changed or (new_replicas is not None and not set(p.replicas) <= set(new_replicas)):
+            fields += ("leader_epoch", p.leader_epoch + 1)
+        if leader_changed:
+            last_leader = old_leader if old_leader != NO_LEADER else p.last_leader
+            if last_leader != p.last_leader:
+                fields += ("last_leader", last_leader)
+            if status is None:
+                status = PartitionStatus.ONLINE if leader != NO_LEADER else PartitionStatus.OFFLINE
+                if status is p.status:
+                    status = None
+        if status is not None:
+            fields += ("status", status)
+        if candidate is not None:
+            fields += ("candidate", candidate)
+        if leader_changed and leader != NO_LEADER:
+            offsets = p.leo
+            leader_leo = offsets[p.replicas.index(leader)]
+            if leader_leo != p.epoch_start_offset:
+                fields += ("epoch_start_offset", leader_leo)
+            # Followers drop what the new leader does not have (Kafka truncates them to the epoch's
+            # start); after an unclean election the high watermark can go back to it.
+            truncated = [min(offset, leader_leo) for offset in offsets]
+            if truncated != offsets:
+                fields += ("leo", truncated)
+            if unclean and p.high_watermark > leader_leo:
+                fields += ("high_watermark", leader_leo)
+        if recovery is not None:
+            fields += ("leader_recovery_state", recovery)
+        fields += ("partition_epoch", p.partition_epoch + 1)
+        return _record((p, cause, tuple(fields)))

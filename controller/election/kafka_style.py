@@ -1,0 +1,104 @@
+"""Kafka's style of election: every change is one record of KRaft's ``PartitionChangeBuilder``, applied
+at once (:mod:`controller.election.change`).
+
+A change without a trigger elects only when the leader can no longer lead (Kafka's ONLINE election
+inside every partition change); a topic that allows unclean elections (``unclean.leader.election.enable``)
+gets UNCLEAN ones from the controller, as Kafka's ``ReplicationControlManager`` gives it. Changes are
+written together, one record each in order; a partition named twice first writes what came before, so
+that each change builds on the last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.cluster import PartitionChange
+from controller.election.api import ElectionStyle, PartitionView, Trigger
+from controller.election.change import ElectionKind, PartitionChangeBuilder, isr_change, leader_is_valid
+from controller.election.service import Change, ChangeResult, ElectionService
+
+__all__ = ["KafkaElection"]
+
+#: The election each trigger asks for (the others elect only when the leader cannot lead).
+_KINDS = {Trigger.PREFERRED: ElectionKind.PREFERRED, Trigger.UNCLEAN: ElectionKind.UNCLEAN}
+
+
+class KafkaElection(ElectionService):
+    """Kafka's KRaft controller: partition changes as ``PartitionChangeBuilder`` records."""
+
+    style = ElectionStyle.KAFKA
+    preferred_rebalance = True
+    unclean_check = True
+
+    def _prepare(
+        self, batch: Sequence[Change], alive: frozenset[int], to_elect: list[int], views: list[PartitionView]
+    ) -> list[PartitionChangeBuilder | None]:
+        """A builder per change, or None for a change of the ISR alone that keeps a valid leader (the
+        bulk of a failover: :func:`~controller.election.change.isr_change` writes it)."""
+        builders: list[PartitionChangeBuilder | None] = []
+        unclean_by_topic: dict[str, bool] = {}
+        for i, change in enumerate(batch):
+            p = change.partition
+            trigger = change.trigger
+            target_isr = change.target_isr
+            if trigger is None and leader_is_valid(p, p.isr if target_isr is None else target_isr, alive):
+                builders.append(None)
+                continue
+            builder = PartitionChangeBuilder(p, alive)
+            builders.append(builder)
+            if target_isr is not None:
+                builder.set_target_isr(target_isr)
+            if trigger is not None:
+                builder.set_election(_KINDS.get(trigger, ElectionKind.ONLINE), trigger)
+            if builder.wants_election():
+                unclean = unclean_by_topic.get(p.topic)
+                if unclean is None:
+                    unclean = unclean_by_topic[p.topic] = self.unclean_allowed(p)
+                to_elect.append(i)
+                views.append(builder.set_unclean_allowed(unclean).view())
+        return builders
+
+    def _apply(
+        self,
+        batch: Sequence[Change],
+        plans: list[PartitionChangeBuilder | None],
+        answers: dict[int, tuple[int, ...]],
+        failures: dict[int, str],
+        cause: str,
+    ) -> list[ChangeResult]:
+        results: list[ChangeResult | None] = []  # None until written
+        pending: list[tuple[int, PartitionChange]] = []
+        pending_ids: set[int] = set()
+
+        def write() -> None:
+            written = self.cluster.apply_changes([record for _, record in pending])
+            for (position, record), recorded in zip(pending, written, strict=True):
+                p = record.partition
+                self.on_change(p)
+                results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
+            pending.clear()
+            pending_ids.clear()
+
+        for i, (change, builder) in enumerate(zip(batch, plans, strict=True)):
+            p = change.partition
+            if pending and id(p) in pending_ids:
+                write()
+            if failures and i in failures:
+                results.append(self._failed(p, failures[i]))
+                continue
+            if builder is None:
+                target_isr = change.target_isr
+                record = None if target_isr is None else isr_change(p, target_isr, cause)
+            else:
+                if answers and i in answers:
+                    builder.set_candidates(answers[i])
+                record = builder.build(cause)
+            if record is None:
+                results.append(ChangeResult(p, leader=p.leader))
+            else:
+                results.append(None)
+                pending.append((len(results) - 1, record))
+                pending_ids.add(id(p))
+        if pending:
+            write()
+        return [r for r in results if r is not None]

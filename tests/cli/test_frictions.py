@@ -12,6 +12,7 @@ import pytest
 
 from controller.embedded import ServerThread
 from placement_sim.cli.main import main
+from tests.support.docs import find_block
 from tests.support.placers import placer_file
 
 CLI = [sys.executable, "-m", "placement_sim.cli.main"]
@@ -152,10 +153,10 @@ def _options(text: str) -> set[str]:
     }
 
 
-def test_the_sweep_help_and_the_readme_agree() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    start = readme.index("placement-sim sweep [--grid")
-    usage = readme[start : readme.index("```", start)]
+def test_the_sweep_help_and_the_docs_agree() -> None:
+    usage = find_block(
+        "placement-sim sweep [--grid FILE] [--placers striped,legacy,fluvio,fluvio-fair,multi-level,my.module.MyPlacer]"
+    )
     result = subprocess.run([*CLI, "sweep", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert _options(result.stdout) == _options(usage)

@@ -159,15 +159,17 @@ def test_a_named_listener_mapped_to_plaintext_is_served():
 
 
 def test_every_setting_is_in_the_readme_table_with_its_default():
-    """The README's table is ``placement-sim settings --markdown``, row for row."""
+    """docs/configuration.md's table is ``placement-sim settings --markdown``, row for row."""
     from pathlib import Path
 
     from controller.config import SETTINGS
     from placement_sim.cli.commands.settings import markdown_table
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
     table = markdown_table()
     assert len(table) == len(SETTINGS) + 2
-    assert "\n".join(table) in readme, "regenerate the README's table: placement-sim settings --markdown"
+    assert "\n".join(table) in page, (
+        "regenerate docs/configuration.md's table: placement-sim settings --markdown"
+    )
     for setting, row in zip(SETTINGS, table[2:], strict=True):
         assert row.startswith(f"| `{setting.key}` | ") and (setting.default or "none") in row

@@ -172,3 +172,32 @@ def test_settings_lists_every_key_with_its_default(capsys: pytest.CaptureFixture
     assert by_key["simulator.max.partitions"] == "500000"
     assert by_key["simulator.seed"] == "none"
     assert by_key["replica.placer.class.name"] == "striped"
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments"),
+    [
+        ("serve", []),
+        ("place", ["-p", "1", "-r", "1"]),
+        ("compare", ["-p", "1", "-r", "1"]),
+        ("check-placer", ["striped"]),
+        ("sweep", []),
+        ("topics create", ["t"]),
+        ("topics list", []),
+        ("topics describe", []),
+        ("topics alter", ["t", "-p", "2"]),
+        ("topics delete", ["t"]),
+        ("cluster describe", []),
+        ("settings", []),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_an_unknown_option_shows_the_usage_of_the_command_it_was_given_to(
+    command: str, arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command.split(), *arguments, "--no-such-option"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith(f"usage: placement-sim {command} [-h] ")
+    assert err.endswith(f"placement-sim {command}: error: unrecognized arguments: --no-such-option\n")

@@ -81,6 +81,32 @@ def test_a_mistyped_kafka_key_is_accepted_with_one_warning_naming_the_nearest_ke
     ]  # once for the key, and none for a plugin's own key that resembles no setting
 
 
+def test_kafka_keys_the_simulator_does_not_read_are_silent_and_their_typos_are_named(caplog):
+    from controller.config.kafka_keys import KAFKA_BROKER_KEYS
+
+    assert {
+        "log.retention.hours",
+        "process.roles",
+        "advertised.listeners",
+        "log.cleaner.enable",
+    } <= KAFKA_BROKER_KEYS
+    with caplog.at_level(logging.WARNING, logger="controller.config"):
+        config = ServerConfig.from_properties(
+            {
+                "log.retention.hours": "5",
+                "process.roles": "broker",
+                "log.retension.hours": "5",
+                "node.idd": "1",
+            }
+        )
+    assert config.placer_properties()["log.retension.hours"] == "5"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "unknown setting log.retension.hours is passed to the plugins as it is; did you mean log.retention.hours?",
+        "unknown setting node.idd is passed to the plugins as it is; did you mean node.id?",
+    ]
+
+
 @pytest.mark.parametrize(
     ("props", "key"),
     [

@@ -25,6 +25,7 @@ COMMANDS = {
     "place": "place",
     "compare": "compare",
     "check-placer": "check_placer",
+    "check-policy": "check_policy",
     "sweep": "sweep",
     "topics": "topics",
     "cluster": "cluster",

@@ -181,6 +181,7 @@ def test_settings_lists_every_key_with_its_default(capsys: pytest.CaptureFixture
         ("place", ["-p", "1", "-r", "1"]),
         ("compare", ["-p", "1", "-r", "1"]),
         ("check-placer", ["striped"]),
+        ("check-policy", ["kafka"]),
         ("sweep", []),
         ("topics create", ["t"]),
         ("topics list", []),

@@ -108,7 +108,10 @@ def check_policy(
         p = factory()
         configure = getattr(p, "configure", None)
         if callable(configure):
-            configure({**texts, SEED: str(case_seed)})
+            try:
+                configure({**texts, SEED: str(case_seed)})
+            except Exception as exc:  # a property it refuses: a failed check, not a crash of the kit
+                raise _Violation("configure", f"configure() raised {type(exc).__name__}: {exc}") from exc
         return p
 
     def judge(views: list[PartitionView]) -> None:

@@ -118,7 +118,7 @@ def _stderr_without(prefixes: Sequence[bytes]) -> Iterator[None]:
         yield
     finally:
         sys.stderr.flush()
-        os.dup2(os.dup(real), 2)  # this process writes to the real stderr again
+        os.dup2(real, 2)  # this process writes to the real stderr again (the thread keeps its own copy)
 
 
 def spark_session(

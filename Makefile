@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.runtime
 STAMP   := $(VENV)/.installed
 ARGS    ?=
 
-.PHONY: run test lint bench bytecode system-deps clean
+.PHONY: run test test-newest lint bench bytecode system-deps clean
 
 # Debian packages the project needs: Java 17 for PySpark, kcat for the real-client tests, Chromium for
 # the test that lays the sweep's report out in a browser.
@@ -48,6 +48,24 @@ test: system-deps $(STAMP) bytecode
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
+# The newest Python 3.11+ found, on the PATH or installed by pyenv (a pyenv shim of a version that is not
+# selected does not run, so each candidate is tried): `make test-newest` runs the tests on it in a venv of
+# its own, so that a newer interpreter's changes (Debian 13's python3 is 3.13) show before users meet them.
+NEWEST_PYTHON ?= $(shell for v in 3.15 3.14 3.13 3.12 3.11; do 	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v*/bin/python$$v 2>/dev/null | sort -rV); do 	  $$p -c '' >/dev/null 2>&1 && { echo $$p; exit 0; }; 	done; done)
+NEWEST_VENV := .venv-newest
+
+$(NEWEST_VENV)/.installed: pyproject.toml setup.py
+	@test -n "$(NEWEST_PYTHON)" || { echo "no Python 3.11 or newer found"; exit 1; }
+	$(NEWEST_PYTHON) -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/pip install -q --upgrade pip
+	$(NEWEST_VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+# Every test but the real-client ones (tests/clients/), which `make test` runs.
+test-newest: system-deps $(NEWEST_VENV)/.installed
+	@$(NEWEST_VENV)/bin/python --version
+	$(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -56,4 +74,4 @@ bench: $(STAMP) bytecode
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(NEWEST_VENV) build *.egg-info

@@ -3,7 +3,8 @@
 Every key the server reads is a setting of the table (:mod:`controller.config.settings`). Every
 property, known or not, reaches the placer's ``configure()``. An unknown ``simulator.*`` key is an
 error naming the nearest known key; an unknown key of another name is accepted, as Kafka accepts it,
-and one that looks like a known key mistyped is logged once as a warning naming that key. A malformed
+and one that looks like a known key mistyped (a setting, or any key of Kafka's broker configuration:
+:mod:`controller.config.kafka_keys`) is logged once as a warning naming that key. A malformed
 value stops startup with a :class:`~controller.plugins.properties.ConfigError` naming the key.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from controller.config.kafka_keys import KAFKA_BROKER_KEYS
 from controller.config.parsing import read_properties
 from controller.config.settings import (
     BROKERS,
@@ -57,7 +59,7 @@ def _check_keys(props: Mapping[str, str]) -> None:
         return
     known = settings_by_key()
     for key in unknown:
-        if key in known:
+        if key in known or key in KAFKA_BROKER_KEYS:
             continue
         if key.startswith(_SIMULATOR_PREFIX):
             simulator_keys = [k for k in known if k.startswith(_SIMULATOR_PREFIX)]
@@ -71,7 +73,7 @@ def _check_keys(props: Mapping[str, str]) -> None:
             )
             raise ConfigError(f"{key}: unknown simulator setting{hint}", key)
         if key not in _warned:
-            near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.85)
+            near = difflib.get_close_matches(key, [*known, *KAFKA_BROKER_KEYS], n=1, cutoff=0.85)
             if near:
                 _warned.add(key)
                 log.warning(

@@ -25,6 +25,7 @@ COMMANDS = {
     "place": "place",
     "compare": "compare",
     "check-placer": "check_placer",
+    "check-policy": "check_policy",
     "sweep": "sweep",
     "topics": "topics",
     "cluster": "cluster",
@@ -128,8 +129,36 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The parsed command line. A command's module may rewrite its words first (``rewrite_argv``: the
+    Kafka spellings of ``topics``); an unknown option is reported with the usage of the (sub)command it
+    was given to, not the top level's."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = _command_named(words)
+    if named is not None:
+        rewrite = getattr(
+            importlib.import_module(f"placement_sim.cli.commands.{COMMANDS[named]}"), "rewrite_argv", None
+        )
+        words = rewrite(words) if rewrite is not None else words
+    parser = build_parser(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown:
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the last command word of ``args``."""
+    while True:
+        subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subparsers[0].dest, None) if subparsers else None
+        if chosen is None:
+            return parser
+        parser = subparsers[0].choices[chosen]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser(argv).parse_args(argv)
+    args = parse(argv)
     setup_logging(args.verbose + getattr(args, "verbose_after", 0))
     return run_command(args)
 

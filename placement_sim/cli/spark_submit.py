@@ -6,7 +6,7 @@
         --grid grid.toml --out hdfs:///sweeps/1 --report report.html
 
 The Spark master and resources come from ``spark-submit``; the driver and the executors need the
-project installed (see the README). Only the sweep command is loaded, not the server's.
+project installed (see docs/sweep.md). Only the sweep command is loaded, not the server's.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.placement.loader import BUILTIN_PLACERS
+from controller.plugins.properties import property_text
 
 log = logging.getLogger(__name__)
 
@@ -247,8 +248,11 @@ def grid_from_mapping(data: Mapping[str, Any]) -> Grid:
     seeds = _seeds(data.get("seeds", 1))
     placers = _placer_list(data.get("placers", list(BUILTIN_PLACERS)), "placers")
     configs = data.get("placer_configs", {})
-    if not isinstance(configs, Mapping) or not all(isinstance(v, str) for v in configs.values()):
-        raise GridError("placer_configs: must be a table of string values")
+    if not isinstance(configs, Mapping) or not all(
+        isinstance(v, str | int | float | bool) for v in configs.values()
+    ):
+        raise GridError("placer_configs: must be a table of text, number or boolean values")
+    configs = {key: property_text(value) for key, value in configs.items()}  # as a properties file: 0, true
     report = data.get("report", {})
     if not isinstance(report, Mapping):
         raise GridError("report: must be a table")

@@ -15,12 +15,16 @@ server's loader: third-party placers must be importable on the executors (instal
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -65,6 +69,58 @@ SESSION_DEFAULTS: dict[str, str] = {
 LOCAL_DEFAULTS: dict[str, str] = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
 
 
+#: What a quiet driver JVM logs: errors only, without the banner of Spark's default profile ("Using
+#: Spark's default log4j profile") or of a shell: PySpark's gateway (PythonGatewayServer) starts logging
+#: as an interpreter, and Spark's Logging then prints "Setting default log level to ..." unless that
+#: class's logger has a level of its own.
+QUIET_LOG4J2 = """\
+rootLogger.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
+
+#: Lines the JVM itself prints at start, before any logging is set up (Spark 4 loads the Vector API).
+JVM_BANNER = (b"WARNING: Using incubator modules: ",)
+
+
+def _quiet_log4j2_file() -> str:
+    handle, path = tempfile.mkstemp(prefix="placement-sim-log4j2-", suffix=".properties")
+    with os.fdopen(handle, "w") as file:
+        file.write(QUIET_LOG4J2)
+    atexit.register(lambda: os.path.exists(path) and os.remove(path))
+    return path
+
+
+@contextmanager
+def _stderr_without(prefixes: Sequence[bytes]) -> Iterator[None]:
+    """Processes started inside (the driver JVM, and the Python workers it starts later) write their
+    stderr through a thread that drops the lines starting with ``prefixes`` and passes the rest on."""
+    sys.stderr.flush()
+    real = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
+            for line in lines:  # until every process holding the write end has exited
+                if not line.startswith(tuple(prefixes)):
+                    out.write(line)
+
+    threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(real, 2)  # this process writes to the real stderr again (the thread keeps its own copy)
+
+
 def spark_session(
     master: str | None = None,
     app_name: str = "placement-sim sweep",
@@ -72,12 +128,14 @@ def spark_session(
     py_files: Sequence[str] = (),
     ui: bool = False,
     log_level: str = "WARN",
+    quiet: bool = False,
 ) -> SparkSession:
     """A SparkSession for the sweep.
 
     ``master`` None means: the one ``spark-submit`` set, else ``local[*]``. With a local master the
     Python workers use this interpreter (``PYSPARK_PYTHON``). ``py_files`` (modules, packages as .zip,
-    .egg) are shipped to the executors and importable on the driver too.
+    .egg) are shipped to the executors and importable on the driver too. ``quiet``: the driver logs
+    errors only, and a JVM started here prints no start banner.
     """
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
     if master is None and not submitted:
@@ -90,11 +148,21 @@ def spark_session(
     settings = {**SESSION_DEFAULTS, "spark.ui.enabled": "true" if ui else "false"}
     if master is not None and master.startswith("local"):
         settings.update(LOCAL_DEFAULTS)
+    launches_jvm = not submitted and SparkSession.getActiveSession() is None
+    if quiet and launches_jvm:
+        options = settings.get("spark.driver.extraJavaOptions", "")
+        settings["spark.driver.extraJavaOptions"] = (
+            f"{options} -Dlog4j2.configurationFile={_quiet_log4j2_file()}".strip()
+        )
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(log_level)
+    if quiet and launches_jvm:
+        with _stderr_without(JVM_BANNER):
+            spark = builder.getOrCreate()
+    else:
+        spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR" if quiet else log_level)
     for path in py_files:
         spark.sparkContext.addPyFile(path)
     log.info("Spark %s on %s", spark.version, spark.sparkContext.master)

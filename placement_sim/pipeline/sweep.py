@@ -119,11 +119,13 @@ def run_sweep(
     report: str | Path | None = None,
     report_scenario: str | None = None,
     progress: ProgressCallback | None = None,
+    quiet: bool = False,
 ) -> SweepResult:
     """Runs ``grid`` and writes its tables under ``out`` plus ``report.html``.
 
     With ``use_spark`` the runs happen on Spark (``spark`` if given, else a session on ``master``,
-    stopped afterwards); without, in this process (``out`` must then be a local folder).
+    stopped afterwards; ``quiet``: one that logs errors only, with no start banner); without, in this
+    process (``out`` must then be a local folder).
     """
     started = time.perf_counter()
     wanted = report_scenario or grid.report_scenario
@@ -148,7 +150,9 @@ def run_sweep(
 
         # Stop the session afterwards only when this sweep started it.
         own_session = spark is None and SparkSession.getActiveSession() is None
-        session = spark if spark is not None else spark_session(master, conf=conf, py_files=py_files)
+        session = (
+            spark if spark is not None else spark_session(master, conf=conf, py_files=py_files, quiet=quiet)
+        )
         if spark is not None:
             for path in py_files:
                 session.sparkContext.addPyFile(path)

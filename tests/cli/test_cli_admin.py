@@ -164,3 +164,69 @@ def test_no_server(capsys):
         capsys.readouterr().err
         == "placement-sim: connection to 127.0.0.1:1 refused: is the server running?\n"
     )
+
+
+def test_kafka_topics_spellings_create_describe_and_delete(capsys, server):
+    """kafka-topics.sh's action flags and --topic (Kafka's TopicCommand) do what the action words do."""
+    code, out, _ = run(capsys, server, "topics", "--create", "--topic", "cli-kafka", "-p", "2", "-r", "2")
+    assert code == 0 and out.startswith("Created topic cli-kafka.\nTopic: cli-kafka\t")
+    assert run(capsys, server, "topics", "--describe", "--topic", "cli-kafka")[1] == out.split("\n", 1)[1]
+    assert run(capsys, server, "topics", "--list")[1].split().count("cli-kafka") == 1
+    code, out, _ = run(capsys, server, "topics", "--alter", "--topic", "cli-kafka", "--partitions", "3")
+    assert code == 0 and out.startswith("Topic cli-kafka now has 3 partition(s).\n")
+    assert run(capsys, server, "topics", "--delete", "--topic", "cli-kafka")[:2] == (
+        0,
+        "Deleted topic cli-kafka.\n",
+    )
+
+
+def test_if_not_exists_and_if_exists_make_the_missing_or_existing_topic_no_error(capsys, server):
+    run(capsys, server, "topics", "create", "cli-once", "-p", "1", "-r", "1")
+    code, _, err = run(capsys, server, "topics", "create", "cli-once", "-p", "1", "-r", "1")
+    assert code == 1 and "TOPIC_ALREADY_EXISTS (36)" in err
+    assert run(capsys, server, "topics", "create", "--topic", "cli-once", "-p", "1", "--if-not-exists") == (
+        0,
+        "",
+        "",
+    )
+    assert run(capsys, server, "topics", "delete", "--topic", "cli-never", "--if-exists") == (0, "", "")
+    assert run(capsys, server, "topics", "alter", "cli-never", "-p", "2", "--if-exists") == (0, "", "")
+    code, _, err = run(capsys, server, "topics", "alter", "cli-never", "-p", "2")
+    assert code == 1 and "UNKNOWN_TOPIC_OR_PARTITION (3)" in err
+
+
+def test_describe_filters_under_replicated_and_unavailable_partitions(capsys, tmp_path):
+    """Kafka's describe filters print the matching partition lines alone: after broker 2 crashes and is
+    fenced, two-1 (on 1 and 2) is under-replicated and one-1 (on 2 alone) has no leader; its ISR keeps
+    broker 2, so it is not under-replicated (Kafka's TopicCommand: replicas - ISR > 0)."""
+    brokers = [(0, "a"), (1, "b"), (2, "c")]
+    with ServerThread.start(brokers=brokers, clock="virtual", seed=1) as crashing:
+        path = write(tmp_path / "a.json", [{"id": 0, "replicas": [0, 1]}, {"id": 1, "replicas": [1, 2]}])
+        assert run(capsys, crashing, "topics", "create", "two", "--replica-assignment", path)[0] == 0
+        path = write(tmp_path / "b.json", [{"id": 0, "replicas": [0]}, {"id": 1, "replicas": [2]}])
+        assert run(capsys, crashing, "topics", "create", "one", "--replica-assignment", path)[0] == 0
+        crashing.stop_broker(2, "crash")
+        crashing.advance(9000)  # broker.session.timeout.ms: fenced
+
+        def partitions(*argv: str) -> list[list[str]]:
+            code, out, _ = run(capsys, crashing, "topics", "describe", *argv)
+            assert code == 0
+            return [line.split("\t")[1:3] for line in out.splitlines()]
+
+        under = partitions("--under-replicated-partitions")
+        unavailable = partitions("--unavailable-partitions")
+        assert partitions("--topic", "two", "--unavailable-partitions") == []
+    assert under == [["Topic: two", "Partition: 1"]]
+    assert unavailable == [["Topic: one", "Partition: 1"]]
+
+
+def test_a_topic_named_twice_or_not_at_all_is_a_usage_error(capsys, server):
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, server, "topics", "delete", "cli-a", "--topic", "cli-b")
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.endswith("error: two topic names: cli-a and --topic cli-b\n")
+    with pytest.raises(SystemExit):
+        run(capsys, server, "topics", "create", "-p", "1")
+    err = capsys.readouterr().err
+    assert err.startswith("usage: placement-sim topics create ")
+    assert err.endswith("error: a topic is needed: NAME or --topic NAME\n")

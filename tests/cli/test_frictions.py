@@ -12,6 +12,7 @@ import pytest
 
 from controller.embedded import ServerThread
 from placement_sim.cli.main import main
+from tests.support.docs import find_block
 from tests.support.placers import placer_file
 
 CLI = [sys.executable, "-m", "placement_sim.cli.main"]
@@ -152,10 +153,10 @@ def _options(text: str) -> set[str]:
     }
 
 
-def test_the_sweep_help_and_the_readme_agree() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    start = readme.index("placement-sim sweep [--grid")
-    usage = readme[start : readme.index("```", start)]
+def test_the_sweep_help_and_the_docs_agree() -> None:
+    usage = find_block(
+        "placement-sim sweep [--grid FILE] [--placers striped,legacy,fluvio,fluvio-fair,multi-level,my.module.MyPlacer]"
+    )
     result = subprocess.run([*CLI, "sweep", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert _options(result.stdout) == _options(usage)
@@ -171,3 +172,33 @@ def test_settings_lists_every_key_with_its_default(capsys: pytest.CaptureFixture
     assert by_key["simulator.max.partitions"] == "500000"
     assert by_key["simulator.seed"] == "none"
     assert by_key["replica.placer.class.name"] == "striped"
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments"),
+    [
+        ("serve", []),
+        ("place", ["-p", "1", "-r", "1"]),
+        ("compare", ["-p", "1", "-r", "1"]),
+        ("check-placer", ["striped"]),
+        ("check-policy", ["kafka"]),
+        ("sweep", []),
+        ("topics create", ["t"]),
+        ("topics list", []),
+        ("topics describe", []),
+        ("topics alter", ["t", "-p", "2"]),
+        ("topics delete", ["t"]),
+        ("cluster describe", []),
+        ("settings", []),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_an_unknown_option_shows_the_usage_of_the_command_it_was_given_to(
+    command: str, arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command.split(), *arguments, "--no-such-option"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith(f"usage: placement-sim {command} [-h] ")
+    assert err.endswith(f"placement-sim {command}: error: unrecognized arguments: --no-such-option\n")

@@ -1,4 +1,4 @@
-"""The README's complete plugin, exactly as printed there, passes check-placer and serves."""
+"""docs/placers.md's complete plugin, exactly as printed there, passes check-placer and serves."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ from pathlib import Path
 
 from controller.embedded import ServerThread
 from protocol.client import BlockingClient
+from tests.support.docs import find_block
 
 ROOT = Path(__file__).parents[2]
 
 
 def readme_plugin() -> str:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("```python\n# my_placer.py\n") + len("```python\n")
-    return readme[start : readme.index("```", start)]
+    return find_block("# my_placer.py")
 
 
 def test_the_readme_plugin_passes_check_placer_as_written(tmp_path: Path) -> None:

@@ -73,6 +73,25 @@ def test_the_spark_submit_entry_runs_as_a_file_and_takes_the_sweep_options(grid_
     assert pq.read_table(out / "metrics").num_rows == 2
 
 
+def test_a_quiet_sweep_on_spark_prints_no_spark_or_jvm_lines(grid_file, tmp_path) -> None:
+    """--quiet on Spark: the sweep's own lines only, none of the JVM's start banner or Spark's WARN lines."""
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "placement_sim.cli.main", "sweep", "--grid", str(grid_file), "--out", str(out)]
+        + ["--master", "local[1]", "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "sweep: 1 scenarios x 2 placers = 2 runs on Spark (local[1])\n"
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines[:3]] == ["placer", "fluvio", "striped"]
+    assert re.fullmatch(rf"2 runs in [0-9.]+s; tables in {out}; report: {out}/report.html", lines[3])
+    assert len(lines) == 4
+
+
 #: A placer module that only ``--py-files`` makes importable on the executors (written to a fresh folder).
 SHIPPED_PLACER = """
 from controller.placement.api import ReplicaPlacer

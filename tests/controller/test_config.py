@@ -81,6 +81,32 @@ def test_a_mistyped_kafka_key_is_accepted_with_one_warning_naming_the_nearest_ke
     ]  # once for the key, and none for a plugin's own key that resembles no setting
 
 
+def test_kafka_keys_the_simulator_does_not_read_are_silent_and_their_typos_are_named(caplog):
+    from controller.config.kafka_keys import KAFKA_BROKER_KEYS
+
+    assert {
+        "log.retention.hours",
+        "process.roles",
+        "advertised.listeners",
+        "log.cleaner.enable",
+    } <= KAFKA_BROKER_KEYS
+    with caplog.at_level(logging.WARNING, logger="controller.config"):
+        config = ServerConfig.from_properties(
+            {
+                "log.retention.hours": "5",
+                "process.roles": "broker",
+                "log.retension.hours": "5",
+                "node.idd": "1",
+            }
+        )
+    assert config.placer_properties()["log.retension.hours"] == "5"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "unknown setting log.retension.hours is passed to the plugins as it is; did you mean log.retention.hours?",
+        "unknown setting node.idd is passed to the plugins as it is; did you mean node.id?",
+    ]
+
+
 @pytest.mark.parametrize(
     ("props", "key"),
     [
@@ -159,15 +185,17 @@ def test_a_named_listener_mapped_to_plaintext_is_served():
 
 
 def test_every_setting_is_in_the_readme_table_with_its_default():
-    """The README's table is ``placement-sim settings --markdown``, row for row."""
+    """docs/configuration.md's table is ``placement-sim settings --markdown``, row for row."""
     from pathlib import Path
 
     from controller.config import SETTINGS
     from placement_sim.cli.commands.settings import markdown_table
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
     table = markdown_table()
     assert len(table) == len(SETTINGS) + 2
-    assert "\n".join(table) in readme, "regenerate the README's table: placement-sim settings --markdown"
+    assert "\n".join(table) in page, (
+        "regenerate docs/configuration.md's table: placement-sim settings --markdown"
+    )
     for setting, row in zip(SETTINGS, table[2:], strict=True):
         assert row.startswith(f"| `{setting.key}` | ") and (setting.default or "none") in row

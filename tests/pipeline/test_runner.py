@@ -78,7 +78,7 @@ def test_each_run_gets_a_fresh_placer_that_sees_its_calls_in_order_and_the_clust
     spec = scenario(UNBALANCED, MIXED)
     run = run_scenario(spec, placer)
     run_scenario(spec, placer)
-    assert len({c[0] for c in calls}) == 2  # two runs, two placer instances
+    assert len({c[0] for c in calls}) == 2  # two runs, two placer instances (serial numbers)
     ops = operations_for(MIXED, 0)
     first_run = calls[: len(ops)]
     expected = []

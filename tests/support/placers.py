@@ -4,9 +4,11 @@ that misbehave on purpose for the fault tests. ``placer_file(name)`` gives the p
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -233,13 +235,18 @@ class PickyPlacer(ReplicaPlacer):
 
 
 class RecordingPlacer(ReplicaPlacer):
-    """Places every partition on brokers 0..rf-1 and records what each call saw."""
+    """Places every partition on brokers 0..rf-1 and records what each call saw, and which instance it
+    was (a serial number: ``id()`` of a placer freed after its run can come back for the next one)."""
 
     calls: ClassVar[list[tuple[int, str | None, int, int, int]]] = []
+    instances: ClassVar[Iterator[int]] = itertools.count()
+
+    def __init__(self) -> None:
+        self.serial = next(RecordingPlacer.instances)
 
     def place(self, spec: PlacementSpec, cluster: ClusterView) -> list[list[int]]:
         RecordingPlacer.calls.append(
-            (id(self), spec.topic, spec.start_partition, spec.num_partitions, len(cluster.assignments))
+            (self.serial, spec.topic, spec.start_partition, spec.num_partitions, len(cluster.assignments))
         )
         return [list(range(spec.num_replicas)) for _ in range(spec.num_partitions)]
 

@@ -29,6 +29,7 @@ from controller.election.conformance.strategies import view_batches
 from controller.election.loader import ELECTION_POLICIES, resolve_policy_class
 from controller.election.rules import candidates_problem
 from controller.plugins.loader import class_label
+from controller.plugins.properties import PropertyValue, property_texts
 
 __all__ = ["PolicyCheckError", "PolicyReport", "check_policy"]
 
@@ -92,12 +93,13 @@ def check_policy(
     *,
     max_examples: int = 100,
     seed: int | None = None,
-    configs: Mapping[str, str] | None = None,
+    configs: Mapping[str, PropertyValue] | None = None,
     raise_on_failure: bool = True,
 ) -> PolicyReport:
     """Runs the checks above on ``policy`` (a class, an instance, or a name as ``simulator.election.policy``
     takes it); raises :class:`PolicyCheckError` on failure unless ``raise_on_failure=False``."""
     factory, label = _factory(policy)
+    texts = property_texts(configs or {})  # numbers and booleans as a properties file holds them
     style = getattr(factory(), "style", ElectionStyle.KAFKA)
     stats: Counter[str] = Counter()
     failure: list[tuple[str, str, list[PartitionView]]] = []
@@ -106,7 +108,10 @@ def check_policy(
         p = factory()
         configure = getattr(p, "configure", None)
         if callable(configure):
-            configure({**(configs or {}), SEED: str(case_seed)})
+            try:
+                configure({**texts, SEED: str(case_seed)})
+            except Exception as exc:  # a property it refuses: a failed check, not a crash of the kit
+                raise _Violation("configure", f"configure() raised {type(exc).__name__}: {exc}") from exc
         return p
 
     def judge(views: list[PartitionView]) -> None:

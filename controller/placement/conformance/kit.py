@@ -35,6 +35,7 @@ from controller.placement.conformance.rules import (
 from controller.placement.conformance.strategies import PlacementCase, explicit_cases, placement_cases
 from controller.placement.loader import resolve_placer_class
 from controller.plugins.loader import class_label
+from controller.plugins.properties import PropertyValue, property_texts
 
 __all__ = ["PlacerSource", "check_placer"]
 
@@ -278,7 +279,7 @@ def check_placer(
     *,
     max_examples: int = 100,
     seed: int | None = None,
-    configs: Mapping[str, str] | None = None,
+    configs: Mapping[str, PropertyValue] | None = None,
     preconditions: Precondition | Sequence[Precondition] = (),
     raise_on_failure: bool = True,
 ) -> CheckReport:
@@ -298,7 +299,8 @@ def check_placer(
     stats: Counter[str] = Counter()
     stats["rack_aware"] = int(_probe_rack_aware(factory))
     runner = _AsyncRunner()
-    case_runner = _CaseRunner(factory, label, configs or {}, extra, stats, runner)
+    # Numbers and booleans as a properties file holds them: a placer always reads text.
+    case_runner = _CaseRunner(factory, label, property_texts(configs or {}), extra, stats, runner)
 
     def run_hypothesis() -> Failure | None:
         def check_case(case: PlacementCase) -> None:

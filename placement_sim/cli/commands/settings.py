@@ -14,7 +14,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         help="list the configuration keys",
         description="Every key of server.properties (or --set) the server reads, with its default and meaning.",
     )
-    p.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
+    p.add_argument(
+        "--markdown", action="store_true", help="as a Markdown table (the one in docs/configuration.md)"
+    )
     p.set_defaults(func=run)
 
 

@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p.add_argument(
         "--report-scenario", metavar="ID", help="scenario whose leaders per broker the report plots"
     )
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--quiet", action="store_true", help="no progress lines, and Spark logs errors only")
     p.add_argument(
         "--print-default-grid", action="store_true", help="print the built-in grid (TOML) and exit"
     )
@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         report=args.report,
         report_scenario=args.report_scenario,
         progress=None if args.quiet else ConsoleProgress(),
+        quiet=args.quiet,
     )
     _print_summary(result)
     print(f"{result.runs:,} runs in {result.seconds:.1f}s; tables in {result.out}; report: {result.report}")

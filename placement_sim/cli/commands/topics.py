@@ -1,15 +1,20 @@
 """``placement-sim topics create|list|describe|alter|delete``: topic administration on a running simulator.
 
-These speak Kafka's protocol (CreateTopics, Metadata, DescribeConfigs, CreatePartitions, DeleteTopics), so they work
-against any Kafka broker too, and take the options ``kafka-topics.sh`` users type (``--bootstrap-server``,
-``-p``, ``-r``). ``describe`` prints Kafka's layout: a topic line, then one line per partition with its
-leader, replicas (in placement order) and in-sync replicas.
+These speak Kafka's protocol (CreateTopics, Metadata, DescribeConfigs, CreatePartitions, DeleteTopics), so
+they work against any Kafka broker too, and take what ``kafka-topics.sh`` users type (Kafka's
+``TopicCommand``): ``--bootstrap-server``, ``-p``, ``-r``, ``--config k=v``, the topic as ``--topic NAME``,
+``--if-not-exists`` on create, ``--if-exists`` on alter and delete, and the action as a flag
+(``topics --describe --topic orders``). ``describe`` prints Kafka's layout: a topic line (with the
+topic's non-default configs), then one line per partition with its leader, replicas (in placement order)
+and in-sync replicas; ``--under-replicated-partitions`` and ``--unavailable-partitions`` keep only those
+partitions, as in Kafka.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from placement_sim.cli.assignment_file import AssignmentFileError, read_replica_assignment
@@ -21,8 +26,43 @@ from placement_sim.cli.connection import (
 )
 from placement_sim.cli.options import property_pair
 from protocol.client import KafkaClient
+from protocol.codes import ErrorCode
 
-__all__ = ["format_topic", "register"]
+__all__ = ["format_topic", "register", "rewrite_argv"]
+
+ACTIONS = ("create", "list", "describe", "alter", "delete")
+
+#: Whether ``describe`` shows a Metadata partition entry, given the live broker ids.
+PartitionFilter = Callable[[dict[str, Any], set[int]], bool]
+
+
+def rewrite_argv(argv: list[str]) -> list[str]:
+    """``topics --describe ...`` (kafka-topics.sh's action flags) as ``topics describe ...``."""
+    at = argv.index("topics")
+    rest = argv[at + 1 :]
+    if any(word in ACTIONS for word in rest if not word.startswith("-")):
+        return argv
+    flags = [word for word in rest if word in {f"--{action}" for action in ACTIONS}]
+    if len(flags) != 1:
+        return argv  # none, or several: argparse's usage message says what is wrong
+    rest.remove(flags[0])
+    return [*argv[: at + 1], flags[0][2:], *rest]
+
+
+def _add_name(parser: argparse.ArgumentParser, required: bool, help: str) -> None:
+    parser.add_argument("name", metavar="NAME", nargs="?", help=help)
+    parser.add_argument("--topic", metavar="NAME", help="the topic, as kafka-topics.sh takes it")
+    parser.set_defaults(name_required=required)
+
+
+def _topic_name(args: argparse.Namespace) -> str | None:
+    """The topic of ``NAME`` or ``--topic NAME``; a usage error when both differ or a needed one is missing."""
+    if args.name is not None and args.topic is not None and args.name != args.topic:
+        args.parser.error(f"two topic names: {args.name} and --topic {args.topic}")
+    name: str | None = args.name if args.name is not None else args.topic
+    if name is None and args.name_required:
+        args.parser.error("a topic is needed: NAME or --topic NAME")
+    return name
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -40,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         description="Create a topic. Without --partitions or --replication-factor the server's defaults "
         "(num.partitions, default.replication.factor) apply.",
     )
-    create.add_argument("name", metavar="NAME")
+    _add_name(create, True, "the topic")
     create.add_argument("--partitions", "-p", type=int, metavar="N", help="number of partitions")
     create.add_argument("--replication-factor", "-r", type=int, metavar="R", help="replicas per partition")
     create.add_argument(
@@ -59,8 +99,11 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     create.add_argument(
         "--validate-only", action="store_true", help="check and compute the placement, create nothing"
     )
+    create.add_argument(
+        "--if-not-exists", action="store_true", help="a topic that exists already is not an error"
+    )
     add_connection_options(create)
-    create.set_defaults(func=create_command)
+    create.set_defaults(func=create_command, parser=create)
 
     listing = actions.add_parser("list", parents=[common], help="list the topic names, one a line")
     add_connection_options(listing)
@@ -69,9 +112,17 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     describe = actions.add_parser(
         "describe", parents=[common], help="show topics with leaders, replicas and ISR"
     )
-    describe.add_argument("name", metavar="NAME", nargs="?", help="one topic (default: all)")
+    _add_name(describe, False, "one topic (default: all)")
+    describe.add_argument(
+        "--under-replicated-partitions",
+        action="store_true",
+        help="only partitions whose ISR is smaller than their replicas",
+    )
+    describe.add_argument(
+        "--unavailable-partitions", action="store_true", help="only partitions without a leader"
+    )
     add_connection_options(describe)
-    describe.set_defaults(func=describe_command)
+    describe.set_defaults(func=describe_command, parser=describe)
 
     alter = actions.add_parser(
         "alter",
@@ -79,23 +130,28 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         help="add partitions to a topic (CreatePartitions)",
         description="Grow a topic to N partitions; the new ones are placed by the server's placer.",
     )
-    alter.add_argument("name", metavar="NAME")
+    _add_name(alter, True, "the topic")
     alter.add_argument(
         "--partitions", "-p", type=int, required=True, metavar="N", help="the new partition count"
     )
     alter.add_argument(
         "--validate-only", action="store_true", help="check and compute the placement, change nothing"
     )
+    alter.add_argument("--if-exists", action="store_true", help="a topic that does not exist is not an error")
     add_connection_options(alter)
-    alter.set_defaults(func=alter_command)
+    alter.set_defaults(func=alter_command, parser=alter)
 
     delete = actions.add_parser("delete", parents=[common], help="delete a topic")
-    delete.add_argument("name", metavar="NAME")
+    _add_name(delete, True, "the topic")
+    delete.add_argument(
+        "--if-exists", action="store_true", help="a topic that does not exist is not an error"
+    )
     add_connection_options(delete)
-    delete.set_defaults(func=delete_command)
+    delete.set_defaults(func=delete_command, parser=delete)
 
 
 def create_command(args: argparse.Namespace) -> int:
+    args.name = _topic_name(args)
     assignments: list[dict[str, Any]] = []
     if args.replica_assignment is not None:
         if args.partitions is not None or args.replication_factor is not None:
@@ -129,6 +185,8 @@ def create_command(args: argparse.Namespace) -> int:
     async def action(client: KafkaClient) -> int:
         response = await client.send("CreateTopicsRequest", request)
         [result] = response["Topics"]
+        if result["ErrorCode"] == ErrorCode.TOPIC_ALREADY_EXISTS and args.if_not_exists:
+            return 0  # as kafka-topics.sh: nothing to say
         if result["ErrorCode"] != 0:
             return _topic_failed(args.name, result)
         if args.validate_only:
@@ -144,10 +202,27 @@ def create_command(args: argparse.Namespace) -> int:
 
 
 def describe_command(args: argparse.Namespace) -> int:
-    return run_with_client(args, lambda client: _describe(client, None if args.name is None else [args.name]))
+    name = _topic_name(args)
+    keep = _partition_filter(args.under_replicated_partitions, args.unavailable_partitions)
+    return run_with_client(args, lambda client: _describe(client, None if name is None else [name], keep))
 
 
-async def _describe(client: KafkaClient, names: list[str] | None) -> int:
+def _partition_filter(under_replicated: bool, unavailable: bool) -> PartitionFilter | None:
+    """Kafka's describe filters (``TopicCommand.PartitionDescription``): under-replicated is an ISR
+    smaller than the replicas; unavailable is no leader, or a leader that is not a live broker. With
+    both flags a partition of either kind is shown."""
+    if not (under_replicated or unavailable):
+        return None
+
+    def keep(partition: dict[str, Any], live: set[int]) -> bool:
+        return (under_replicated and len(partition["IsrNodes"]) < len(partition["ReplicaNodes"])) or (
+            unavailable and partition["LeaderId"] not in live
+        )
+
+    return keep
+
+
+async def _describe(client: KafkaClient, names: list[str] | None, keep: PartitionFilter | None = None) -> int:
     topics = None if names is None else [{"Name": n} for n in names]
     response = await client.send("MetadataRequest", {"Topics": topics, "AllowAutoTopicCreation": False})
     status = 0
@@ -161,7 +236,16 @@ async def _describe(client: KafkaClient, names: list[str] | None) -> int:
             )
             status = 1
             continue
-        print("\n".join(format_topic(topic, configs.get(topic["Name"], ""))))
+        lines = format_topic(topic, configs.get(topic["Name"], ""))
+        if keep is None:
+            print("\n".join(lines))
+            continue
+        # Kafka's filtered describe: the matching partition lines alone
+        partitions = sorted(topic["Partitions"], key=lambda p: p["PartitionIndex"])
+        live = {broker["NodeId"] for broker in response["Brokers"]}  # Metadata lists the unfenced brokers
+        for partition, line in zip(partitions, lines[1:], strict=True):
+            if keep(partition, live):
+                print(line)
     return status
 
 
@@ -241,6 +325,7 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def alter_command(args: argparse.Namespace) -> int:
+    args.name = _topic_name(args)
     request = {
         "Topics": [{"Name": args.name, "Count": args.partitions, "Assignments": None}],
         "TimeoutMs": int(args.timeout * 1000),
@@ -250,6 +335,8 @@ def alter_command(args: argparse.Namespace) -> int:
     async def action(client: KafkaClient) -> int:
         response = await client.send("CreatePartitionsRequest", request)
         [result] = response["Results"]
+        if result["ErrorCode"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and args.if_exists:
+            return 0
         if result["ErrorCode"] != 0:
             return _topic_failed(args.name, result)
         if args.validate_only:
@@ -264,6 +351,8 @@ def alter_command(args: argparse.Namespace) -> int:
 
 
 def delete_command(args: argparse.Namespace) -> int:
+    args.name = _topic_name(args)
+
     async def action(client: KafkaClient) -> int:
         version = client.choose_version(20)
         data: dict[str, Any] = {"TimeoutMs": int(args.timeout * 1000)}
@@ -273,6 +362,8 @@ def delete_command(args: argparse.Namespace) -> int:
             data["TopicNames"] = [args.name]
         response = await client.send("DeleteTopicsRequest", data, version=version)
         [result] = response["Responses"]
+        if result["ErrorCode"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and args.if_exists:
+            return 0
         if result["ErrorCode"] != 0:
             return _topic_failed(args.name, result)
         print(f"Deleted topic {args.name}.")

@@ -36,9 +36,20 @@ from protocol.errors import Refusal
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NewPartitions", "NewTopic", "TopicAdmin", "TopicResult", "UNKNOWN_TOPIC_MESSAGE"]
+__all__ = [
+    "MAX_TOPIC_CONFIGS",
+    "NewPartitions",
+    "NewTopic",
+    "TopicAdmin",
+    "TopicResult",
+    "UNKNOWN_TOPIC_MESSAGE",
+]
 
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+
+#: The most configs one topic of a CreateTopics request may carry (Kafka knows about 40 topic configs):
+#: more is INVALID_CONFIG, refused before the request is decoded further.
+MAX_TOPIC_CONFIGS = 1024
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,11 @@ package that defines ``API_KEY``, ApiVersions advertises what the registry holds
   (a bug), so that the request is still answered; without it the connection is closed;
 - optionally ``ANSWER_DEPENDS_ON``: an :class:`AnswerDependsOn`, for handlers whose answers given at once
   depend on nothing but the request (and the metadata image): the dispatch then keeps such answers
-  encoded and answers the same request again without decoding it or calling the handler.
+  encoded and answers the same request again without decoding it or calling the handler;
+- optionally ``decode_caps(config) -> {field path: Cap}``: the most elements each array of the request
+  may hold, from the server's settings (:class:`Cap`). The dispatch decodes with them
+  (:mod:`protocol.caps`): an array above its cap is not built, and the request is answered with
+  ``error_response`` and the cap's error, without calling ``handle``.
 
 Handlers never see bytes.
 """
@@ -30,10 +34,12 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from protocol.codes import ApiKey
+from protocol.caps import CapPath
+from protocol.codes import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from controller.app import Controller
+    from controller.config import ServerConfig
     from controller.image import MetadataImage
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_OPERATIONS",
     "AnswerDependsOn",
+    "Cap",
     "Handler",
     "Handlers",
     "RequestContext",
@@ -59,6 +66,23 @@ class AnswerDependsOn(enum.Enum):
     REQUEST = "request"
     #: The metadata image the answering broker holds, and the advertised listeners (Metadata).
     IMAGE = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    """The most elements one array of a request may hold: above ``limit`` the array is not decoded and the
+    request is answered with ``error`` (the error Kafka gives for that limit); ``setting`` names where the
+    limit comes from (a setting's key, or a constant's module) for the message."""
+
+    limit: int
+    error: ErrorCode
+    setting: str
+
+    def message(self, path: CapPath, count: int) -> str:
+        return (
+            f"{count} elements in {'.'.join(path)}, above the limit of {self.limit} ({self.setting}); "
+            "the request was not read further."
+        )
 
 
 class SaslExchange(Protocol):
@@ -109,6 +133,7 @@ class RequestContext:
 HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]
 UnsupportedFn = Callable[[int], tuple[dict[str, Any], int]]
 ErrorFn = Callable[[dict[str, Any], int, int, str], dict[str, Any]]
+CapsFn = Callable[["ServerConfig"], Mapping[CapPath, Cap]]
 
 
 @dataclass(frozen=True)
@@ -123,6 +148,8 @@ class Handler:
     error_response: ErrorFn | None = None
     #: What an answer given at once depends on (None: anything, never kept).
     answer_depends_on: AnswerDependsOn | None = None
+    #: The request's array caps from the settings (None: none).
+    decode_caps: CapsFn | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -177,5 +204,8 @@ def load_handlers(schemas: Schemas) -> Handlers:
             getattr(module, "unsupported", None),
             getattr(module, "error_response", None),
             AnswerDependsOn(depends) if depends is not None else None,
+            getattr(module, "decode_caps", None),
         )
+        if handlers[key].decode_caps is not None and handlers[key].error_response is None:
+            raise RuntimeError(f"handler {info.name} declares decode_caps without an error_response")
     return Handlers(handlers)

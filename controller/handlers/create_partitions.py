@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext
 from controller.topic_admin import NewPartitions
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 VERSIONS = (0, 3)
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """Every topic grows by a partition at least, every assignment is one, every broker id one replica:
+    past the cluster's partition limit or one request's replica limit nothing can be added."""
+    limits = config.placement_limits()
+    partitions = Cap(limits.max_partitions.value, ErrorCode.POLICY_VIOLATION, limits.max_partitions.setting)
+    return {
+        ("Topics",): partitions,
+        ("Topics", "Assignments"): partitions,
+        ("Topics", "Assignments", "BrokerIds"): Cap(
+            limits.max_replicas.value, ErrorCode.POLICY_VIOLATION, limits.max_replicas.setting
+        ),
+    }
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:

@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from controller.handlers import RequestContext
-from controller.topic_admin import NewTopic, TopicResult
+from controller.handlers import Cap, RequestContext
+from controller.topic_admin import MAX_TOPIC_CONFIGS, NewTopic, TopicResult
 from protocol import ZERO_UUID
-from protocol.codes import ApiKey
+from protocol.caps import CapPath
+from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """Every topic creates a partition at least, every assignment one, every broker id one replica: past
+    the cluster's partition limit or one request's replica limit nothing can be created (Kafka's
+    POLICY_VIOLATION for those limits)."""
+    limits = config.placement_limits()
+    partitions = Cap(limits.max_partitions.value, ErrorCode.POLICY_VIOLATION, limits.max_partitions.setting)
+    return {
+        ("Topics",): partitions,
+        ("Topics", "Assignments"): partitions,
+        ("Topics", "Assignments", "BrokerIds"): Cap(
+            limits.max_replicas.value, ErrorCode.POLICY_VIOLATION, limits.max_replicas.setting
+        ),
+        ("Topics", "Configs"): Cap(
+            MAX_TOPIC_CONFIGS, ErrorCode.INVALID_CONFIG, "the fixed limit of configs per topic"
+        ),
+    }
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext
 from protocol import ZERO_UUID
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """No cluster holds more topics than the cluster's partition limit."""
+    limit = config.placement_limits().max_partitions
+    cap = Cap(limit.value, ErrorCode.INVALID_REQUEST, limit.setting)
+    return {("Topics",): cap, ("TopicNames",): cap}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:

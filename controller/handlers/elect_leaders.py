@@ -14,17 +14,29 @@ answer encoded off it (:class:`controller.answers.Sized`): other clients are ser
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext
 from controller.offload import Turns, gc_paused
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.ELECT_LEADERS
 VERSIONS = (0, 2)
 
 _KINDS = {0: "preferred", 1: "unclean"}
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """No cluster holds more topics, nor a topic more partitions, than the cluster's partition limit."""
+    limit = config.placement_limits().max_partitions
+    cap = Cap(limit.value, ErrorCode.INVALID_REQUEST, limit.setting)
+    return {("TopicPartitions",): cap, ("TopicPartitions", "Partitions"): cap}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:

@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
-from controller.handlers import NO_OPERATIONS, AnswerDependsOn, RequestContext
+from controller.handlers import NO_OPERATIONS, AnswerDependsOn, Cap, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
 from controller.offload import BIG, Turns, in_thread
 from controller.topic_admin import NewTopic
 from protocol import ZERO_UUID, Message
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.METADATA
 VERSIONS = (0, 13)
@@ -43,6 +47,12 @@ _UNKNOWN_TOPIC_ID = ErrorCode.UNKNOWN_TOPIC_ID
 _LEADER_NOT_AVAILABLE = ErrorCode.LEADER_NOT_AVAILABLE
 _REPLICA_NOT_AVAILABLE = ErrorCode.REPLICA_NOT_AVAILABLE
 _INVALID_REQUEST = ErrorCode.INVALID_REQUEST
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """No cluster holds more topics than the cluster's partition limit."""
+    limit = config.placement_limits().max_partitions
+    return {("Topics",): Cap(limit.value, ErrorCode.INVALID_REQUEST, limit.setting)}
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes | Sized | Awaitable[Sized]:

@@ -1,0 +1,123 @@
+"""One client must not take the memory or the service of all others: limits apply before a request is
+decoded (array caps from the settings, :mod:`controller.dispatch`), and an answer is bounded by its
+request. The server runs in a process of its own, whose peak memory is read from /proc."""
+
+from __future__ import annotations
+
+import struct
+import threading
+
+from protocol.client import BlockingClient
+from protocol.framing import encode_request
+from tests.support.probe import LatencyProbe
+from tests.support.rawwire import SCHEMAS, raw_connect, read_response
+from tests.support.serve import peak_rss, served_process
+
+MB = 1 << 20
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def create_topics_v5_body(name: str, assignments: int) -> bytes:
+    """CreateTopics v5 naming one topic with ``assignments`` manual assignments of one broker each (10
+    bytes each), encoded by hand: the codec would take minutes and gigabytes to build it."""
+    topic = b"".join(
+        [
+            _uvarint(len(name) + 1) + name.encode(),
+            struct.pack(">ih", -1, -1),
+            _uvarint(assignments + 1),
+            b"".join(struct.pack(">iBiB", i, 2, 1, 0) for i in range(assignments)),
+            b"\x01\x00",  # no configs, no tagged fields
+        ]
+    )
+    return b"\x02" + topic + struct.pack(">i", 60_000) + b"\x00\x00"
+
+
+def test_the_hand_made_body_is_the_codecs() -> None:
+    data = {
+        "Topics": [
+            {
+                "Name": "t",
+                "NumPartitions": -1,
+                "ReplicationFactor": -1,
+                "Assignments": [{"PartitionIndex": i, "BrokerIds": [1]} for i in range(3)],
+                "Configs": [],
+            }
+        ],
+        "timeoutMs": 60_000,
+        "validateOnly": False,
+    }
+    assert create_topics_v5_body("t", 3) == SCHEMAS.request(19).encode(data, 5)
+
+
+def test_two_million_assignments_are_refused_unread_while_others_are_served() -> None:
+    """19 MB of CreateTopics naming 2,000,000 assignments (above simulator.max.partitions, 500,000):
+    POLICY_VIOLATION, without building them (the server's peak memory grew by ~760 MB before the caps),
+    and another client's ApiVersions is answered meanwhile."""
+    body = create_topics_v5_body("huge", 2_000_000)
+    assert len(body) > 19 * 10**6
+    frame = encode_request(SCHEMAS, 19, 5, 7, "bounds-test", body)
+    with served_process() as (bootstrap, proc), LatencyProbe(bootstrap, at_least=0.5) as probe:
+        sock = raw_connect(bootstrap, timeout=60)
+        before = peak_rss(proc)
+        sender = threading.Thread(target=sock.sendall, args=(frame,), daemon=True)
+        sender.start()
+        answer = read_response(sock)
+        sender.join(10)
+        grown = peak_rss(proc) - before
+        sock.close()
+    assert answer is not None
+    response = SCHEMAS.response(19).decode(answer[5:], 5)  # correlation id, empty tag section
+    [topic] = response["Topics"]
+    assert (topic["Name"], topic["ErrorCode"]) == ("huge", 44)  # POLICY_VIOLATION
+    assert topic["ErrorMessage"] == (
+        "2000000 elements in Topics.Assignments, above the limit of 500000 (simulator.max.partitions); "
+        "the request was not read further."
+    )
+    # The frame's bytes (held while read, then cut from the buffer) and no decoded assignments.
+    assert grown < 120 * MB, f"peak RSS grew by {grown / MB:.0f} MB"
+    assert probe.failures == [] and probe.count > 10
+    assert probe.worst < 1.0, f"ApiVersions waited {probe.worst:.2f} s"
+
+
+def test_every_capped_request_gets_its_handlers_error_answer(placement_sim_factory) -> None:
+    """With simulator.max.partitions=4, each API refuses an array of five unread, with its own error answer,
+    and the connection serves the next request."""
+    server = placement_sim_factory(properties={"simulator.max.partitions": "4"})
+    five = list(range(5))
+
+    with BlockingClient.connect(server.bootstrap, request_timeout=5) as client:
+        elect = client.send(
+            "ElectLeadersRequest",
+            {"ElectionType": 0, "TopicPartitions": [{"Topic": "t", "Partitions": five}], "TimeoutMs": 1000},
+            version=2,
+        )
+        assert elect["ErrorCode"] == 42  # INVALID_REQUEST
+        assert [(r["Topic"], r["PartitionResult"]) for r in elect["ReplicaElectionResults"]] == [("t", [])]
+        metadata = client.send("MetadataRequest", {"Topics": [{"Name": f"t{i}"} for i in five]}, version=13)
+        assert (metadata["ErrorCode"], metadata["Topics"], metadata["Brokers"]) == (42, [], [])
+        deleted = client.send(
+            "DeleteTopicsRequest", {"TopicNames": [f"t{i}" for i in five], "TimeoutMs": 1000}, version=4
+        )
+        assert deleted["Responses"] == []
+        grown = client.send(
+            "CreatePartitionsRequest",
+            {
+                "Topics": [{"Name": "t", "Count": 6, "Assignments": [{"BrokerIds": [1]} for _ in five]}],
+                "TimeoutMs": 1000,
+                "ValidateOnly": False,
+            },
+            version=3,
+        )
+        [result] = grown["Results"]
+        assert (result["Name"], result["ErrorCode"]) == ("t", 44)  # POLICY_VIOLATION
+        assert "5 elements in Topics.Assignments, above the limit of 4" in result["ErrorMessage"]
+        assert client.send("ApiVersionsRequest", {}, version=0)["ErrorCode"] == 0
+    assert server.server.stats["requests:capped:Topics.Assignments"] == 1

@@ -363,8 +363,10 @@ class TopicAdmin:
     async def delete_topics(self, topics: Sequence[tuple[str | None, uuid.UUID | None]]) -> list[TopicResult]:
         """Deletes topics named by name (preferred) or id; one result per entry, in request order."""
         results: list[TopicResult] = []
+        turns = Turns()
         async with self._lock:
             for name, topic_id in topics:
+                await turns.yield_if_due()  # a request naming thousands of topics shares the loop
                 found: Topic | None
                 if name is not None:
                     found = self.cluster.topics.get(name)

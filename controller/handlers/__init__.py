@@ -22,7 +22,9 @@ package that defines ``API_KEY``, ApiVersions advertises what the registry holds
   (:mod:`protocol.caps`): an array above its cap is not built, and the request is answered with
   ``error_response`` and the cap's error, without calling ``handle``.
 
-Handlers never see bytes.
+Handlers never see bytes. An answer stays bounded by its request: what the answer repeats for each
+element of the request is bounded by what that element takes in the request, and an error message is
+said once per answer (:class:`SaidOnce`), not once per element.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ __all__ = [
     "Handler",
     "Handlers",
     "RequestContext",
+    "SaidOnce",
     "SaslExchange",
     "load_handlers",
 ]
@@ -83,6 +86,29 @@ class Cap:
             f"{count} elements in {'.'.join(path)}, above the limit of {self.limit} ({self.setting}); "
             "the request was not read further."
         )
+
+
+class SaidOnce:
+    """The error messages of one answer: each is given with the first element that has it (with its error
+    code), and later elements with the same error and message carry none (null: the error code says it).
+    Kafka's ApiError gives each element its message (``ReplicationControlManager.electLeader`` names the
+    topic in every partition's), so that a request naming one long unknown topic with many partitions got
+    an answer thousands of times its size; here an answer stays within a few times its request."""
+
+    __slots__ = ("_said",)
+
+    def __init__(self) -> None:
+        self._said: set[tuple[int, str]] = set()
+
+    def __call__(self, code: int, message: str | None) -> str | None:
+        """``message`` the first time it is given with ``code`` in this answer, None after."""
+        if message is None:
+            return None
+        key = (code, message)
+        if key in self._said:
+            return None
+        self._said.add(key)
+        return message
 
 
 class SaslExchange(Protocol):

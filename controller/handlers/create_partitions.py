@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from controller.handlers import Cap, RequestContext
+from controller.handlers import Cap, RequestContext, SaidOnce
 from controller.topic_admin import NewPartitions
 from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
@@ -43,13 +43,14 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     results = await ctx.controller.topic_admin.create_partitions(
         wanted, validate_only=bool(request["ValidateOnly"]), timeout_ms=request["TimeoutMs"]
     )
+    once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
         "Results": [
             {
                 "Name": r.name,
                 "ErrorCode": ErrorCode.NONE if r.error is None else r.error,
-                "ErrorMessage": r.message,
+                "ErrorMessage": once(r.error or 0, r.message),
             }
             for r in results
         ],
@@ -57,9 +58,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
         "Results": [
-            {"Name": t["Name"], "ErrorCode": code, "ErrorMessage": message} for t in request["Topics"]
+            {"Name": t["Name"], "ErrorCode": code, "ErrorMessage": once(code, message)}
+            for t in request["Topics"]
         ],
     }

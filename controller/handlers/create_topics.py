@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from controller.handlers import Cap, RequestContext
+from controller.handlers import Cap, RequestContext, SaidOnce
 from controller.topic_admin import MAX_TOPIC_CONFIGS, NewTopic, TopicResult
 from protocol import ZERO_UUID
 from protocol.caps import CapPath
@@ -50,16 +50,17 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     results = await ctx.controller.topic_admin.create_topics(
         topics, validate_only=bool(request.get("validateOnly", False)), timeout_ms=request["timeoutMs"]
     )
-    return {"ThrottleTimeMs": 0, "Topics": [_result(r) for r in results]}
+    once = SaidOnce()
+    return {"ThrottleTimeMs": 0, "Topics": [_result(r, once) for r in results]}
 
 
-def _result(result: TopicResult) -> dict[str, Any]:
+def _result(result: TopicResult, once: SaidOnce) -> dict[str, Any]:
     if result.error is not None:
         return {
             "Name": result.name,
             "TopicId": ZERO_UUID,
             "ErrorCode": result.error,
-            "ErrorMessage": result.message,
+            "ErrorMessage": once(result.error, result.message),
             "NumPartitions": -1,
             "ReplicationFactor": -1,
             "Configs": [],
@@ -77,6 +78,7 @@ def _result(result: TopicResult) -> dict[str, Any]:
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
         "Topics": [
@@ -84,7 +86,7 @@ def error_response(request: dict[str, Any], version: int, code: int, message: st
                 "Name": t["Name"],
                 "TopicId": ZERO_UUID,
                 "ErrorCode": code,
-                "ErrorMessage": message,
+                "ErrorMessage": once(code, message),
                 "NumPartitions": -1,
                 "ReplicationFactor": -1,
                 "Configs": [],

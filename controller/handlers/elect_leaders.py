@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
-from controller.handlers import Cap, RequestContext
+from controller.handlers import Cap, RequestContext, SaidOnce
 from controller.offload import Turns, gc_paused
 from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
@@ -57,13 +57,15 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             for name in ctx.controller.cluster.topics:
                 by_topic[name] = []
         turns = Turns()
+        once = SaidOnce()  # a message repeated for every partition would make the answer unbounded
         for outcome in outcomes:
             await turns.yield_if_due()
+            code = ErrorCode.NONE if outcome.error is None else ErrorCode[outcome.error]
             by_topic.setdefault(outcome.topic, []).append(
                 {
                     "PartitionId": outcome.partition,
-                    "ErrorCode": ErrorCode.NONE if outcome.error is None else ErrorCode[outcome.error],
-                    "ErrorMessage": outcome.message,
+                    "ErrorCode": code,
+                    "ErrorMessage": once(code, outcome.message),
                 }
             )
     response: dict[str, Any] = {
@@ -82,11 +84,13 @@ _MANY = 1000
 def _whole_request_error(
     version: int, code: ErrorCode, wanted: list[dict[str, Any]] | None, message: str
 ) -> dict[str, Any]:
+    once = SaidOnce()
     results = [
         {
             "Topic": t["Topic"],
             "PartitionResult": [
-                {"PartitionId": p, "ErrorCode": code, "ErrorMessage": message} for p in t["Partitions"]
+                {"PartitionId": p, "ErrorCode": code, "ErrorMessage": once(code, message)}
+                for p in t["Partitions"]
             ],
         }
         for t in wanted or []

@@ -7,10 +7,12 @@ from __future__ import annotations
 import struct
 import threading
 
+import pytest
+
 from protocol.client import BlockingClient
 from protocol.framing import encode_request
 from tests.support.probe import LatencyProbe
-from tests.support.rawwire import SCHEMAS, raw_connect, read_response
+from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 from tests.support.serve import peak_rss, served_process
 
 MB = 1 << 20
@@ -121,3 +123,92 @@ def test_every_capped_request_gets_its_handlers_error_answer(placement_sim_facto
         assert "5 elements in Topics.Assignments, above the limit of 4" in result["ErrorMessage"]
         assert client.send("ApiVersionsRequest", {}, version=0)["ErrorCode"] == 0
     assert server.server.stats["requests:capped:Topics.Assignments"] == 1
+
+
+def _shapes() -> dict[str, tuple[int, int, dict]]:
+    """Requests whose answers repeat the most per byte of request: (apiKey, version, request)."""
+    names = [chr(ord("a") + i % 26) * (1 + i // 26) for i in range(2000)]  # short, distinct
+    return {
+        "ElectLeaders: one long unknown topic, 20,000 partitions": (
+            43,
+            1,
+            {
+                "ElectionType": 0,
+                "TopicPartitions": [{"Topic": "x" * 32_700, "Partitions": list(range(20_000))}],
+                "TimeoutMs": 1000,
+            },
+        ),
+        "ElectLeaders: one existing partition named 20,000 times": (
+            43,
+            1,
+            {
+                "ElectionType": 0,
+                "TopicPartitions": [{"Topic": "t", "Partitions": [0] * 20_000}],
+                "TimeoutMs": 1,
+            },
+        ),
+        "CreatePartitions: 2,000 unknown topics": (
+            37,
+            1,
+            {
+                "Topics": [{"Name": n, "Count": 2, "Assignments": None} for n in names],
+                "TimeoutMs": 1000,
+                "ValidateOnly": False,
+            },
+        ),
+        "CreateTopics: 2,000 topics of an invalid partition count": (
+            19,
+            7,
+            {
+                "Topics": [
+                    {"Name": n, "NumPartitions": 0, "ReplicationFactor": 1, "Assignments": [], "Configs": []}
+                    for n in names
+                ],
+                "timeoutMs": 1000,
+                "validateOnly": True,
+            },
+        ),
+        "DeleteTopics: one unknown topic named 20,000 times": (
+            20,
+            5,
+            {"TopicNames": ["u"] * 20_000, "TimeoutMs": 1000},
+        ),
+        "Metadata: 2,000 unknown topics": (3, 8, {"Topics": [{"Name": n} for n in names]}),
+    }
+
+
+@pytest.mark.parametrize("shape", list(_shapes()))
+def test_an_answer_is_bounded_by_its_request(placement_sim_factory, shape: str) -> None:
+    """Each message is said once per answer: the answer stays within 5 times its request (ElectLeaders'
+    first shape got a 624 MB answer to 110 KB, each partition's message naming the topic)."""
+    server = placement_sim_factory()
+    with BlockingClient.connect(server.bootstrap, request_timeout=5) as client:
+        client.send(
+            "CreateTopicsRequest",
+            {
+                "Topics": [
+                    {
+                        "Name": "t",
+                        "NumPartitions": 1,
+                        "ReplicationFactor": 3,
+                        "Assignments": [],
+                        "Configs": [],
+                    }
+                ],
+                "timeoutMs": 1000,
+            },
+        )
+    api_key, version, data = _shapes()[shape]
+    frame = request_frame(api_key, version, data)
+    sock = raw_connect(server.bootstrap, timeout=10)
+    sock.sendall(frame)
+    answer = read_response(sock)
+    sock.close()
+    assert answer is not None
+    response = SCHEMAS.response(api_key).decode(answer[4 + (version >= _flexible(api_key)) :], version)
+    assert response  # decodes
+    assert len(answer) + 4 < 5 * len(frame), f"{len(answer):,} bytes answer {len(frame):,}"
+
+
+def _flexible(api_key: int) -> int:
+    return {43: 2, 37: 2, 19: 5, 20: 4, 3: 9}[api_key]

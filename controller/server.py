@@ -385,7 +385,11 @@ class Server:
         dispatcher = self.dispatcher
         sasl = self.security.session(conn.peer)
         answer = functools.partial(dispatcher.answer, origin=Origin(conn.peer, broker, sasl))
-        conn.answer = answer if sasl is None else sasl.guard(answer, dispatcher.handlers.supports)
+        if sasl is None:
+            conn.answer = answer
+        else:
+            conn.answer = sasl.guard(answer, dispatcher.handlers.supports)
+            conn.frame_limit = sasl.frame_limit(conn.frame_limit)
         conn.admit()
 
     def admit_address(self, ip: str) -> bool:

@@ -4,6 +4,8 @@ request. The server runs in a process of its own, whose peak memory is read from
 
 from __future__ import annotations
 
+import socket
+import ssl
 import struct
 import threading
 
@@ -12,7 +14,7 @@ import pytest
 from protocol.client import BlockingClient
 from protocol.framing import encode_request
 from tests.support.probe import LatencyProbe
-from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
+from tests.support.rawwire import SCHEMAS, closed_by_server, raw_connect, read_response, request_frame
 from tests.support.serve import peak_rss, served_process
 
 MB = 1 << 20
@@ -212,3 +214,103 @@ def test_an_answer_is_bounded_by_its_request(placement_sim_factory, shape: str) 
 
 def _flexible(api_key: int) -> int:
     return {43: 2, 37: 2, 19: 5, 20: 4, 3: 9}[api_key]
+
+
+# ---------------------------------------------------------------------------------- before authentication
+
+
+def _ask(sock: socket.socket, api_key: int, version: int, data: dict) -> dict | None:
+    sock.sendall(request_frame(api_key, version, data))
+    frame = read_response(sock)
+    if frame is None:
+        return None
+    flexible = SCHEMAS.response(api_key).is_flexible(version) and api_key != 18
+    return SCHEMAS.response(api_key).decode(frame[5 if flexible else 4 :], version)
+
+
+def _push(sock: socket.socket, announced: int, sent: int) -> None:
+    try:
+        sock.sendall(struct.pack(">i", announced) + b"\x00" * sent)
+    except OSError:
+        pass  # closed by the server (or it stopped reading: the send times out)
+
+
+def test_frames_before_authentication_are_capped(placement_sim_factory) -> None:
+    """Three connections announcing 100 MB frames without a SASL handshake are closed at their size
+    (sasl.server.max.receive.size, 512 KiB), instead of holding queued.max.request.bytes (2 MB here) until
+    they go idle: an authenticated client's 1.1 MB request is answered meanwhile."""
+    server = placement_sim_factory(
+        security="SASL_PLAINTEXT",
+        users={"alice": "alice-secret"},
+        properties={"socket.request.max.bytes": str(101 * MB), "queued.max.request.bytes": str(2 * MB)},
+    )
+    good = raw_connect(server.bootstrap, timeout=5)
+    assert _ask(good, 17, 1, {"Mechanism": "PLAIN"})["ErrorCode"] == 0
+    assert _ask(good, 36, 2, {"AuthBytes": b"\0alice\0alice-secret"})["ErrorCode"] == 0
+    hostile = [raw_connect(server.bootstrap, timeout=3) for _ in range(3)]
+    pushers = [threading.Thread(target=_push, args=(s, 100 * MB, MB), daemon=True) for s in hostile]
+    for pusher in pushers:
+        pusher.start()
+    for sock in hostile:
+        assert closed_by_server(sock)
+    big = request_frame(18, 0, {}, 9)  # ApiVersions, and 1.1 MB of bytes after its body (Kafka ignores them)
+    padding = 1_100_000
+    good.sendall(struct.pack(">i", len(big) - 4 + padding) + big[4:] + b"\x00" * padding)
+    answer = read_response(good)
+    assert answer is not None and answer[:4] == struct.pack(">i", 9)
+    assert SCHEMAS.response(18).decode(answer[4:], 0)["ErrorCode"] == 0
+    good.close()
+    for pusher in pushers:
+        pusher.join(5)
+    assert server.stats["closed:bad frame size"] == 3
+
+
+def test_a_57_mb_raw_token_is_refused_at_its_size(placement_sim_factory, caplog) -> None:
+    """After a version 0 handshake the tokens are raw frames: one announcing 57 MB closes the connection
+    before its body is read; a token within the limit is still taken after a handshake."""
+    server = placement_sim_factory(security="SASL_PLAINTEXT", users={"alice": "alice-secret"})
+    with raw_connect(server.bootstrap, timeout=5) as sock:
+        assert _ask(sock, 17, 0, {"Mechanism": "PLAIN"})["ErrorCode"] == 0
+        _push(sock, 57 * MB, 64 * 1024)
+        assert closed_by_server(sock)
+    assert "(must be between 1 and 524288, sasl.server.max.receive.size)" in caplog.text
+    with raw_connect(server.bootstrap, timeout=5) as sock:
+        assert _ask(sock, 17, 0, {"Mechanism": "PLAIN"})["ErrorCode"] == 0
+        token = b"\0alice\0alice-secret"
+        sock.sendall(struct.pack(">i", len(token)) + token)
+        assert read_response(sock) == b""
+        assert _ask(sock, 3, 12, {"Topics": None}) is not None
+
+
+def _from(address: str, bootstrap: str, timeout: float = 5) -> socket.socket:
+    """A TCP connection to ``bootstrap`` from the loopback address ``address`` (another client host)."""
+    host, port = bootstrap.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=timeout, source_address=(address, 0))
+
+
+def test_silent_tls_sockets_hold_slots_no_longer_than_the_handshake_timeout(
+    placement_sim_factory, placement_sim_certificates
+) -> None:
+    """Three silent sockets from one address fill max.connections=3 (each counted from accept); their
+    handshakes end at simulator.ssl.handshake.timeout.ms (300 ms here), and a client from another address,
+    waiting in the backlog meanwhile, is then served (before: the handshakes held the slots for 60 s)."""
+    server = placement_sim_factory(
+        security="SSL",
+        properties={
+            "max.connections": "3",
+            "max.connections.per.ip": "3",
+            "simulator.ssl.handshake.timeout.ms": "300",
+        },
+    )
+    silent = [_from("127.0.0.2", server.bootstrap) for _ in range(3)]
+    try:
+        context = ssl.create_default_context(cafile=str(placement_sim_certificates.ca_file))
+        host = server.bootstrap.rsplit(":", 1)[0]
+        with context.wrap_socket(_from("127.0.0.3", server.bootstrap), server_hostname=host) as good:
+            answer = _ask(good, 18, 0, {})
+        assert answer is not None and answer["ErrorCode"] == 0
+        assert all(closed_by_server(sock) for sock in silent)
+        assert server.stats["closed:TLS handshake failed"] == 3
+    finally:
+        for sock in silent:
+            sock.close()

@@ -243,8 +243,9 @@ class Server:
             await self.controller.close()
             raise
         log.info(
-            "listening on %s with placer %s and election policy %s",
+            "listening on %s (%s) with placer %s and election policy %s",
             self.bootstrap,
+            listener.security_protocol,
             self.controller.placements.placer_label,
             self.controller.dynamics.elections.policy_label,
         )

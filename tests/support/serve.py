@@ -49,7 +49,7 @@ def served_process(
         bootstrap = None
         for line in proc.stdout:
             if line.startswith("listening on "):
-                bootstrap = line.split()[-1]
+                bootstrap = line.split()[2]  # listening on HOST:PORT (PROTOCOL)
                 break
         if bootstrap is None:
             raise AssertionError(f"the server did not start: {proc.stderr.read() if proc.stderr else ''}")

@@ -4,10 +4,12 @@ request. The server runs in a process of its own, whose peak memory is read from
 
 from __future__ import annotations
 
+import select
 import socket
 import ssl
 import struct
 import threading
+import time
 
 import pytest
 
@@ -314,3 +316,42 @@ def test_silent_tls_sockets_hold_slots_no_longer_than_the_handshake_timeout(
     finally:
         for sock in silent:
             sock.close()
+
+
+# ---------------------------------------------------------------------------------- auto-creation
+
+
+def _metadata(names: list[str], correlation: int, allow: bool) -> bytes:
+    return request_frame(
+        3, 9, {"Topics": [{"Name": n} for n in names], "AllowAutoTopicCreation": allow}, correlation
+    )
+
+
+def test_metadata_of_other_clients_is_answered_while_many_topics_are_auto_created() -> None:
+    """While one Metadata request auto-creates 30,000 topics, another client's Metadata for a topic that
+    exists, asked every 0.2 s, is answered ten times before the big one finishes: it is answered from the
+    last metadata image, which holds what a new one would of that topic (it waited for a rebuild of the
+    image, done one topic per turn of the loop: seconds). benchmarks/autocreate.py measures the wait."""
+    with served_process({"auto.create.topics.enable": "true"}) as (bootstrap, _):
+        with raw_connect(bootstrap, timeout=60) as other, raw_connect(bootstrap, timeout=120) as big:
+            other.sendall(_metadata(["probe"], 1, True))
+            assert read_response(other) is not None
+            big.sendall(_metadata([f"auto-{i:05d}" for i in range(30_000)], 2, True))
+            for correlation in range(3, 10_000):  # until the creation is under way
+                other.sendall(_metadata(["auto-00000"], correlation, False))
+                answer = read_response(other)
+                assert answer is not None
+                if SCHEMAS.response(3).decode(answer[5:], 9)["Topics"][0]["ErrorCode"] == 0:
+                    break
+            for correlation in range(10_001, 10_011):
+                time.sleep(0.2)  # hundreds of topics are created meanwhile
+                other.sendall(_metadata(["probe"], correlation, False))
+                answer = read_response(other)
+                assert not select.select([big], [], [], 0)[0], "the big request finished first"
+                assert answer is not None and answer[:4] == struct.pack(">i", correlation)
+                [topic] = SCHEMAS.response(3).decode(answer[5:], 9)["Topics"]
+                assert (topic["Name"], topic["ErrorCode"], len(topic["Partitions"])) == ("probe", 0, 1)
+            response = read_response(big)
+    assert response is not None
+    topics = SCHEMAS.response(3).decode(response[5:], 9)["Topics"]
+    assert len(topics) == 30_000 and {t["ErrorCode"] for t in topics} == {0}

@@ -26,7 +26,7 @@ import inspect
 import logging
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from controller.answers import Answer, Close, Later, Sized
@@ -122,7 +122,8 @@ class _Route:
     kept: AnswerDependsOn | None = None
     #: The encoded answer to every request of this version (an unsupported version's).
     fixed: bytes | None = None
-    #: The handler's caps that apply to this version, prepared for decoding (None: no caps).
+    #: The handler's caps, and those that apply to this version prepared for decoding (None: not yet,
+    #: while ``cap_rules`` is set; the first request prepares them).
     caps: DecodeCaps | None = None
     cap_rules: dict[CapPath, Cap] | None = None
 
@@ -183,6 +184,8 @@ class Dispatcher:
         route = self._routes.get((header.api_key, header.api_version))
         if route is None:
             route = self._route(header.api_key, header.api_version)
+        if route.cap_rules is not None and route.caps is None:  # its first request: compile the caps
+            return self._with_caps(route, frame, origin)
         if route.fixed is not None:
             self.stats[route.counter] += 1
             return route.framed(header.correlation_id, route.fixed)
@@ -242,13 +245,9 @@ class Dispatcher:
             )
         else:
             request = schemas.request(api_key)
-            caps, rules = None, None
+            rules = None
             if handler.decode_caps is not None:
-                rules = dict(handler.decode_caps(self.controller.config))
-                caps = request.prepare_caps(version, {path: cap.limit for path, cap in rules.items()})
-                rules = {path: rules[path] for path in caps.caps} or None
-                if rules is None:
-                    caps = None
+                rules = dict(handler.decode_caps(self.controller.config)) or None
             route = _Route(
                 handler,
                 version,
@@ -258,11 +257,33 @@ class Dispatcher:
                 schemas.response(api_key),
                 request.is_flexible(version),
                 handler.answer_depends_on,
-                caps=caps,
                 cap_rules=rules,
             )
         self._routes[(api_key, version)] = route
         return route
+
+    def _with_caps(self, route: _Route, frame: bytes, origin: Origin) -> Later:
+        """The answer to the first request of a route with caps: its capped codec is compiled in a worker
+        thread (tens of milliseconds each, for some forty versions: on the loop, a client's first
+        requests held everyone up), then the request is answered as any other."""
+        assert route.request is not None and route.cap_rules is not None
+        rules = route.cap_rules
+        limits = {path: cap.limit for path, cap in rules.items()}
+
+        async def prepared() -> None:
+            assert route.request is not None
+            caps = await in_thread(route.request.prepare_caps, route.version, limits)
+            applying = {path: rules[path] for path in caps.caps}
+            key = (route.handler.api_key.value, route.version)
+            self._routes[key] = replace(route, caps=caps if applying else None, cap_rules=applying or None)
+
+        def answered(_: None) -> Answer:
+            return self.answer(frame, origin)
+
+        def failed(exc: Exception) -> Answer:
+            raise Close("internal error", f"caps: {type(exc).__name__}: {exc}")
+
+        return Later(prepared(), answered, failed)
 
     def _kept_answers(self, route: _Route, broker: int | None) -> KeptAnswers | None:
         """Where the route's answers are kept now: the dispatcher's, or the image's the broker answers from

@@ -244,7 +244,7 @@ class TopicAdmin:
                 f"Null value not supported for topic configs: {','.join(null_configs)}",
             )
         if topic.assignments:
-            replicas = self._manual_topic(topic)
+            replicas = await self._manual_topic(topic)
         else:
             replicas = await self._placed_topic(topic, timeout_ms, deadline)
         if validate_only:
@@ -257,7 +257,9 @@ class TopicAdmin:
         created.append(name)
         return TopicResult(name, topic_id=topic_id, replicas=replicas)
 
-    def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
+    async def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
+        """The replica lists of a topic assigned by hand, checked (off the event loop when there are many:
+        tens of thousands of assignments held every client for half a second)."""
         if topic.replication_factor != -1:
             raise Refusal(
                 ErrorCode.INVALID_REQUEST,
@@ -268,10 +270,10 @@ class TopicAdmin:
                 ErrorCode.INVALID_REQUEST,
                 "A manual partition assignment was specified, but numPartitions was not set to -1.",
             )
-        self._room_for(len(topic.assignments), max((len(rs) for _, rs in topic.assignments), default=0))
-        replicas = check_replica_map(topic.assignments)
-        check_brokers(replicas, self._brokers())
-        return replicas
+        assignments = topic.assignments
+        most = await off_loop(len(assignments), _longest, assignments)
+        self._room_for(len(assignments), most)
+        return await off_loop(len(assignments) * most, _checked_replica_map, assignments, self._brokers())
 
     async def _placed_topic(self, topic: NewTopic, timeout_ms: int, deadline: float) -> list[list[int]]:
         if topic.replication_factor < -1 or topic.replication_factor == 0:
@@ -345,8 +347,15 @@ class TopicAdmin:
         rf = topic.replication_factor
         self._room_for(request.count - current, rf if request.assignments is not None else 0)
         if request.assignments is not None:
-            replicas = check_new_partitions(request.assignments, current, request.count, rf)
-            check_brokers(replicas, self._brokers(), start_partition=current)
+            replicas = await off_loop(
+                len(request.assignments) * rf,
+                _checked_new_partitions,
+                request.assignments,
+                current,
+                request.count,
+                rf,
+                self._brokers(),
+            )
         else:
             replicas = await self._place(
                 topic.name, request.count - current, rf, current, timeout_ms, deadline
@@ -404,3 +413,29 @@ class TopicAdmin:
 
     def _brokers(self) -> dict[int, UsableBroker]:
         return {b.id: b for b in self.cluster.brokers}
+
+
+def _longest(assignments: Sequence[tuple[int, Sequence[int]]]) -> int:
+    return max((len(replicas) for _, replicas in assignments), default=0)
+
+
+def _checked_replica_map(
+    assignments: Sequence[tuple[int, Sequence[int]]], brokers: Mapping[int, UsableBroker]
+) -> list[list[int]]:
+    """A manual assignment's replica lists, checked (touches no shared state: may run off the loop)."""
+    replicas = check_replica_map(assignments)
+    check_brokers(replicas, brokers)
+    return replicas
+
+
+def _checked_new_partitions(
+    assignments: Sequence[Sequence[int]],
+    current: int,
+    count: int,
+    rf: int,
+    brokers: Mapping[int, UsableBroker],
+) -> list[list[int]]:
+    """CreatePartitions' assignments, checked (touches no shared state: may run off the loop)."""
+    replicas = check_new_partitions(assignments, current, count, rf)
+    check_brokers(replicas, brokers, start_partition=current)
+    return replicas

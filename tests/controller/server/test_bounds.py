@@ -355,3 +355,26 @@ def test_metadata_of_other_clients_is_answered_while_many_topics_are_auto_create
     assert response is not None
     topics = SCHEMAS.response(3).decode(response[5:], 9)["Topics"]
     assert len(topics) == 30_000 and {t["ErrorCode"] for t in topics} == {0}
+
+
+def test_an_unknown_long_topic_named_with_many_partitions_takes_no_memory_per_partition() -> None:
+    """ElectLeaders v1 naming one unknown 32,700-character topic with 20,000 partitions (110 KB): the
+    message naming the topic is made once, not once per partition (654 MB of messages before)."""
+    data = {
+        "ElectionType": 0,
+        "TopicPartitions": [{"Topic": "x" * 32_700, "Partitions": list(range(20_000))}],
+        "TimeoutMs": 1000,
+    }
+    frame = request_frame(43, 1, data, 3)
+    with served_process() as (bootstrap, proc), raw_connect(bootstrap, timeout=30) as sock:
+        sock.sendall(request_frame(18, 0, {}, 2))  # the connection's own costs first
+        assert read_response(sock) is not None
+        before = peak_rss(proc)
+        sock.sendall(frame)
+        answer = read_response(sock)
+        grown = peak_rss(proc) - before
+    assert answer is not None
+    response = SCHEMAS.response(43).decode(answer[4:], 1)
+    [topic] = response["ReplicaElectionResults"]
+    assert [p["ErrorCode"] for p in topic["PartitionResult"]] == [3] * 20_000
+    assert grown < 60 * MB, f"peak RSS grew by {grown / MB:.0f} MB"

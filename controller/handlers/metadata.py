@@ -62,16 +62,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes 
     if not every:
         allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
         if allow_auto and controller.config.auto_create_topics and ctx.image is None:
-            known = controller.image().topics
-            missing = list(
-                dict.fromkeys(
-                    item["Name"]
-                    for item in wanted
-                    if item.get("Name") is not None
-                    and item["Name"] not in known
-                    and not _refused(item, version)
-                )
-            )
+            if len(wanted) > BIG:  # the unknown ones found in turns of the loop too
+                return _in_turns(ctx, request, version, None)
+            missing = _missing(controller.image(), wanted, version)
             if missing:
                 return _in_turns(ctx, request, version, missing)
     image = ctx.image
@@ -105,9 +98,35 @@ _STALE_TOPICS = 200
 _UNCHANGED_NAMES = 1000
 
 
-async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:
-    """The answer built in turns of the event loop: big changes, many topics, topics to create first."""
+def _missing(image: MetadataImage, wanted: list[dict[str, Any]], version: int) -> list[str]:
+    """The unknown topics a request names that may be auto-created, each once, in request order."""
+    known = image.topics
+    return list(
+        dict.fromkeys(
+            item["Name"]
+            for item in wanted
+            if item.get("Name") is not None and item["Name"] not in known and not _refused(item, version)
+        )
+    )
+
+
+async def _in_turns(
+    ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str] | None
+) -> Sized:
+    """The answer built in turns of the event loop: big changes, many topics, topics to create first
+    (``missing``; None: the unknown topics of a big request, found here in turns)."""
     failed: dict[str, int] = {}
+    if missing is None:
+        known = (await ctx.controller.image_in_turns()).topics
+        wanted = request["Topics"]
+        turns = Turns()
+        found: dict[str, None] = {}
+        for item in wanted:
+            name = item.get("Name")
+            if name is not None and name not in known and not _refused(item, version):
+                found[name] = None
+            await turns.yield_if_due()
+        missing = list(found)
     if missing:
         turns = Turns()
         creatable = []

@@ -198,6 +198,8 @@ def test_listen_keeps_the_configured_listeners_security_protocol(tmp_path: Path,
     config.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
     proc, line = start_line("--config", str(config))
     bootstrap = line.split()[2]
+    assert proc.stdout is not None
+    brokers = proc.stdout.readline()  # the next line (read here: communicate() skips what is buffered)
     try:
         assert line == f"listening on {bootstrap} (SASL_SSL)"
         host = bootstrap.rsplit(":", 1)[0]
@@ -210,9 +212,8 @@ def test_listen_keeps_the_configured_listeners_security_protocol(tmp_path: Path,
             assert read_response(plain) is None  # not TLS: the handshake fails and the server closes
     finally:
         proc.terminate()
-        out, _ = proc.communicate(timeout=20)
-    [brokers] = [line for line in out.splitlines() if line.startswith("brokers on ")]
-    assert brokers.endswith(" (SASL_SSL)")
+        proc.communicate(timeout=20)
+    assert brokers.startswith("brokers on ") and brokers.endswith(" (SASL_SSL)\n")
 
 
 def test_listen_with_a_listener_name_that_has_no_protocol_is_refused(tmp_path: Path):

@@ -56,7 +56,7 @@ class Served:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             if line.startswith("listening on "):
-                self.bootstrap = line.split()[-1]
+                self.bootstrap = line.split()[2]  # listening on HOST:PORT (PROTOCOL)
                 return
         raise RuntimeError("the server did not start")
 

@@ -99,7 +99,10 @@ def main() -> None:
     print(
         f"well-behaved client:     p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms ({len(latencies):,} requests)"
     )
-    for line in (problems.records + outcome.failures + probe.failures + outcome.pauses + outcome.stalls)[:20]:
+    # The stalls before the pauses: which connections went unanswered tells more than when a client paused.
+    for line in (problems.records + outcome.failures + probe.failures + outcome.stalls)[:20]:
+        print(f"  {line}")
+    for line in outcome.pauses[:10]:
         print(f"  {line}")
     failed = exceptions or outcome.unanswered or outcome.failures or probe.failures or p50 > P50_TARGET
     if failed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 
 from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
@@ -93,6 +94,11 @@ class Controller:
     def current_image(self) -> MetadataImage | None:
         """The current metadata image if it is up to date, else None (without making it)."""
         return self._images.current()
+
+    def image_unchanged_for(self, names: Iterable[str]) -> MetadataImage | None:
+        """The last image, when it holds what a current one would of the topics ``names`` and of the
+        brokers; else None (:meth:`controller.image.ImageBuilder.unchanged_for`)."""
+        return self._images.unchanged_for(names)
 
     def image_is_stale(self) -> int:
         """How many topics the next image must rebuild."""

@@ -21,12 +21,15 @@ worked on, and the memory their decoded forms take, are bounded by ``queued.max.
 
 A connection knows nothing of the server or of what the frames mean: it is handed an ``answer``
 callable (frame in, answer out: :mod:`controller.answers`), which the security layer wraps on SASL
-listeners, and a :class:`ConnectionHost` that keeps the counts shared with other connections.
+listeners, and a :class:`ConnectionHost` that keeps the counts shared with other connections. The
+largest frame it takes is its ``frame_limit`` (``socket.request.max.bytes``; the security layer sets a
+smaller one until a SASL connection has authenticated).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import struct
 import time
@@ -94,6 +97,11 @@ class Connection(asyncio.Protocol):
         self.broker = broker
         #: Frame in, answer out: set by the host (wrapped by the security layer on SASL listeners).
         self.answer: Callable[[bytes], Answer] = _not_admitted
+        #: The largest frame taken now, and the setting it comes from (the security layer's before a SASL
+        #: connection has authenticated): a larger size prefix closes the connection unread.
+        self.frame_limit: Callable[[], tuple[int, str]] = functools.partial(
+            _request_limit, limits.max_request_bytes
+        )
         self.transport: asyncio.Transport | None = None
         self.peer = ""
         self.ip = ""
@@ -159,9 +167,10 @@ class Connection(asyncio.Protocol):
 
     def _take(self) -> bool:
         """Cuts whole frames off the buffer while fewer than ``queued.max.requests`` are unanswered (the
-        rest wait there, and reading stops); False when a bad frame size closed the connection."""
+        rest wait there, and reading stops); False when a bad frame size closed the connection (a frame
+        above ``frame_limit`` is judged once the frames before it are answered)."""
         buffer = self._buffer
-        limit = self.limits.max_request_bytes
+        limit, setting = self.frame_limit()
         room = self.limits.queued_max_requests - self.unanswered
         pos = 0
         end = len(buffer)
@@ -169,8 +178,15 @@ class Connection(asyncio.Protocol):
         while end - pos >= 4 and room > 0:
             (size,) = _SIZE.unpack_from(buffer, pos)
             if size <= 0 or size > limit:
+                if size > 0 and self.unanswered:
+                    # Judged once the requests before it are answered: the limit may change meanwhile
+                    # (a SASL connection's grows when it has authenticated).
+                    break
                 self.close(
-                    Close("bad frame size", f"invalid frame size {size} (must be between 1 and {limit})")
+                    Close(
+                        "bad frame size",
+                        f"invalid frame size {size} (must be between 1 and {limit}, {setting})",
+                    )
                 )
                 return False
             if end - pos - 4 < size:
@@ -442,6 +458,10 @@ class Connection(asyncio.Protocol):
 
     def __repr__(self) -> str:
         return f"Connection({shown(self.peer)}, broker={self.broker})"
+
+
+def _request_limit(limit: int) -> tuple[int, str]:
+    return limit, "socket.request.max.bytes"
 
 
 def _not_admitted(frame: bytes) -> Answer:

@@ -11,6 +11,11 @@ A handler whose answers depend on the request alone (and the metadata image: ``A
 the answers it gave at once kept encoded (:class:`KeptAnswers`): the same request bytes again, with the
 same image and advertised listeners, cost their header.
 
+Limits come before decoding: a handler's ``decode_caps`` (array caps from the settings) are prepared once
+per route, and a request with an array above its cap is decoded without building that array
+(:mod:`protocol.caps`) and answered with the handler's ``error_response`` and the cap's error, so that
+what a request may make the server build is bounded by the settings, not by the client.
+
 Big work stays off the event loop: a big body is decoded, and a big answer (:class:`Sized`) encoded, in a
 worker thread (:mod:`controller.offload`).
 """
@@ -21,12 +26,13 @@ import inspect
 import logging
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Sized
 from controller.handlers import (
     AnswerDependsOn,
+    Cap,
     Handler,
     Handlers,
     RequestContext,
@@ -35,8 +41,9 @@ from controller.handlers import (
 )
 from controller.logsafe import shown
 from controller.offload import BIG, BIG_BODY, in_thread
-from protocol import UNKNOWN_TAGGED_FIELDS, DecodeError, EncodeError
-from protocol.codec import Message
+from protocol import UNKNOWN_TAGGED_FIELDS, Capped, DecodeError, EncodeError
+from protocol.caps import CapPath
+from protocol.codec import DecodeCaps, Message
 from protocol.codes import ErrorCode
 from protocol.framing import RequestHeader, encode_response, parse_request_header, response_header_version
 
@@ -115,6 +122,10 @@ class _Route:
     kept: AnswerDependsOn | None = None
     #: The encoded answer to every request of this version (an unsupported version's).
     fixed: bytes | None = None
+    #: The handler's caps, and those that apply to this version prepared for decoding (None: not yet,
+    #: while ``cap_rules`` is set; the first request prepares them).
+    caps: DecodeCaps | None = None
+    cap_rules: dict[CapPath, Cap] | None = None
 
     def framed(self, correlation: int, body: bytes) -> bytes:
         """The one place a response is framed."""
@@ -180,6 +191,8 @@ class Dispatcher:
         route = self._routes.get((header.api_key, header.api_version))
         if route is None:
             route = self._route(header.api_key, header.api_version)
+        if route.cap_rules is not None and route.caps is None:  # its first request: compile the caps
+            return self._with_caps(route, frame, origin)
         if route.fixed is not None:
             self.stats[route.counter] += 1
             return route.framed(header.correlation_id, route.fixed)
@@ -207,10 +220,10 @@ class Dispatcher:
         )
         if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
 
-            async def decoded() -> tuple[dict[str, Any], list[str], bool]:
+            async def decoded() -> _Decoded:
                 return await in_thread(_decode, route, frame, offset)
 
-            def handled(result: tuple[dict[str, Any], list[str], bool]) -> Answer:
+            def handled(result: _Decoded) -> Answer:
                 return self._handle(ctx, route, *result)
 
             def undecodable(exc: Exception) -> Answer:
@@ -259,6 +272,9 @@ class Dispatcher:
             )
         else:
             request = schemas.request(api_key)
+            rules = None
+            if handler.decode_caps is not None:
+                rules = dict(handler.decode_caps(self.controller.config)) or None
             route = _Route(
                 handler,
                 version,
@@ -268,9 +284,33 @@ class Dispatcher:
                 schemas.response(api_key),
                 request.is_flexible(version),
                 handler.answer_depends_on,
+                cap_rules=rules,
             )
         self._routes[(api_key, version)] = route
         return route
+
+    def _with_caps(self, route: _Route, frame: bytes, origin: Origin) -> Later:
+        """The answer to the first request of a route with caps: its capped codec is compiled in a worker
+        thread (tens of milliseconds each, for some forty versions: on the loop, a client's first
+        requests held everyone up), then the request is answered as any other."""
+        assert route.request is not None and route.cap_rules is not None
+        rules = route.cap_rules
+        limits = {path: cap.limit for path, cap in rules.items()}
+
+        async def prepared() -> None:
+            assert route.request is not None
+            caps = await in_thread(route.request.prepare_caps, route.version, limits)
+            applying = {path: rules[path] for path in caps.caps}
+            key = (route.handler.api_key.value, route.version)
+            self._routes[key] = replace(route, caps=caps if applying else None, cap_rules=applying or None)
+
+        def answered(_: None) -> Answer:
+            return self.answer(frame, origin)
+
+        def failed(exc: Exception) -> Answer:
+            raise Close("internal error", f"caps: {type(exc).__name__}: {exc}")
+
+        return Later(prepared(), answered, failed)
 
     def _kept_answers(self, route: _Route, broker: int | None) -> KeptAnswers | None:
         """Where the route's answers are kept now: the dispatcher's, or the image's the broker answers from
@@ -294,10 +334,14 @@ class Dispatcher:
         request: dict[str, Any],
         unknown: list[str],
         trailing: bool,
+        capped: list[tuple[CapPath, Capped]],
         key: tuple[int, int, bytes] | None = None,
     ) -> Answer:
-        """Calls the handler and answers with what it gives (keeping it, under ``key``, when it may)."""
+        """Calls the handler and answers with what it gives (keeping it, under ``key``, when it may); a
+        request with arrays above their caps gets the handler's error answer instead."""
         header, handler = ctx.header, route.handler
+        if capped:
+            return self._refused(ctx, route, request, capped)
         if trailing:
             # Kafka ignores bytes after a request body (some clients send them), and so do we.
             self.stats["requests:trailing bytes"] += 1
@@ -322,6 +366,28 @@ class Dispatcher:
             return self._failed(route, request, correlation, exc)
         keep = None if trailing or unknown or key is None else (key, ctx.listener_broker)
         return self._respond(route, request, correlation, result, keep)
+
+    def _refused(
+        self,
+        ctx: RequestContext,
+        route: _Route,
+        request: dict[str, Any],
+        capped: list[tuple[CapPath, Capped]],
+    ) -> bytes:
+        """The answer to a request with arrays above their caps: the handler's error answer (those arrays
+        read as empty), with the error of the first cap passed."""
+        assert route.cap_rules is not None and route.handler.error_response is not None
+        assert route.response is not None
+        path, first = capped[0]
+        cap = route.cap_rules[path]
+        message = cap.message(path, first.count)
+        self.stats[route.counter] += 1
+        self.stats[f"requests:capped:{'.'.join(path)}"] += 1
+        log.warning(
+            "%s: apiKey %d v%d refused: %s", ctx.peer, route.handler.api_key, route.version, shown(message)
+        )
+        data = route.handler.error_response(request, route.version, cap.error, message)
+        return route.framed(ctx.header.correlation_id, self._body(route, data))
 
     def _respond(
         self,
@@ -409,15 +475,48 @@ def _as_is(frame: bytes) -> bytes:
     return frame
 
 
-def _decode(route: _Route, frame: bytes, offset: int) -> tuple[dict[str, Any], list[str], bool]:
-    """The request body, where it holds tagged fields its spec does not know, and whether bytes follow it.
-    Touches no shared state: big bodies are decoded in a worker thread."""
+#: A decoded request: its body, its unknown tagged fields, whether bytes follow it, its capped arrays.
+_Decoded = tuple[dict[str, Any], list[str], bool, list[tuple[CapPath, Capped]]]
+
+
+def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
+    """The request body, where it holds tagged fields its spec does not know, whether bytes follow it,
+    and the arrays above their caps (each replaced by an empty list). Touches no shared state: big bodies
+    are decoded in a worker thread."""
     assert route.request is not None
     try:
-        request, end = route.request.decode_from(frame, offset, route.version)
+        if route.caps is None:
+            request, end = route.request.decode_from(frame, offset, route.version)
+        else:
+            request, end = route.caps.decode_from(frame, offset)
     except DecodeError as exc:
         raise Close("malformed request body", str(exc)) from None
-    return request, _unknown_tags(request) if route.flexible else [], end != len(frame)
+    capped = _capped(request, route.caps.caps) if route.caps is not None else []
+    return request, _unknown_tags(request) if route.flexible else [], end != len(frame), capped
+
+
+def _capped(request: dict[str, Any], caps: Any) -> list[tuple[CapPath, Capped]]:
+    """The arrays of ``request`` that decoded to :class:`Capped` at the paths of ``caps``, shallowest
+    first; each is replaced by an empty list (so that an error answer can be made from the request)."""
+    found: list[tuple[CapPath, Capped]] = []
+    for path in sorted(caps, key=len):
+        parents: list[Any] = [request]
+        for name in path[:-1]:
+            inner: list[Any] = []
+            for parent in parents:
+                value = parent.get(name)
+                if isinstance(value, list):
+                    inner.extend(item for item in value if isinstance(item, dict))
+                elif isinstance(value, dict):
+                    inner.append(value)
+            parents = inner
+        name = path[-1]
+        for parent in parents:
+            value = parent.get(name)
+            if value.__class__ is Capped:
+                found.append((path, value))
+                parent[name] = []
+    return found
 
 
 def _log_request(peer: str, header: RequestHeader) -> None:

@@ -13,7 +13,9 @@ broker listener's too:
   salted once at startup (a random salt per user and mechanism, ``simulator.sasl.scram.iterations``).
 
 The SASL exchange follows Kafka's ``SaslServerAuthenticator``. Until a connection has authenticated,
-its session (:meth:`SaslSession.guard`, which wraps the connection's ``answer`` callable) sees every
+a frame larger than ``sasl.server.max.receive.size`` closes it before its body is read
+(:meth:`SaslSession.frame_limit`), as Kafka refuses such a receive, so that clients that have not
+authenticated cannot hold the server's request bytes; and its session (:meth:`SaslSession.guard`, which wraps the connection's ``answer`` callable) sees every
 frame before the dispatch does: ApiVersions (once) and SaslHandshake are answered; after a version 0 handshake the frames are raw SASL tokens (answered with raw tokens),
 after a version 1 handshake they must be SaslAuthenticate requests; anything else closes the connection.
 A mechanism that is not enabled is answered with UNSUPPORTED_SASL_MECHANISM and the enabled list, a
@@ -51,6 +53,7 @@ from typing import Any
 
 from controller.answers import Answer, Close, Closing, Later
 from controller.config import (
+    SASL_MAX_RECEIVE_SIZE,
     SASL_USERS,
     SSL_CLIENT_AUTH,
     SSL_KEY_PASSWORD,
@@ -383,6 +386,16 @@ class SaslSession:
 
     # ---- every frame, until the connection has authenticated
 
+    def frame_limit(self, after: Callable[[], tuple[int, str]]) -> Callable[[], tuple[int, str]]:
+        """The connection's largest frame: ``sasl.server.max.receive.size`` until it has authenticated,
+        then ``after``'s."""
+        before = (self.security.max_receive, SASL_MAX_RECEIVE_SIZE)
+
+        def limit() -> tuple[int, str]:
+            return after() if self.state is State.COMPLETE else before
+
+        return limit
+
     def guard(
         self, answer: Callable[[bytes], Answer], supports: Callable[[int, int], bool]
     ) -> Callable[[bytes], Answer]:
@@ -611,7 +624,10 @@ class Security:
     def __init__(self, config: ServerConfig) -> None:
         self.protocol = config.listener.security_protocol
         self.failed_delay = config.failed_auth_delay_ms / 1000
-        self.handshake_timeout = min(config.idle_ms / 1000, 60.0)
+        #: ``simulator.ssl.handshake.timeout.ms``: a connection's handshake holds a slot of its address.
+        self.handshake_timeout = config.ssl_handshake_timeout_ms / 1000
+        #: ``sasl.server.max.receive.size``: the largest frame before authentication.
+        self.max_receive = config.sasl_max_receive_size
         self.mechanisms: tuple[str, ...] = tuple(config.sasl_mechanisms)
         self.scram_nonce_check = config.scram_nonce_check
         #: Counters of authentications and failed TLS handshakes: the server's (:meth:`attach`).

@@ -253,8 +253,9 @@ class Server:
             await self.controller.close()
             raise
         log.info(
-            "listening on %s with placer %s and election policy %s",
+            "listening on %s (%s) with placer %s and election policy %s",
             self.bootstrap,
+            listener.security_protocol,
             self.controller.placements.placer_label,
             self.controller.dynamics.elections.policy_label,
         )
@@ -399,7 +400,11 @@ class Server:
         dispatcher = self.dispatcher
         sasl = self.security.session(conn.peer)
         answer = functools.partial(dispatcher.answer, origin=Origin(conn.peer, broker, sasl))
-        conn.answer = answer if sasl is None else sasl.guard(answer, dispatcher.handlers.supports)
+        if sasl is None:
+            conn.answer = answer
+        else:
+            conn.answer = sasl.guard(answer, dispatcher.handlers.supports)
+            conn.frame_limit = sasl.frame_limit(conn.frame_limit)
         conn.admit()
 
     def admit_address(self, ip: str) -> bool:

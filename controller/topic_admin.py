@@ -37,9 +37,20 @@ from protocol.errors import Refusal
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NewPartitions", "NewTopic", "TopicAdmin", "TopicResult", "UNKNOWN_TOPIC_MESSAGE"]
+__all__ = [
+    "MAX_TOPIC_CONFIGS",
+    "NewPartitions",
+    "NewTopic",
+    "TopicAdmin",
+    "TopicResult",
+    "UNKNOWN_TOPIC_MESSAGE",
+]
 
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+
+#: The most configs one topic of a CreateTopics request may carry (Kafka knows about 40 topic configs):
+#: more is INVALID_CONFIG, refused before the request is decoded further.
+MAX_TOPIC_CONFIGS = 1024
 
 
 @dataclass(frozen=True)
@@ -179,10 +190,13 @@ class TopicAdmin:
     ) -> list[TopicResult]:
         """``act`` on every item whose name is given once, in order; a name given twice gets one
         INVALID_REQUEST result (where it first appears) and is not acted on."""
-        counts = Counter(item.name for item in items)
+        turns = Turns()
+        counts: Counter[str] = Counter()
+        for item in items:  # in turns too: a Counter of 100,000 names at once held the loop
+            counts[item.name] += 1
+            await turns.yield_if_due()
         results: list[TopicResult] = []
         reported: set[str] = set()
-        turns = Turns()
         for item in items:
             await turns.yield_if_due()  # a request naming thousands of topics shares the loop
             if counts[item.name] > 1:
@@ -242,7 +256,7 @@ class TopicAdmin:
         except InvalidConfig as invalid:
             raise Refusal(ErrorCode.INVALID_CONFIG, str(invalid)) from None
         if topic.assignments:
-            replicas = self._manual_topic(topic)
+            replicas = await self._manual_topic(topic)
         else:
             replicas = await self._placed_topic(topic, timeout_ms, deadline)
         if validate_only:
@@ -254,7 +268,9 @@ class TopicAdmin:
         created.append(name)
         return TopicResult(name, topic_id=topic_id, replicas=replicas, configs=configs)
 
-    def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
+    async def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
+        """The replica lists of a topic assigned by hand, checked (off the event loop when there are many:
+        tens of thousands of assignments held every client for half a second)."""
         if topic.replication_factor != -1:
             raise Refusal(
                 ErrorCode.INVALID_REQUEST,
@@ -265,10 +281,10 @@ class TopicAdmin:
                 ErrorCode.INVALID_REQUEST,
                 "A manual partition assignment was specified, but numPartitions was not set to -1.",
             )
-        self._room_for(len(topic.assignments), max((len(rs) for _, rs in topic.assignments), default=0))
-        replicas = check_replica_map(topic.assignments)
-        check_brokers(replicas, self._brokers())
-        return replicas
+        assignments = topic.assignments
+        most = await off_loop(len(assignments), _longest, assignments)
+        self._room_for(len(assignments), most)
+        return await off_loop(len(assignments) * most, _checked_replica_map, assignments, self._brokers())
 
     async def _placed_topic(self, topic: NewTopic, timeout_ms: int, deadline: float) -> list[list[int]]:
         if topic.replication_factor < -1 or topic.replication_factor == 0:
@@ -342,8 +358,15 @@ class TopicAdmin:
         rf = topic.replication_factor
         self._room_for(request.count - current, rf if request.assignments is not None else 0)
         if request.assignments is not None:
-            replicas = check_new_partitions(request.assignments, current, request.count, rf)
-            check_brokers(replicas, self._brokers(), start_partition=current)
+            replicas = await off_loop(
+                len(request.assignments) * rf,
+                _checked_new_partitions,
+                request.assignments,
+                current,
+                request.count,
+                rf,
+                self._brokers(),
+            )
         else:
             replicas = await self._place(
                 topic.name, request.count - current, rf, current, timeout_ms, deadline
@@ -360,8 +383,10 @@ class TopicAdmin:
     async def delete_topics(self, topics: Sequence[tuple[str | None, uuid.UUID | None]]) -> list[TopicResult]:
         """Deletes topics named by name (preferred) or id; one result per entry, in request order."""
         results: list[TopicResult] = []
+        turns = Turns()
         async with self._lock:
             for name, topic_id in topics:
+                await turns.yield_if_due()  # a request naming thousands of topics shares the loop
                 found: Topic | None
                 if name is not None:
                     found = self.cluster.topics.get(name)
@@ -399,3 +424,29 @@ class TopicAdmin:
 
     def _brokers(self) -> dict[int, UsableBroker]:
         return {b.id: b for b in self.cluster.brokers}
+
+
+def _longest(assignments: Sequence[tuple[int, Sequence[int]]]) -> int:
+    return max((len(replicas) for _, replicas in assignments), default=0)
+
+
+def _checked_replica_map(
+    assignments: Sequence[tuple[int, Sequence[int]]], brokers: Mapping[int, UsableBroker]
+) -> list[list[int]]:
+    """A manual assignment's replica lists, checked (touches no shared state: may run off the loop)."""
+    replicas = check_replica_map(assignments)
+    check_brokers(replicas, brokers)
+    return replicas
+
+
+def _checked_new_partitions(
+    assignments: Sequence[Sequence[int]],
+    current: int,
+    count: int,
+    rf: int,
+    brokers: Mapping[int, UsableBroker],
+) -> list[list[int]]:
+    """CreatePartitions' assignments, checked (touches no shared state: may run off the loop)."""
+    replicas = check_new_partitions(assignments, current, count, rf)
+    check_brokers(replicas, brokers, start_partition=current)
+    return replicas

@@ -134,6 +134,8 @@ class ServerConfig:
     scram_iterations: int = 4096
     scram_nonce_check: str = "exact"
     failed_auth_delay_ms: int = 100
+    sasl_max_receive_size: int = 524288
+    ssl_handshake_timeout_ms: int = 10000
     ssl_keystore_type: str = "PEM"
     ssl_keystore_location: str | None = None
     ssl_keystore_chain: str | None = None

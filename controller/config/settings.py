@@ -110,6 +110,8 @@ SASL_USERS = "simulator.sasl.users"
 SCRAM_ITERATIONS = "simulator.sasl.scram.iterations"
 SCRAM_NONCE_CHECK = "simulator.sasl.scram.nonce.check"
 FAILED_AUTH_DELAY_MS = "connection.failed.authentication.delay.ms"
+SASL_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size"
+SSL_HANDSHAKE_TIMEOUT_MS = "simulator.ssl.handshake.timeout.ms"
 SSL_KEYSTORE_TYPE = "ssl.keystore.type"
 SSL_KEYSTORE_LOCATION = "ssl.keystore.location"
 SSL_KEYSTORE_PASSWORD = "ssl.keystore.password"
@@ -467,6 +469,22 @@ _SECURITY_SETTINGS: tuple[Setting, ...] = (
         "100",
         integer(minimum=0),
         "a failed authentication is answered, and the connection closed, after this delay",
+    ),
+    Setting(
+        SASL_MAX_RECEIVE_SIZE,
+        "sasl_max_receive_size",
+        "524288",
+        integer(minimum=1, maximum=2**31 - 1),
+        "on a `SASL_*` listener, a larger frame before authentication closes the connection unread (Kafka's "
+        "`SaslServerAuthenticator`)",
+    ),
+    Setting(
+        SSL_HANDSHAKE_TIMEOUT_MS,
+        "ssl_handshake_timeout_ms",
+        "10000",
+        integer(minimum=1),
+        "a TLS handshake not finished in this time closes the connection (it holds a connection slot of its "
+        "address meanwhile)",
     ),
     Setting(
         SSL_KEYSTORE_TYPE,

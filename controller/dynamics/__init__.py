@@ -230,17 +230,21 @@ class Dynamics:
         outcomes: dict[int, ElectionOutcome] = {}
         changes: list[Change] = []
         positions: list[int] = []
+        # One message per unknown topic, shared by its partitions: a topic name of 32,700 characters
+        # named with 20,000 partitions made 654 MB of messages.
+        no_such_topic: dict[str, str] = {}
         for i, (topic, index) in enumerate(targets):
             if turns.due():
                 await asyncio.sleep(0)
             t = self.cluster.topics.get(topic)
             if t is None or not 0 <= index < len(t.partitions):
-                outcomes[i] = ElectionOutcome(
-                    topic,
-                    index,
-                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    f"No such topic as {topic}" if t is None else f"No such partition {topic}-{index}",
-                )
+                if t is None:
+                    message = no_such_topic.get(topic)
+                    if message is None:
+                        message = no_such_topic[topic] = f"No such topic as {topic}"
+                else:
+                    message = f"No such partition {topic}-{index}"
+                outcomes[i] = ElectionOutcome(topic, index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message)
                 continue
             p = t.partitions[index]
             if rules.election_not_needed(p.replicas, p.leader, trigger):

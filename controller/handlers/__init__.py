@@ -19,9 +19,15 @@ package that defines ``API_KEY``, ApiVersions advertises what the registry holds
   advertised nor answered, as Kafka treats an API key it does not know;
 - optionally ``ANSWER_DEPENDS_ON``: an :class:`AnswerDependsOn`, for handlers whose answers given at once
   depend on nothing but the request (and the metadata image): the dispatch then keeps such answers
-  encoded and answers the same request again without decoding it or calling the handler.
+  encoded and answers the same request again without decoding it or calling the handler;
+- optionally ``decode_caps(config) -> {field path: Cap}``: the most elements each array of the request
+  may hold, from the server's settings (:class:`Cap`). The dispatch decodes with them
+  (:mod:`protocol.caps`): an array above its cap is not built, and the request is answered with
+  ``error_response`` and the cap's error, without calling ``handle``.
 
-Handlers never see bytes.
+Handlers never see bytes. An answer stays bounded by its request: what the answer repeats for each
+element of the request is bounded by what that element takes in the request, and an error message is
+said once per answer (:class:`SaidOnce`), not once per element.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from protocol.codes import ApiKey
+from protocol.caps import CapPath
+from protocol.codes import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from controller.app import Controller
@@ -45,9 +52,11 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_OPERATIONS",
     "AnswerDependsOn",
+    "Cap",
     "Handler",
     "Handlers",
     "RequestContext",
+    "SaidOnce",
     "SaslExchange",
     "load_handlers",
 ]
@@ -63,6 +72,46 @@ class AnswerDependsOn(enum.Enum):
     REQUEST = "request"
     #: The metadata image the answering broker holds, and the advertised listeners (Metadata).
     IMAGE = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    """The most elements one array of a request may hold: above ``limit`` the array is not decoded and the
+    request is answered with ``error`` (the error Kafka gives for that limit); ``setting`` names where the
+    limit comes from (a setting's key, or a constant's module) for the message."""
+
+    limit: int
+    error: ErrorCode
+    setting: str
+
+    def message(self, path: CapPath, count: int) -> str:
+        return (
+            f"{count} elements in {'.'.join(path)}, above the limit of {self.limit} ({self.setting}); "
+            "the request was not read further."
+        )
+
+
+class SaidOnce:
+    """The error messages of one answer: each is given with the first element that has it (with its error
+    code), and later elements with the same error and message carry none (null: the error code says it).
+    Kafka's ApiError gives each element its message (``ReplicationControlManager.electLeader`` names the
+    topic in every partition's), so that a request naming one long unknown topic with many partitions got
+    an answer thousands of times its size; here an answer stays within a few times its request."""
+
+    __slots__ = ("_said",)
+
+    def __init__(self) -> None:
+        self._said: set[tuple[int, str]] = set()
+
+    def __call__(self, code: int, message: str | None) -> str | None:
+        """``message`` the first time it is given with ``code`` in this answer, None after."""
+        if message is None:
+            return None
+        key = (code, message)
+        if key in self._said:
+            return None
+        self._said.add(key)
+        return message
 
 
 class SaslExchange(Protocol):
@@ -113,6 +162,7 @@ class RequestContext:
 HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]
 UnsupportedFn = Callable[[int], tuple[dict[str, Any], int]]
 ErrorFn = Callable[[dict[str, Any], int, int, str], dict[str, Any]]
+CapsFn = Callable[["ServerConfig"], Mapping[CapPath, Cap]]
 
 
 @dataclass(frozen=True)
@@ -127,6 +177,8 @@ class Handler:
     error_response: ErrorFn | None = None
     #: What an answer given at once depends on (None: anything, never kept).
     answer_depends_on: AnswerDependsOn | None = None
+    #: The request's array caps from the settings (None: none).
+    decode_caps: CapsFn | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -185,5 +237,8 @@ def load_handlers(schemas: Schemas, config: ServerConfig | None = None) -> Handl
             getattr(module, "unsupported", None),
             getattr(module, "error_response", None),
             AnswerDependsOn(depends) if depends is not None else None,
+            getattr(module, "decode_caps", None),
         )
+        if handlers[key].decode_caps is not None and handlers[key].error_response is None:
+            raise RuntimeError(f"handler {info.name} declares decode_caps without an error_response")
     return Handlers(handlers)

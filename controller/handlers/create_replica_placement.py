@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext
 from controller.logsafe import shown
 from controller.placement.api import PlacementSpec
 from controller.placement.service import PlacementFailure
-from protocol.codes import ApiKey
+from protocol.caps import CapPath
+from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 log = logging.getLogger(__name__)
 
 API_KEY = ApiKey.CREATE_REPLICA_PLACEMENT
 VERSIONS = (0, 0)
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """A placement on more brokers than one request may place replicas cannot be useful."""
+    limit = config.placement_limits().max_replicas
+    return {("NodeId",): Cap(limit.value, ErrorCode.POLICY_VIOLATION, limit.setting)}
 
 
 def handle(

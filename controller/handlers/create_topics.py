@@ -6,18 +6,41 @@ in turns of the event loop for a request of many topics and encoded off it."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
 from controller.config.topic_configs import TOPIC_CONFIGS, ConfigEntry
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext, SaidOnce
 from controller.offload import Turns
-from controller.topic_admin import NewTopic, TopicResult
+from controller.topic_admin import MAX_TOPIC_CONFIGS, NewTopic, TopicResult
 from protocol import ZERO_UUID
-from protocol.codes import ApiKey
+from protocol.caps import CapPath
+from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """Every topic creates a partition at least, every assignment one, every broker id one replica: past
+    the cluster's partition limit or one request's replica limit nothing can be created (Kafka's
+    POLICY_VIOLATION for those limits)."""
+    limits = config.placement_limits()
+    partitions = Cap(limits.max_partitions.value, ErrorCode.POLICY_VIOLATION, limits.max_partitions.setting)
+    return {
+        ("Topics",): partitions,
+        ("Topics", "Assignments"): partitions,
+        ("Topics", "Assignments", "BrokerIds"): Cap(
+            limits.max_replicas.value, ErrorCode.POLICY_VIOLATION, limits.max_replicas.setting
+        ),
+        ("Topics", "Configs"): Cap(
+            MAX_TOPIC_CONFIGS, ErrorCode.INVALID_CONFIG, "the fixed limit of configs per topic"
+        ),
+    }
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
@@ -39,9 +62,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.
     made: dict[int, dict[str, Any]] = {}
     turns = Turns()
+    once = SaidOnce()
     for r in results:
         entries = cluster.topic_config_entries(r.name, r.configs) if version >= 5 and r.ok else []
-        answers.append(_result(r, [made.get(id(e)) or made.setdefault(id(e), _config(e)) for e in entries]))
+        answers.append(
+            _result(r, [made.get(id(e)) or made.setdefault(id(e), _config(e)) for e in entries], once)
+        )
         await turns.yield_if_due()
     size = len(answers) * (1 + len(TOPIC_CONFIGS) * (version >= 5))
     return Sized({"ThrottleTimeMs": 0, "Topics": answers}, size)
@@ -57,13 +83,13 @@ def _config(entry: ConfigEntry) -> dict[str, Any]:
     }
 
 
-def _result(result: TopicResult, configs: list[dict[str, Any]]) -> dict[str, Any]:
+def _result(result: TopicResult, configs: list[dict[str, Any]], once: SaidOnce) -> dict[str, Any]:
     if result.error is not None:
         return {
             "Name": result.name,
             "TopicId": ZERO_UUID,
             "ErrorCode": result.error,
-            "ErrorMessage": result.message,
+            "ErrorMessage": once(result.error, result.message),
             "NumPartitions": -1,
             "ReplicationFactor": -1,
             "Configs": [],
@@ -81,6 +107,7 @@ def _result(result: TopicResult, configs: list[dict[str, Any]]) -> dict[str, Any
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
         "Topics": [
@@ -88,7 +115,7 @@ def error_response(request: dict[str, Any], version: int, code: int, message: st
                 "Name": t["Name"],
                 "TopicId": ZERO_UUID,
                 "ErrorCode": code,
-                "ErrorMessage": message,
+                "ErrorMessage": once(code, message),
                 "NumPartitions": -1,
                 "ReplicationFactor": -1,
                 "Configs": [],

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext, SaidOnce
 from protocol import ZERO_UUID
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """No cluster holds more topics than the cluster's partition limit."""
+    limit = config.placement_limits().max_partitions
+    cap = Cap(limit.value, ErrorCode.INVALID_REQUEST, limit.setting)
+    return {("Topics",): cap, ("TopicNames",): cap}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -18,6 +30,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     else:
         wanted = [(name, None) for name in request["TopicNames"]]
     results = await ctx.controller.topic_admin.delete_topics(wanted)
+    once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
         "Responses": [
@@ -25,7 +38,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 "Name": r.name,
                 "TopicId": r.topic_id or ZERO_UUID,
                 "ErrorCode": ErrorCode.NONE if r.error is None else r.error,
-                "ErrorMessage": r.message,
+                "ErrorMessage": once(r.error or 0, r.message),
             }
             for r in results
         ],
@@ -37,10 +50,16 @@ def error_response(request: dict[str, Any], version: int, code: int, message: st
         wanted = [(t["Name"], t["TopicId"]) for t in request["Topics"]]
     else:
         wanted = [(name, ZERO_UUID) for name in request["TopicNames"]]
+    once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
         "Responses": [
-            {"Name": name, "TopicId": topic_id or ZERO_UUID, "ErrorCode": code, "ErrorMessage": message}
+            {
+                "Name": name,
+                "TopicId": topic_id or ZERO_UUID,
+                "ErrorCode": code,
+                "ErrorMessage": once(code, message),
+            }
             for name, topic_id in wanted
         ],
     }

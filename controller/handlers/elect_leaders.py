@@ -14,18 +14,30 @@ answer encoded off it (:class:`controller.answers.Sized`): other clients are ser
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
 from controller.election.change import ElectionKind
-from controller.handlers import RequestContext
+from controller.handlers import Cap, RequestContext, SaidOnce
 from controller.offload import Turns, gc_paused
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.ELECT_LEADERS
 VERSIONS = (0, 2)
 
 _KINDS = {0: ElectionKind.PREFERRED, 1: ElectionKind.UNCLEAN}
+
+
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """No cluster holds more topics, nor a topic more partitions, than the cluster's partition limit."""
+    limit = config.placement_limits().max_partitions
+    cap = Cap(limit.value, ErrorCode.INVALID_REQUEST, limit.setting)
+    return {("TopicPartitions",): cap, ("TopicPartitions", "Partitions"): cap}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
@@ -46,13 +58,15 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             for name in ctx.controller.cluster.topics:
                 by_topic[name] = []
         turns = Turns()
+        once = SaidOnce()  # a message repeated for every partition would make the answer unbounded
         for outcome in outcomes:
             await turns.yield_if_due()
+            code = ErrorCode.NONE if outcome.error is None else outcome.error
             by_topic.setdefault(outcome.topic, []).append(
                 {
                     "PartitionId": outcome.partition,
-                    "ErrorCode": ErrorCode.NONE if outcome.error is None else outcome.error,
-                    "ErrorMessage": outcome.message,
+                    "ErrorCode": code,
+                    "ErrorMessage": once(code, outcome.message),
                 }
             )
     response: dict[str, Any] = {
@@ -71,11 +85,13 @@ _MANY = 1000
 def _whole_request_error(
     version: int, code: ErrorCode, wanted: list[dict[str, Any]] | None, message: str
 ) -> dict[str, Any]:
+    once = SaidOnce()
     results = [
         {
             "Topic": t["Topic"],
             "PartitionResult": [
-                {"PartitionId": p, "ErrorCode": code, "ErrorMessage": message} for p in t["Partitions"]
+                {"PartitionId": p, "ErrorCode": code, "ErrorMessage": once(code, message)}
+                for p in t["Partitions"]
             ],
         }
         for t in wanted or []

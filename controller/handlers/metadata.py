@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Sized
-from controller.handlers import NO_OPERATIONS, AnswerDependsOn, RequestContext
+from controller.handlers import NO_OPERATIONS, AnswerDependsOn, Cap, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
 from controller.offload import BIG, Turns, in_thread
 from controller.topic_admin import NewTopic
 from protocol import ZERO_UUID, Message
+from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.config import ServerConfig
 
 API_KEY = ApiKey.METADATA
 VERSIONS = (0, 13)
@@ -45,6 +49,12 @@ _REPLICA_NOT_AVAILABLE = ErrorCode.REPLICA_NOT_AVAILABLE
 _INVALID_REQUEST = ErrorCode.INVALID_REQUEST
 
 
+def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
+    """No cluster holds more topics than the cluster's partition limit."""
+    limit = config.placement_limits().max_partitions
+    return {("Topics",): Cap(limit.value, ErrorCode.INVALID_REQUEST, limit.setting)}
+
+
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes | Sized | Awaitable[Sized]:
     controller = ctx.controller
     wanted = request.get("Topics")
@@ -52,21 +62,22 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes 
     if not every:
         allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True
         if allow_auto and controller.config.auto_create_topics and ctx.image is None:
-            known = controller.image().topics
-            missing = list(
-                dict.fromkeys(
-                    item["Name"]
-                    for item in wanted
-                    if item.get("Name") is not None
-                    and item["Name"] not in known
-                    and not _refused(item, version)
-                )
-            )
+            if len(wanted) > BIG:  # the unknown ones found in turns of the loop too
+                return _in_turns(ctx, request, version, None)
+            missing = _missing(controller.image(), wanted, version)
             if missing:
                 return _in_turns(ctx, request, version, missing)
-    if ctx.image is None and controller.image_is_stale() > _STALE_TOPICS:
+    image = ctx.image
+    if image is None and not every and len(wanted) <= _UNCHANGED_NAMES:
+        # Topics that did not change since the last image are answered from it, however much else
+        # changed (another client auto-creating 100,000 topics): the answer is the same.
+        names = [item.get("Name") for item in wanted]
+        if None not in names:
+            image = controller.image_unchanged_for(names)
+    if image is None and controller.image_is_stale() > _STALE_TOPICS:
         return _in_turns(ctx, request, version, [])
-    image = ctx.image if ctx.image is not None else controller.image()
+    if image is None:
+        image = controller.image()
     if len(image.topics if every else wanted) > BIG:  # found in turns of the loop, not in one step
         return _in_turns(ctx, request, version, [])
     entries = _Entries(image, request, version, {})
@@ -83,11 +94,39 @@ def _refused(item: dict[str, Any], version: int) -> bool:
 
 #: More changed topics than this, and the image is rebuilt in turns of the event loop.
 _STALE_TOPICS = 200
+#: A request naming at most this many topics is answered from the last image when none of them changed.
+_UNCHANGED_NAMES = 1000
 
 
-async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str]) -> Sized:
-    """The answer built in turns of the event loop: big changes, many topics, topics to create first."""
+def _missing(image: MetadataImage, wanted: list[dict[str, Any]], version: int) -> list[str]:
+    """The unknown topics a request names that may be auto-created, each once, in request order."""
+    known = image.topics
+    return list(
+        dict.fromkeys(
+            item["Name"]
+            for item in wanted
+            if item.get("Name") is not None and item["Name"] not in known and not _refused(item, version)
+        )
+    )
+
+
+async def _in_turns(
+    ctx: RequestContext, request: dict[str, Any], version: int, missing: list[str] | None
+) -> Sized:
+    """The answer built in turns of the event loop: big changes, many topics, topics to create first
+    (``missing``; None: the unknown topics of a big request, found here in turns)."""
     failed: dict[str, int] = {}
+    if missing is None:
+        known = (await ctx.controller.image_in_turns()).topics
+        wanted = request["Topics"]
+        turns = Turns()
+        found: dict[str, None] = {}
+        for item in wanted:
+            name = item.get("Name")
+            if name is not None and name not in known and not _refused(item, version):
+                found[name] = None
+            await turns.yield_if_due()
+        missing = list(found)
     if missing:
         turns = Turns()
         creatable = []

@@ -20,6 +20,12 @@ CLI = [sys.executable, "-m", "placement_sim.cli.main"]
 
 
 def start(*args: str) -> tuple[subprocess.Popen[str], str]:
+    proc, line = start_line(*args)
+    return proc, line.split()[2]  # listening on HOST:PORT (PROTOCOL)
+
+
+def start_line(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """The server started, and its start line."""
     proc = subprocess.Popen(
         [*CLI, "serve", "--listen", "127.0.0.1:0", *args],
         stdout=subprocess.PIPE,
@@ -29,7 +35,7 @@ def start(*args: str) -> tuple[subprocess.Popen[str], str]:
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("listening on "):
-            return proc, line.split()[-1]
+            return proc, line.rstrip("\n")
     proc.wait(10)
     raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''}")
 
@@ -133,7 +139,7 @@ def test_a_plugin_from_a_file_is_shown_by_its_path_in_the_start_line_the_log_and
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()
-    bootstrap = proc.stdout.readline().split()[-1]
+    bootstrap = proc.stdout.readline().split()[2]  # listening on HOST:PORT (PROTOCOL)
     try:
 
         async def ask() -> str:
@@ -177,3 +183,42 @@ def test_serve_stops_cleanly_with_connections_open(sig):
     assert "stopped" in out
     for bad in ("Traceback", "Exception", "Task was destroyed", "Error", "never awaited"):
         assert bad not in err, err
+
+
+def test_listen_keeps_the_configured_listeners_security_protocol(tmp_path: Path, placement_sim_certificates):
+    """``--listen HOST:PORT`` moves a SASL_SSL listener, and it stays SASL_SSL (it was served as PLAINTEXT):
+    the start line names the protocol, a TLS client is served and a plaintext one is not."""
+    import ssl
+
+    from controller.security_testing import secured_properties
+
+    config = tmp_path / "sasl_ssl.properties"
+    properties = secured_properties("SASL_SSL", placement_sim_certificates, {"alice": "alice-secret"})
+    properties["listeners"] = "SASL_SSL://127.0.0.1:9"  # moved by --listen
+    config.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+    proc, line = start_line("--config", str(config))
+    bootstrap = line.split()[2]
+    assert proc.stdout is not None
+    brokers = proc.stdout.readline()  # the next line (read here: communicate() skips what is buffered)
+    try:
+        assert line == f"listening on {bootstrap} (SASL_SSL)"
+        host = bootstrap.rsplit(":", 1)[0]
+        context = ssl.create_default_context(cafile=str(placement_sim_certificates.ca_file))
+        with context.wrap_socket(raw_connect(bootstrap, timeout=5), server_hostname=host) as tls:
+            tls.sendall(request_frame(18, 0, {}))
+            assert read_response(tls) is not None
+        with raw_connect(bootstrap, timeout=5) as plain:
+            plain.sendall(request_frame(18, 0, {}))
+            assert read_response(plain) is None  # not TLS: the handshake fails and the server closes
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+    assert brokers.startswith("brokers on ") and brokers.endswith(" (SASL_SSL)\n")
+
+
+def test_listen_with_a_listener_name_that_has_no_protocol_is_refused(tmp_path: Path):
+    result = subprocess.run(
+        [*CLI, "serve", "--listen", "NOWHERE://127.0.0.1:0"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "listeners: listener NOWHERE has no security protocol" in result.stderr

@@ -1,6 +1,7 @@
 """Seeded random request frames for fuzzing the server: valid requests of every API and version it answers
-(with awkward values: extremes, long strings, big arrays), and those same frames mutated, cut, resized,
-and pure noise. Plain ``random.Random`` (not hypothesis) so that tens of thousands of frames cost
+(with awkward values: extremes, long strings, big arrays; and a few ElectLeaders and CreateTopics whose
+arrays and strings grow toward the frame limit), and those same frames mutated, cut, resized, and pure
+noise. Plain ``random.Random`` (not hypothesis) so that tens of thousands of frames cost
 little and a seed gives the same stream."""
 
 from __future__ import annotations
@@ -20,14 +21,22 @@ __all__ = ["FrameSource"]
 _WORDS = ["t", "orders", "a.b_c", "x" * 249, "bad name", "", "..", "tópico", "\n", "\x00"]
 
 
-class FrameSource:
-    """Frames for ``apis`` ({apiKey: (min, max) versions}); ``next()`` gives one frame."""
+#: The share of valid frames that are grown toward the frame limit (:meth:`FrameSource.grown`).
+GROWN_SHARE = 0.001
 
-    def __init__(self, schemas: Schemas, apis: dict[int, tuple[int, int]], seed: int) -> None:
+
+class FrameSource:
+    """Frames for ``apis`` ({apiKey: (min, max) versions}); ``next()`` gives one frame. ``max_frame`` is
+    the server's ``socket.request.max.bytes``: grown frames come near it (and a few pass it)."""
+
+    def __init__(
+        self, schemas: Schemas, apis: dict[int, tuple[int, int]], seed: int, max_frame: int = 1 << 20
+    ) -> None:
         self.schemas = schemas
         self.apis = sorted(apis.items())
         self.rng = random.Random(seed)
         self.correlation = 0
+        self.max_frame = max_frame
 
     # ------------------------------------------------------------------------------------- values
 
@@ -86,7 +95,53 @@ class FrameSource:
 
     # ------------------------------------------------------------------------------------- frames
 
+    def grown(self) -> bytes | None:
+        """ElectLeaders naming one topic (of a name up to 32,700 characters) with up to hundreds of
+        thousands of partitions, or CreateTopics with tens of thousands of manual assignments: arrays and
+        strings grown toward the frame limit, past the server's caps on array lengths, a few past the
+        limit itself. None when the server answers neither API."""
+        rng = self.rng
+        apis = dict(self.apis)
+        choices = [key for key in (43, 19) if key in apis]
+        if not choices:
+            return None
+        api_key = rng.choice(choices)
+        low, high = apis[api_key]
+        version = rng.randint(low, high)
+        name = rng.choice(["t", "orders", "x" * 249, "n" * 32_700])
+        room = self.max_frame - len(name) - 64  # the frame's bytes besides the array
+        if api_key == 43:
+            count = rng.choice([1000, 20_000, 50_001, room // 4, room // 4 + 2])
+            data: dict[str, Any] = {
+                "ElectionType": rng.choice([0, 1]),
+                "TopicPartitions": [{"Topic": name, "Partitions": [rng.randrange(8) for _ in range(count)]}],
+                "TimeoutMs": 1000,
+            }
+        else:
+            replicas = rng.choice([[0], [0, 1, 2], [5, 5]])
+            each = 4 + 4 + 4 * len(replicas) + 2  # index, count, ids, tags (at most)
+            count = rng.choice([1000, 20_000, 50_001, room // each, room // each + 8])
+            assignments = [{"PartitionIndex": i, "BrokerIds": replicas} for i in range(count)]
+            topic = {"Name": name, "NumPartitions": -1, "ReplicationFactor": -1, "Configs": []}
+            data = {
+                "Topics": [{**topic, "Assignments": assignments}],
+                "timeoutMs": 1000,
+                # Validated, not created: creating tens of thousands of partitions is work a client may
+                # ask for and wait for, not a bound to probe.
+                "validateOnly": True,
+            }
+        try:
+            body = self.schemas.request(api_key).encode(data, version)
+        except EncodeError:  # a name too long for this version's strings
+            return None
+        self.correlation += 1
+        return encode_request(self.schemas, api_key, version, self.correlation, "fuzz", body)
+
     def valid(self) -> bytes:
+        if self.rng.random() < GROWN_SHARE:
+            grown = self.grown()
+            if grown is not None:
+                return grown
         api_key, (low, high) = self.rng.choice(self.apis)
         version = self.rng.randint(low, high)
         message = self.schemas.request(api_key)

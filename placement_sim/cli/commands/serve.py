@@ -22,7 +22,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         description="Run the simulator. With no options: 6 brokers in 3 racks, the striped placer, 127.0.0.1:9092.",
     )
     p.add_argument("--config", metavar="FILE", help="server.properties file")
-    p.add_argument("--listen", metavar="HOST:PORT", help="listener address (port 0 picks a free port)")
+    p.add_argument(
+        "--listen",
+        metavar="[NAME://]HOST:PORT",
+        help="listener address (port 0 picks a free port); without NAME:// the configured listener's name, "
+        "and so its security protocol, is kept",
+    )
     p.add_argument(
         "--placer", metavar="NAME", help="replica.placer.class.name (short name, dotted path or file.py)"
     )
@@ -45,7 +50,13 @@ def overrides_from(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = ServerConfig.load(args.config, overrides_from(args))
+    overrides = overrides_from(args)
+    if args.listen and "://" not in args.listen:
+        # The address moves, the listener stays what the configuration makes it: a SASL_SSL listener is
+        # not served as PLAINTEXT because its address was given on the command line.
+        configured = ServerConfig.load(args.config, {k: v for k, v in overrides.items() if k != LISTENERS})
+        overrides[LISTENERS] = f"{configured.listener.name}://{args.listen}"
+    config = ServerConfig.load(args.config, overrides)
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
             return runner.run(_serve(config))
@@ -72,9 +83,11 @@ async def _serve(config: ServerConfig) -> int:
         f"event loop {loop_name(asyncio.get_running_loop())}",
         flush=True,
     )
-    print(f"listening on {server.bootstrap}", flush=True)
+    protocol = config.listener.security_protocol
+    print(f"listening on {server.bootstrap} ({protocol})", flush=True)
     endpoints = server.endpoints
-    print("brokers on " + ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items())), flush=True)
+    brokers_on = ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items()))
+    print(f"brokers on {brokers_on} ({protocol})", flush=True)
     serving = asyncio.ensure_future(server.serve_forever())
     await stop.wait()
     serving.cancel()

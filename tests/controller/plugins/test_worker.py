@@ -39,7 +39,7 @@ def test_ctrl_c_on_serve_with_a_plugin_stops_everything_without_a_word_on_stderr
         bootstrap = None
         for line in proc.stdout:
             if line.startswith("listening on "):
-                bootstrap = line.split()[-1]
+                bootstrap = line.split()[2]
                 break
         assert bootstrap is not None, proc.stderr.read() if proc.stderr else ""
         with BlockingClient.connect(bootstrap) as client:  # the plugin answers from its worker

@@ -58,6 +58,9 @@ def test_twenty_thousand_frames_never_break_the_server(placement_sim_factory, ca
     assert stats["connections"] >= FRAMES // PER_CONNECTION
     answered = sum(v for k, v in stats.items() if k.startswith("requests:") and k[9:].isdigit())
     assert answered >= FRAMES // 2  # the valid connections alone: every API and version exercised
+    # ElectLeaders and CreateTopics grown toward the frame limit, past the caps on their arrays.
+    capped = {k: v for k, v in stats.items() if k.startswith("requests:capped:")}
+    assert {"requests:capped:TopicPartitions.Partitions", "requests:capped:Topics.Assignments"} <= set(capped)
     # Still answering correctly afterwards.
     sock = raw_connect(server.bootstrap)
     sock.sendall(request_frame(68, 0, {"NumPartitions": 3, "ReplicationFactor": 3}, 5))

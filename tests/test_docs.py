@@ -83,7 +83,7 @@ class Page:
 
 
 def _listening(lines: list[str]) -> str:
-    [address] = [line.split()[-1] for line in lines if line.startswith("listening on ")]
+    [address] = [line.split()[2] for line in lines if line.startswith("listening on ")]
     return address
 
 

@@ -18,6 +18,7 @@ from controller.cluster import Cluster
 from controller.config import ServerConfig
 from controller.dynamics import Dynamics
 from controller.events import EventLog
+from controller.groups.durable import GroupService
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
@@ -50,6 +51,8 @@ class Controller:
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
         self._images = ImageBuilder(cluster)
+        #: Consumer groups: their coordinator, placed on the leaders of ``__consumer_offsets``.
+        self.groups = GroupService(config, cluster, clock, dynamics.replication, self.topic_admin)
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
@@ -69,6 +72,7 @@ class Controller:
         return cls(config, schemas, clock, cluster, placements, dynamics)
 
     async def close(self) -> None:
+        self.groups.close()
         await self.dynamics.close()
         await self.placements.close()
         await self.clock.close()

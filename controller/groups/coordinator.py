@@ -122,9 +122,6 @@ class GroupLog(Protocol):
     ) -> None:
         """Commits (None: a tombstone); ``respond`` once they are durable."""
 
-    def writable(self, group_id: str) -> ErrorCode:
-        """NONE, or why this coordinator cannot take the group's requests now (NOT_COORDINATOR, ...)."""
-
 
 class GroupCoordinator:
     """Every classic group of the cluster and their committed offsets (see the module docstring)."""
@@ -211,10 +208,10 @@ class GroupCoordinator:
     def _member_id(self, client_id: str, instance_id: str | None) -> str:
         return f"{instance_id if instance_id is not None else client_id}-{uuid.UUID(int=self._random.getrandbits(128), version=4)}"
 
-    def _refused(self, group_id: str) -> ErrorCode:
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID
-        return self.log.writable(group_id) if self.log is not None else ErrorCode.NONE
+    @staticmethod
+    def _refused(group_id: str) -> ErrorCode:
+        """Whether the coordinator (the broker) may take the group is the caller's check; here the id."""
+        return ErrorCode.INVALID_GROUP_ID if not group_id else ErrorCode.NONE
 
     def join(self, request: JoinRequest, respond: JoinWaiter) -> None:
         """JoinGroup: ``respond`` is called when the join phase completes (or at once with an error)."""

@@ -129,6 +129,8 @@ class GroupService:
         self._creating: asyncio.Future[ErrorCode] | None = None
 
     def close(self) -> None:
+        if self._creating is not None and not self._creating.done():
+            self._creating.cancel()
         self.coordinator.close()
         if self._poll is not None:
             self._poll.cancel()
@@ -139,22 +141,22 @@ class GroupService:
         return coordinator_partition(group_id, self.partitions)
 
     async def ensure_topic(self) -> ErrorCode:
-        """Makes ``__consumer_offsets`` if it is not there yet (once, however many ask at the same time)."""
+        """Makes ``__consumer_offsets`` if it is not there yet: once, in a task of its own, however many ask
+        at the same time (a caller that gives up does not cancel it)."""
         if OFFSETS_TOPIC in self.cluster.topics:
             return ErrorCode.NONE
-        if self._creating is None:
-            self._creating = asyncio.get_running_loop().create_future()
-            try:
-                error = await self._create()
-            except Exception:
-                log.exception("creating %s failed", OFFSETS_TOPIC)
-                error = ErrorCode.COORDINATOR_NOT_AVAILABLE
-            self._creating.set_result(error)
-            self._creating = None
-            return error
+        if self._creating is None or self._creating.done():
+            self._creating = asyncio.ensure_future(self._create())
         return await asyncio.shield(self._creating)
 
     async def _create(self) -> ErrorCode:
+        try:
+            return await self._create_topic()
+        except Exception:
+            log.exception("creating %s failed", OFFSETS_TOPIC)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+    async def _create_topic(self) -> ErrorCode:
         brokers = len(self.cluster.brokers)
         rf = max(1, min(self.config.offsets_replication_factor, brokers))
         [result] = await self.topic_admin.create_topics([NewTopic(OFFSETS_TOPIC, self.partitions, rf)])

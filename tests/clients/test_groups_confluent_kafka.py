@@ -7,6 +7,7 @@ reset offsets, which does not hold up the group protocol.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -155,3 +156,56 @@ def test_committed_offsets_survive_the_coordinators_broker_crashing(
         c.close()
         if old != -1:
             server.start_broker(old)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_a_consumer_of_the_new_group_protocol_is_refused_and_never_sends_a_heartbeat_on_68(
+    server: ServerThread,
+) -> None:
+    """apiKey 68 is CreateReplicaPlacement here: librdkafka is not offered it, so it refuses KIP-848 itself
+    (see controller/handlers/api_versions.py) and no ConsumerGroupHeartbeat reaches the server."""
+    lines = _Lines()
+    client_log = logging.getLogger("librdkafka-kip848")
+    client_log.addHandler(lines)
+    client_log.setLevel(logging.DEBUG)
+    server_log = _Lines()
+    logging.getLogger("controller").addHandler(server_log)
+    before = server.stats
+    c = Consumer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "group.id": "next-gen",
+            "group.protocol": "consumer",
+            "socket.timeout.ms": 5000,
+            "debug": "cgrp",
+            "logger": client_log,
+        }
+    )
+    try:
+        c.subscribe(["orders"])
+        wait_for(
+            lambda: any(
+                "ConsumerGroupHeartbeatRequest not supported by broker" in line for line in lines.lines
+            ),
+            TIMEOUT,
+            lambda: c.poll(0.05),
+        )
+    finally:
+        c.close()
+        client_log.removeHandler(lines)
+        logging.getLogger("controller").removeHandler(server_log)
+    after = server.stats
+    assert after["requests:68"] == before["requests:68"]
+    assert not {
+        k for k in after if k.startswith("closed:") and after[k] != before[k] and k != "closed:client"
+    }
+    assert not [line for line in server_log.lines if "decode" in line.lower() or "malformed" in line.lower()]
+    assert server.group_state("next-gen") is None

@@ -299,3 +299,26 @@ def test_an_unclean_election_loses_the_commits_the_new_leader_lacks(server: Serv
         index,
         1,
     )
+
+
+@pytest.mark.parametrize(
+    ("software", "offered"),
+    [
+        ("apache-kafka-java", False),
+        ("confluent-kafka-python", False),
+        ("librdkafka", False),
+        ("placement-sim", True),
+        ("kcat", True),
+    ],
+)
+def test_api_key_68_is_not_offered_to_clients_that_send_consumer_group_heartbeats_there(
+    server: ServerThread, software: str, offered: bool
+) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        answer = client.send(
+            "ApiVersionsRequest", {"ClientSoftwareName": software, "ClientSoftwareVersion": "1.0"}, version=3
+        )
+        keys = {k["ApiKey"] for k in answer["ApiKeys"]}
+        assert (68 in keys) is offered
+        assert {10, 11, 12, 13, 14, 8, 9, 15, 16, 42, 47} <= keys
+        assert 68 in {k["ApiKey"] for k in client.send("ApiVersionsRequest", {}, version=0)["ApiKeys"]}

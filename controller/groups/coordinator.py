@@ -141,12 +141,16 @@ class GroupCoordinator:
         self.log: GroupLog | None = None
         self._random = random.Random(seed) if seed is not None else random.Random()
         self._timers: dict[tuple[str, ...], Timer] = {}
+        #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
+        self._session_end: dict[tuple[str, ...], int] = {}
         self._seen: dict[str, tuple[str, int, str | None, tuple[str, ...]]] = {}
 
     # ------------------------------------------------------------------------------------------- timers
 
     def _schedule(self, key: tuple[str, ...], delay_ms: int, action: Callable[[], None]) -> None:
-        self._cancel(key)
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
 
         def fire() -> None:
             if self._timers.get(key) is timer:
@@ -157,6 +161,7 @@ class GroupCoordinator:
         self._timers[key] = timer
 
     def _cancel(self, key: tuple[str, ...]) -> None:
+        self._session_end.pop(key, None)
         timer = self._timers.pop(key, None)
         if timer is not None:
             timer.cancel()
@@ -164,12 +169,30 @@ class GroupCoordinator:
     def _reschedule_heartbeat(
         self, group: ClassicGroup, member: Member, timeout_ms: int | None = None
     ) -> None:
-        gid, mid = group.group_id, member.member_id
-        self._schedule(
-            ("heartbeat", gid, mid),
-            member.session_timeout_ms if timeout_ms is None else timeout_ms,
-            lambda: self._expire_heartbeat(gid, mid),
+        """The member's session now ends ``timeout_ms`` (its session timeout) from now. The timer is moved
+        only when the end comes sooner; otherwise the one set fires, finds the later end and waits on
+        (a heartbeat costs no timer)."""
+        self._session(
+            group.group_id, member.member_id, member.session_timeout_ms if timeout_ms is None else timeout_ms
         )
+
+    def _session(self, gid: str, mid: str, timeout_ms: int) -> None:
+        key = ("heartbeat", gid, mid)
+        end = self.clock.now() + timeout_ms
+        self._session_end[key] = end
+        timer = self._timers.get(key)
+        if timer is not None and timer.when <= end:
+            return
+        self._schedule(key, end - self.clock.now(), lambda: self._session_timer(gid, mid))
+
+    def _session_timer(self, group_id: str, member_id: str) -> None:
+        key = ("heartbeat", group_id, member_id)
+        end = self._session_end.get(key)
+        if end is not None and end > self.clock.now():
+            self._schedule(key, end - self.clock.now(), lambda: self._session_timer(group_id, member_id))
+            return
+        self._session_end.pop(key, None)
+        self._expire_heartbeat(group_id, member_id)
 
     def close(self) -> None:
         for timer in self._timers.values():
@@ -265,12 +288,7 @@ class GroupCoordinator:
                 self._add_member(group, request, new_id, respond)
         elif request.require_known_member_id:
             group.pending_members.add(new_id)
-            gid = group.group_id
-            self._schedule(
-                ("heartbeat", gid, new_id),
-                request.session_timeout_ms,
-                lambda: self._expire_heartbeat(gid, new_id),
-            )
+            self._session(group.group_id, new_id, request.session_timeout_ms)
             respond(JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id))
         else:
             self._add_member(group, request, new_id, respond)

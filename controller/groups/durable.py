@@ -23,6 +23,7 @@ requests of the moved groups are answered NOT_COORDINATOR. Each move is an event
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+@functools.lru_cache(maxsize=65536)
 def coordinator_partition(group_id: str, partitions: int) -> int:
     """Kafka's ``Utils.abs(groupId.hashCode()) % partitions`` (``Utils.abs(MIN_VALUE)`` is 0)."""
     h = java_string_hash(group_id)

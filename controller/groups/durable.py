@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -126,7 +127,7 @@ class GroupService:
         self._records: dict[int, list[_Record]] = {}
         self._holder: dict[int, int] = {}
         self._loaded_at: dict[int, int] = {}
-        self._waiting: dict[int, list[tuple[int, Callable[[], None]]]] = {}
+        self._waiting: dict[int, deque[tuple[int, Callable[[], None]]]] = {}
         self._poll: Timer | None = None
         self._creating: asyncio.Future[ErrorCode] | None = None
 
@@ -233,8 +234,8 @@ class GroupService:
                 self.lost_commits.append(
                     LostCommit(record.group_id, topic, partition, value.offset, index, record.offset, now)
                 )
-        waiting = self._waiting.pop(index, [])
-        self._waiting[index] = [(offset, respond) for offset, respond in waiting if offset < end]
+        waiting = self._waiting.pop(index, deque())
+        self._waiting[index] = deque((offset, respond) for offset, respond in waiting if offset < end)
         for offset, respond in waiting:
             if offset >= end:
                 respond()  # answered; the commit itself is gone (as with acks=all and a lost write)
@@ -304,26 +305,28 @@ class GroupService:
         if last is None:
             respond()
             return
-        self._waiting.setdefault(self.partition_of(group_id), []).append((last, respond))
-        self._check_waiting()
+        index = self.partition_of(group_id)
+        p = self.cluster.topics[OFFSETS_TOPIC].partitions[index]
+        if last < p.high_watermark:
+            respond()
+            return
+        self._waiting.setdefault(index, deque()).append((last, respond))
+        if self._poll is None:
+            self._poll = self.clock.call_later(
+                self.config.replication_tick_ms, self._on_poll, "commits wait for HW"
+            )
 
     def _check_waiting(self) -> None:
-        """Answers the commits the high watermark covers; polls on the replication tick while some wait."""
+        """Answers the commits the high watermark covers (they wait in log order); polls on the replication
+        tick while some wait."""
         topic = self.cluster.topics.get(OFFSETS_TOPIC)
         for index in list(self._waiting):
             entries = self._waiting[index]
-            if topic is None:
-                hw = 1 << 62
-            else:
-                hw = topic.partitions[index].high_watermark
-            done = [respond for offset, respond in entries if offset < hw]
-            rest = [(offset, respond) for offset, respond in entries if offset >= hw]
-            if rest:
-                self._waiting[index] = rest
-            else:
+            hw = topic.partitions[index].high_watermark if topic is not None else 1 << 62
+            while entries and entries[0][0] < hw:
+                entries.popleft()[1]()
+            if not entries:
                 del self._waiting[index]
-            for respond in done:
-                respond()
         if self._waiting and self._poll is None:
             self._poll = self.clock.call_later(
                 self.config.replication_tick_ms, self._on_poll, "commits wait for HW"

@@ -18,7 +18,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         groups = [(g["GroupId"], g["Topics"]) for g in request["Groups"]]
     else:
         groups = [(request["GroupId"], request["Topics"])]
-    answers = [_group(ctx, group_id, topics) for group_id, topics in groups]
+    answers = [_group(ctx, group_id, topics, version) for group_id, topics in groups]
     if version >= 8:
         data: dict[str, Any] = {"ThrottleTimeMs": 0, "Groups": answers}
     else:
@@ -32,14 +32,18 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 
 
-def _group(ctx: RequestContext, group_id: str, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+def _group(
+    ctx: RequestContext, group_id: str, topics: list[dict[str, Any]] | None, version: int
+) -> dict[str, Any]:
+    """One group's answer; with a group error, no partitions from v2 (the error is the group's, as Kafka
+    answers it), and before v2 every asked partition with the error."""
     service = ctx.controller.groups
     wanted = None if topics is None else [(t["Name"], p) for t in topics for p in t["PartitionIndexes"]]
     error = service.check(group_id, ctx.listener_broker)
     found: list[tuple[str, int, Any]] = []
     if not error:
         error, found = service.coordinator.fetch(group_id, wanted)
-    elif wanted is not None:
+    elif wanted is not None and version < 2:
         found = [(t, p, None) for t, p in wanted]
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for topic, partition, kept in found:

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from controller.assembly import create_server
 from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
+from controller.data_path import LostRecords
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
+from controller.faults import Faults
 from controller.groups.durable import LostCommit
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
@@ -157,6 +159,12 @@ class ServerThread:
         return {b: f"{h}:{p}" for b, (h, p) in sorted(self.server.endpoints.items())}
 
     @property
+    def faults(self) -> Faults:
+        """The server's request faults (``faults.inject_error(ApiKey.CREATE_TOPICS, "NOT_CONTROLLER").once()``;
+        see :mod:`controller.faults`); safe to use from this thread."""
+        return self.server.faults
+
+    @property
     def stats(self) -> Counter[str]:
         """A snapshot of the server's counters (connections, closes by reason, requests by apiKey)."""
         return Counter(self.server.stats)
@@ -264,6 +272,12 @@ class ServerThread:
         election, or records not yet copied): ``group_id``, ``topic``, ``partition``, ``offset``, where the
         record was (``log_partition``, ``log_offset``) and ``lost_at`` (clock ms)."""
         lost: list[LostCommit] = self._on_loop(_value(self.server.lost_commits))
+        return lost
+
+    def lost_records(self) -> list[LostRecords]:
+        """Every batch of committed records (below the high watermark: acknowledged to ``acks=all``
+        producers) that an unclean election took away: topic, partition, offsets, leader epoch, why."""
+        lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
         return lost
 
     def broker_state(self, broker_id: int) -> str:

@@ -1,8 +1,7 @@
 """confluent-kafka (librdkafka) consumers in a classic group: subscribe, disjoint assignments covering every
 partition, explicit commits, a consumer leaving, the coordinator's broker crashing; and the admin API.
 
-Records are not consumed (Fetch and ListOffsets belong to the data path): librdkafka logs that it cannot
-reset offsets, which does not hold up the group protocol.
+Records are not consumed here: this module is about the group protocol.
 """
 
 from __future__ import annotations

@@ -10,7 +10,13 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from controller.embedded import ServerThread
@@ -208,3 +214,49 @@ def test_a_consumer_of_the_new_group_protocol_is_refused_and_never_sends_a_heart
     }
     assert not [line for line in server_log.lines if "decode" in line.lower() or "malformed" in line.lower()]
     assert server.group_state("next-gen") is None
+
+
+def test_a_group_consumes_commits_and_a_new_member_resumes_from_the_committed_offsets(
+    server: ServerThread, admin: AdminClient
+) -> None:
+    create(admin, "events", 2)
+    producer = Producer({"bootstrap.servers": server.bootstrap, "acks": "all", "log_level": 0})
+    for i in range(10):
+        producer.produce("events", key=str(i).encode(), value=f"v{i}".encode(), partition=i % 2)
+    assert producer.flush(TIMEOUT) == 0
+
+    def read(count: int) -> list[tuple[int, int, bytes]]:
+        c = Consumer(
+            {
+                "bootstrap.servers": server.bootstrap,
+                "group.id": "readers",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "socket.timeout.ms": 5000,
+                "log_level": 0,
+            }
+        )
+        got: list[tuple[int, int, bytes]] = []
+        try:
+            c.subscribe(["events"])
+
+            def poll() -> None:
+                m = c.poll(0.05)
+                if m is not None and m.error() is None:
+                    got.append((m.partition(), m.offset(), m.value()))
+
+            wait_for(lambda: len(got) >= count, TIMEOUT, poll)
+            c.commit(asynchronous=False)
+        finally:
+            c.close()
+        return got
+
+    first = read(6)
+    committed = server.committed_offsets("readers")
+    for p in (0, 1):
+        mine = [o for q, o, _ in first if q == p]
+        assert committed.get(("events", p), 0) == (max(mine) + 1 if mine else 0)
+    rest = read(10 - len(first))
+    assert sorted(v for _, _, v in first + rest) == sorted(f"v{i}".encode() for i in range(10))
+    for p, offset, _ in rest:  # the second member starts where the first committed
+        assert offset >= committed.get(("events", p), 0)

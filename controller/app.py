@@ -22,6 +22,7 @@ from controller.data_path import DataPath
 from controller.dynamics import Dynamics
 from controller.events import EventLog
 from controller.faults import Faults
+from controller.groups.durable import GroupService
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
@@ -59,6 +60,8 @@ class Controller:
         self.faults = Faults(clock, schemas, config.seed, config.faults or ())
         #: The replicas' logs, kept in step with the replication model (Produce, Fetch and the rest).
         self.data_path = DataPath(config, cluster, clock, dynamics)
+        #: Consumer groups: their coordinator, placed on the leaders of ``__consumer_offsets``.
+        self.groups = GroupService(config, cluster, clock, dynamics.replication, self.topic_admin)
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
@@ -83,6 +86,7 @@ class Controller:
         return cls(config, schemas, clock, cluster, placements, dynamics)
 
     async def close(self) -> None:
+        self.groups.close()
         await self.dynamics.close()
         await self.placements.close()
         await self.clock.close()

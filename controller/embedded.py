@@ -23,6 +23,7 @@ from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
 from controller.faults import Faults
+from controller.groups.durable import LostCommit
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
 from controller.security_testing import ClientSettings
@@ -251,6 +252,27 @@ class ServerThread:
             _value(lambda: self.dynamics.partition_state(topic, partition))
         )
         return state
+
+    def group_state(self, group_id: str) -> dict[str, Any] | None:
+        """A consumer group now (None: no such group): ``state``, ``generation``, ``protocol``, ``leader``,
+        ``members`` (member id -> ``instance_id``, ``client_id``, ``client_host``, ``assignment``) and
+        ``coordinator`` (the broker leading its ``__consumer_offsets`` partition)."""
+        state: dict[str, Any] | None = self._on_loop(_value(lambda: self.server.group_state(group_id)))
+        return state
+
+    def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        """A group's committed offsets: (topic, partition) -> offset."""
+        offsets: dict[tuple[str, int], int] = self._on_loop(
+            _value(lambda: self.server.committed_offsets(group_id))
+        )
+        return offsets
+
+    def lost_commits(self) -> list[LostCommit]:
+        """Commits lost when a group's coordinator moved to a replica without their records (an unclean
+        election, or records not yet copied): ``group_id``, ``topic``, ``partition``, ``offset``, where the
+        record was (``log_partition``, ``log_offset``) and ``lost_at`` (clock ms)."""
+        lost: list[LostCommit] = self._on_loop(_value(self.server.lost_commits))
+        return lost
 
     def lost_records(self) -> list[LostRecords]:
         """Every batch of committed records (below the high watermark: acknowledged to ``acks=all``

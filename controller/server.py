@@ -37,6 +37,7 @@ from controller.connection import Connection, ConnectionLimits
 from controller.data_path import LostRecords
 from controller.dispatch import Dispatcher, Origin
 from controller.faults import Faults
+from controller.groups.durable import LostCommit
 from controller.logsafe import shown
 from controller.security import Security
 
@@ -229,6 +230,21 @@ class Server:
         assert self.address is not None
         host, port = self.address
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def group_state(self, group_id: str) -> dict[str, Any] | None:
+        """A consumer group now (None: no such group): ``state``, ``generation``, ``protocol``, ``leader``,
+        ``members`` (member id -> instance id, client id, host, assignment) and ``coordinator`` (broker id);
+        read on the server's loop."""
+        return self.controller.groups.group_state(group_id)
+
+    def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        """A group's committed offsets: (topic, partition) -> offset; read on the server's loop."""
+        return self.controller.groups.committed_offsets(group_id)
+
+    def lost_commits(self) -> list[LostCommit]:
+        """Commits lost when a group coordinator moved to a replica that lacked their records."""
+        self.controller.groups.follow_all()
+        return list(self.controller.groups.lost_commits)
 
     # ------------------------------------------------------------------------------------- listeners
 

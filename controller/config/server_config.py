@@ -116,6 +116,11 @@ class ServerConfig:
     unclean_election: bool = False
     auto_rebalance: bool = True
     imbalance_check_seconds: int = 300
+    offsets_partitions: int = 50
+    offsets_replication_factor: int = 3
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1_800_000
     election_policy: str = "kafka"
     election_isolation: str = "auto"
     fluvio_promotion_timeout_ms: int = 5000

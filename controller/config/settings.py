@@ -88,6 +88,11 @@ SESSION_TIMEOUT_MS = "broker.session.timeout.ms"
 HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms"
 REPLICA_LAG_MS = "replica.lag.time.max.ms"
 MIN_INSYNC = "min.insync.replicas"
+OFFSETS_PARTITIONS = "offsets.topic.num.partitions"
+OFFSETS_RF = "offsets.topic.replication.factor"
+GROUP_INITIAL_DELAY = "group.initial.rebalance.delay.ms"
+GROUP_MIN_SESSION = "group.min.session.timeout.ms"
+GROUP_MAX_SESSION = "group.max.session.timeout.ms"
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
 AUTO_REBALANCE = "auto.leader.rebalance.enable"
 IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
@@ -338,6 +343,41 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "300",
         integer(minimum=1),
         "how often the automatic rebalance runs",
+    ),
+    Setting(
+        OFFSETS_PARTITIONS,
+        "offsets_partitions",
+        "50",
+        integer(minimum=1),
+        "partitions of `__consumer_offsets` (made at the first FindCoordinator); a group's coordinator leads one",
+    ),
+    Setting(
+        OFFSETS_RF,
+        "offsets_replication_factor",
+        "3",
+        integer(minimum=1, maximum=2**15 - 1),
+        "replication factor of `__consumer_offsets`, capped by the brokers there are",
+    ),
+    Setting(
+        GROUP_INITIAL_DELAY,
+        "group_initial_rebalance_delay_ms",
+        "3000",
+        integer(minimum=0),
+        "how long a new group's first rebalance waits for more members (0 in tests)",
+    ),
+    Setting(
+        GROUP_MIN_SESSION,
+        "group_min_session_timeout_ms",
+        "6000",
+        integer(minimum=0),
+        "JoinGroup with a shorter session timeout is refused (INVALID_SESSION_TIMEOUT)",
+    ),
+    Setting(
+        GROUP_MAX_SESSION,
+        "group_max_session_timeout_ms",
+        "1800000",
+        integer(minimum=1),
+        "JoinGroup with a longer session timeout is refused (INVALID_SESSION_TIMEOUT)",
     ),
     Setting(
         ELECTION_POLICY,

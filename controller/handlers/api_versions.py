@@ -9,6 +9,15 @@ The answer depends on the request alone: not on the cluster, the connection's li
 state (during a SASL handshake :mod:`controller.security` lets one ApiVersions request through to this
 handler, and it gets the same answer as after authentication, as from Kafka). So the dispatch keeps the
 answers it gave (``ANSWER_DEPENDS_ON``) and a request it has seen before costs its header alone.
+
+apiKey 68 is two APIs: the simulator serves CreateReplicaPlacement (KIP-879) there, Apache Kafka 3.7+ uses
+it for ConsumerGroupHeartbeat (KIP-848), which the Java client and librdkafka send when a consumer sets
+``group.protocol=consumer``. This is the one place the two are told apart: a client that names itself a
+Kafka consumer library in ApiVersions v3+ (``ClientSoftwareName`` ``apache-kafka-java``, ``librdkafka`` or
+``confluent-kafka-*``, none of which implements CreateReplicaPlacement) is not offered apiKey 68, as a
+Kafka broker without the new protocol does not offer it: the client refuses the new protocol itself ("The
+cluster does not support the new CONSUMER group protocol", librdkafka: "ConsumerGroupHeartbeatRequest not
+supported by broker") and never sends a heartbeat to be read as a placement request.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ VERSIONS = (0, 4)
 ANSWER_DEPENDS_ON = AnswerDependsOn.REQUEST
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+#: Clients that would read apiKey 68 as ConsumerGroupHeartbeat (see the module docstring).
+_KIP_848_CLIENTS = re.compile(r"apache-kafka-java|librdkafka|confluent-kafka(?:-.*)?")
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -33,11 +44,18 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             value = request.get(field) or ""
             if not _SOFTWARE.fullmatch(value):
                 return {"ErrorCode": ErrorCode.INVALID_REQUEST, "ApiKeys": [], "ThrottleTimeMs": 0}
+    hidden = ApiKey.CREATE_REPLICA_PLACEMENT if heartbeats_on_68(request, version) else None
     keys = [
         {"ApiKey": key, "MinVersion": handler.min_version, "MaxVersion": handler.max_version}
         for key, handler in ctx.handlers.items()
+        if key != hidden
     ]
     return {"ErrorCode": ErrorCode.NONE, "ApiKeys": keys, "ThrottleTimeMs": 0}
+
+
+def heartbeats_on_68(request: dict[str, Any], version: int) -> bool:
+    """Whether the client names itself a library that sends ConsumerGroupHeartbeat on apiKey 68."""
+    return version >= 3 and bool(_KIP_848_CLIENTS.fullmatch(request.get("ClientSoftwareName") or ""))
 
 
 def unsupported(version: int) -> tuple[dict[str, Any], int]:

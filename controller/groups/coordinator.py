@@ -1,0 +1,917 @@
+"""The classic group protocol on the cluster's clock: Kafka's ``GroupMetadataManager`` (classic groups) and
+``OffsetMetadataManager`` (commits), without the wire.
+
+Requests whose answer waits (JoinGroup, SyncGroup, OffsetCommit) take a ``respond`` callback, called once
+with the answer, as Kafka completes a response future; the others return their answer. Timers follow
+Kafka's: the initial rebalance delay (``group.initial.rebalance.delay.ms``, extended while new members
+arrive, up to the rebalance timeout), the rebalance timeout of the join phase, the session timeout of every
+member (a heartbeat, a commit or a rebalance resets it), the join timeout of new members (5 minutes) and
+the sync timeout (the rebalance timeout after the join phase completes).
+
+Where Kafka writes a record to ``__consumer_offsets`` (a group's generation and assignment, an offset
+commit, a tombstone) this calls its :class:`GroupLog` (:mod:`controller.groups.durable`), which decides
+when a commit is answered (once the partition's high watermark covers it) and what a coordinator that
+takes over loads. Without one, everything is answered at once and kept.
+
+Member ids are the client id (or the instance id) and a UUID, as Kafka makes them; the UUIDs come from a
+seeded generator, so the same requests give the same ids.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from controller.clock import Clock, Timer
+from controller.events import EventLog
+from controller.groups.classic import (
+    ClassicGroup,
+    GroupError,
+    GroupState,
+    JoinResult,
+    JoinWaiter,
+    Member,
+    SyncResult,
+    SyncWaiter,
+)
+from protocol.codes import ErrorCode
+
+__all__ = [
+    "CommitWaiter",
+    "CommittedOffset",
+    "GroupCoordinator",
+    "GroupLog",
+    "GroupSettings",
+    "JoinRequest",
+    "OffsetCommit",
+]
+
+#: Kafka's ``classicGroupNewMemberJoinTimeoutMs``: a new member's parked JoinGroup expires after 5 minutes.
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+#: Kafka's ``offset.metadata.max.bytes`` default: longer commit metadata is refused.
+OFFSET_METADATA_MAX_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class GroupSettings:
+    """The coordinator's settings (Kafka's ``GroupCoordinatorConfig`` defaults)."""
+
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    initial_rebalance_delay_ms: int = 3000
+    max_size: int = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    """A JoinGroup request as the coordinator reads it."""
+
+    group_id: str
+    member_id: str
+    protocol_type: str
+    protocols: Sequence[tuple[str, bytes]]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    instance_id: str | None = None
+    #: v4+: a new member gets MEMBER_ID_REQUIRED and an id, and joins again with it.
+    require_known_member_id: bool = True
+    #: v9+: the leader of a static group rejoining while Stable may skip the assignment.
+    supports_skip_assignment: bool = False
+    client_id: str = ""
+    client_host: str = ""
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class OffsetCommit:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    """An offset as kept: what OffsetFetch answers."""
+
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_time: int
+
+
+#: Called once with one error code per commit, in request order.
+CommitWaiter = Callable[[list[ErrorCode]], None]
+
+
+class GroupLog(Protocol):
+    """Where the coordinator writes what Kafka writes to ``__consumer_offsets``."""
+
+    def write_group(self, group: ClassicGroup) -> None:
+        """The group's generation, protocol and members with their assignments (or its removal)."""
+
+    def write_offsets(
+        self,
+        group_id: str,
+        offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
+        respond: Callable[[], None],
+    ) -> None:
+        """Commits (None: a tombstone); ``respond`` once they are durable."""
+
+
+class GroupCoordinator:
+    """Every classic group of the cluster and their committed offsets (see the module docstring)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        settings: GroupSettings | None = None,
+        seed: int | None = None,
+        events: EventLog | None = None,
+    ) -> None:
+        self.clock = clock
+        self.settings = settings or GroupSettings()
+        self.groups: dict[str, ClassicGroup] = {}
+        self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        self.events = events
+        self.log: GroupLog | None = None
+        self._random = random.Random(seed) if seed is not None else random.Random()
+        self._timers: dict[tuple[str, ...], Timer] = {}
+        #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
+        self._session_end: dict[tuple[str, ...], int] = {}
+        self._seen: dict[str, tuple[str, int, str | None, tuple[str, ...]]] = {}
+
+    # ------------------------------------------------------------------------------------------- timers
+
+    def _schedule(self, key: tuple[str, ...], delay_ms: int, action: Callable[[], None]) -> None:
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+
+        def fire() -> None:
+            if self._timers.get(key) is timer:
+                del self._timers[key]
+            action()
+
+        timer = self.clock.call_later(delay_ms, fire, "group " + " ".join(key))
+        self._timers[key] = timer
+
+    def _cancel(self, key: tuple[str, ...]) -> None:
+        self._session_end.pop(key, None)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _reschedule_heartbeat(
+        self, group: ClassicGroup, member: Member, timeout_ms: int | None = None
+    ) -> None:
+        """The member's session now ends ``timeout_ms`` (its session timeout) from now. The timer is moved
+        only when the end comes sooner; otherwise the one set fires, finds the later end and waits on
+        (a heartbeat costs no timer)."""
+        self._session(
+            group.group_id, member.member_id, member.session_timeout_ms if timeout_ms is None else timeout_ms
+        )
+
+    def _session(self, gid: str, mid: str, timeout_ms: int) -> None:
+        key = ("heartbeat", gid, mid)
+        end = self.clock.now() + timeout_ms
+        self._session_end[key] = end
+        timer = self._timers.get(key)
+        if timer is not None and timer.when <= end:
+            return
+        self._schedule(key, end - self.clock.now(), lambda: self._session_timer(gid, mid))
+
+    def _session_timer(self, group_id: str, member_id: str) -> None:
+        key = ("heartbeat", group_id, member_id)
+        end = self._session_end.get(key)
+        if end is not None and end > self.clock.now():
+            self._schedule(key, end - self.clock.now(), lambda: self._session_timer(group_id, member_id))
+            return
+        self._session_end.pop(key, None)
+        self._expire_heartbeat(group_id, member_id)
+
+    def close(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
+    # ------------------------------------------------------------------------------------------- events
+
+    def _note(self, group_id: str, cause: str) -> None:
+        """Records what changed in the group since last noted (state, generation, leader, members)."""
+        if self.events is None:
+            return
+        group = self.groups.get(group_id)
+        now = (
+            (group.state.value, group.generation, group.leader, tuple(group.members))
+            if group is not None
+            else (GroupState.DEAD.value, -1, None, ())
+        )
+        before = self._seen.get(group_id, (None, 0, None, ()))
+        if now == before:
+            return
+        if group is None:
+            self._seen.pop(group_id, None)
+        else:
+            self._seen[group_id] = now
+        changes: list[tuple[str, Any, Any]] = []
+        for name, old, new in zip(("state", "generation", "leader"), before, now, strict=False):
+            if old != new:
+                changes.append((name, old, new))
+        if before[3] != now[3]:
+            changes.append(("members", len(before[3]), len(now[3])))
+        self.events.record("group", f"group {group_id}", changes, cause)
+
+    # ------------------------------------------------------------------------------------------- join
+
+    def _member_id(self, client_id: str, instance_id: str | None) -> str:
+        return f"{instance_id if instance_id is not None else client_id}-{uuid.UUID(int=self._random.getrandbits(128), version=4)}"
+
+    @staticmethod
+    def _refused(group_id: str) -> ErrorCode:
+        """Whether the coordinator (the broker) may take the group is the caller's check; here the id."""
+        return ErrorCode.INVALID_GROUP_ID if not group_id else ErrorCode.NONE
+
+    def join(self, request: JoinRequest, respond: JoinWaiter) -> None:
+        """JoinGroup: ``respond`` is called when the join phase completes (or at once with an error)."""
+        error = self._refused(request.group_id)
+        if error:
+            respond(JoinResult(error, request.member_id))
+            return
+        s = self.settings
+        if not s.min_session_timeout_ms <= request.session_timeout_ms <= s.max_session_timeout_ms:
+            respond(JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id))
+            return
+        unknown = request.member_id == ""
+        group = self.groups.get(request.group_id)
+        if group is None:
+            if not unknown:
+                respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, request.member_id))
+                return
+            group = self.groups[request.group_id] = ClassicGroup(request.group_id)
+        if not self._accepts(group, request.member_id):
+            group.remove(request.member_id)
+            respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+        elif unknown:
+            self._join_new_member(group, request, respond)
+        else:
+            self._join_existing_member(group, request, respond)
+        self._note(group.group_id, f"join of {request.member_id or 'a new member'}")
+
+    def _accepts(self, group: ClassicGroup, member_id: str) -> bool:
+        limit = self.settings.max_size
+        if group.is_in(GroupState.EMPTY, GroupState.DEAD):
+            return True
+        if group.is_in(GroupState.PREPARING_REBALANCE):
+            member = group.members.get(member_id)
+            awaiting = sum(1 for m in group.members.values() if m.awaiting_join)
+            return (member is not None and member.awaiting_join) or awaiting < limit
+        return member_id in group.members or len(group.members) < limit
+
+    def _join_new_member(self, group: ClassicGroup, request: JoinRequest, respond: JoinWaiter) -> None:
+        if group.is_in(GroupState.DEAD):
+            respond(JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, ""))
+            return
+        if not group.supports_protocols(request.protocol_type, request.protocols):
+            respond(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ""))
+            return
+        new_id = self._member_id(request.client_id, request.instance_id)
+        if request.instance_id is not None:
+            existing = group.static_members.get(request.instance_id)
+            if existing is not None:
+                self._update_static_member(group, request, existing, new_id, respond)
+            else:
+                self._add_member(group, request, new_id, respond)
+        elif request.require_known_member_id:
+            group.pending_members.add(new_id)
+            self._session(group.group_id, new_id, request.session_timeout_ms)
+            respond(JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id))
+        else:
+            self._add_member(group, request, new_id, respond)
+
+    def _join_existing_member(self, group: ClassicGroup, request: JoinRequest, respond: JoinWaiter) -> None:
+        member_id = request.member_id
+        if group.is_in(GroupState.DEAD):
+            respond(JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id))
+            return
+        if not group.supports_protocols(request.protocol_type, request.protocols):
+            respond(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id))
+            return
+        if member_id in group.pending_members:
+            if request.instance_id is not None:  # a pending member is never static (Kafka: an illegal state)
+                respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
+                return
+            self._add_member(group, request, member_id, respond)
+            return
+        try:
+            group.validate_member(member_id, request.instance_id)
+        except GroupError as refusal:
+            respond(JoinResult(refusal.code, member_id))
+            return
+        member = group.members[member_id]
+        reason = f"member {member_id} rejoins during {group.state.value}"
+        if group.is_in(GroupState.PREPARING_REBALANCE):
+            self._update_member(group, member, request, respond)
+            self._rebalance_or_complete_join(group, reason)
+        elif group.is_in(GroupState.COMPLETING_REBALANCE):
+            if member.matches(request.protocols):
+                # The member missed its JoinGroup answer: the current generation's again.
+                respond(group.join_result(member_id))
+            else:
+                self._update_member(group, member, request, respond)
+                self._rebalance_or_complete_join(group, f"member {member_id} changed its metadata")
+        elif group.is_in(GroupState.STABLE):
+            if member_id == group.leader or not member.matches(request.protocols):
+                # The leader rejoining forces a rebalance (its view of the topics may have changed).
+                self._update_member(group, member, request, respond)
+                self._rebalance_or_complete_join(group, reason)
+            else:
+                result = group.join_result(member_id)
+                respond(
+                    JoinResult(
+                        result.error,
+                        member_id,
+                        result.generation,
+                        result.protocol_type,
+                        result.protocol_name,
+                        result.leader,
+                    )
+                )
+        else:  # Empty: the member must reset its generation and join again
+            respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
+
+    def _update_member(
+        self, group: ClassicGroup, member: Member, request: JoinRequest, respond: JoinWaiter | None
+    ) -> None:
+        member.protocols = list(request.protocols)
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        member.session_timeout_ms = request.session_timeout_ms
+        if respond is not None:
+            member.join_waiter = respond
+
+    def _add_member(
+        self, group: ClassicGroup, request: JoinRequest, member_id: str, respond: JoinWaiter
+    ) -> None:
+        member = Member(
+            member_id,
+            request.instance_id,
+            request.client_id,
+            request.client_host,
+            request.rebalance_timeout_ms,
+            request.session_timeout_ms,
+            request.protocol_type,
+            list(request.protocols),
+            is_new=True,
+        )
+        if group.is_in(GroupState.PREPARING_REBALANCE) and group.previous_state is GroupState.EMPTY:
+            group.new_member_added = True
+        group.add(member, respond)
+        # A parked JoinGroup cannot heartbeat: new members time out after the new-member join timeout.
+        self._reschedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._rebalance_or_complete_join(group, f"member {member_id} added")
+
+    def _update_static_member(
+        self, group: ClassicGroup, request: JoinRequest, old_id: str, new_id: str, respond: JoinWaiter
+    ) -> None:
+        assert request.instance_id is not None
+        leader_before = group.leader
+        member = group.replace_static_member(request.instance_id, old_id, new_id)
+        self._cancel(("heartbeat", group.group_id, old_id))
+        self._reschedule_heartbeat(group, member)
+        self._update_member(group, member, request, respond)
+        if group.is_in(GroupState.STABLE):
+            if group.protocol_name == group.select_protocol():
+                # Same protocol: no rebalance; the member takes over the old id's place and assignment.
+                member.join_waiter = None
+                if self.log is not None:
+                    self.log.write_group(group)
+                if request.supports_skip_assignment:
+                    is_leader = new_id == group.leader
+                    result = group.join_result(new_id, skip_assignment=is_leader)
+                    respond(
+                        result
+                        if is_leader
+                        else JoinResult(
+                            result.error,
+                            new_id,
+                            result.generation,
+                            result.protocol_type,
+                            result.protocol_name,
+                            result.leader,
+                        )
+                    )
+                else:
+                    respond(
+                        JoinResult(
+                            ErrorCode.NONE,
+                            new_id,
+                            group.generation,
+                            group.protocol_type,
+                            group.protocol_name,
+                            leader_before or "",
+                        )
+                    )
+            else:
+                self._rebalance_or_complete_join(
+                    group, f"static member {request.instance_id} changed protocols"
+                )
+        elif group.is_in(GroupState.COMPLETING_REBALANCE):
+            self._prepare_rebalance(group, f"static member {request.instance_id} rejoined during a sync")
+        else:
+            self._maybe_complete_join(group)
+
+    def _rebalance_or_complete_join(self, group: ClassicGroup, reason: str) -> None:
+        if group.can_rebalance():
+            self._prepare_rebalance(group, reason)
+        else:
+            self._maybe_complete_join(group)
+
+    def _maybe_complete_join(self, group: ClassicGroup) -> None:
+        if (
+            group.is_in(GroupState.PREPARING_REBALANCE)
+            and group.previous_state is not GroupState.EMPTY
+            and group.has_all_members_joined()
+        ):
+            self._complete_join(group)
+
+    def _prepare_rebalance(self, group: ClassicGroup, reason: str) -> None:
+        if group.is_in(GroupState.COMPLETING_REBALANCE):
+            self._propagate_error(group, ErrorCode.REBALANCE_IN_PROGRESS)
+        group.pending_sync.clear()
+        self._cancel(("sync", group.group_id))
+        initial = group.is_in(GroupState.EMPTY)
+        gid = group.group_id
+        if initial:
+            delay = self.settings.initial_rebalance_delay_ms
+            remaining = max(group.max_rebalance_timeout_ms() - delay, 0)
+            self._schedule(("join", gid), delay, lambda: self._initial_delay_over(gid, delay, remaining))
+        group.transition(GroupState.PREPARING_REBALANCE)
+        self._note(gid, reason)
+        if not initial:
+            if group.has_all_members_joined():
+                self._complete_join(group)
+            else:
+                self._schedule(
+                    ("join", gid), group.max_rebalance_timeout_ms(), lambda: self._join_timeout(gid)
+                )
+
+    def _initial_delay_over(self, group_id: str, delay: int, remaining: int) -> None:
+        group = self.groups.get(group_id)
+        if group is None:
+            return
+        if group.new_member_added and remaining:
+            group.new_member_added = False
+            new_delay = min(self.settings.initial_rebalance_delay_ms, remaining)
+            new_remaining = max(remaining - delay, 0)
+            self._schedule(
+                ("join", group_id),
+                new_delay,
+                lambda: self._initial_delay_over(group_id, new_delay, new_remaining),
+            )
+        else:
+            self._complete_join(group)
+        self._note(group_id, "initial rebalance delay over")
+
+    def _join_timeout(self, group_id: str) -> None:
+        group = self.groups.get(group_id)
+        if group is not None:
+            self._complete_join(group)
+            self._note(group_id, "rebalance timeout")
+
+    def _complete_join(self, group: ClassicGroup) -> None:
+        gid = group.group_id
+        self._cancel(("join", gid))
+        for member in group.not_yet_rejoined():
+            if member.instance_id is None:  # static members keep their place until their session expires
+                group.remove(member.member_id)
+                self._cancel(("heartbeat", gid, member.member_id))
+        if group.is_in(GroupState.DEAD):
+            return
+        if not group.elect_joined_leader() and group.members:
+            # Nobody rejoined: wait another rebalance timeout for sessions to drop the silent members.
+            self._schedule(("join", gid), group.max_rebalance_timeout_ms(), lambda: self._join_timeout(gid))
+            return
+        group.init_next_generation()
+        if group.is_in(GroupState.EMPTY):
+            if self.log is not None:
+                self.log.write_group(group)
+            return
+        for member in list(group.members.values()):
+            waiter, member.join_waiter = member.join_waiter, None
+            if waiter is not None:
+                waiter(group.join_result(member.member_id))
+            self._reschedule_heartbeat(group, member)
+            member.is_new = False
+            group.pending_sync.add(member.member_id)
+        generation = group.generation
+        self._schedule(
+            ("sync", gid),
+            group.max_rebalance_timeout_ms(),
+            lambda: self._expire_pending_sync(gid, generation),
+        )
+
+    def _expire_pending_sync(self, group_id: str, generation: int) -> None:
+        group = self.groups.get(group_id)
+        if group is None or group.generation != generation:
+            return
+        if group.is_in(GroupState.COMPLETING_REBALANCE, GroupState.STABLE) and group.pending_sync:
+            for member_id in sorted(group.pending_sync):
+                group.remove(member_id)
+                self._cancel(("heartbeat", group_id, member_id))
+            self._prepare_rebalance(group, "members did not sync within the rebalance timeout")
+            self._note(group_id, "sync timeout")
+
+    def _expire_heartbeat(self, group_id: str, member_id: str) -> None:
+        group = self.groups.get(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            return
+        if member_id in group.pending_members:
+            group.remove(member_id)
+            if group.is_in(GroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
+                self._complete_join(group)
+        elif member_id in group.members:
+            member = group.members[member_id]
+            if not member.has_satisfied_heartbeat():
+                self._remove_member(group, member, f"member {member_id} session expired")
+        self._note(group_id, f"session of {member_id} expired")
+
+    def _remove_member(self, group: ClassicGroup, member: Member, reason: str) -> None:
+        if member.join_waiter is not None:
+            waiter, member.join_waiter = member.join_waiter, None
+            waiter(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, ""))
+        group.remove(member.member_id)
+        if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self._rebalance_or_complete_join(group, reason)
+        elif group.is_in(GroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
+            self._complete_join(group)
+
+    # ------------------------------------------------------------------------------------------- sync
+
+    def _propagate_error(self, group: ClassicGroup, error: ErrorCode) -> None:
+        for member in group.members.values():
+            member.assignment = b""
+        self._propagate(group, error)
+
+    def _propagate(self, group: ClassicGroup, error: ErrorCode) -> None:
+        ok = error is ErrorCode.NONE
+        for member in group.members.values():
+            waiter, member.sync_waiter = member.sync_waiter, None
+            if waiter is not None:
+                waiter(
+                    SyncResult(
+                        error,
+                        group.protocol_type if ok else None,
+                        group.protocol_name if ok else None,
+                        member.assignment,
+                    )
+                )
+                self._reschedule_heartbeat(group, member)
+
+    def sync(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        assignments: Sequence[tuple[str, bytes]],
+        respond: SyncWaiter,
+    ) -> None:
+        """SyncGroup: ``respond`` is called when the leader's assignment arrives (or at once)."""
+        error = self._refused(group_id)
+        if error:
+            respond(SyncResult(error))
+            return
+        group = self.groups.get(group_id)
+        if group is None:
+            respond(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+            return
+        error = self._sync_error(group, generation, member_id, instance_id, protocol_type, protocol_name)
+        if error:
+            respond(SyncResult(error))
+        elif group.is_in(GroupState.PREPARING_REBALANCE):
+            respond(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        elif group.is_in(GroupState.COMPLETING_REBALANCE):
+            group.members[member_id].sync_waiter = respond
+            group.pending_sync.discard(member_id)
+            if member_id == group.leader:
+                given = dict(assignments)
+                for member in group.members.values():
+                    member.assignment = given.get(member.member_id, b"")
+                if self.log is not None:
+                    self.log.write_group(group)
+                self._propagate(group, ErrorCode.NONE)
+                group.transition(GroupState.STABLE)
+                self._note(group_id, f"assignment from leader {member_id}")
+        elif group.is_in(GroupState.STABLE):
+            group.pending_sync.discard(member_id)
+            member = group.members[member_id]
+            respond(SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment))
+        else:
+            respond(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+
+    @staticmethod
+    def _sync_error(
+        group: ClassicGroup,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+    ) -> ErrorCode:
+        if group.is_in(GroupState.DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        try:
+            group.validate_member(member_id, instance_id)
+        except GroupError as refusal:
+            return refusal.code
+        if generation != group.generation:
+            return ErrorCode.ILLEGAL_GENERATION
+        if (protocol_type is not None and protocol_type != group.protocol_type) or (
+            protocol_name is not None and protocol_name != group.protocol_name
+        ):
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        return ErrorCode.NONE
+
+    # ------------------------------------------------------------------------------------------- heartbeat, leave
+
+    def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> ErrorCode:
+        error = self._refused(group_id)
+        if error:
+            return error
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if group.is_in(GroupState.DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        try:
+            group.validate_member(member_id, instance_id)
+        except GroupError as refusal:
+            return refusal.code
+        if generation != group.generation:
+            return ErrorCode.ILLEGAL_GENERATION
+        if group.is_in(GroupState.EMPTY):
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        self._reschedule_heartbeat(group, group.members[member_id])
+        if group.is_in(GroupState.PREPARING_REBALANCE):
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def leave(
+        self, group_id: str, members: Sequence[tuple[str, str | None]]
+    ) -> tuple[ErrorCode, list[ErrorCode]]:
+        """LeaveGroup: the group's error, and one per (member id, instance id) in request order."""
+        error = self._refused(group_id)
+        if error:
+            return error, []
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID] * len(members)
+        if group.is_in(GroupState.DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
+        results: list[ErrorCode] = []
+        left = []
+        for member_id, instance_id in members:
+            if member_id == "":
+                # Removal by instance id (an administrator's), with no member id.
+                current = group.static_members.get(instance_id) if instance_id is not None else None
+                if current is None:
+                    results.append(ErrorCode.UNKNOWN_MEMBER_ID)
+                    continue
+                self._remove_current(group, current)
+                left.append(current)
+            elif member_id in group.pending_members:
+                group.remove(member_id)
+                self._cancel(("heartbeat", group_id, member_id))
+                left.append(member_id)
+            else:
+                try:
+                    group.validate_member(member_id, instance_id)
+                except GroupError as refusal:
+                    results.append(refusal.code)
+                    continue
+                self._remove_current(group, member_id)
+                left.append(member_id)
+            results.append(ErrorCode.NONE)
+        if left:
+            reason = f"members {', '.join(left)} left"
+            if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+                self._rebalance_or_complete_join(group, reason)
+            elif group.is_in(GroupState.PREPARING_REBALANCE):
+                self._maybe_complete_join(group)
+            self._note(group_id, reason)
+        return ErrorCode.NONE, results
+
+    def _remove_current(self, group: ClassicGroup, member_id: str) -> None:
+        member = group.members[member_id]
+        self._cancel(("heartbeat", group.group_id, member_id))
+        if member.join_waiter is not None:
+            waiter, member.join_waiter = member.join_waiter, None
+            waiter(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, ""))
+        group.remove(member_id)
+
+    # ------------------------------------------------------------------------------------------- offsets
+
+    def commit(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        commits: Sequence[OffsetCommit],
+        version: int,
+        respond: CommitWaiter,
+    ) -> None:
+        """OffsetCommit: ``respond`` gets one error per commit once the commits are durable."""
+        error = self._refused(group_id)
+        if not error:
+            try:
+                group = self._commit_group(group_id, generation, member_id, instance_id, version)
+            except GroupError as refusal:
+                error = refusal.code
+        if error:
+            respond([error] * len(commits))
+            return
+        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE) and member_id in group.members:
+            self._reschedule_heartbeat(group, group.members[member_id])
+        now = self.clock.now()
+        codes: list[ErrorCode] = []
+        kept: list[tuple[tuple[str, int], CommittedOffset | None]] = []
+        for c in commits:
+            metadata = c.metadata if c.metadata is not None else ""
+            if len(metadata) > OFFSET_METADATA_MAX_BYTES:
+                codes.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
+                continue
+            codes.append(ErrorCode.NONE)
+            kept.append(((c.topic, c.partition), CommittedOffset(c.offset, c.leader_epoch, metadata, now)))
+        self._note(group_id, "offsets committed")
+        if not kept:
+            respond(codes)
+            return
+        self.apply_offsets(group_id, kept)
+        if self.log is not None:
+            self.log.write_offsets(group_id, kept, lambda: respond(codes))
+        else:
+            respond(codes)
+
+    def apply_offsets(
+        self, group_id: str, offsets: Sequence[tuple[tuple[str, int], CommittedOffset | None]]
+    ) -> None:
+        kept = self.offsets.setdefault(group_id, {})
+        for key, value in offsets:
+            if value is None:
+                kept.pop(key, None)
+            else:
+                kept[key] = value
+        if not kept:
+            del self.offsets[group_id]
+
+    def _commit_group(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None, version: int
+    ) -> ClassicGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation < 0:
+                # A commit outside group management (an admin, an assigned consumer): a simple group.
+                group = self.groups[group_id] = ClassicGroup(group_id)
+                return group
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION)
+        if group.is_in(GroupState.DEAD):
+            raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        if generation < 0 and group.is_in(GroupState.EMPTY):
+            return group
+        if generation >= 0 or member_id or instance_id is not None:
+            group.validate_member(member_id, instance_id)
+            if generation != group.generation:
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION)
+        elif not group.is_in(GroupState.EMPTY):
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID)
+        if group.is_in(GroupState.COMPLETING_REBALANCE):
+            raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS)
+        return group
+
+    def fetch(
+        self, group_id: str, partitions: Sequence[tuple[str, int]] | None
+    ) -> tuple[ErrorCode, list[tuple[str, int, CommittedOffset | None]]]:
+        """OffsetFetch: the group's error, then per partition its committed offset (None: none). ``None``
+        partitions: every committed one, in topic and partition order."""
+        error = self._refused(group_id)
+        if error:
+            return error, []
+        kept = self.offsets.get(group_id, {})
+        if partitions is None:
+            return ErrorCode.NONE, [(t, p, kept[(t, p)]) for t, p in sorted(kept)]
+        return ErrorCode.NONE, [(t, p, kept.get((t, p))) for t, p in partitions]
+
+    def delete_offsets(
+        self, group_id: str, partitions: Sequence[tuple[str, int]]
+    ) -> tuple[ErrorCode, list[ErrorCode]]:
+        """OffsetDelete: not for partitions of topics a non-empty consumer group subscribes to."""
+        error = self._refused(group_id)
+        if error:
+            return error, []
+        group = self.groups.get(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        if group.members and group.protocol_type != "consumer":
+            return ErrorCode.NON_EMPTY_GROUP, []
+        codes = []
+        removed: list[tuple[tuple[str, int], CommittedOffset | None]] = []
+        kept = self.offsets.get(group_id, {})
+        for topic, partition in partitions:
+            if group.is_subscribed_to(topic):
+                codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
+                continue
+            codes.append(ErrorCode.NONE)
+            if (topic, partition) in kept:
+                removed.append(((topic, partition), None))
+        if removed:
+            self.apply_offsets(group_id, removed)
+            if self.log is not None:
+                self.log.write_offsets(group_id, removed, lambda: None)
+        return ErrorCode.NONE, codes
+
+    # ------------------------------------------------------------------------------------------- admin
+
+    def list_groups(self, states: Sequence[str] = (), types: Sequence[str] = ()) -> list[ClassicGroup]:
+        """The groups, in id order; ``states``/``types`` filter case-insensitively (empty: all)."""
+        wanted_states = {s.lower() for s in states}
+        wanted_types = {t.lower() for t in types}
+        if wanted_types and "classic" not in wanted_types:
+            return []
+        return [
+            g
+            for gid, g in sorted(self.groups.items())
+            if not wanted_states or g.state.value.lower() in wanted_states
+        ]
+
+    def delete_group(self, group_id: str) -> ErrorCode:
+        """DeleteGroups for one group: only an empty group, with its offsets."""
+        error = self._refused(group_id)
+        if error:
+            return error
+        group = self.groups.get(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if not group.is_in(GroupState.EMPTY):
+            return ErrorCode.NON_EMPTY_GROUP
+        group.transition(GroupState.DEAD)
+        del self.groups[group_id]
+        for key in [k for k in self._timers if k[1] == group_id]:
+            self._cancel(key)
+        removed: list[tuple[tuple[str, int], CommittedOffset | None]] = [
+            (key, None) for key in sorted(self.offsets.pop(group_id, {}))
+        ]
+        if self.log is not None:
+            self.log.write_group(group)
+            if removed:
+                self.log.write_offsets(group_id, removed, lambda: None)
+        self._note(group_id, "group deleted")
+        return ErrorCode.NONE
+
+    # ------------------------------------------------------------------------------------------- moves
+
+    def unload(self, group_id: str, error: ErrorCode) -> None:
+        """The coordinator no longer holds the group: parked requests are answered ``error`` and its timers
+        stop (Kafka fails the futures of an unloaded shard)."""
+        group = self.groups.get(group_id)
+        for key in [k for k in self._timers if k[1] == group_id]:
+            self._cancel(key)
+        if group is None:
+            return
+        for member in group.members.values():
+            if member.join_waiter is not None:
+                waiter, member.join_waiter = member.join_waiter, None
+                waiter(JoinResult(error, member.member_id))
+            if member.sync_waiter is not None:
+                waiter2, member.sync_waiter = member.sync_waiter, None
+                waiter2(SyncResult(error))
+
+    def load(self, group_id: str, snapshot: dict[str, Any] | None) -> None:
+        """The group as a coordinator that takes over reads it from the log: the last written generation,
+        Stable with its members (their sessions restart) or Empty; None: no group."""
+        self.groups.pop(group_id, None)
+        if snapshot is None:
+            self._note(group_id, "coordinator loaded the group: none")
+            return
+        group = ClassicGroup(group_id, generation=snapshot["generation"])
+        group.protocol_type = snapshot["protocol_type"]
+        group.protocol_name = snapshot["protocol_name"]
+        for mid, iid, cid, host, rebalance_ms, session_ms, ptype, protocols, assignment in snapshot[
+            "members"
+        ]:
+            member = Member(mid, iid, cid, host, rebalance_ms, session_ms, ptype, list(protocols), assignment)
+            group.add(member)
+        group.leader = snapshot["leader"] if snapshot["leader"] in group.members else group.leader
+        if group.members:
+            group.state = GroupState.STABLE
+            group.previous_state = GroupState.COMPLETING_REBALANCE
+            for member in group.members.values():
+                self._reschedule_heartbeat(group, member)
+        self.groups[group_id] = group
+        self._note(group_id, "coordinator loaded the group")

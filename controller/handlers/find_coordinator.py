@@ -1,0 +1,72 @@
+"""FindCoordinator (10): the broker that coordinates a group: the leader of its ``__consumer_offsets``
+partition (made at the first request; see :mod:`controller.groups.durable`). Many keys at once from v4.
+
+Only group coordinators (KeyType 0) are simulated: other key types are answered INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.groups.wire import fit
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.FIND_COORDINATOR
+VERSIONS = (0, 6)
+
+GROUP_KEY = 0
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    keys = request["CoordinatorKeys"] if version >= 4 else [request["Key"]]
+    key_type = request.get("KeyType", GROUP_KEY)
+    if key_type == GROUP_KEY and any(keys):
+        await ctx.controller.groups.ensure_topic()
+    found = [_coordinator(ctx, key, key_type) for key in keys]
+    return _answer(ctx, found, version)
+
+
+def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"Key": key, "NodeId": -1, "Host": "", "Port": -1, "ErrorMessage": None}
+    if key_type != GROUP_KEY:
+        entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
+        entry["ErrorMessage"] = f"Only group coordinators (KeyType 0) are simulated, not KeyType {key_type}."
+        return entry
+    if not key:
+        entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
+        entry["ErrorMessage"] = "The group id is empty."
+        return entry
+    error, broker = ctx.controller.groups.coordinator_of(key)
+    endpoint = ctx.endpoints.get(broker) if not error else None
+    if endpoint is None:
+        entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        entry["ErrorMessage"] = "The coordinator is not available."
+        return entry
+    entry.update(ErrorCode=ErrorCode.NONE, NodeId=broker, Host=endpoint[0], Port=endpoint[1])
+    return entry
+
+
+def _answer(ctx: RequestContext, found: list[dict[str, Any]], version: int) -> dict[str, Any]:
+    if version >= 4:
+        data: dict[str, Any] = {"ThrottleTimeMs": 0, "Coordinators": found}
+    else:
+        one = found[0]
+        data = {"ThrottleTimeMs": 0, **{k: v for k, v in one.items() if k != "Key"}}
+    return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    keys = request.get("CoordinatorKeys") or [request.get("Key", "")]
+    if version >= 4:
+        return {
+            "ThrottleTimeMs": 0,
+            "Coordinators": [
+                {"Key": k, "NodeId": -1, "Host": "", "Port": -1, "ErrorCode": code, "ErrorMessage": message}
+                for k in keys
+            ],
+        }
+    answer: dict[str, Any] = {"ErrorCode": code, "NodeId": -1, "Host": "", "Port": -1}
+    if version >= 1:
+        answer.update(ThrottleTimeMs=0, ErrorMessage=message)
+    return answer

@@ -1,0 +1,78 @@
+"""JoinGroup (11): a member joins a classic group; answered when the join phase completes (the coordinator
+parks it, :class:`controller.groups.coordinator.GroupCoordinator`). From v4 a member without an id is
+answered MEMBER_ID_REQUIRED with the id to join with."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from controller.groups.classic import JoinResult
+from controller.groups.coordinator import JoinRequest
+from controller.groups.wire import fit
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey
+
+API_KEY = ApiKey.JOIN_GROUP
+VERSIONS = (0, 9)
+
+
+def client_host(ctx: RequestContext) -> str:
+    """The member's host as Kafka shows it (``/127.0.0.1``)."""
+    return "/" + ctx.peer.rsplit(":", 1)[0].strip("[]")
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    service = ctx.controller.groups
+    error = service.check(request["GroupId"], ctx.listener_broker)
+    if error:
+        return _answer(ctx, JoinResult(error, request["MemberId"]), version)
+    session = request["SessionTimeoutMs"]
+    rebalance = request.get("RebalanceTimeoutMs", -1)
+    join = JoinRequest(
+        group_id=request["GroupId"],
+        member_id=request["MemberId"],
+        protocol_type=request["ProtocolType"],
+        protocols=[(p["Name"], p["Metadata"]) for p in request["Protocols"]],
+        session_timeout_ms=session,
+        rebalance_timeout_ms=rebalance if version >= 1 and rebalance >= 0 else session,
+        instance_id=request.get("GroupInstanceId"),
+        require_known_member_id=version >= 4,
+        supports_skip_assignment=version >= 9,
+        client_id=ctx.client_id or "",
+        client_host=client_host(ctx),
+        reason=request.get("Reason"),
+    )
+    answered: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
+    service.coordinator.join(join, lambda result: answered.done() or answered.set_result(result))
+    return _answer(ctx, await answered, version)
+
+
+def _answer(ctx: RequestContext, result: JoinResult, version: int) -> dict[str, Any]:
+    data = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": result.error,
+        "GenerationId": result.generation,
+        "ProtocolType": result.protocol_type,
+        # Not nullable before v7.
+        "ProtocolName": result.protocol_name if version >= 7 else (result.protocol_name or ""),
+        "Leader": result.leader,
+        "SkipAssignment": result.skip_assignment,
+        "MemberId": result.member_id,
+        "Members": [{"MemberId": m, "GroupInstanceId": i, "Metadata": md} for m, i, md in result.members],
+    }
+    return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "ErrorCode": code,
+        "GenerationId": -1,
+        "ProtocolName": None if version >= 7 else "",
+        "Leader": "",
+        "MemberId": request.get("MemberId", ""),
+        "Members": [],
+    }
+    if version >= 2:
+        answer["ThrottleTimeMs"] = 0
+    return answer

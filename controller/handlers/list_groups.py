@@ -1,0 +1,40 @@
+"""ListGroups (16): the groups this broker coordinates (every group on the bootstrap listener), filtered
+by state (v4+) and type (v5+; every simulated group is ``classic``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.groups.wire import fit
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.LIST_GROUPS
+VERSIONS = (0, 5)
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    service = ctx.controller.groups
+    service.follow_all()
+    broker = ctx.listener_broker
+    groups = [
+        {
+            "GroupId": g.group_id,
+            "ProtocolType": g.protocol_type or "",
+            "GroupState": g.state.value,
+            "GroupType": "classic",
+        }
+        for g in service.coordinator.list_groups(
+            request.get("StatesFilter", ()), request.get("TypesFilter", ())
+        )
+        if broker is None or service.coordinator_of(g.group_id) == (ErrorCode.NONE, broker)
+    ]
+    data = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "Groups": groups}
+    return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ErrorCode": code, "Groups": []}
+    if version >= 1:
+        answer["ThrottleTimeMs"] = 0
+    return answer

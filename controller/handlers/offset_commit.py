@@ -1,0 +1,67 @@
+"""OffsetCommit (8): a group's offsets, checked against its generation and member; answered once the
+records are durable (the high watermark of the group's ``__consumer_offsets`` partition covers them)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from controller.groups.coordinator import OffsetCommit
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.OFFSET_COMMIT
+VERSIONS = (0, 9)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    service = ctx.controller.groups
+    commits = [
+        OffsetCommit(
+            t["Name"],
+            p["PartitionIndex"],
+            p["CommittedOffset"],
+            p.get("CommittedLeaderEpoch", -1),
+            p.get("CommittedMetadata"),
+        )
+        for t in request["Topics"]
+        for p in t["Partitions"]
+    ]
+    error = service.check(request["GroupId"], ctx.listener_broker)
+    if error:
+        return _answer(request, [error] * len(commits), version)
+    answered: asyncio.Future[list[ErrorCode]] = asyncio.get_running_loop().create_future()
+    service.coordinator.commit(
+        request["GroupId"],
+        request.get("GenerationIdOrMemberEpoch", -1),
+        request.get("MemberId", ""),
+        request.get("GroupInstanceId"),
+        commits,
+        version,
+        lambda codes: answered.done() or answered.set_result(codes),
+    )
+    return _answer(request, await answered, version)
+
+
+def _answer(request: dict[str, Any], codes: list[ErrorCode] | list[int], version: int) -> dict[str, Any]:
+    results = iter(codes)
+    answer: dict[str, Any] = {
+        "Topics": [
+            {
+                "Name": t["Name"],
+                "Partitions": [
+                    {"PartitionIndex": p["PartitionIndex"], "ErrorCode": next(results)}
+                    for p in t["Partitions"]
+                ],
+            }
+            for t in request["Topics"]
+        ]
+    }
+    if version >= 3:
+        answer["ThrottleTimeMs"] = 0
+    return answer
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    count = sum(len(t["Partitions"]) for t in request["Topics"])
+    return _answer(request, [code] * count, version)

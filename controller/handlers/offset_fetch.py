@@ -1,0 +1,77 @@
+"""OffsetFetch (9): committed offsets (-1 where none), for listed partitions or (null topics, v2+) every
+committed one; many groups at once from v8."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.groups.wire import fit
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.OFFSET_FETCH
+VERSIONS = (0, 9)
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    if version >= 8:
+        groups = [(g["GroupId"], g["Topics"]) for g in request["Groups"]]
+    else:
+        groups = [(request["GroupId"], request["Topics"])]
+    answers = [_group(ctx, group_id, topics, version) for group_id, topics in groups]
+    if version >= 8:
+        data: dict[str, Any] = {"ThrottleTimeMs": 0, "Groups": answers}
+    else:
+        [one] = answers
+        error = one["ErrorCode"]
+        if version < 2 and error:  # no group-level error before v2: every partition carries it
+            for topic in one["Topics"]:
+                for p in topic["Partitions"]:
+                    p["ErrorCode"] = error
+        data = {"ThrottleTimeMs": 0, "Topics": one["Topics"], "ErrorCode": error}
+    return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
+
+
+def _group(
+    ctx: RequestContext, group_id: str, topics: list[dict[str, Any]] | None, version: int
+) -> dict[str, Any]:
+    """One group's answer; with a group error, no partitions from v2 (the error is the group's, as Kafka
+    answers it), and before v2 every asked partition with the error."""
+    service = ctx.controller.groups
+    wanted = None if topics is None else [(t["Name"], p) for t in topics for p in t["PartitionIndexes"]]
+    error = service.check(group_id, ctx.listener_broker)
+    found: list[tuple[str, int, Any]] = []
+    if not error:
+        error, found = service.coordinator.fetch(group_id, wanted)
+    elif wanted is not None and version < 2:
+        found = [(t, p, None) for t, p in wanted]
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for topic, partition, kept in found:
+        by_topic.setdefault(topic, []).append(
+            {
+                "PartitionIndex": partition,
+                "CommittedOffset": kept.offset if kept is not None else -1,
+                "CommittedLeaderEpoch": kept.leader_epoch if kept is not None else -1,
+                "Metadata": kept.metadata if kept is not None else "",
+                "ErrorCode": ErrorCode.NONE,
+            }
+        )
+    return {
+        "GroupId": group_id,
+        "Topics": [{"Name": name, "Partitions": parts} for name, parts in by_topic.items()],
+        "ErrorCode": error,
+    }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    if version >= 8:
+        return {
+            "ThrottleTimeMs": 0,
+            "Groups": [{"GroupId": g["GroupId"], "Topics": [], "ErrorCode": code} for g in request["Groups"]],
+        }
+    answer: dict[str, Any] = {"Topics": []}
+    if version >= 2:
+        answer["ErrorCode"] = code
+    if version >= 3:
+        answer["ThrottleTimeMs"] = 0
+    return answer

@@ -1,0 +1,52 @@
+"""SyncGroup (14): the leader hands out the assignment; every member is answered with its own once the
+leader's arrives."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from controller.groups.classic import SyncResult
+from controller.groups.wire import fit
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey
+
+API_KEY = ApiKey.SYNC_GROUP
+VERSIONS = (0, 5)
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    service = ctx.controller.groups
+    error = service.check(request["GroupId"], ctx.listener_broker)
+    if error:
+        return _answer(ctx, SyncResult(error), version)
+    answered: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
+    service.coordinator.sync(
+        request["GroupId"],
+        request["GenerationId"],
+        request["MemberId"],
+        request.get("GroupInstanceId"),
+        request.get("ProtocolType"),
+        request.get("ProtocolName"),
+        [(a["MemberId"], a["Assignment"]) for a in request["Assignments"]],
+        lambda result: answered.done() or answered.set_result(result),
+    )
+    return _answer(ctx, await answered, version)
+
+
+def _answer(ctx: RequestContext, result: SyncResult, version: int) -> dict[str, Any]:
+    data = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": result.error,
+        "ProtocolType": result.protocol_type,
+        "ProtocolName": result.protocol_name,
+        "Assignment": result.assignment,
+    }
+    return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ErrorCode": code, "Assignment": b""}
+    if version >= 1:
+        answer["ThrottleTimeMs"] = 0
+    return answer

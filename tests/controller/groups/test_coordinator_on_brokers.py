@@ -1,0 +1,324 @@
+"""The group coordinator as a broker, on the wire with a virtual clock: ``__consumer_offsets`` made at the
+first FindCoordinator, the coordinator is its partition's leader, commits answered once the high watermark
+covers them, and a coordinator that moves: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, offsets kept
+after a clean election and lost (and listed) after an unclean one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from controller.embedded import ServerThread
+from controller.groups.durable import LOAD_MS, OFFSETS_TOPIC, coordinator_partition, java_string_hash
+from protocol.client import BlockingClient
+from protocol.codes import ErrorCode
+
+BROKERS = [(0, "a"), (1, "b"), (2, "c")]
+TIMEOUT = 5.0
+
+
+@pytest.fixture
+def server() -> Iterator[ServerThread]:
+    props = {"group.initial.rebalance.delay.ms": 0, "unclean.leader.election.enable": "true"}
+    with ServerThread.start(brokers=BROKERS, clock="virtual", seed=3, properties=props) as started:
+        yield started
+
+
+@pytest.fixture
+def pool() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(4) as executor:
+        yield executor
+
+
+def later(pool: ThreadPoolExecutor, fn: Callable[[], Any]) -> Future[Any]:
+    return pool.submit(fn)
+
+
+def find(client: BlockingClient, group: str, version: int = 3) -> dict[str, Any]:
+    return client.send(
+        "FindCoordinatorRequest", {"Key": group, "KeyType": 0}, version=version, timeout=TIMEOUT
+    )
+
+
+def commit(
+    client: BlockingClient, group: str, offsets: dict[int, int], generation: int = -1, member: str = ""
+) -> list[int]:
+    response = client.send(
+        "OffsetCommitRequest",
+        {
+            "GroupId": group,
+            "GenerationIdOrMemberEpoch": generation,
+            "MemberId": member,
+            "GroupInstanceId": None,
+            "Topics": [
+                {
+                    "Name": "orders",
+                    "Partitions": [
+                        {
+                            "PartitionIndex": p,
+                            "CommittedOffset": o,
+                            "CommittedLeaderEpoch": -1,
+                            "CommittedMetadata": "",
+                        }
+                        for p, o in offsets.items()
+                    ],
+                }
+            ],
+        },
+        version=8,
+        timeout=TIMEOUT,
+    )
+    return [p["ErrorCode"] for t in response["Topics"] for p in t["Partitions"]]
+
+
+def fetch(client: BlockingClient, group: str) -> tuple[int, dict[int, int]]:
+    response = client.send(
+        "OffsetFetchRequest",
+        {"Groups": [{"GroupId": group, "Topics": None}], "RequireStable": False},
+        version=8,
+        timeout=TIMEOUT,
+    )
+    [g] = response["Groups"]
+    return g["ErrorCode"], {
+        p["PartitionIndex"]: p["CommittedOffset"] for t in g["Topics"] for p in t["Partitions"]
+    }
+
+
+def test_java_string_hash_and_the_coordinator_partition_follow_kafka() -> None:
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("") == 0
+    assert java_string_hash("polygenelubricants") == -(2**31)  # Utils.abs maps it to 0
+    assert coordinator_partition("polygenelubricants", 50) == 0
+    assert coordinator_partition("hello", 50) == 99162322 % 50
+    assert java_string_hash("\u00e9t\u00e9") == (0xE9 * 31 * 31 + ord("t") * 31 + 0xE9)
+
+
+def test_find_coordinator_makes_the_offsets_topic_and_names_its_partition_leader(
+    server: ServerThread,
+) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        answer = find(client, "g1", version=0)
+        assert answer["ErrorCode"] == 0
+        partition = server.partition_state(OFFSETS_TOPIC, coordinator_partition("g1", 50))
+        assert answer["NodeId"] == partition.leader
+        assert f"{answer['Host']}:{answer['Port']}" == server.brokers[partition.leader]
+        assert len(partition.replicas) == 3
+        assert len(server.server.controller.cluster.topics[OFFSETS_TOPIC].partitions) == 50
+        batched = client.send(
+            "FindCoordinatorRequest", {"KeyType": 0, "CoordinatorKeys": ["g1", "g2", ""]}, version=4
+        )
+        assert [(c["Key"], c["ErrorCode"]) for c in batched["Coordinators"]] == [
+            ("g1", 0),
+            ("g2", 0),
+            ("", ErrorCode.INVALID_REQUEST),
+        ]
+        assert batched["Coordinators"][0]["NodeId"] == answer["NodeId"]
+        txn = client.send("FindCoordinatorRequest", {"Key": "t", "KeyType": 1}, version=3)
+        assert txn["ErrorCode"] == ErrorCode.INVALID_REQUEST
+
+
+def test_group_requests_before_the_offsets_topic_exists_get_coordinator_not_available(
+    server: ServerThread,
+) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        assert commit(client, "early", {0: 1}) == [ErrorCode.COORDINATOR_NOT_AVAILABLE]
+
+
+def test_a_commit_is_answered_once_the_high_watermark_covers_it(server: ServerThread, pool) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        broker = find(client, "g")["NodeId"]
+    with BlockingClient.connect(server.brokers[broker]) as coordinator:
+        pending = later(pool, lambda: commit(coordinator, "g", {0: 5, 1: 7}))
+        index = coordinator_partition("g", 50)
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker] == 2, TIMEOUT
+        )
+        assert not pending.done()
+        assert server.partition_state(OFFSETS_TOPIC, index).high_watermark == 0
+        server.advance(100)  # one replication tick: the followers copy, the high watermark moves
+        assert pending.result(TIMEOUT) == [0, 0]
+        assert server.committed_offsets("g") == {("orders", 0): 5, ("orders", 1): 7}
+        assert fetch(coordinator, "g") == (0, {0: 5, 1: 7})
+
+
+def test_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordinator(server: ServerThread) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        broker = find(client, "g")["NodeId"]
+    other = next(b for b in server.brokers if b != broker)
+    with BlockingClient.connect(server.brokers[other]) as wrong:
+        assert commit(wrong, "g", {0: 1}) == [ErrorCode.NOT_COORDINATOR]
+        heartbeat = wrong.send(
+            "HeartbeatRequest", {"GroupId": "g", "GenerationId": 1, "MemberId": "m"}, version=1
+        )
+        assert heartbeat["ErrorCode"] == ErrorCode.NOT_COORDINATOR
+
+
+def join(client: BlockingClient, member_id: str = "") -> dict[str, Any]:
+    return client.send(
+        "JoinGroupRequest",
+        {
+            "GroupId": "g",
+            "SessionTimeoutMs": 10_000,
+            "RebalanceTimeoutMs": 10_000,
+            "MemberId": member_id,
+            "GroupInstanceId": None,
+            "ProtocolType": "consumer",
+            "Protocols": [{"Name": "range", "Metadata": b"meta"}],
+        },
+        version=5,
+        timeout=TIMEOUT,
+    )
+
+
+def test_join_sync_heartbeat_and_describe_on_the_wire(server: ServerThread, pool) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        broker = find(client, "g")["NodeId"]
+    with BlockingClient.connect(server.brokers[broker]) as c:
+        first = join(c)
+        assert first["ErrorCode"] == ErrorCode.MEMBER_ID_REQUIRED
+        member = first["MemberId"]
+        parked = later(pool, lambda: join(c, member))
+        server.wait_until(
+            lambda: (server.group_state("g") or {}).get("state") == "PreparingRebalance", TIMEOUT
+        )
+        server.advance(0)  # the initial delay (0) is over
+        joined = parked.result(TIMEOUT)
+        assert (joined["ErrorCode"], joined["GenerationId"], joined["Leader"], joined["ProtocolName"]) == (
+            0,
+            1,
+            member,
+            "range",
+        )
+        assert joined["Members"] == [{"MemberId": member, "GroupInstanceId": None, "Metadata": b"meta"}]
+        synced = c.send(
+            "SyncGroupRequest",
+            {
+                "GroupId": "g",
+                "GenerationId": 1,
+                "MemberId": member,
+                "GroupInstanceId": None,
+                "Assignments": [{"MemberId": member, "Assignment": b"all"}],
+            },
+            version=3,
+        )
+        assert (synced["ErrorCode"], synced["Assignment"]) == (0, b"all")
+        beat = c.send(
+            "HeartbeatRequest",
+            {"GroupId": "g", "GenerationId": 1, "MemberId": member, "GroupInstanceId": None},
+            version=3,
+        )
+        assert beat["ErrorCode"] == 0
+        state = server.group_state("g")
+        assert state is not None
+        assert (state["state"], state["generation"], state["leader"], state["coordinator"]) == (
+            "Stable",
+            1,
+            member,
+            broker,
+        )
+        assert state["members"][member]["assignment"] == b"all"
+        described = c.send(
+            "DescribeGroupsRequest", {"Groups": ["g"], "IncludeAuthorizedOperations": False}, version=4
+        )
+        [g] = described["Groups"]
+        assert (g["GroupState"], g["ProtocolData"], [m["MemberAssignment"] for m in g["Members"]]) == (
+            "Stable",
+            "range",
+            [b"all"],
+        )
+    with BlockingClient.connect(server.bootstrap) as client:  # the bootstrap listener answers for any group
+        [none] = client.send("DescribeGroupsRequest", {"Groups": ["none"]}, version=0)["Groups"]
+        assert (none["ErrorCode"], none["GroupState"], none["Members"]) == (0, "Dead", [])
+        assert [e.subject for e in server.events() if e.kind == "group"][-1] == "group g"
+
+
+def test_after_a_clean_failover_the_new_coordinator_loads_the_committed_offsets(
+    server: ServerThread, pool
+) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        old = find(client, "g")["NodeId"]
+    with BlockingClient.connect(server.brokers[old]) as c:
+        pending = later(pool, lambda: commit(c, "g", {0: 11, 1: 12}))
+        index = coordinator_partition("g", 50)
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 2, TIMEOUT
+        )
+        server.advance(100)
+        assert pending.result(TIMEOUT) == [0, 0]
+    server.stop_broker(old, "crash")
+    server.advance(9000)  # the broker's session expires: it is fenced and its leaders move
+    with BlockingClient.connect(server.bootstrap) as client:
+        new = find(client, "g")["NodeId"]
+    assert new != old
+    with BlockingClient.connect(server.brokers[new]) as c:
+        assert fetch(c, "g")[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        server.advance(LOAD_MS)
+        assert fetch(c, "g") == (0, {0: 11, 1: 12})
+    assert server.lost_commits() == []
+    moves = [e for e in server.events() if e.kind == "group" and e.subject == f"{OFFSETS_TOPIC}-{index}"]
+    assert [m.change("coordinator") for m in moves] == [(old, new)]
+
+
+def test_an_unclean_election_loses_the_commits_the_new_leader_lacks(server: ServerThread, pool) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        old = find(client, "g")["NodeId"]
+    index = coordinator_partition("g", 50)
+    followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != old]
+    with BlockingClient.connect(server.brokers[old]) as c:
+        first = later(pool, lambda: commit(c, "g", {0: 1}))
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 1, TIMEOUT
+        )
+        server.advance(100)
+        assert first.result(TIMEOUT) == [0]
+        for f in followers:  # the followers stop copying; after replica.lag.time.max.ms they leave the ISR
+            server.set_replication(f, records_per_s=0)
+        second = later(pool, lambda: commit(c, "g", {0: 2}))
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 2, TIMEOUT
+        )
+        server.advance(45_000)
+        assert server.partition_state(OFFSETS_TOPIC, index).isr == (old,)
+        assert second.result(TIMEOUT) == [0]
+    server.stop_broker(old, "crash")
+    server.advance(9000)  # no in-sync replica left: an unclean election picks a follower at offset 1
+    with BlockingClient.connect(server.bootstrap) as client:
+        new = find(client, "g")["NodeId"]
+    assert new in followers
+    server.advance(LOAD_MS)
+    assert server.committed_offsets("g") == {("orders", 0): 1}
+    [lost] = server.lost_commits()
+    assert (lost.group_id, lost.topic, lost.partition, lost.offset, lost.log_partition, lost.log_offset) == (
+        "g",
+        "orders",
+        0,
+        2,
+        index,
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("software", "offered"),
+    [
+        ("apache-kafka-java", False),
+        ("confluent-kafka-python", False),
+        ("librdkafka", False),
+        ("placement-sim", True),
+        ("kcat", True),
+    ],
+)
+def test_api_key_68_is_not_offered_to_clients_that_send_consumer_group_heartbeats_there(
+    server: ServerThread, software: str, offered: bool
+) -> None:
+    with BlockingClient.connect(server.bootstrap) as client:
+        answer = client.send(
+            "ApiVersionsRequest", {"ClientSoftwareName": software, "ClientSoftwareVersion": "1.0"}, version=3
+        )
+        keys = {k["ApiKey"] for k in answer["ApiKeys"]}
+        assert (68 in keys) is offered
+        assert {10, 11, 12, 13, 14, 8, 9, 15, 16, 42, 47} <= keys
+        assert 68 in {k["ApiKey"] for k in client.send("ApiVersionsRequest", {}, version=0)["ApiKeys"]}

@@ -44,6 +44,18 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         help="comma-separated placers, replacing the grid's: short names, package.module.Class, module:Class",
     )
     p.add_argument(
+        "--failures",
+        metavar="LIST",
+        help="comma-separated failure kinds simulated on every placement, replacing the grid's: "
+        "none, broker, rack, dc, rolling, slow-follower",
+    )
+    p.add_argument(
+        "--policies",
+        metavar="LIST",
+        help="comma-separated election policies the failures run under, replacing the grid's: "
+        "kafka, fluvio, package.module.Class, file.py",
+    )
+    p.add_argument(
         "--out", metavar="DIR", default=DEFAULT_OUT, help=f"output folder or URI (default: {DEFAULT_OUT})"
     )
     p.add_argument(
@@ -125,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
             grid = grid.with_placers(args.placers.split(","))
         if args.seeds is not None:
             grid = grid.with_seeds(args.seeds)
+        if args.failures:
+            grid = grid.with_failures(args.failures.split(","))
+        if args.policies:
+            grid = grid.with_policies(args.policies.split(","))
         conf = dict(args.conf)
     except (GridError, ValueError) as exc:
         print(f"placement-sim sweep: {exc}", file=sys.stderr)
@@ -146,6 +162,12 @@ def run(args: argparse.Namespace) -> int:
         f"sweep: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers = {grid.run_count:,} runs {mode}",
         file=sys.stderr,
     )
+    if grid.failures:
+        print(
+            f"sweep: each run goes through {len(grid.failures)} failure kind(s) x "
+            f"{len(grid.election_policies)} election policy(ies)",
+            file=sys.stderr,
+        )
     result = run_sweep(
         grid,
         args.out,

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from matplotlib.figure import Figure
 
-from placement_sim.pipeline import output
+from placement_sim.pipeline import failover_report, output
 from placement_sim.pipeline.aggregates import AGGREGATES
 
 log = logging.getLogger(__name__)
@@ -1015,6 +1015,10 @@ def render_report(data: ReportData) -> str:
             _names_note(names, set(impact["placer"])),
             _table(impact, 2, "failure_impact"),
         ]
+    failovers = data.aggregates.get("failover_impact")
+    body += failover_report.section(failovers, titles["failover_impact"], names)
+    if failovers is not None and not failovers.empty:
+        body.append(_table(failovers, 3, "failover_impact"))
     errors = data.aggregates.get("failures_by_error")
     if errors is not None:
         body.append(f"<h2>{html.escape(titles['failures_by_error'])}</h2>")

@@ -4,6 +4,7 @@ clock, hand-worked against small clusters, identical on Spark and in a single pr
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 
 from placement_sim.cli.main import main
 from placement_sim.pipeline.failover import FAILURE_KINDS, FailoverPlan, Timeline
+from placement_sim.pipeline.failover_report import best_per_failure, failover_sentences
 from placement_sim.pipeline.grid import GridError, grid_from_mapping, parse_grid
 from placement_sim.pipeline.records import TIMING_COLUMNS
 from placement_sim.pipeline.runner import run_scenario
@@ -321,3 +323,43 @@ def test_the_failover_aggregates_are_identical_bit_for_bit(failure_sweeps) -> No
     # Counts are exact: every failover row is counted once.
     rows = pq.read_table(Path(local.out) / "failovers").num_rows
     assert int(local_agg["runs"].sum()) == rows
+
+
+# --- the report ----------------------------------------------------------------------------------------
+
+
+def test_the_best_pair_has_the_fewest_leaderless_seconds_then_the_fewest_offline() -> None:
+    impact = pd.DataFrame(
+        {
+            "failure": ["rack", "rack", "rack", "broker"],
+            "policy": ["kafka", "fluvio", "kafka", "kafka"],
+            "placer": ["striped", "striped", "fluvio", "fluvio"],
+            "leaderless_partition_s_mean": [9.0, 4.5, 4.5, 2.0],
+            "offline_worst_mean": [1.0, 2.0, 1.0, 1.0],
+            "under_replicated_partition_s_mean": [0.0, 0.0, 0.0, 0.0],
+        }
+    )
+    assert best_per_failure(impact) == {"broker": ("fluvio", "kafka", 2.0), "rack": ("fluvio", "kafka", 4.5)}
+    assert failover_sentences(impact) == [
+        "A broker crash: <b>fluvio</b> placement with the <b>kafka</b> election policy does best, 2.0 "
+        "partition-seconds without a leader on average.",
+        "Losing a rack: <b>fluvio</b> placement with the <b>kafka</b> election policy does best, 4.5 "
+        "partition-seconds without a leader on average (worst: striped with kafka, 9.0).",
+    ]
+
+
+def test_the_report_shows_a_heat_map_and_a_sentence_per_failure_kind(tmp_path: Path) -> None:
+    text = DATA_CENTRES.replace('failures = ["dc"]', 'failures = ["dc", "broker"]').replace(
+        'election_policies = ["kafka"]', 'election_policies = ["kafka", "fluvio"]'
+    )
+    result = _sweep(text, tmp_path)
+    page = Path(result.report).read_text()
+    start = page.index("<h2>Simulated failures per failure kind")
+    section = page[start : page.index("</table>", start)]
+    sentences = re.findall(r"<li>(.*?)</li>", section)
+    assert [s.split(":")[0] for s in sentences] == ["A broker crash", "Losing a data centre"]
+    assert 'alt="partition-seconds without a leader per placer and election policy' in section
+    # The same sentences as computed from the aggregate itself.
+    impact = result.aggregates["failover_impact"].to_pandas()
+    assert sentences == failover_sentences(impact, {})
+    assert set(impact["failure"]) == {"dc", "broker"} and set(impact["policy"]) == {"kafka", "fluvio"}

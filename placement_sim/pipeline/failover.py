@@ -74,17 +74,21 @@ _DOWN = (Process.CRASHED, Process.STOPPED, Process.HUNG)
 class Timeline:
     """Virtual milliseconds of each phase (see the module docstring)."""
 
-    warmup_ms: int = 6_000
-    failure_ms: int = 20_000
-    recovery_ms: int = 12_000
-    rebalance_ms: int = 4_000
-    #: ``rolling``: from a broker's controlled shutdown to its start, and from its start to the next one.
-    rolling_down_ms: int = 4_000
-    rolling_up_ms: int = 6_000
-    #: The replication model's step (``simulator.replication.tick.ms``) in the simulation.
-    tick_ms: int = 500
+    warmup_ms: int = 4_000
+    #: Longer than ``broker.session.timeout.ms`` (9 s): Kafka's controller has fenced the lost brokers.
+    failure_ms: int = 12_000
+    #: Longer than a heartbeat (2 s): restarted brokers are unfenced and their followers caught up.
+    recovery_ms: int = 6_000
+    rebalance_ms: int = 2_000
+    #: ``rolling``: from a broker's controlled shutdown to its start, and from its start to the next one
+    #: (the failure window is then not waited again).
+    rolling_down_ms: int = 3_000
+    rolling_up_ms: int = 4_000
+    #: The replication model's step (``simulator.replication.tick.ms``) in the simulation: the ticks are
+    #: most of a simulation's cost.
+    tick_ms: int = 1_000
     #: ``slow-follower``: how far behind its leaders the slow broker copies.
-    slow_delay_ms: int = 5_000
+    slow_delay_ms: int = 3_000
 
 
 @dataclass(frozen=True)
@@ -377,7 +381,7 @@ async def _simulate(
         else:
             for b in target.lost:
                 await dynamics.stop_broker(b, "crash")
-        await clock.advance(tl.failure_ms)
+            await clock.advance(tl.failure_ms)
         observer.advance_to(clock.now())
         after_failure = {
             "offline_after_failure": observer.unavailable,

@@ -79,8 +79,8 @@ def test_fluvio_places_the_three_rack_topics_one_replica_per_rack(three_racks: S
 
 def test_losing_rack_b_under_rf2_moves_two_leaders_and_loses_no_partition(three_racks: SweepResult) -> None:
     row = _rows(three_racks.out, "failovers")[("rf2", "fluvio", "rack", "kafka")]
-    # Warm-up 6 s, rack-b (brokers 2, 3) crashes at t0 = 6000 ms. Their last heartbeat was at 6000 ms
-    # (every 2000 ms from registration at 0), so KRaft fences them at 6000 + 9000 (session timeout).
+    # Warm-up 4 s, rack-b (brokers 2, 3) crashes at t0 = 4000 ms. Their last heartbeat was at 4000 ms
+    # (every 2000 ms from registration at 0), so KRaft fences them at 4000 + 9000 (session timeout).
     assert row["target"] == "rack-b"
     assert row["lost_brokers"] == 2
     # They led partition 1 [3, 4] and partition 4 [2, 5]: both unavailable for those 9 s, then led by
@@ -93,9 +93,9 @@ def test_losing_rack_b_under_rf2_moves_two_leaders_and_loses_no_partition(three_
     assert row["max_leaders_after_failure"] == 2
     assert (row["static_offline"], row["static_max_leaders"], row["static_disagrees"]) == (0, 2, False)
     # Partitions 0 [0, 3], 1 [3, 4], 3 [1, 2], 4 [2, 5] lose a replica from the ISR at the fencing (t0 +
-    # 9 s); the brokers start again at t0 + 20 s, register, are unfenced at their first heartbeat 2 s later
-    # and catch up at the replication tick of that millisecond: 4 x 13 s under-replicated.
-    assert row["under_replicated_partition_ms"] == 4 * 13000
+    # 9 s); the brokers start again at t0 + 12 s, register, are unfenced at their first heartbeat 2 s later
+    # and catch up at the replication tick of that millisecond (ticks every 1000 ms): 4 x 5 s.
+    assert row["under_replicated_partition_ms"] == 4 * 5000
     # Two leaders move away, and the preferred-leader election after recovery moves them back: 4 moves,
     # each one leader epoch.
     assert (row["leader_moves"], row["leader_epoch_bumps"]) == (4, 4)
@@ -110,10 +110,10 @@ def test_losing_rack_c_under_rf1_takes_its_two_partitions_offline_until_it_retur
     row = _rows(three_racks.out, "failovers")[("rf1", "fluvio", "rack", "kafka")]
     assert row["target"] == "rack-c"
     # Partitions 2 [4] and 5 [5] have no other replica: unavailable from the crash at t0 until brokers
-    # 4 and 5 are unfenced again at t0 + 20 s + 2 s (first heartbeat after registering again).
+    # 4 and 5 are unfenced again at t0 + 12 s + 2 s (first heartbeat after registering again).
     assert row["offline_after_failure"] == 2
     assert row["offline_worst"] == 2
-    assert row["leaderless_partition_ms"] == 2 * 22000
+    assert row["leaderless_partition_ms"] == 2 * 14000
     assert row["under_replicated_partition_ms"] == 0  # Kafka keeps the last ISR member listed
     # Each goes leaderless at the fencing and is led again at the unfencing: 2 leader moves, 4 epochs.
     assert (row["leader_moves"], row["leader_epoch_bumps"]) == (2, 4)
@@ -166,13 +166,13 @@ def test_fluvios_lag_rule_leaves_a_partition_offline_where_the_static_formula_mo
     rows = _rows(_sweep(text, tmp_path).out, "failovers")
     kafka = rows[("rf2", "fluvio", "slow-follower", "kafka")]
     fluvio = rows[("rf2", "fluvio", "slow-follower", "fluvio")]
-    # Broker 2 crashes; broker 5 copies 5 s behind (500 records at 100 records/s), still in the ISR.
+    # Broker 2 crashes; broker 5 copies 3 s behind (300 records at 100 records/s), still in the ISR.
     # Partition 4 [2, 5]: Kafka elects 5 (in the ISR) after the session timeout; Fluvio's SC notices the
-    # crash at once but 5 lags the old leader by 500 >= 4 records, so no candidate: offline until broker
-    # 2 comes back 20 s later.
+    # crash at once but 5 lags the old leader by 300 >= 4 records, so no candidate: offline until broker
+    # 2 comes back 12 s later.
     assert kafka["target"] == fluvio["target"] == "broker 2, slow broker 5"
     assert (kafka["leaderless_partition_ms"], kafka["offline_after_failure"]) == (9000, 0)
-    assert (fluvio["leaderless_partition_ms"], fluvio["offline_after_failure"]) == (20000, 1)
+    assert (fluvio["leaderless_partition_ms"], fluvio["offline_after_failure"]) == (12000, 1)
     assert (fluvio["settle_ms"], kafka["settle_ms"]) == (0, 9000)
     assert fluvio["static_offline"] == 0
     assert fluvio["static_disagrees"] is True
@@ -241,7 +241,7 @@ def test_the_sweep_command_takes_failures_and_policies(
 def test_every_kind_is_repeatable_and_a_kind_that_does_not_apply_gives_no_row() -> None:
     grid = parse_grid(THREE_RACKS)
     scenario = next(iter_scenarios(grid))
-    plan = FailoverPlan(FAILURE_KINDS, ("kafka", "fluvio"), 50.0, Timeline(failure_ms=12_000))
+    plan = FailoverPlan(FAILURE_KINDS, ("kafka", "fluvio"), 50.0, Timeline(failure_ms=10_000, tick_ms=500))
     first = run_scenario(scenario, "fluvio", {}, plan).failovers
     again = run_scenario(scenario, "fluvio", {}, plan).failovers
     assert first == again

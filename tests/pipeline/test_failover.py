@@ -179,6 +179,30 @@ def test_fluvios_lag_rule_leaves_a_partition_offline_where_the_static_formula_mo
     assert kafka["static_disagrees"] is False
 
 
+def test_an_unclean_election_behind_the_high_watermark_counts_the_records_at_risk() -> None:
+    grid = parse_grid(
+        THREE_RACKS.replace(
+            "[[clusters]]",
+            '[placer_configs]\n"unclean.leader.election.enable" = "true"\n'
+            '"replica.lag.time.max.ms" = "2000"\n\n[[clusters]]',
+            1,
+        )
+    )
+    scenario = next(iter_scenarios(grid))  # rf2: partition 4 is [2, 5]
+    plan = FailoverPlan(("slow-follower",), ("kafka", "fluvio"), 100.0)
+    kafka, fluvio = run_scenario(scenario, "fluvio", grid.placer_configs, plan).failovers
+    assert kafka.target == "broker 2, slow broker 5"
+    # Broker 5 copies 3 s behind: 300 records at 100 records/s. With replica.lag.time.max.ms = 2000 it
+    # leaves the ISR, and the high watermark follows the leader alone. Broker 2 crashes: 5 stops where it
+    # was, 300 records below the high watermark. At the fencing Kafka's controller, allowed to, elects it
+    # uncleanly: one election behind the high watermark, 300 acknowledged records at risk.
+    assert (kafka.unsafe_elections, kafka.records_at_risk) == (1, 300)
+    assert (kafka.offline_after_failure, kafka.leaderless_partition_ms) == (0, 9000)
+    # Fluvio's SC elects only from the live replica set: no candidate, offline until broker 2 is back.
+    assert (fluvio.unsafe_elections, fluvio.records_at_risk) == (0, 0)
+    assert (fluvio.offline_after_failure, fluvio.leaderless_partition_ms) == (1, 12000)
+
+
 # --- grid and command line ---------------------------------------------------------------------------
 
 

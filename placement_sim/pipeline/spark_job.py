@@ -162,7 +162,8 @@ def run_sweep_spark(
     """Runs every (scenario, placer) of ``grid`` on the executors and writes ``out`` (any Hadoop path)."""
     started = time.perf_counter()
     total = grid.run_count
-    partitions = partitions or default_partitions(spark, total)
+    # A run's failure simulations cost far more than its placement: count each as a run of its own.
+    partitions = partitions or default_partitions(spark, total + grid.failover_count)
     sc = spark.sparkContext
     counter = sc.accumulator(0)
     schema = result_schema()

@@ -250,6 +250,9 @@ def test_the_sweep_command_takes_failures_and_policies(
     out = tmp_path / "out"
     argv = ["sweep", "--grid", str(grid), "--no-spark", "--quiet", "--out", str(out)]
     assert main([*argv, "--failures", "broker,rolling", "--policies", "kafka,fluvio"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if " election policy, " in line]
+    assert [line.split(":")[0] for line in printed] == ["A broker crash", "A rolling restart"]
+    assert all(line.endswith("partition-seconds without a leader on average") for line in printed)
     frame = pq.read_table(out / "failovers").to_pandas()
     assert sorted(set(zip(frame["failure"], frame["policy"], strict=True))) == [
         ("broker", "fluvio"),
@@ -260,6 +263,9 @@ def test_the_sweep_command_takes_failures_and_policies(
     assert len(frame) == 2 * 2 * 2  # two scenarios x two kinds x two policies
     assert main([*argv, "--failures", "flood"]) == 2
     assert "unknown failure kind 'flood'" in capsys.readouterr().err
+    # A policy that cannot be loaded stops the sweep before any work, naming it.
+    assert main([*argv, "--failures", "broker", "--policies", "kafka,nosuch.Policy"]) == 2
+    assert "election policy 'nosuch.Policy': cannot import module 'nosuch'" in capsys.readouterr().err
 
 
 def test_every_kind_is_repeatable_and_a_kind_that_does_not_apply_gives_no_row() -> None:

@@ -118,6 +118,21 @@ def _print_summary(result: SweepResult) -> None:
             )
 
 
+def _print_failovers(result: SweepResult) -> None:
+    """One line per simulated failure kind: the placer and policy with the fewest partition-seconds
+    without a leader (the report's choice)."""
+    table = result.aggregates.get("failover_impact")
+    if table is None or table.num_rows == 0:
+        return
+    from placement_sim.pipeline.failover_report import FAILURE_TITLES, best_per_failure
+
+    for kind, (placer, policy, seconds) in best_per_failure(table.to_pandas()).items():
+        print(
+            f"{FAILURE_TITLES.get(kind, kind)}: best {placer} with the {policy} election policy, "
+            f"{seconds:,.1f} partition-seconds without a leader on average"
+        )
+
+
 def _rows(result: SweepResult, aggregate: str) -> list[dict[str, object]]:
     table = result.aggregates.get(aggregate)
     return table.to_pylist() if table is not None else []
@@ -182,5 +197,6 @@ def run(args: argparse.Namespace) -> int:
         progress=None if args.quiet else ConsoleProgress(),
     )
     _print_summary(result)
+    _print_failovers(result)
     print(f"{result.runs:,} runs in {result.seconds:.1f}s; tables in {result.out}; report: {result.report}")
     return 0

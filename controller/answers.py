@@ -6,10 +6,13 @@ A request is answered with one of:
 - a response frame (``bytes``), now;
 - :class:`Later`: work to wait for (a placement, an election), then the frame it makes;
 - :class:`Closing`: a frame (or none), then the connection closes (a failed authentication);
-- :class:`Close`, raised: the connection closes now, unanswered (a malformed frame).
+- :class:`Close`, raised: the connection closes now, unanswered (a malformed frame);
+- :data:`NO_FRAME`: nothing is sent, and the connection goes on (a Produce with ``acks=0``, which Kafka
+  never answers).
 
 A handler answers with response data (a ``dict``), an encoded body (``bytes``), :class:`Sized` data too
-big to encode on the event loop, or an awaitable of one of those; it may raise :class:`Close`.
+big to encode on the event loop, :data:`NO_RESPONSE` (the request is not answered), or an awaitable of
+one of those; it may raise :class:`Close`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Answer", "Close", "Closing", "Later", "Sized"]
+__all__ = ["NO_FRAME", "NO_RESPONSE", "Answer", "Close", "Closing", "Later", "NoResponse", "Sized"]
 
 
 class Close(Exception):
@@ -81,6 +84,21 @@ class Later:
 
 #: What answering one request frame gives.
 Answer = bytes | Later | Closing
+
+
+class NoResponse:
+    """The type of :data:`NO_RESPONSE`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+#: A handler's answer to a request Kafka does not answer (Produce with acks=0).
+NO_RESPONSE = NoResponse()
+#: The frame of such an answer: empty, so sending it writes nothing.
+NO_FRAME = b""
 
 
 class Sized:

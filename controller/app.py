@@ -16,8 +16,11 @@ import logging
 from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
+from controller.config_admin import ConfigAdmin
+from controller.data_path import DataPath
 from controller.dynamics import Dynamics
 from controller.events import EventLog
+from controller.faults import Faults
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
@@ -49,7 +52,12 @@ class Controller:
         self.topic_admin = TopicAdmin(
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
+        self.config_admin = ConfigAdmin(cluster, dynamics.lock, dynamics.configs_changed)
         self._images = ImageBuilder(cluster)
+        #: Request faults (controller.faults), those of ``simulator.faults`` active from start.
+        self.faults = Faults(clock, schemas, config.seed, config.faults or ())
+        #: The replicas' logs, kept in step with the replication model (Produce, Fetch and the rest).
+        self.data_path = DataPath(config, cluster, clock, dynamics)
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
@@ -57,7 +65,12 @@ class Controller:
         plugin that cannot be loaded."""
         schemas = schemas or load_schemas()
         clock = make_clock(config.clock)
-        cluster = Cluster(config.brokers, seed=config.seed, events=EventLog(clock.now, config.max_events))
+        cluster = Cluster(
+            config.brokers,
+            seed=config.seed,
+            events=EventLog(clock.now, config.max_events),
+            static_configs=config.properties,
+        )
         placements = await PlacementService.start(
             config.placer_setup(), config.placement_limits(), cluster.view
         )

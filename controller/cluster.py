@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from controller.config.topic_configs import (
+    TOPIC_CONFIGS,
+    ConfigEntry,
+    TopicConfigDef,
+    resolve,
+    topic_config_def,
+)
 from controller.events import EventLog
 from controller.placement.api import ClusterView, UsableBroker
 from controller.placement.assignments import Assignments
@@ -159,7 +166,8 @@ class Topic:
     name: str
     topic_id: uuid.UUID
     partitions: list[PartitionState]
-    #: Topic configs given at creation (``unclean.leader.election.enable``, ``min.insync.replicas``, ...).
+    #: The topic's own configs (``unclean.leader.election.enable``, ...): set at creation and by
+    #: AlterConfigs, through :meth:`Cluster.set_topic_configs`; read through :meth:`Cluster.topic_config`.
     configs: dict[str, str] = field(default_factory=dict)
     #: Bumped on every change of the topic's partitions (readers cache per version).
     version: int = 0
@@ -175,8 +183,14 @@ class Cluster:
     """Brokers and topics. All mutation goes through its methods, so the placer's view stays current."""
 
     def __init__(
-        self, brokers: Iterable[UsableBroker], seed: int | None = None, events: EventLog | None = None
+        self,
+        brokers: Iterable[UsableBroker],
+        seed: int | None = None,
+        events: EventLog | None = None,
+        static_configs: Mapping[str, str] | None = None,
     ) -> None:
+        """``static_configs`` are the server's properties (``server.properties``): the broker keys there
+        give topic configs their server defaults (:meth:`topic_config`)."""
         self._brokers: dict[int, Broker] = {
             b.id: Broker(b.id, b.rack, fenced=b.fenced, held_fenced=b.fenced) for b in brokers
         }
@@ -208,6 +222,15 @@ class Cluster:
         # every topic (the metadata image) update only these. ``_touched[0]`` is at ``_touched_start``.
         self._touched: list[str] = []
         self._touched_start = 0
+        self._static_configs: dict[str, str] = dict(static_configs or {})
+        # Dynamic broker configs (AlterConfigs): broker id -> key -> value; None holds the cluster default.
+        self._broker_configs: dict[int | None, dict[str, str]] = {}
+        # (topic, config, broker) -> the parsed value in effect; emptied on every config change.
+        self._config_values: dict[tuple[str, str, int | None], Any] = {}
+        # Broker (None: none) -> the entries of a topic that sets no config; emptied on every config change.
+        self._default_entries: dict[int | None, list[ConfigEntry]] = {}
+        #: Bumped on every config change (topic or broker), so that readers can cache what they derive.
+        self.config_generation = 0
 
     # ------------------------------------------------------------------------------------- brokers
 
@@ -394,6 +417,8 @@ class Cluster:
         if name in self.topics:
             raise ValueError(f"topic {name!r} already exists")
         topic = Topic(name, self._uuid_source.next(), [], dict(configs or {}), created=self._created)
+        if topic.configs:
+            self._configs_changed()
         self._created += 1
         self.topics[name] = topic
         self._topics_by_id[topic.topic_id] = topic
@@ -431,6 +456,7 @@ class Cluster:
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
         self._assignments = self._assignments.without_topic(name)
+        self._configs_changed()  # a topic of this name made later starts from its own configs
         for by_topic in self._on_broker.values():
             by_topic.pop(name, None)
         self._changed()
@@ -439,6 +465,100 @@ class Cluster:
             "topic", f"topic {name}", [("partitions", len(topic.partitions), 0)], "topic deleted"
         )
         return topic
+
+    # ------------------------------------------------------------------------------------- configs
+
+    def topic_config(self, topic: str, name: str, broker: int | None = None) -> Any:
+        """The value in effect of topic config ``name`` (parsed: an int, a bool, a list, ...) for ``topic``:
+        the topic's own, else its broker synonyms' set dynamically for ``broker`` (the broker that decides:
+        a partition's leader; None for the controller, which has no per-broker values), for every
+        broker, in ``server.properties``, else Kafka's default. The one place the simulation reads
+        topic-level settings, so that AlterConfigs takes effect at once."""
+        key = (topic, name, broker)
+        try:
+            return self._config_values[key]
+        except KeyError:
+            pass
+        definition = topic_config_def(name)
+        if definition is None:
+            raise KeyError(f"no topic config {name!r}")
+        entry = self.describe_topic_config(topic, name, broker)
+        value = definition.default_value if entry.value is None else definition.parse(entry.value)
+        self._config_values[key] = value
+        return value
+
+    def describe_topic_config(self, topic: str, name: str, broker: int | None = None) -> ConfigEntry:
+        """Topic config ``name`` of ``topic`` as DescribeConfigs shows it: value, source, synonyms."""
+        definition = topic_config_def(name)
+        if definition is None:
+            raise KeyError(f"no topic config {name!r}")
+        t = self.topics.get(topic)
+        return self._resolve(definition, t.configs if t is not None else {}, broker)
+
+    def topic_config_entries(
+        self, topic: str, configs: Mapping[str, str] | None = None, broker: int | None = None
+    ) -> list[ConfigEntry]:
+        """Every topic config of ``topic`` as DescribeConfigs shows it, in the table's order; ``configs``
+        stand for the topic's own (a topic about to be created). The entries of configs a topic does not
+        set are the same for every topic: they are made once per config change."""
+        if configs is None:
+            t = self.topics.get(topic)
+            configs = t.configs if t is not None else {}
+        defaults = self._default_entries.get(broker)
+        if defaults is None:
+            defaults = self._default_entries[broker] = [self._resolve(d, {}, broker) for d in TOPIC_CONFIGS]
+        if not configs:
+            return list(defaults)
+        return [
+            self._resolve(d, configs, broker) if d.name in configs else entry
+            for d, entry in zip(TOPIC_CONFIGS, defaults, strict=True)
+        ]
+
+    def _resolve(
+        self, definition: TopicConfigDef, configs: Mapping[str, str], broker: int | None
+    ) -> ConfigEntry:
+        return resolve(
+            definition,
+            configs,
+            self._broker_configs.get(broker, {}) if broker is not None else {},
+            self._broker_configs.get(None, {}),
+            self._static_configs,
+        )
+
+    @property
+    def static_configs(self) -> Mapping[str, str]:
+        """The server's properties as given (``server.properties`` and ``--set``)."""
+        return self._static_configs
+
+    def broker_configs(self, broker: int | None) -> Mapping[str, str]:
+        """The dynamic configs set for ``broker`` (None: for every broker, the cluster default)."""
+        return self._broker_configs.get(broker, {})
+
+    def set_topic_configs(self, topic: str, configs: Mapping[str, str], cause: str) -> None:
+        """Replaces the topic's own configs (checked by the caller) and records what changed."""
+        t = self.topics[topic]
+        changes = _config_changes(t.configs, configs)
+        if changes:
+            t.configs = dict(configs)
+            self._configs_changed()
+            self.events.record("config", f"topic {topic}", changes, cause)
+
+    def set_broker_configs(self, broker: int | None, configs: Mapping[str, str], cause: str) -> None:
+        """Replaces the dynamic configs of ``broker`` (None: the cluster default), checked by the caller."""
+        changes = _config_changes(self._broker_configs.get(broker, {}), configs)
+        if changes:
+            if configs:
+                self._broker_configs[broker] = dict(configs)
+            else:
+                self._broker_configs.pop(broker, None)
+            self._configs_changed()
+            subject = "brokers (cluster default)" if broker is None else f"broker {broker}"
+            self.events.record("config", subject, changes, cause)
+
+    def _configs_changed(self) -> None:
+        self._config_values.clear()
+        self._default_entries.clear()
+        self.config_generation += 1
 
     # ------------------------------------------------------------------------------------- partitions
 
@@ -525,6 +645,11 @@ class Cluster:
 
 #: Changed topic names kept beyond four per topic, for readers that did not ask for a while.
 _TOUCHED_KEPT = 100_000
+
+
+def _config_changes(old: Mapping[str, str], new: Mapping[str, str]) -> list[tuple[str, Any, Any]]:
+    """``(key, old value, new value)`` for every key set, changed or removed (None where unset)."""
+    return [(key, old.get(key), new.get(key)) for key in sorted({*old, *new}) if old.get(key) != new.get(key)]
 
 
 def _plain(value: Any) -> Any:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import Answer, Close, Later, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Handler,
@@ -132,7 +132,9 @@ class Dispatcher:
         self.controller = controller
         self.schemas = controller.schemas
         #: The API keys served: every handler module's (what ApiVersions advertises).
-        self.handlers: Handlers = load_handlers(controller.schemas)
+        self.handlers: Handlers = load_handlers(controller.schemas, controller.config)
+        #: Request faults (controller.faults): asked about every request while any is registered.
+        self.faults = controller.faults
         self.stats = stats
         #: The broker listeners as advertised: broker id -> (host, port).
         self.endpoints: dict[int, tuple[str, int]] = {}
@@ -164,12 +166,17 @@ class Dispatcher:
 
     # ------------------------------------------------------------------------------------- answering
 
-    def answer(self, frame: bytes, origin: Origin) -> Answer:
-        """The answer to one request frame (see :mod:`controller.answers`); raises Close."""
+    def answer(self, frame: bytes, origin: Origin, faulted: bool = False) -> Answer:
+        """The answer to one request frame (see :mod:`controller.answers`); raises Close. ``faulted``: a
+        request fault already acted on it (it is answered as usual)."""
         try:
             header, offset = parse_request_header(frame, self.schemas)
         except DecodeError as exc:
             raise Close("malformed request header", str(exc)) from None
+        if self.faults.armed and not faulted:
+            answer = self.faults.intercept(self, header, frame, offset, origin)
+            if answer is not None:
+                return answer
         route = self._routes.get((header.api_key, header.api_version))
         if route is None:
             route = self._route(header.api_key, header.api_version)
@@ -211,6 +218,26 @@ class Dispatcher:
 
             return Later(decoded(), handled, undecodable)
         return self._handle(ctx, route, *_decode(route, frame, offset), key)
+
+    def error_answer(
+        self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
+    ) -> bytes:
+        """The request answered with ``code`` (a request fault): its handler's error response, which
+        carries the code per topic or partition where the answer has them, top-level otherwise."""
+        route = self._routes.get((header.api_key, header.api_version)) or self._route(
+            header.api_key, header.api_version
+        )
+        if route.fixed is not None or route.response is None:
+            return route.framed(header.correlation_id, route.fixed or b"")
+        request = _decode(route, frame, offset)[0]
+        self.stats[route.counter] += 1
+        error_response = route.handler.error_response
+        data = (
+            error_response(request, route.version, code, message)
+            if error_response is not None
+            else {"ErrorCode": code, "ErrorMessage": message}
+        )
+        return route.framed(header.correlation_id, route.response.encode(_fit_strings(data), route.version))
 
     def _route(self, api_key: int, version: int) -> _Route:
         """How requests of one API version are served (kept); raises Close for an API the server does not
@@ -306,6 +333,8 @@ class Dispatcher:
     ) -> Answer:
         """The answer to a handler's result: a frame now, or work to wait for (its own, or encoding a big
         answer off the loop). An answer given now is kept under ``keep`` (its key and broker)."""
+        if result is NO_RESPONSE:
+            return NO_FRAME
         if isinstance(result, Sized):
             if result.size > BIG:
 

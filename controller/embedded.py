@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from controller.assembly import create_server
 from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
+from controller.data_path import LostRecords
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
+from controller.faults import Faults
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
 from controller.security_testing import ClientSettings
@@ -156,6 +158,12 @@ class ServerThread:
         return {b: f"{h}:{p}" for b, (h, p) in sorted(self.server.endpoints.items())}
 
     @property
+    def faults(self) -> Faults:
+        """The server's request faults (``faults.inject_error(ApiKey.CREATE_TOPICS, "NOT_CONTROLLER").once()``;
+        see :mod:`controller.faults`); safe to use from this thread."""
+        return self.server.faults
+
+    @property
     def stats(self) -> Counter[str]:
         """A snapshot of the server's counters (connections, closes by reason, requests by apiKey)."""
         return Counter(self.server.stats)
@@ -243,6 +251,12 @@ class ServerThread:
             _value(lambda: self.dynamics.partition_state(topic, partition))
         )
         return state
+
+    def lost_records(self) -> list[LostRecords]:
+        """Every batch of committed records (below the high watermark: acknowledged to ``acks=all``
+        producers) that an unclean election took away: topic, partition, offsets, leader epoch, why."""
+        lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
+        return lost
 
     def broker_state(self, broker_id: int) -> str:
         """``running``, ``fenced``, ``controlled shutdown`` or ``offline``."""

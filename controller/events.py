@@ -15,10 +15,11 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Event", "EventLog"]
+__all__ = ["Event", "EventLog", "show_value"]
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
+    """A changed field's value as the log prints it (lists as ``[1,2]``)."""
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(map(str, value)) + "]"
     return str(value)
@@ -31,7 +32,7 @@ class Event:
 
     seq: int
     time: int
-    kind: str  # "broker", "partition" or "topic"
+    kind: str  # "broker", "partition", "topic" or "config"
     subject: str
     changes: tuple[tuple[str, Any, Any], ...]
     cause: str
@@ -45,7 +46,7 @@ class Event:
 
     def __str__(self) -> str:
         changes = ", ".join(
-            f"{name} {_show(before)} -> {_show(after)}" for name, before, after in self.changes
+            f"{name} {show_value(before)} -> {show_value(after)}" for name, before, after in self.changes
         )
         return f"{self.time} ms #{self.seq} {self.subject}: {changes} ({self.cause})"
 
@@ -81,10 +82,14 @@ class EventLog:
 
     def since(self, seq: int = 0) -> list[Event]:
         """The events after sequence number ``seq`` still held, oldest first."""
+        return list(self.iter_since(seq))
+
+    def iter_since(self, seq: int = 0) -> Iterator[Event]:
+        """:meth:`since`, made as they are read (a reader that wants a few pays for a few)."""
         if not self._events or seq < self._events[0][0]:
-            return [Event(*entry) for entry in self._events]
+            return (Event(*entry) for entry in self._events)
         start = seq - self._events[0][0] + 1
-        return [Event(*entry) for entry in itertools.islice(self._events, start, None)]
+        return (Event(*entry) for entry in itertools.islice(self._events, start, None))
 
     @property
     def last_seq(self) -> int:

@@ -34,7 +34,9 @@ from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.connection import Connection, ConnectionLimits
+from controller.data_path import LostRecords
 from controller.dispatch import Dispatcher, Origin
+from controller.faults import Faults
 from controller.logsafe import shown
 from controller.security import Security
 
@@ -213,6 +215,11 @@ class Server:
         return tuple(self._connections)
 
     @property
+    def faults(self) -> Faults:
+        """The request faults the server acts on (:mod:`controller.faults`)."""
+        return self.controller.faults
+
+    @property
     def endpoints(self) -> dict[int, tuple[str, int]]:
         """The broker listeners as advertised: broker id -> (host, port); kept across a stop and start."""
         return self.dispatcher.endpoints
@@ -310,6 +317,10 @@ class Server:
         if process is None:
             self.dispatcher.advertise(broker_id, None)
             self._ports.pop(broker_id, None)
+
+    def lost_records(self) -> list[LostRecords]:
+        """Committed records an unclean election took away (:meth:`DataPath.lost_records`)."""
+        return self.controller.data_path.lost_records()
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

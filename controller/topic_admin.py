@@ -24,6 +24,7 @@ from typing import Protocol
 
 from controller.cluster import Cluster, Topic
 from controller.config import ServerConfig
+from controller.config.topic_configs import InvalidConfig, validate_topic_configs
 from controller.logsafe import shown
 from controller.offload import Turns, gc_paused, off_loop
 from controller.placement.api import PlacementSpec, UsableBroker
@@ -75,6 +76,9 @@ class TopicResult:
     #: The replica lists of the partitions the call created (or would create, when validating only).
     replicas: list[list[int]] = field(default_factory=list)
     not_applicable: str | None = None
+    #: The new topic's own configs (CreateTopics v5+ answers with every config in effect:
+    #: :meth:`Cluster.topic_config_entries`).
+    configs: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -232,19 +236,23 @@ class TopicAdmin:
                 ErrorCode.INVALID_CONFIG,
                 f"Null value not supported for topic configs: {','.join(null_configs)}",
             )
+        configs = {key: value for key, value in topic.configs.items() if value is not None}
+        try:
+            validate_topic_configs(configs)
+        except InvalidConfig as invalid:
+            raise Refusal(ErrorCode.INVALID_CONFIG, str(invalid)) from None
         if topic.assignments:
             replicas = self._manual_topic(topic)
         else:
             replicas = await self._placed_topic(topic, timeout_ms, deadline)
         if validate_only:
-            return TopicResult(name, replicas=replicas)
-        configs = {key: value for key, value in topic.configs.items() if value is not None}
+            return TopicResult(name, replicas=replicas, configs=configs)
         now = self._now()
         size = len(replicas) * (len(replicas[0]) if replicas else 0)
         prepared = await off_loop(size, self.cluster.prepare_partitions, name, 0, replicas, now)
         topic_id = self.cluster.add_topic(name, replicas, configs, now=now, prepared=prepared).topic_id
         created.append(name)
-        return TopicResult(name, topic_id=topic_id, replicas=replicas)
+        return TopicResult(name, topic_id=topic_id, replicas=replicas, configs=configs)
 
     def _manual_topic(self, topic: NewTopic) -> list[list[int]]:
         if topic.replication_factor != -1:

@@ -3,6 +3,7 @@
 >>> client = await KafkaClient.connect("127.0.0.1:9092")
 >>> await client.send("MetadataRequest", {"Topics": None})
 >>> await client.create_replica_placement(12, 3)
+>>> await client.stop_broker(0, "crash")   # the simulator's control APIs (docs/control.md)
 """
 
 from __future__ import annotations
@@ -309,6 +310,97 @@ class KafkaClient:
             raise ErrorResponse(response["ErrorCode"], response.get("ErrorMessage"))
         return [list(p["Replicas"]) for p in response["ReplicaPlacement"]]
 
+    # ------------------------------------------------------------------------------------- controls
+
+    async def _control(self, api_key: ApiKey, data: dict[str, Any]) -> dict[str, Any]:
+        """A control API (keys 1000 and up; served when ``simulator.control.enable`` is true): the
+        response, or ErrorResponse."""
+        response = await self.send(api_key, data)
+        if response["ErrorCode"] != 0:
+            raise ErrorResponse(response["ErrorCode"], response.get("ErrorMessage"))
+        return response
+
+    async def stop_broker(self, broker_id: int, mode: str = "crash") -> None:
+        """SimulatorBrokerStop (1000): ``crash``, ``hang``, ``isolate`` or ``controlled``."""
+        await self._control(ApiKey.SIMULATOR_BROKER_STOP, {"BrokerId": broker_id, "Mode": mode})
+
+    async def start_broker(self, broker_id: int) -> None:
+        """SimulatorBrokerStart (1001)."""
+        await self._control(ApiKey.SIMULATOR_BROKER_START, {"BrokerId": broker_id})
+
+    async def add_broker(self, broker_id: int, rack: str | None = None) -> None:
+        """SimulatorBrokerAdd (1002)."""
+        await self._control(ApiKey.SIMULATOR_BROKER_ADD, {"BrokerId": broker_id, "Rack": rack})
+
+    async def remove_broker(self, broker_id: int) -> None:
+        """SimulatorBrokerRemove (1003)."""
+        await self._control(ApiKey.SIMULATOR_BROKER_REMOVE, {"BrokerId": broker_id})
+
+    async def set_replication(
+        self, broker_id: int, delay_ms: int | None = None, records_per_s: float | None = -1
+    ) -> None:
+        """SimulatorReplication (1004): ``delay_ms`` None and ``records_per_s`` -1 leave them as they are;
+        ``records_per_s`` None: no limit."""
+        await self._control(
+            ApiKey.SIMULATOR_REPLICATION,
+            {
+                "BrokerId": broker_id,
+                "DelayMs": -1 if delay_ms is None else delay_ms,
+                "RecordsPerSecond": -1.0 if records_per_s is None else float(records_per_s),
+                "Unlimited": records_per_s is None,
+            },
+        )
+
+    async def produce_load(self, topic: str, records_per_s: float) -> None:
+        """SimulatorProduceLoad (1005): records per second per partition of ``topic`` (0 stops it)."""
+        await self._control(
+            ApiKey.SIMULATOR_PRODUCE_LOAD, {"Topic": topic, "RecordsPerSecond": float(records_per_s)}
+        )
+
+    async def advance_clock(self, ms: int) -> int:
+        """SimulatorClockAdvance (1006): the virtual clock's new time, in ms."""
+        response = await self._control(ApiKey.SIMULATOR_CLOCK_ADVANCE, {"Ms": ms})
+        return int(response["NowMs"])
+
+    async def partition_state(
+        self, topics: Iterable[str | tuple[str, Iterable[int]]] | None = None
+    ) -> list[dict[str, Any]]:
+        """SimulatorPartitionState (1007): the response's topics (every topic when ``topics`` is None; a
+        name alone: every partition of it)."""
+        wanted = None
+        if topics is not None:
+            wanted = [
+                {"Name": t, "Partitions": []}
+                if isinstance(t, str)
+                else {"Name": t[0], "Partitions": list(t[1])}
+                for t in topics
+            ]
+        response = await self._control(ApiKey.SIMULATOR_PARTITION_STATE, {"Topics": wanted})
+        topics_state: list[dict[str, Any]] = response["Topics"]
+        return topics_state
+
+    async def events(self, since: int = 0, max_events: int = 10000) -> tuple[int, list[dict[str, Any]]]:
+        """SimulatorEvents (1008): the newest sequence number and the events after ``since``."""
+        response = await self._control(ApiKey.SIMULATOR_EVENTS, {"SinceSeq": since, "MaxEvents": max_events})
+        return int(response["LastSeq"]), list(response["Events"])
+
+    async def add_faults(self, faults: Iterable[dict[str, Any]]) -> list[int]:
+        """SimulatorFaultsAdd (1009): faults as the request's entries (``FaultSpec.to_wire()``); their ids."""
+        response = await self._control(ApiKey.SIMULATOR_FAULTS_ADD, {"Faults": list(faults)})
+        return list(response["Ids"])
+
+    async def list_faults(self) -> list[dict[str, Any]]:
+        """SimulatorFaultsList (1010): each fault's Id, Spec (compact text), Calls and Fired."""
+        response = await self._control(ApiKey.SIMULATOR_FAULTS_LIST, {})
+        return list(response["Faults"])
+
+    async def clear_faults(self, ids: Iterable[int] | None = None) -> int:
+        """SimulatorFaultsClear (1011): removes those faults (None: all); how many were removed."""
+        response = await self._control(
+            ApiKey.SIMULATOR_FAULTS_CLEAR, {"Ids": None if ids is None else list(ids)}
+        )
+        return int(response["Cleared"])
+
 
 class BlockingClient:
     """A :class:`KafkaClient` for code without an event loop: every call blocks until its answer.
@@ -372,6 +464,54 @@ class BlockingClient:
             self._client.create_replica_placement(num_partitions, replication_factor, **options)
         )
         return result
+
+    # ------------------------------------------------------------------------------------- controls
+
+    def stop_broker(self, broker_id: int, mode: str = "crash") -> None:
+        self._run(self._client.stop_broker(broker_id, mode))
+
+    def start_broker(self, broker_id: int) -> None:
+        self._run(self._client.start_broker(broker_id))
+
+    def add_broker(self, broker_id: int, rack: str | None = None) -> None:
+        self._run(self._client.add_broker(broker_id, rack))
+
+    def remove_broker(self, broker_id: int) -> None:
+        self._run(self._client.remove_broker(broker_id))
+
+    def set_replication(
+        self, broker_id: int, delay_ms: int | None = None, records_per_s: float | None = -1
+    ) -> None:
+        self._run(self._client.set_replication(broker_id, delay_ms, records_per_s))
+
+    def produce_load(self, topic: str, records_per_s: float) -> None:
+        self._run(self._client.produce_load(topic, records_per_s))
+
+    def advance_clock(self, ms: int) -> int:
+        now: int = self._run(self._client.advance_clock(ms))
+        return now
+
+    def partition_state(
+        self, topics: Iterable[str | tuple[str, Iterable[int]]] | None = None
+    ) -> list[dict[str, Any]]:
+        state: list[dict[str, Any]] = self._run(self._client.partition_state(topics))
+        return state
+
+    def events(self, since: int = 0, max_events: int = 10000) -> tuple[int, list[dict[str, Any]]]:
+        result: tuple[int, list[dict[str, Any]]] = self._run(self._client.events(since, max_events))
+        return result
+
+    def add_faults(self, faults: Iterable[dict[str, Any]]) -> list[int]:
+        ids: list[int] = self._run(self._client.add_faults(list(faults)))
+        return ids
+
+    def list_faults(self) -> list[dict[str, Any]]:
+        faults: list[dict[str, Any]] = self._run(self._client.list_faults())
+        return faults
+
+    def clear_faults(self, ids: Iterable[int] | None = None) -> int:
+        cleared: int = self._run(self._client.clear_faults(None if ids is None else list(ids)))
+        return cleared
 
     def close(self) -> None:
         if self._loop.is_closed():

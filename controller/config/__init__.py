@@ -6,9 +6,9 @@
 - :mod:`.values`: the server's own kinds of values (listeners, brokers, security values); the plain
   ones (integers, booleans, choices, text) are :mod:`controller.plugins.properties`', which plugins
   read their own properties with;
-- :mod:`.server_config`: validation, and :class:`ServerConfig`, the validated configuration.
-
-Topic configs (Kafka's per-topic table) will be a module of their own beside :mod:`.settings`.
+- :mod:`.server_config`: validation, and :class:`ServerConfig`, the validated configuration;
+- :mod:`.topic_configs`: Kafka's per-topic table (types, defaults, validators with Kafka's messages,
+  broker synonyms) and how a topic config's value is resolved; the cluster holds the values set.
 
 Every name is importable from here: ``from controller.config import ServerConfig, PLACER, SETTINGS``.
 """

@@ -10,6 +10,7 @@ value stops startup with a :class:`~controller.plugins.properties.ConfigError` n
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -32,6 +33,7 @@ from controller.config.settings import (
     SERVER_KEYS,
     settings_by_key,
 )
+from controller.config.topic_configs import check_static_synonyms
 from controller.config.values import SASL_MECHANISM_NAMES, Listener, parse_listener, protocol_map
 from controller.defaults import DEFAULT_BROKERS, DEFAULT_LISTENER, DEFAULT_PLACER
 from controller.placement.api import UsableBroker
@@ -118,6 +120,11 @@ class ServerConfig:
     fluvio_health_timeout_ms: int = 90000
     replication_tick_ms: int = 100
     max_events: int = 1_000_000
+    control_enable: str = "auto"
+    control_users: tuple[str, ...] | None = None
+    #: Request faults active from start (:class:`controller.faults.FaultSpec`).
+    faults: tuple[Any, ...] | None = None
+    log_max_bytes: int = 67_108_864
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
     sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)
@@ -141,6 +148,7 @@ class ServerConfig:
         """Validates ``props`` (values may be text, numbers or booleans); ConfigError naming a bad key."""
         props = {k.strip(): v for k, v in property_texts(props).items()}
         _check_keys(props)
+        check_static_synonyms(props)  # the broker keys of topic configs, with Kafka's messages
         values: dict[str, Any] = {}
         for setting in SERVER_FIELDS:  # what only a plugin reads, the plugin reads (and says when malformed)
             assert setting.attr is not None
@@ -177,6 +185,20 @@ class ServerConfig:
         props: dict[str, PropertyValue] = dict(read_properties(path)) if path is not None else {}
         props.update(overrides or {})
         return cls.from_properties(props)
+
+    @property
+    def control_enabled(self) -> bool:
+        """Whether the control APIs are served: ``simulator.control.enable``, ``auto`` meaning when the
+        listener (and so every broker's, on the same host) is on a loopback address."""
+        if self.control_enable != "auto":
+            return self.control_enable == "true"
+        host = self.listener.host
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host.strip("[]")).is_loopback
+        except ValueError:
+            return False
 
     def plugin_properties(self) -> dict[str, str]:
         """What an election policy's ``configure()`` receives: every property, with the effective policy and seed."""

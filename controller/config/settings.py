@@ -7,8 +7,10 @@ is a :class:`Setting`, the one place it is defined (the README's table is ``plac
 them between the server's settings and the security ones, read from the placers the first time the
 whole table is needed (:func:`settings`), so that a server that never asks does not import them.
 
-Topic configs (Kafka's per-topic table with its types, defaults and validators) belong in a module of
-their own beside this one, made of the same :class:`Setting` and value types.
+Topic configs (Kafka's per-topic table with its types, defaults and validators) are
+:mod:`controller.config.topic_configs`: they are typed as Kafka types them (DescribeConfigs shows the
+type) and checked with Kafka's messages. Their broker synonyms that are settings here
+(``min.insync.replicas``, ``unclean.leader.election.enable``) are read through the topic table.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from typing import Any
 
 from controller.config.values import (
     SASL_MECHANISM_NAMES,
+    fault_list,
     id_list,
     mechanism_list,
+    name_list,
     parse_brokers,
     pem_store,
     protocol_map,
@@ -93,6 +97,10 @@ FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
 FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
 REPLICATION_TICK_MS = "simulator.replication.tick.ms"
 MAX_EVENTS = "simulator.events.max"
+CONTROL_ENABLE = "simulator.control.enable"
+CONTROL_USERS = "simulator.control.users"
+FAULTS = "simulator.faults"
+LOG_MAX_BYTES = "simulator.log.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -371,11 +379,43 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "the step of the replication model: records arrive and followers copy every tick",
     ),
     Setting(
+        LOG_MAX_BYTES,
+        "log_max_bytes",
+        "67108864",
+        integer(minimum=-1),
+        "the most bytes of records one partition's log holds (replicas share them); past it the oldest "
+        "batches below the high watermark are deleted and the log start moves, as `retention.bytes` "
+        "(-1: no bound)",
+    ),
+    Setting(
         MAX_EVENTS,
         "max_events",
         "1000000",
         integer(minimum=1),
         "how many events the event log keeps (older ones are dropped)",
+    ),
+    Setting(
+        CONTROL_ENABLE,
+        "control_enable",
+        "auto",
+        one_of("auto", "true", "false"),
+        "serve the control APIs (keys 1000 and up, docs/control.md); `auto`: only when the listener is on a "
+        "loopback address",
+    ),
+    Setting(
+        CONTROL_USERS,
+        "control_users",
+        "",
+        name_list,
+        "`alice,bob`: on a `SASL_*` listener, the users the control APIs answer (others are refused)",
+    ),
+    Setting(
+        FAULTS,
+        "faults",
+        "",
+        fault_list,
+        "request faults active from start, `;`-separated: `error=NOT_CONTROLLER api=CreateTopics once` "
+        "(docs/control.md)",
     ),
 )
 

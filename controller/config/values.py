@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import ConfigError
@@ -18,8 +19,10 @@ __all__ = [
     "SASL_MECHANISM_NAMES",
     "SECURITY_PROTOCOLS",
     "Listener",
+    "fault_list",
     "id_list",
     "mechanism_list",
+    "name_list",
     "parse_brokers",
     "parse_listener",
     "pem_store",
@@ -171,6 +174,26 @@ def user_list(key: str, raw: str) -> tuple[tuple[str, str], ...]:
             raise ConfigError(f"{key}: user {user!r} appears twice", key)
         users[user] = password
     return tuple(users.items())
+
+
+def name_list(key: str, raw: str) -> tuple[str, ...]:
+    """``alice,bob``: names, each once."""
+    names = [item.strip() for item in raw.split(",")]
+    if any(not name for name in names):
+        raise ConfigError(f"{key}: an empty name in {raw.strip()!r}", key)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{key}: a name appears twice in {raw.strip()!r}", key)
+    return tuple(names)
+
+
+def fault_list(key: str, raw: str) -> tuple[Any, ...]:
+    """Request faults in the compact syntax of :mod:`controller.faults.spec`."""
+    from controller.faults.spec import FaultSyntaxError, parse_faults
+
+    try:
+        return tuple(parse_faults(raw))
+    except FaultSyntaxError as exc:
+        raise ConfigError(f"{key}: {exc}", key) from None
 
 
 def pem_store(key: str, raw: str) -> str:

@@ -35,8 +35,16 @@ __all__ = ["ELECTION_KINDS", "STOP_MODES", "Dynamics", "ElectionOutcome", "Parti
 #: ``elect(kind=...)`` and ElectLeaders' ElectionType (0 preferred, 1 unclean).
 ELECTION_KINDS = {"preferred": Trigger.PREFERRED, "unclean": Trigger.UNCLEAN}
 
-#: Kafka's cap on preferred elections per automatic rebalance pass.
+#: Kafka's cap on preferred elections per automatic rebalance pass (and on unclean ones per check).
 MAX_ELECTIONS_PER_IMBALANCE = 1000
+
+#: How often KRaft's controller looks for leaderless partitions of topics that allow unclean elections
+#: and elects them a leader, while some partition has none (``QuorumController``'s
+#: ``uncleanLeaderElectionCheckIntervalMs``, 5 minutes): turning ``unclean.leader.election.enable`` on at
+#: run time elects at the next check, not at once.
+UNCLEAN_ELECTION_CHECK_MS = 300_000
+#: A check that hit the cap runs again this soon (``QuorumController``: 10 ms).
+UNCLEAN_ELECTION_RECHECK_MS = 10
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,8 @@ class PartitionSnapshot:
     log_end_offsets: dict[int, int]
     status: str
     offline_replicas: tuple[int, ...]
+    #: After an unclean election, until the new leader's log is the truth (Kafka's RECOVERING, KIP-704).
+    recovering: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,9 +99,17 @@ class Dynamics:
         self.lifecycle = Lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
+        #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
+        #: replication looks at it: the replicas' logs follow (``controller.data_path``).
+        self.on_partition_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the name of a deleted topic.
+        self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         self._rebalance_timer: Timer | None = None
         if self.style == "kafka" and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
+        self._unclean_timer: Timer | None = None
+        if any(p.leader == NO_LEADER for p in cluster.partitions()):
+            self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
 
     @classmethod
     async def start(
@@ -105,8 +123,9 @@ class Dynamics:
         self.lifecycle.network = network
 
     async def close(self) -> None:
-        if self._rebalance_timer is not None:
-            self._rebalance_timer.cancel()
+        for timer in (self._rebalance_timer, self._unclean_timer):
+            if timer is not None:
+                timer.cancel()
         await self.lifecycle.close()
         await self.replication.close()
         await self.elections.close()
@@ -117,8 +136,11 @@ class Dynamics:
             return await action()
 
     def _after_change(self, partition: PartitionState) -> None:
+        self.on_partition_change(partition)
         self.replication.refresh(partition, "partition change")
         self.replication.touch(partition)
+        if partition.leader == NO_LEADER and self._unclean_timer is None:
+            self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
 
     # ------------------------------------------------------------------------------------- controls
 
@@ -266,10 +288,23 @@ class Dynamics:
             p.log_end_offsets,
             p.status,
             tuple(self.cluster.offline_replicas(p)),
+            p.recovering,
         )
 
     def topic_deleted(self, topic: str) -> None:
         self.replication.forget(topic)
+        self.on_topic_deleted(topic)
+
+    async def configs_changed(self, topic: str | None) -> None:
+        """After a config change of ``topic`` (None: of brokers, so of every topic), under the controller's
+        lock: the high watermarks ``min.insync.replicas`` held back move on at once, as a leader's next
+        fetch would move them, idle partitions included (in turns of the event loop)."""
+        topics = [self.cluster.topics[topic]] if topic is not None else list(self.cluster.topics.values())
+        turns = Turns()
+        for t in topics:
+            for p in t.partitions:
+                self.replication.refresh(p, "config change")
+                await turns.yield_if_due()
 
     # ------------------------------------------------------------------------------------- rebalance
 
@@ -297,3 +332,39 @@ class Dynamics:
                 [Change(p, trigger=Trigger.PREFERRED) for p in batch], "automatic leader rebalance"
             )
         return len(imbalanced) > MAX_ELECTIONS_PER_IMBALANCE
+
+    # ------------------------------------------------------------------------------------- unclean check
+
+    def _schedule_unclean_check(self, delay: int) -> None:
+        """The next look for leaderless partitions that may elect uncleanly (Kafka's style only)."""
+        if self.style != "kafka":
+            return
+
+        async def fire() -> None:
+            self._unclean_timer = None
+            capped, leaderless = await self.run_event(self._elect_unclean)
+            if capped or leaderless:
+                if self._unclean_timer is not None:  # scheduled by a change meanwhile
+                    self._unclean_timer.cancel()
+                self._schedule_unclean_check(
+                    UNCLEAN_ELECTION_RECHECK_MS if capped else UNCLEAN_ELECTION_CHECK_MS
+                )
+
+        self._unclean_timer = self.clock.call_later(delay, fire, "unclean leader election check")
+
+    async def _elect_unclean(self) -> tuple[bool, bool]:
+        """Kafka's ``maybeElectUncleanLeaders``: an unclean election for each leaderless partition whose
+        topic has ``unclean.leader.election.enable`` in effect (at most :data:`MAX_ELECTIONS_PER_IMBALANCE`).
+        Whether the pass hit the cap, and whether some partition is still leaderless."""
+        turns = Turns()
+        leaderless: list[PartitionState] = []
+        for t in list(self.cluster.topics.values()):
+            leaderless += [p for p in t.partitions if p.leader == NO_LEADER]
+            await turns.yield_if_due()
+        allowed = [p for p in leaderless if self.elections.unclean_allowed(p)]
+        batch = allowed[:MAX_ELECTIONS_PER_IMBALANCE]
+        if batch:
+            await self.elections.change(
+                [Change(p, trigger=Trigger.UNCLEAN) for p in batch], "unclean leader election check"
+            )
+        return len(allowed) > MAX_ELECTIONS_PER_IMBALANCE, any(p.leader == NO_LEADER for p in leaderless)

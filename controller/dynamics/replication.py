@@ -31,10 +31,14 @@ from typing import Any
 from controller.clock import Clock, Timer
 from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config import ServerConfig
+from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Replication"]
+__all__ = ["MAX_LOAD", "Replication"]
+
+#: The most records per second per partition a workload may bring (log end offsets stay far inside int64).
+MAX_LOAD = 1e9
 
 
 def _records(rate: float, tick: int, tick_ms: int) -> int:
@@ -64,6 +68,12 @@ class Replication:
         self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
         #: Called with the partitions whose in-sync set changed here (the controller keeps epochs).
         self.on_isr_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with a partition and the log end offsets the model wants for its replicas, before they
+        #: are set: the replicas' logs follow (``controller.data_path``) and the offsets they reach are
+        #: returned (a follower copies whole client batches, so it may end a little past the model's).
+        self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = lambda p, leo: leo
+        #: Called after a partition's high watermark moved up (acks=all answers wait for it).
+        self.on_high_watermark: Callable[[PartitionState], None] = lambda partition: None
 
     async def close(self) -> None:
         for timer in (self._tick_timer, self._lag_timer):
@@ -75,8 +85,8 @@ class Replication:
     def produce_load(self, topic: str, records_per_s: float) -> None:
         if topic not in self.cluster.topics:
             raise KeyError(f"no topic {topic!r}")
-        if records_per_s < 0:
-            raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
+        if not 0 <= records_per_s <= MAX_LOAD:
+            raise ValueError(f"records_per_s must be from 0 to {MAX_LOAD:g}, got {records_per_s}")
         if records_per_s:
             self.load[topic] = records_per_s
             self._load_start[topic] = self._tick
@@ -97,6 +107,10 @@ class Replication:
             if delay_ms < 0:
                 raise ValueError(f"delay_ms must not be negative, got {delay_ms}")
             changes["copy_delay_ms"] = delay_ms
+        if records_per_s is not None and records_per_s > MAX_LOAD:
+            raise ValueError(
+                f"records_per_s must be at most {MAX_LOAD:g} (None: no limit), got {records_per_s}"
+            )
         if records_per_s is None or (records_per_s is not None and records_per_s >= 0):
             changes["copy_rate"] = records_per_s
         elif records_per_s != -1:
@@ -133,6 +147,7 @@ class Replication:
                 "its log end offset cannot go below it"
             )
         leo[i] = offset
+        leo = self.on_log_end_offsets(p, leo)
         changes: dict[str, Any] = {"leo": leo}
         if broker == leader:
             changes["epoch_start_offset"] = min(p.epoch_start_offset, offset)
@@ -260,6 +275,8 @@ class Replication:
                 caught_up[i] = max(caught_up[i], now - delay)
             if leo[i] < leo[li]:
                 work = True
+        if leo != p.leo:
+            leo = self.on_log_end_offsets(p, leo)
         if max_delay:
             if history is None:
                 history = self._history[key] = deque()
@@ -343,14 +360,11 @@ class Replication:
         hw = min(offsets)
         if hw > p.high_watermark:
             self.cluster.progress(p, high_watermark=hw)
+            self.on_high_watermark(p)
 
     def _min_insync(self, p: PartitionState) -> int:
-        topic = self.cluster.topics.get(p.topic)
-        raw = topic.configs.get("min.insync.replicas") if topic is not None else None
-        if raw is None:
-            return self.config.min_insync_replicas
-        raw = raw.strip()
-        return int(raw) if raw.isdigit() else self.config.min_insync_replicas
+        """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once)."""
+        return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
 
     def _on_lag_check(self) -> None:
         self._lag_timer = None

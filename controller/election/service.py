@@ -24,6 +24,7 @@ from typing import Any
 from controller.clock import Clock
 from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config import ServerConfig
+from controller.config.topic_configs import UNCLEAN_LEADER_ELECTION_ENABLE
 from controller.election import rules
 from controller.election.api import STYLES, PartitionView, Trigger
 from controller.election.loader import ELECTION_POLICIES
@@ -115,11 +116,8 @@ class ElectionService:
     # ------------------------------------------------------------------------------------- helpers
 
     def unclean_allowed(self, partition: PartitionState) -> bool:
-        topic = self.cluster.topics.get(partition.topic)
-        raw = topic.configs.get("unclean.leader.election.enable") if topic is not None else None
-        if raw is not None and raw.strip().lower() in ("true", "false"):
-            return raw.strip().lower() == "true"
-        return self.config.unclean_election
+        """The topic's ``unclean.leader.election.enable`` as the controller has it (per topic, at run time)."""
+        return bool(self.cluster.topic_config(partition.topic, UNCLEAN_LEADER_ELECTION_ENABLE, None))
 
     def alive(self) -> frozenset[int]:
         return self.cluster.active_ids()

@@ -14,6 +14,9 @@ package that defines ``API_KEY``, ApiVersions advertises what the registry holds
   support (ApiVersions answers one, as Kafka); without it the connection is closed;
 - optionally ``error_response(request, version, error_code, message)``: the answer when the handler fails
   (a bug), so that the request is still answered; without it the connection is closed;
+- optionally ``served(config) -> bool``: whether the server serves the API key at all with that
+  configuration (the control APIs: ``simulator.control.enable``); an API not served is neither
+  advertised nor answered, as Kafka treats an API key it does not know;
 - optionally ``ANSWER_DEPENDS_ON``: an :class:`AnswerDependsOn`, for handlers whose answers given at once
   depend on nothing but the request (and the metadata image): the dispatch then keeps such answers
   encoded and answers the same request again without decoding it or calling the handler.
@@ -34,6 +37,7 @@ from protocol.codes import ApiKey
 
 if TYPE_CHECKING:
     from controller.app import Controller
+    from controller.config import ServerConfig
     from controller.image import MetadataImage
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
@@ -148,9 +152,10 @@ class Handlers(Mapping[int, Handler]):
         return handler is not None and handler.supports(version)
 
 
-def load_handlers(schemas: Schemas) -> Handlers:
+def load_handlers(schemas: Schemas, config: ServerConfig | None = None) -> Handlers:
     """Every handler module of this package, checked against the specs: a handler must answer versions its
-    spec has, and two modules cannot claim one API key."""
+    spec has, and two modules cannot claim one API key. With ``config``, the modules whose ``served``
+    says no are left out."""
     handlers: dict[int, Handler] = {}
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
@@ -162,6 +167,9 @@ def load_handlers(schemas: Schemas) -> Handlers:
             raise RuntimeError(
                 f"apiKey {key.name} ({key.value}) is handled by two modules, {info.name} among them"
             )
+        served = getattr(module, "served", None)
+        if config is not None and served is not None and not served(config):
+            continue
         low, high = module.VERSIONS
         spec_low, spec_high = schemas.request(key).valid_versions
         if not (spec_low <= low <= high <= spec_high):

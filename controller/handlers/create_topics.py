@@ -1,10 +1,17 @@
-"""CreateTopics (19): topics placed by the configured placer, or assigned by hand; see topic_admin."""
+"""CreateTopics (19): topics placed by the configured placer, or assigned by hand; see topic_admin.
+
+Topic configs are checked as Kafka checks them (INVALID_CONFIG with Kafka's message for an unknown name or
+a bad value); from v5 the answer carries every config of the new topic with its value and source, made
+in turns of the event loop for a request of many topics and encoded off it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.answers import Sized
+from controller.config.topic_configs import TOPIC_CONFIGS, ConfigEntry
 from controller.handlers import RequestContext
+from controller.offload import Turns
 from controller.topic_admin import NewTopic, TopicResult
 from protocol import ZERO_UUID
 from protocol.codes import ApiKey
@@ -13,7 +20,7 @@ API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
     topics = [
         NewTopic(
             name=t["Name"],
@@ -27,10 +34,30 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     results = await ctx.controller.topic_admin.create_topics(
         topics, validate_only=bool(request.get("validateOnly", False)), timeout_ms=request["timeoutMs"]
     )
-    return {"ThrottleTimeMs": 0, "Topics": [_result(r) for r in results]}
+    cluster = ctx.controller.cluster
+    answers = []
+    # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.
+    made: dict[int, dict[str, Any]] = {}
+    turns = Turns()
+    for r in results:
+        entries = cluster.topic_config_entries(r.name, r.configs) if version >= 5 and r.ok else []
+        answers.append(_result(r, [made.get(id(e)) or made.setdefault(id(e), _config(e)) for e in entries]))
+        await turns.yield_if_due()
+    size = len(answers) * (1 + len(TOPIC_CONFIGS) * (version >= 5))
+    return Sized({"ThrottleTimeMs": 0, "Topics": answers}, size)
 
 
-def _result(result: TopicResult) -> dict[str, Any]:
+def _config(entry: ConfigEntry) -> dict[str, Any]:
+    return {
+        "Name": entry.name,
+        "Value": None if entry.sensitive else entry.value,
+        "ReadOnly": entry.read_only,
+        "ConfigSource": entry.source,
+        "IsSensitive": entry.sensitive,
+    }
+
+
+def _result(result: TopicResult, configs: list[dict[str, Any]]) -> dict[str, Any]:
     if result.error is not None:
         return {
             "Name": result.name,
@@ -49,7 +76,7 @@ def _result(result: TopicResult) -> dict[str, Any]:
         "TopicConfigErrorCode": 0,
         "NumPartitions": len(result.replicas),
         "ReplicationFactor": len(result.replicas[0]),
-        "Configs": [],
+        "Configs": configs,
     }
 
 

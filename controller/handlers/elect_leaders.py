@@ -86,9 +86,4 @@ def _whole_request_error(
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
-    response = _whole_request_error(
-        version, ErrorCode.UNKNOWN_SERVER_ERROR, request.get("TopicPartitions"), message
-    )
-    if version >= 1:
-        response["ErrorCode"] = code
-    return response
+    return _whole_request_error(version, ErrorCode(code), request.get("TopicPartitions"), message)

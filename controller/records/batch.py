@@ -48,6 +48,7 @@ __all__ = [
     "BatchHeader",
     "Compression",
     "batch_spans",
+    "client_batch",
     "compute_crc",
     "decrement_sequence",
     "increment_sequence",
@@ -330,6 +331,55 @@ def synthetic_batch(base_offset: int, count: int, leader_epoch: int, timestamp_m
             base_offset,
             HEADER_SIZE - LOG_OVERHEAD + len(section),
             leader_epoch,
+            MAGIC_V2,
+            0,
+            0,
+            count - 1,
+            timestamp_ms,
+            timestamp_ms,
+            NO_PRODUCER_ID,
+            NO_PRODUCER_EPOCH,
+            NO_SEQUENCE,
+            count,
+        )
+    )
+    _CRC.pack_into(header, CRC_OFFSET, crc32c(section, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:])))
+    return b"".join((header, section))
+
+
+# -- a producer's batch, for the command line ---------------------------------------------------------
+
+
+def _nullable_varint_bytes(data: bytes | None) -> bytes:
+    if data is None:
+        return uvarint_bytes(zigzag32(-1))
+    return uvarint_bytes(zigzag32(len(data))) + data
+
+
+def client_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
+    """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer without
+    idempotence sends it (BaseOffset 0, no producer id, CreateTime; ``MemoryRecordsBuilder``'s layout)."""
+    if not records:
+        raise ValueError("a batch holds at least one record")
+    parts = []
+    for delta, (key, value) in enumerate(records):
+        body = b"".join(
+            (
+                b"\x00\x00",  # attributes, timestamp delta 0
+                uvarint_bytes(zigzag32(delta)),
+                _nullable_varint_bytes(key),
+                _nullable_varint_bytes(value),
+                b"\x00",  # no headers
+            )
+        )
+        parts.append(uvarint_bytes(zigzag32(len(body))) + body)
+    section = b"".join(parts)
+    count = len(records)
+    header = bytearray(
+        _HEADER.pack(
+            0,
+            HEADER_SIZE - LOG_OVERHEAD + len(section),
+            NO_PARTITION_LEADER_EPOCH,
             MAGIC_V2,
             0,
             0,

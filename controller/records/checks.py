@@ -31,10 +31,9 @@ header's timestamp that failed, in Kafka's words otherwise.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Final, NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
 
 from crc32c import crc32c
 
@@ -53,8 +52,6 @@ from controller.records.batch import (
 )
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -93,33 +90,16 @@ class TopicLimits:
     timestamp_before_max_ms: int = _LONG_MAX
     timestamp_after_max_ms: int = 3_600_000
 
-    def with_configs(self, configs: Mapping[str, str]) -> TopicLimits:
-        """These limits overridden by a topic's configs (the names above). A value that does not parse
-        keeps the limit as it is, with a warning (topic configs are checked when they are set)."""
-        changes: dict[str, object] = {}
-        for key, attribute in (
-            (MAX_MESSAGE_BYTES, "max_message_bytes"),
-            (TIMESTAMP_BEFORE_MAX_MS, "timestamp_before_max_ms"),
-            (TIMESTAMP_AFTER_MAX_MS, "timestamp_after_max_ms"),
-        ):
-            raw = configs.get(key)
-            if raw is None:
-                continue
-            try:
-                changes[attribute] = int(raw)
-            except ValueError:
-                log.warning(
-                    "topic config %s=%r is not a number; keeping %s", key, raw, getattr(self, attribute)
-                )
-        kind = configs.get(TIMESTAMP_TYPE)
-        if kind is not None:
-            if kind in ("CreateTime", "LogAppendTime"):
-                changes["log_append_time"] = kind == "LogAppendTime"
-            else:
-                log.warning(
-                    "topic config %s=%r is neither CreateTime nor LogAppendTime", TIMESTAMP_TYPE, kind
-                )
-        return replace(self, **changes) if changes else self  # type: ignore[arg-type]
+    @classmethod
+    def read(cls, value: Callable[[str], Any]) -> TopicLimits:
+        """The limits of a topic whose config ``name`` is in effect with the value ``value(name)`` (parsed,
+        as :meth:`controller.cluster.Cluster.topic_config` gives it: the topic's own, else the brokers')."""
+        return cls(
+            max_message_bytes=value(MAX_MESSAGE_BYTES),
+            log_append_time=value(TIMESTAMP_TYPE) == "LogAppendTime",
+            timestamp_before_max_ms=value(TIMESTAMP_BEFORE_MAX_MS),
+            timestamp_after_max_ms=value(TIMESTAMP_AFTER_MAX_MS),
+        )
 
 
 DEFAULT_LIMITS: Final = TopicLimits()

@@ -219,6 +219,10 @@ class Log:
         for index in range(self._head, len(self._entries)):
             yield self._entries[index]
 
+    def last_batch(self) -> StoredBatch | None:
+        """The newest entry, if the log holds any."""
+        return self._entries[-1] if len(self._entries) > self._head else None
+
     def batch_at(self, offset: int) -> StoredBatch | None:
         """The entry holding ``offset``, if the log has it."""
         index = self._index_of(offset)
@@ -262,6 +266,24 @@ class Log:
         entry = StoredBatch.synthetic(self.log_end_offset, count, leader_epoch, timestamp_ms)
         self._append(entry)
         return entry
+
+    def extend_synthetic(self, count: int, leader_epoch: int, timestamp_ms: int) -> StoredBatch:
+        """:meth:`append_synthetic`, merged into the last entry when that is a synthetic run of the same
+        epoch (the merged run carries ``timestamp_ms``): a synthetic workload appends every tick, and a
+        log grows by records, not by an entry a tick. Followers hold their own runs (a run is cut when
+        copied), so replacing the leader's last run changes no other log."""
+        entries = self._entries
+        if len(entries) > self._head:
+            last = entries[-1]
+            if last.source is None and last.leader_epoch == leader_epoch and count > 0:
+                end = last.last_offset + count
+                size = synthetic_size(end - last.base_offset + 1)
+                merged = StoredBatch(None, b"", last.base_offset, end, leader_epoch, timestamp_ms, size)
+                entries[-1] = merged
+                self.log_end_offset = end + 1
+                self.size_bytes += size - last.size
+                return merged
+        return self.append_synthetic(count, leader_epoch, timestamp_ms)
 
     def append_copy(self, entry: StoredBatch) -> None:
         """Append an entry of the leader's log as a follower copies it (the same object: no bytes are

@@ -29,6 +29,15 @@ COMMANDS = {
     "topics": "topics",
     "cluster": "cluster",
     "settings": "settings",
+    "configs": "configs",
+    "broker": "broker",
+    "partitions": "partitions",
+    "elect": "elect",
+    "events": "events",
+    "faults": "faults",
+    "clock": "clock",
+    "produce": "data",
+    "consume": "data",
 }
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).
@@ -79,8 +88,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     common = common_options()
     named = _command_named(argv)
+    registered: set[str] = set()  # a module may register several commands (produce and consume)
     for command, module in COMMANDS.items():
-        if named is None or command == named:
+        if (named is None or command == named) and module not in registered:
+            registered.add(module)
             importlib.import_module(f"placement_sim.cli.commands.{module}").register(subparsers, common)
     return parser
 

@@ -24,8 +24,11 @@ from tests.support.placers import placer_file
 #: ``replica.placer.class.name`` of a plugin that refuses topics named ``reject...`` (REPLICA_PLACEMENT_FAILED).
 PICKY_PLACER = placer_file("PickyPlacer")
 
-API_NAMES = {3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
-             36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders", 60: "DescribeCluster",
+API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions",
+             19: "CreateTopics", 20: "DeleteTopics", 21: "DeleteRecords", 22: "InitProducerId",
+             23: "OffsetForLeaderEpoch", 32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs",
+             36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders", 44: "IncrementalAlterConfigs",
+             60: "DescribeCluster",
              68: "CreateReplicaPlacement"}  # fmt: skip
 
 #: What each client connects over in the security tests: (security protocol, SASL mechanism, ssl.client.auth).

@@ -75,6 +75,6 @@ async def make_sim(
     }
     config = ServerConfig.from_properties(props)
     clock = VirtualClock()
-    cluster = Cluster(entries, seed=0, events=EventLog(clock.now))
+    cluster = Cluster(entries, seed=0, events=EventLog(clock.now), static_configs=config.properties)
     dynamics = await Dynamics.start(config, cluster, clock, asyncio.Lock())
     return Sim(dynamics, clock)

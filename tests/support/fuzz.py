@@ -93,7 +93,7 @@ class FrameSource:
         codec = message.codec(version)
         for _ in range(10):  # a drawn value may not fit its version (a long string in an int16 field)
             try:
-                body = message.encode(self.value(codec.construct.root), version)
+                body = message.encode(_answered_soon(api_key, self.value(codec.construct.root)), version)
                 break
             except EncodeError:
                 continue
@@ -120,3 +120,18 @@ class FrameSource:
             struct.pack_into(">hh", body, 0, rng.choice([-1, 99, 32767, 1, 17]), rng.choice([-1, 50, 3]))
             return struct.pack(">i", len(body)) + bytes(body)
         return struct.pack(">i", rng.randint(1, 64)) + rng.randbytes(rng.randint(0, 64))  # noise
+
+
+#: Waits a valid frame may ask for (ms): a stream waits for every answer within its deadline.
+_SHORT_WAIT_MS = 50
+
+
+def _answered_soon(api_key: int, data: dict) -> dict:
+    """A request the server answers, and soon: Kafka never answers a Produce with acks=0 (the stream
+    would wait for it), and a Produce with acks=all or a Fetch may wait as long as it asks."""
+    if api_key == 0:
+        data["Acks"] = 1 if data.get("Acks") == 0 else data.get("Acks")
+        data["TimeoutMs"] = min(max(data.get("TimeoutMs", 0), 0), _SHORT_WAIT_MS)
+    elif api_key == 1:
+        data["MaxWaitMs"] = min(max(data.get("MaxWaitMs", 0), 0), _SHORT_WAIT_MS)
+    return data

@@ -1,6 +1,6 @@
 """``placement-sim topics create|list|describe|alter|delete``: topic administration on a running simulator.
 
-These speak Kafka's protocol (CreateTopics, Metadata, CreatePartitions, DeleteTopics), so they work
+These speak Kafka's protocol (CreateTopics, Metadata, DescribeConfigs, CreatePartitions, DeleteTopics), so they work
 against any Kafka broker too, and take the options ``kafka-topics.sh`` users type (``--bootstrap-server``,
 ``-p``, ``-r``). ``describe`` prints Kafka's layout: a topic line, then one line per partition with its
 leader, replicas (in placement order) and in-sync replicas.
@@ -19,6 +19,7 @@ from placement_sim.cli.connection import (
     kafka_uuid,
     run_with_client,
 )
+from placement_sim.cli.options import property_pair
 from protocol.client import KafkaClient
 
 __all__ = ["format_topic", "register"]
@@ -46,6 +47,14 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         "--replica-assignment",
         metavar="FILE",
         help='a JSON replica map: [{"id": 0, "replicas": [0, 1, 2]}, ...] (instead of N and R)',
+    )
+    create.add_argument(
+        "--config",
+        action="append",
+        type=property_pair,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a topic config, e.g. min.insync.replicas=2 (repeatable)",
     )
     create.add_argument(
         "--validate-only", action="store_true", help="check and compute the placement, create nothing"
@@ -110,7 +119,7 @@ def create_command(args: argparse.Namespace) -> int:
                 "NumPartitions": -1 if args.partitions is None else args.partitions,
                 "ReplicationFactor": -1 if args.replication_factor is None else args.replication_factor,
                 "Assignments": assignments,
-                "Configs": [],
+                "Configs": [{"Name": key, "Value": value} for key, value in args.config],
             }
         ],
         "timeoutMs": int(args.timeout * 1000),
@@ -142,6 +151,8 @@ async def _describe(client: KafkaClient, names: list[str] | None) -> int:
     topics = None if names is None else [{"Name": n} for n in names]
     response = await client.send("MetadataRequest", {"Topics": topics, "AllowAutoTopicCreation": False})
     status = 0
+    found = sorted((t for t in response["Topics"] if t["ErrorCode"] == 0), key=lambda t: t["Name"] or "")
+    configs = await _non_default_configs(client, [t["Name"] for t in found])
     for topic in sorted(response["Topics"], key=lambda t: t["Name"] or ""):
         if topic["ErrorCode"] != 0:
             print(
@@ -150,18 +161,50 @@ async def _describe(client: KafkaClient, names: list[str] | None) -> int:
             )
             status = 1
             continue
-        print("\n".join(format_topic(topic)))
+        print("\n".join(format_topic(topic, configs.get(topic["Name"], ""))))
     return status
 
 
-def format_topic(topic: dict[str, Any]) -> list[str]:
-    """Kafka's ``kafka-topics.sh --describe`` lines for one Metadata topic entry."""
+#: DescribeConfigs' resource type of a topic, and the source of a value that is Kafka's default.
+_TOPIC_RESOURCE = 2
+_DEFAULT_CONFIG = 5
+
+
+async def _non_default_configs(client: KafkaClient, names: list[str]) -> dict[str, str]:
+    """``key=value,...`` of each topic's configs that are not Kafka's defaults, as ``kafka-topics.sh``
+    shows them (none against a server without DescribeConfigs)."""
+    if not names or 32 not in client.api_versions:
+        return {}
+    response = await client.send(
+        "DescribeConfigsRequest",
+        {
+            "Resources": [
+                {"ResourceType": _TOPIC_RESOURCE, "ResourceName": name, "ConfigurationKeys": None}
+                for name in names
+            ],
+            "IncludeSynonyms": False,
+        },
+    )
+    return {
+        result["ResourceName"]: ",".join(
+            f"{c['Name']}={c['Value']}"
+            for c in result["Configs"]
+            if c.get("ConfigSource", _DEFAULT_CONFIG) != _DEFAULT_CONFIG and not c["IsSensitive"]
+        )
+        for result in response["Results"]
+        if result["ErrorCode"] == 0
+    }
+
+
+def format_topic(topic: dict[str, Any], configs: str = "") -> list[str]:
+    """Kafka's ``kafka-topics.sh --describe`` lines for one Metadata topic entry, with its non-default
+    ``configs`` (``key=value,...``)."""
     partitions = sorted(topic["Partitions"], key=lambda p: p["PartitionIndex"])
     rf = len(partitions[0]["ReplicaNodes"]) if partitions else 0
     topic_id = topic.get("TopicId")
     lines = [
         f"Topic: {topic['Name']}\tTopicId: {kafka_uuid(topic_id) if topic_id else ''}\t"
-        f"PartitionCount: {len(partitions)}\tReplicationFactor: {rf}\tConfigs: "
+        f"PartitionCount: {len(partitions)}\tReplicationFactor: {rf}\tConfigs: {configs}"
     ]
     for p in partitions:
         leader = p["LeaderId"] if p["LeaderId"] >= 0 else "none"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from controller.config.topic_configs import topic_config_def
 from controller.records.batch import CONTROL_FLAG, TIMESTAMP_TYPE_FLAG, Compression
 from controller.records.checks import DEFAULT_LIMITS, ClientBatch, TopicLimits, check_client_batch
 from protocol.codes import ErrorCode
@@ -167,7 +168,7 @@ def test_timestamps_within_the_topics_bounds():
         f"within [{NOW - (2**63 - 1)}, {NOW + HOUR}]",
     )
     assert isinstance(check(ahead, now=NOW + 1), ClientBatch)  # exactly an hour ahead is allowed
-    limits = TopicLimits().with_configs({"message.timestamp.before.max.ms": str(HOUR)})
+    limits = TopicLimits(timestamp_before_max_ms=HOUR)
     assert refused(old, limits=limits) == (
         ErrorCode.INVALID_TIMESTAMP,
         f"Timestamp {NOW - 2 * HOUR} of the batch's first message is out of range. The timestamp should be "
@@ -205,19 +206,14 @@ def test_a_producer_must_not_set_log_append_time():
     assert isinstance(check(ahead, limits=TopicLimits(log_append_time=True)), ClientBatch)
 
 
-def test_topic_limits_from_configs():
-    limits = DEFAULT_LIMITS.with_configs(
-        {
-            "max.message.bytes": "2048",
-            "message.timestamp.type": "LogAppendTime",
-            "message.timestamp.after.max.ms": "10",
-            "cleanup.policy": "delete",
-        }
-    )
-    assert limits == TopicLimits(2048, True, 2**63 - 1, 10)
+def test_topic_limits_read_from_the_configs_in_effect():
+    # Kafka's topic config table and these limits agree on the defaults
+    assert TopicLimits.read(lambda name: topic_config_def(name).default_value) == DEFAULT_LIMITS
     assert DEFAULT_LIMITS == TopicLimits(1048588, False, 2**63 - 1, 3_600_000)
-    assert DEFAULT_LIMITS.with_configs({}) is DEFAULT_LIMITS
-    assert (
-        DEFAULT_LIMITS.with_configs({"max.message.bytes": "lots", "message.timestamp.type": "x"})
-        == DEFAULT_LIMITS
-    )
+    values = {
+        "max.message.bytes": 2048,
+        "message.timestamp.type": "LogAppendTime",
+        "message.timestamp.before.max.ms": 5,
+        "message.timestamp.after.max.ms": 10,
+    }
+    assert TopicLimits.read(values.__getitem__) == TopicLimits(2048, True, 5, 10)

@@ -1,0 +1,422 @@
+"""Config administration as Kafka's brokers and controller perform it: describe, replace (AlterConfigs)
+and change one by one (IncrementalAlterConfigs) the configs of topics and brokers.
+
+The wire handlers (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) translate requests into these
+calls and the results back. Checks follow Kafka's ``ConfigAdminManager`` (the broker's checks before it
+forwards a change), ``ConfigurationControlManager`` and ``ControllerConfigurationValidator`` (the
+controller's), and ``ConfigHelper`` (DescribeConfigs), in their order and wording; one resource's failure
+never affects another in the same call.
+
+Topics take every topic config (:mod:`controller.config.topic_configs`). Brokers (a broker id, or the
+empty name for every broker) take the broker keys of topic configs, which Kafka changes without a restart
+(``log.retention.ms``, ``min.insync.replicas``, ``unclean.leader.election.enable``, ...); every other key
+is refused as Kafka refuses a key it cannot update dynamically. DescribeConfigs of a broker lists the
+server's settings (read-only) and those keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from controller.cluster import Cluster
+from controller.config import SASL_USERS, SSL_KEYSTORE_KEY, settings
+from controller.config.topic_configs import (
+    BROKER_SYNONYMS,
+    ConfigEntry,
+    ConfigSource,
+    ConfigType,
+    InvalidConfig,
+    broker_key_def,
+    parse_broker_value,
+    topic_config_def,
+    validate_topic_configs,
+)
+from controller.config.values import secret
+from controller.offload import Turns
+from controller.topic_names import topic_name_problem
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
+
+__all__ = [
+    "BROKER",
+    "TOPIC",
+    "AlterOp",
+    "ConfigAdmin",
+    "ConfigChange",
+    "Described",
+    "ResourceResult",
+]
+
+#: Kafka's ``ConfigResource.Type`` ids the simulator serves.
+TOPIC = 2
+BROKER = 4
+
+
+class AlterOp:
+    """IncrementalAlterConfigs' operations (Kafka's ``AlterConfigOp.OpType``)."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+    NAMES = {0: "SET", 1: "DELETE", 2: "APPEND", 3: "SUBTRACT"}
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """One change of IncrementalAlterConfigs (or one key of AlterConfigs, with ``op`` SET)."""
+
+    name: str
+    value: str | None
+    op: int = AlterOp.SET
+
+
+@dataclass
+class ResourceResult:
+    """The outcome for one resource: ``error`` None on success."""
+
+    resource_type: int
+    resource_name: str
+    error: ErrorCode | None = None
+    message: str | None = None
+
+
+@dataclass
+class Described:
+    """DescribeConfigs' answer for one resource."""
+
+    resource_type: int
+    resource_name: str
+    error: ErrorCode | None = None
+    message: str | None = None
+    configs: list[ConfigEntry] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------ broker keys
+
+
+@dataclass(frozen=True)
+class _BrokerKey:
+    key: str
+    kind: ConfigType
+    default: str | None
+    doc: str
+    dynamic: bool
+    sensitive: bool
+
+
+def _kind_of(default: str) -> ConfigType:
+    if default in ("true", "false"):
+        return ConfigType.BOOLEAN
+    if re.fullmatch(r"-?[0-9]+", default):
+        return ConfigType.INT if -(2**31) <= int(default) < 2**31 else ConfigType.LONG
+    return ConfigType.STRING
+
+
+@functools.cache
+def _broker_keys() -> dict[str, _BrokerKey]:
+    """The server's settings (read-only, but the topic configs' synonyms among them), then the broker
+    keys of topic configs the table does not have."""
+    keys: dict[str, _BrokerKey] = {}
+    for s in settings():
+        synonym = broker_key_def(s.key)
+        sensitive = s.parse is secret or s.key in (SASL_USERS, SSL_KEYSTORE_KEY)
+        kind = ConfigType.PASSWORD if sensitive else _kind_of(s.default)
+        if synonym is not None:
+            kind = synonym[0].kind
+        keys[s.key] = _BrokerKey(s.key, kind, s.default or None, s.meaning, synonym is not None, sensitive)
+    for key in BROKER_SYNONYMS:
+        if key not in keys:
+            synonym, definition = broker_key_def(key)  # type: ignore[misc]
+            doc = f"server default of topic config {definition.name}: {definition.doc}"
+            keys[key] = _BrokerKey(key, synonym.kind, synonym.default, doc, True, False)
+    return keys
+
+
+def _scala_set(names: Sequence[str]) -> str:
+    return "Set(" + ", ".join(names) + ")"
+
+
+# ------------------------------------------------------------------------------------ the admin
+
+
+class ConfigAdmin:
+    """Describes and changes the configs of one cluster's topics and brokers."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        lock: asyncio.Lock | None = None,
+        changed: Callable[[str | None], Awaitable[None]] | None = None,
+    ) -> None:
+        """``lock`` is the controller's event lock: a change never lands in the middle of another event.
+        ``changed`` is told of every change made, under the lock: the topic's name, or None for brokers."""
+        self.cluster = cluster
+        self._lock = lock if lock is not None else asyncio.Lock()
+        self._changed = changed
+
+    # ----------------------------------------------------------------------------- describe
+
+    async def describe(
+        self,
+        resources: Sequence[tuple[int, str, Sequence[str] | None]],
+        answering_broker: int | None = None,
+    ) -> list[Described]:
+        """One answer per ``(type, name, keys)``; ``keys`` None or empty means every config. Topic configs
+        are resolved as ``answering_broker`` has them (None: the bootstrap listener, no per-broker values).
+        A request for thousands of topics is answered in turns of the event loop."""
+        turns = Turns()
+        described = []
+        for kind, name, keys in resources:
+            described.append(self._describe_one(kind, name, keys, answering_broker))
+            await turns.yield_if_due()
+        return described
+
+    def _describe_one(
+        self, kind: int, name: str, keys: Sequence[str] | None, answering_broker: int | None
+    ) -> Described:
+        try:
+            if kind == TOPIC:
+                entries = self._describe_topic(name, answering_broker)
+            elif kind == BROKER:
+                entries = self._describe_broker(name, answering_broker)
+            else:
+                raise Refusal(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_type_name(kind)}")
+        except Refusal as refused:
+            return Described(kind, name, refused.code, refused.message)
+        if keys:
+            wanted = set(keys)
+            entries = [e for e in entries if e.name in wanted]
+        return Described(kind, name, configs=entries)
+
+    def _describe_topic(self, name: str, broker: int | None) -> list[ConfigEntry]:
+        problem = topic_name_problem(name)
+        if problem is not None:
+            raise Refusal(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+        if name not in self.cluster.topics:
+            raise Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+        return self.cluster.topic_config_entries(name, broker=broker)
+
+    def _describe_broker(self, name: str, answering_broker: int | None) -> list[ConfigEntry]:
+        if not name:
+            # The configs set for every broker, as only that level shows them.
+            dynamic = self.cluster.broker_configs(None)
+            keys = _broker_keys()
+            return [
+                self._broker_entry(keys[k], None, only_default=True) for k in sorted(dynamic) if k in keys
+            ]
+        broker = self._broker_id(name, answering_broker)
+        return [self._broker_entry(k, broker) for k in _broker_keys().values()]
+
+    def _broker_id(self, name: str, answering_broker: int | None) -> int:
+        try:
+            broker = int(name)
+        except ValueError:
+            raise Refusal(
+                ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}"
+            ) from None
+        registered = sorted(b.id for b in self.cluster.brokers)
+        if answering_broker is not None and broker != answering_broker:
+            expected = str(answering_broker)
+        elif broker not in registered:
+            expected = "one of " + ", ".join(map(str, registered))
+        else:
+            return broker
+        raise Refusal(
+            ErrorCode.INVALID_REQUEST,
+            f"Unexpected broker id, expected {expected} or empty string, but received {name}",
+        )
+
+    def _broker_entry(self, key: _BrokerKey, broker: int | None, only_default: bool = False) -> ConfigEntry:
+        found: list[tuple[str, str | None, ConfigSource]] = []
+        levels = [(self.cluster.broker_configs(None), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
+        if not only_default:
+            levels.insert(0, (self.cluster.broker_configs(broker), ConfigSource.DYNAMIC_BROKER_CONFIG))
+            levels.append((self.cluster.static_configs, ConfigSource.STATIC_BROKER_CONFIG))
+        for values, source in levels:
+            if key.key in values:
+                found.append((key.key, None if key.sensitive else values[key.key], source))
+        if not only_default and key.default is not None:
+            found.append((key.key, None if key.sensitive else key.default, ConfigSource.DEFAULT_CONFIG))
+        value, source = (found[0][1], found[0][2]) if found else (None, ConfigSource.DEFAULT_CONFIG)
+        return ConfigEntry(
+            key.key, value, source, tuple(found), key.kind, key.doc, not key.dynamic, key.sensitive
+        )
+
+    # ----------------------------------------------------------------------------- alter
+
+    async def alter(
+        self,
+        resources: Sequence[tuple[int, str, Sequence[ConfigChange]]],
+        validate_only: bool = False,
+        incremental: bool = False,
+        answering_broker: int | None = None,
+    ) -> list[ResourceResult]:
+        """AlterConfigs (``incremental`` False: each resource's configs become the ones given) or
+        IncrementalAlterConfigs; one result per resource, in request order. A broker's listener
+        (``answering_broker``) changes only that broker's configs and the cluster default, as in Kafka;
+        the bootstrap listener (None) any registered broker's."""
+        async with self._lock:
+            seen: dict[tuple[int, str], int] = {}
+            for kind, name, _ in resources:
+                seen[(kind, name)] = seen.get((kind, name), 0) + 1
+            results = []
+            for kind, name, changes in resources:
+                result = ResourceResult(kind, name)
+                try:
+                    if seen[(kind, name)] > 1:
+                        raise Refusal(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+                    self._alter_one(kind, name, changes, validate_only, incremental, answering_broker)
+                except Refusal as refused:
+                    result.error, result.message = refused.code, refused.message
+                else:
+                    if not validate_only and self._changed is not None:
+                        await self._changed(name if kind == TOPIC else None)
+                results.append(result)
+            return results
+
+    def _alter_one(
+        self,
+        kind: int,
+        name: str,
+        changes: Sequence[ConfigChange],
+        validate_only: bool,
+        incremental: bool,
+        answering_broker: int | None,
+    ) -> None:
+        names = [c.name for c in changes]
+        if len(set(names)) != len(names):
+            raise Refusal(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+        nulls = [c.name for c in changes if c.value is None and (not incremental or c.op != AlterOp.DELETE)]
+        if nulls:
+            raise Refusal(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+        if kind == TOPIC:
+            self._alter_topic(name, changes, validate_only, incremental)
+        elif kind == BROKER:
+            self._alter_broker(name, changes, validate_only, incremental, answering_broker)
+        else:
+            raise Refusal(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+    def _alter_topic(
+        self, name: str, changes: Sequence[ConfigChange], validate_only: bool, incremental: bool
+    ) -> None:
+        if not name:
+            raise Refusal(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        problem = topic_name_problem(name)
+        if problem is not None:
+            raise Refusal(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+        topic = self.cluster.topics.get(name)
+        current = dict(topic.configs) if topic is not None else {}
+        if incremental:
+            new = dict(current)
+            for change in changes:
+                if change.op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+                    definition = topic_config_def(change.name)
+                    if definition is None or definition.kind is not ConfigType.LIST:
+                        raise Refusal(
+                            ErrorCode.INVALID_CONFIG,
+                            f"Can't {AlterOp.NAMES[change.op]} to key {change.name} because its type is not LIST.",
+                        )
+                    base = new.get(change.name, definition.default)
+                    new[change.name] = _list_op(base, change)
+                else:
+                    _apply(new, change)
+        else:
+            new = {c.name: c.value or "" for c in changes}
+        try:
+            validate_topic_configs(new)
+        except InvalidConfig as invalid:
+            raise Refusal(ErrorCode.INVALID_CONFIG, str(invalid)) from None
+        if topic is None:
+            raise Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if not validate_only:
+            verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
+            self.cluster.set_topic_configs(name, new, verb)
+
+    def _alter_broker(
+        self,
+        name: str,
+        changes: Sequence[ConfigChange],
+        validate_only: bool,
+        incremental: bool,
+        answering_broker: int | None,
+    ) -> None:
+        broker: int | None = None
+        if name:
+            try:
+                broker = int(name)
+            except ValueError:
+                raise Refusal(
+                    ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}"
+                ) from None
+            if answering_broker is not None and broker != answering_broker:
+                raise Refusal(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Unexpected broker id, expected {answering_broker}, but received {name}",
+                )
+            if broker not in {b.id for b in self.cluster.brokers}:
+                raise Refusal(ErrorCode.BROKER_ID_NOT_REGISTERED, f"No node with id {broker} found.")
+        current = dict(self.cluster.broker_configs(broker))
+        if incremental:
+            new = dict(current)
+            for change in changes:
+                if change.op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+                    key = _broker_keys().get(change.name)
+                    if key is None:
+                        raise Refusal(ErrorCode.INVALID_CONFIG, f"Unknown config name: {change.name}")
+                    if key.kind is not ConfigType.LIST:
+                        verb = "append" if change.op == AlterOp.APPEND else "subtract"
+                        raise Refusal(
+                            ErrorCode.INVALID_CONFIG,
+                            f"Config value {verb} is not allowed for config key: {change.name}",
+                        )
+                    new[change.name] = _list_op(new.get(change.name, key.default or ""), change)
+                else:
+                    _apply(new, change)
+        else:
+            new = {c.name: c.value or "" for c in changes}
+        fixed = [key for key in new if broker_key_def(key) is None]
+        if fixed:
+            raise Refusal(
+                ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {_scala_set(fixed)}"
+            )
+        for key, raw in new.items():
+            try:
+                parse_broker_value(key, raw)
+            except InvalidConfig as invalid:  # Kafka answers a broker value it cannot apply so (KAFKA-13609)
+                raise Refusal(ErrorCode.INVALID_REQUEST, str(invalid)) from None
+        if not validate_only:
+            verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
+            self.cluster.set_broker_configs(broker, new, verb)
+
+
+def _apply(configs: dict[str, str], change: ConfigChange) -> None:
+    if change.op == AlterOp.SET:
+        configs[change.name] = change.value or ""
+    elif change.op == AlterOp.DELETE:
+        configs.pop(change.name, None)
+    else:
+        raise Refusal(ErrorCode.INVALID_REQUEST, f"Unknown operations type {change.op}")
+
+
+def _list_op(base: str, change: ConfigChange) -> str:
+    """APPEND adds the values not there yet; SUBTRACT removes them (Kafka's ``ConfigurationControlManager``)."""
+    items = [x for x in base.split(",") if x] if base else []
+    values = (change.value or "").split(",")
+    if change.op == AlterOp.APPEND:
+        items += [v for v in values if v not in items]
+    else:
+        items = [x for x in items if x not in values]
+    return ",".join(items)
+
+
+def _type_name(kind: int) -> str:
+    """Kafka's ``ConfigResource.Type`` name of an id."""
+    return _TYPE_NAMES.get(kind, "UNKNOWN")
+
+
+_TYPE_NAMES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}

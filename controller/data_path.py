@@ -1,0 +1,523 @@
+"""The data path: a log per partition replica, kept in step with the replication model.
+
+The replication model (:mod:`controller.dynamics.replication`) decides in whole records where every
+replica's log end offset is, tick by tick; this module holds the logs behind those offsets
+(:class:`~controller.records.log.Log`, one per replica, the batches' bytes shared between replicas) and
+makes them follow:
+
+- a leader appends a client's checked batch (:meth:`DataPath.append`: Kafka's producer-state checks,
+  then the stamp of offsets and the leader epoch outside the CRC; compressed batches are kept as sent)
+  and the model's log end offset of the leader moves with it; the synthetic workload (``produce_load``)
+  appends synthetic runs where the model says so (both move the same log end offset);
+- a follower copies the leader's batches up to where the model puts it (:meth:`DataPath.follow`): whole
+  client batches, as a Kafka follower fetches whole batches, so it may end a little past the model's
+  count, and the model takes the offset the log reached;
+- when leadership moves, the new leader's log gets the new epoch (``Partition.makeLeader``), every other
+  replica truncates to where its log diverges from the new leader's (``divergence_offset``, found from
+  the epoch caches as a Kafka follower finds it), and the producers' state is rebuilt from the new
+  leader's log (``UnifiedLog.rebuildProducerState``);
+- the high watermark is the model's (the lowest log end offset over the ISR): it now counts real records.
+
+**Lost records.** Records below the high watermark were committed: a producer with ``acks=all`` was
+answered for them (or is about to be). Only an unclean election can take them away (the new leader's
+log ends below the high watermark); each batch that goes so is recorded (:class:`LostRecords`: topic,
+partition, offsets, the epoch it was written in and why) and kept for :meth:`DataPath.lost_records`.
+
+Waiting: a Produce with ``acks=all`` waits until the high watermark covers its batch
+(:meth:`DataPath.wait_for_high_watermark`, Kafka's ``DelayedProduce``) and a Fetch until data arrives
+(:meth:`DataPath.watch`, Kafka's ``DelayedFetch``); both end on the cluster's clock.
+
+Topic configs the data path reads (``min.insync.replicas``, ``max.message.bytes``,
+``message.timestamp.*``, ``retention.bytes``) are read through one function, :meth:`DataPath.topic_settings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.records.checks import ClientBatch, TopicLimits
+from controller.records.log import Log, StoredBatch, divergence_offset
+from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
+from protocol.codes import ErrorCode
+from protocol.errors import Refusal
+
+if TYPE_CHECKING:
+    from controller.clock import Clock
+    from controller.config import ServerConfig
+    from controller.dynamics import Dynamics
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Appended", "DataPath", "LostRecords", "PartitionData", "TopicSettings"]
+
+#: The topic config that bounds a replica log's bytes (Kafka's; -1: no bound).
+RETENTION_BYTES: Final = "retention.bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class LostRecords:
+    """Records that were committed (below the high watermark) and that an unclean election took away:
+    the offsets ``[base_offset, last_offset]`` of one batch of ``topic``-``partition``, written in leader
+    epoch ``leader_epoch``; ``why`` names the election."""
+
+    topic: str
+    partition: int
+    base_offset: int
+    last_offset: int
+    leader_epoch: int
+    why: str
+
+    @property
+    def count(self) -> int:
+        return self.last_offset - self.base_offset + 1
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSettings:
+    """What the data path reads of a topic's configs (see :meth:`DataPath.topic_settings`)."""
+
+    limits: TopicLimits
+    min_insync_replicas: int
+    #: Bytes a replica's log holds at most before its oldest batches below the high watermark go.
+    retention_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Where a client's batch went: ``base_offset`` and ``last_offset`` (those of the original batch for
+    a retried duplicate), the LogAppendTime stamped (-1: CreateTime) and the log start offset."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@dataclass(slots=True)
+class _Waiter:
+    """An ``acks=all`` answer waiting for the high watermark to pass ``end`` (the batch's last offset + 1)."""
+
+    end: int
+    future: asyncio.Future[ErrorCode]
+
+
+@dataclass(slots=True)
+class PartitionData:
+    """The replicas' logs of one partition and what its leader keeps beside them."""
+
+    logs: dict[int, Log]
+    #: The leader and leader epoch the logs were last put in step with.
+    leader: int
+    leader_epoch: int
+    #: The leader's producer state (None: rebuilt from its log when next needed).
+    producers: ProducerStates | None = None
+    #: The highest high watermark seen: what was committed (an unclean election may lower the model's).
+    committed: int = 0
+    waiters: list[_Waiter] = field(default_factory=list)
+
+
+#: A partition's list of Fetch waits is pruned of ended ones when it reaches this length (a safety net:
+#: a fetch removes its own waits when it ends, :meth:`DataPath.unwatch`).
+_PRUNE_WATCHERS: Final = 64
+
+#: What a partition without data reads as.
+_EMPTY_LOG: Final = Log()
+
+
+class DataPath:
+    """The logs of every partition replica, in step with the replication model (see the module docstring).
+
+    A partition's logs exist from its first record on: a cluster of 100,000 empty partitions costs
+    nothing here, and a failover touches only partitions that hold data.
+    """
+
+    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock, dynamics: Dynamics) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.clock = clock
+        self.dynamics = dynamics
+        self.replication = dynamics.replication
+        self._partitions: dict[tuple[str, int], PartitionData] = {}
+        #: Fetches waiting for a partition to change, by partition (kept apart from the logs: a consumer
+        #: waiting on 100,000 empty partitions makes no logs).
+        self._watchers: dict[tuple[str, int], list[asyncio.Future[None]]] = {}
+        # Record timestamps are wall-clock times: the cluster's clock counts from the server's start, so
+        # the leader's time is the wall clock then plus the cluster's clock (a virtual clock too).
+        self._epoch_ms = int(time.time() * 1000) - clock.now()
+        self._lost: list[LostRecords] = []
+        #: Producer ids for InitProducerId: one new id per idempotent producer.
+        self.producer_ids = ProducerIdAllocator()
+        self.replication.on_log_end_offsets = self.follow
+        self.replication.on_high_watermark = self.high_watermark_moved
+        dynamics.on_partition_change = self.partition_changed
+        dynamics.on_topic_deleted = self.topic_deleted
+
+    # ------------------------------------------------------------------------------------- reading
+
+    def data(self, p: PartitionState) -> PartitionData | None:
+        return self._partitions.get((p.topic, p.index))
+
+    def log_of(self, p: PartitionState, broker: int) -> Log:
+        """The log of ``broker``'s replica of ``p`` (an empty one, not kept, before any record)."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            return _EMPTY_LOG
+        return data.logs.get(broker, _EMPTY_LOG)
+
+    def lost_records(self) -> list[LostRecords]:
+        """Every batch of committed records an unclean election took away, in the order they went."""
+        return list(self._lost)
+
+    def topic_settings(self, topic: str) -> TopicSettings:
+        """The configs of ``topic`` the data path reads, as the cluster has them in effect (the topic's
+        own, else the brokers', else Kafka's defaults: :meth:`Cluster.topic_config`, so that AlterConfigs
+        takes effect at the next request); ``retention.bytes`` bounded by ``simulator.log.max.bytes``.
+        The one place they are read from."""
+        t = self.cluster.topics.get(topic)
+        leader = t.partitions[0].leader if t is not None and t.partitions else None
+        broker = leader if leader is not None and leader >= 0 else None
+
+        def value(name: str) -> Any:
+            return self.cluster.topic_config(topic, name, broker)
+
+        retention = self.config.log_max_bytes
+        topic_retention = value(RETENTION_BYTES)
+        if topic_retention >= 0:
+            retention = topic_retention if retention < 0 else min(topic_retention, retention)
+        min_insync = self.replication._min_insync(t.partitions[0]) if t is not None and t.partitions else 1
+        return TopicSettings(TopicLimits.read(value), min_insync, retention)
+
+    def now_ms(self) -> int:
+        """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the
+        server's start plus the cluster's clock."""
+        return self._epoch_ms + self.clock.now()
+
+    # ------------------------------------------------------------------------------------- the model's hooks
+
+    def _make(self, p: PartitionState) -> PartitionData:
+        logs = {}
+        for r, leo in zip(p.replicas, p.leo, strict=True):
+            replica_log = logs[r] = Log()
+            if leo:  # offsets the model had before any record (not expected: every change comes here)
+                replica_log.extend_synthetic(leo, max(p.leader_epoch, 0), self.now_ms())
+        data = PartitionData(logs, p.leader, p.leader_epoch, committed=p.high_watermark)
+        if p.leader != NO_LEADER:
+            logs[p.leader].become_leader(p.leader_epoch)
+        self._partitions[(p.topic, p.index)] = data
+        return data
+
+    def follow(self, p: PartitionState, leo: list[int]) -> list[int]:
+        """The model's hook: the replicas' logs reach ``leo`` (the leader appends a synthetic run for the
+        synthetic workload, followers copy from the leader, a replica set lower is truncated); returns
+        the log end offsets reached."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            if not any(leo):
+                return leo
+            data = self._make(p)
+        if data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+            self._leader_changed(p, data)
+        return self._sync(p, data, leo)
+
+    def _sync(self, p: PartitionState, data: PartitionData, leo: list[int]) -> list[int]:
+        leader = p.leader
+        logs = data.logs
+        for r in p.replicas:
+            if r not in logs:
+                logs[r] = Log()
+        out = list(leo)
+        if leader == NO_LEADER:
+            for i, r in enumerate(p.replicas):
+                if leo[i] < logs[r].log_end_offset:
+                    logs[r].truncate_to(leo[i])
+                out[i] = logs[r].log_end_offset
+            return out
+        li = p.replicas.index(leader)
+        leader_log = logs[leader]
+        if leo[li] > leader_log.log_end_offset:
+            leader_log.extend_synthetic(leo[li] - leader_log.log_end_offset, p.leader_epoch, self.now_ms())
+        elif leo[li] < leader_log.log_end_offset:
+            self._truncate_leader(p, data, leo[li])
+        top = out[li] = leader_log.log_end_offset
+        last = leader_log.last_batch()
+        for i, r in enumerate(p.replicas):
+            if i == li:
+                continue
+            follower = logs[r]
+            have = follower.log_end_offset
+            want = leo[i] if leo[i] < top else top
+            if want > have:
+                if last is not None and last.source is None and have >= last.base_offset:
+                    # Within the leader's last synthetic run (the synthetic workload's steady state).
+                    follower.extend_synthetic(want - have, last.leader_epoch, last.max_timestamp)
+                else:
+                    _copy(leader_log, follower, want)
+            elif want < have:
+                follower.truncate_to(want)
+            out[i] = follower.log_end_offset
+        self._retain(p, data)
+        return out
+
+    def _truncate_leader(self, p: PartitionState, data: PartitionData, offset: int) -> None:
+        """A leader's log set lower (``set_log_end_offset``): what it held past ``offset`` goes."""
+        leader_log = data.logs[p.leader]
+        self._account_loss(
+            p, data, leader_log, offset, f"log end offset of leader {p.leader} set to {offset}"
+        )
+        leader_log.truncate_to(offset)
+        data.producers = None
+
+    def partition_changed(self, p: PartitionState) -> None:
+        """The controller changed ``p`` (a leader, the epochs, the in-sync set): the logs follow, and
+        fetches waiting on it look again."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            if self._watchers:
+                self._wake((p.topic, p.index))
+            return
+        if data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+            self._leader_changed(p, data)
+        # Only truncation here: followers copy at replication ticks.
+        logs = data.logs
+        wanted = [
+            leo if r == p.leader or r not in logs else min(leo, logs[r].log_end_offset)
+            for r, leo in zip(p.replicas, p.leo, strict=True)
+        ]
+        leo = self._sync(p, data, wanted)
+        if leo != p.leo:
+            self.cluster.progress(p, leo=leo)
+        if p.high_watermark > data.committed:
+            data.committed = p.high_watermark
+
+    def _leader_changed(self, p: PartitionState, data: PartitionData) -> None:
+        """A new leader (or none): the new epoch starts at its log end offset, the other replicas
+        truncate to where they diverge from it, committed records it lacks are accounted as lost, and
+        every ``acks=all`` answer waiting on the old leader fails with NOT_LEADER_OR_FOLLOWER."""
+        data.leader, data.leader_epoch = p.leader, p.leader_epoch
+        data.producers = None
+        waiters, data.waiters = data.waiters, []
+        for waiter in waiters:
+            if not waiter.future.done():
+                waiter.future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        self._wake((p.topic, p.index))
+        if p.leader == NO_LEADER:
+            return
+        logs = data.logs
+        leader_log = logs.get(p.leader)
+        if leader_log is None:
+            leader_log = logs[p.leader] = Log()
+        why = f"leader {p.leader} elected with epoch {p.leader_epoch}"
+        if leader_log.log_end_offset < data.committed:
+            longest = max(logs.values(), key=lambda replica_log: replica_log.log_end_offset)
+            # Kafka's controller elects outside the ISR only when allowed (unclean); Fluvio's may elect a
+            # replica within its lag bound that lacks committed records.
+            kind = "unclean election" if self.dynamics.style == "kafka" else f"{self.dynamics.style} election"
+            self._account_loss(p, data, longest, leader_log.log_end_offset, f"{kind}: {why}")
+        leader_log.become_leader(p.leader_epoch)
+        for r, replica_log in logs.items():
+            if r != p.leader:
+                cut = divergence_offset(replica_log, leader_log)
+                if cut < replica_log.log_end_offset:
+                    replica_log.truncate_to(cut)
+
+    def _account_loss(
+        self, p: PartitionState, data: PartitionData, source: Log, offset: int, why: str
+    ) -> None:
+        """Records committed in ``source`` at ``offset`` and after are going: account them."""
+        committed = data.committed
+        if offset >= committed:
+            return
+        position = offset
+        while position < committed:
+            entry = source.batch_at(position)
+            if entry is None:
+                break
+            first, last = max(entry.base_offset, offset), min(entry.last_offset, committed - 1)
+            lost = LostRecords(p.topic, p.index, first, last, entry.leader_epoch, why)
+            self._lost.append(lost)
+            log.warning(
+                "%s: committed records %d-%d (epoch %d) lost: %s",
+                p.name,
+                first,
+                last,
+                entry.leader_epoch,
+                why,
+            )
+            position = entry.last_offset + 1
+        data.committed = offset
+
+    def high_watermark_moved(self, p: PartitionState) -> None:
+        """The model's hook: ``acks=all`` answers the high watermark now covers are given, fetches wake."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            return
+        hw = p.high_watermark
+        if hw > data.committed:
+            data.committed = hw
+        if data.waiters:
+            still = []
+            for waiter in data.waiters:
+                if waiter.end <= hw:
+                    if not waiter.future.done():
+                        waiter.future.set_result(ErrorCode.NONE)
+                elif not waiter.future.done():
+                    still.append(waiter)
+            data.waiters = still
+        self._wake((p.topic, p.index))
+
+    def topic_deleted(self, topic: str) -> None:
+        for key in [key for key in self._partitions if key[0] == topic]:
+            data = self._partitions.pop(key)
+            for waiter in data.waiters:
+                if not waiter.future.done():
+                    waiter.future.set_result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        for key in [key for key in self._watchers if key[0] == topic]:
+            self._wake(key)
+
+    def _wake(self, key: tuple[str, int]) -> None:
+        watchers = self._watchers.pop(key, None)
+        if watchers:
+            for future in watchers:
+                if not future.done():
+                    future.set_result(None)
+
+    def _retain(self, p: PartitionState, data: PartitionData) -> None:
+        """Bound the bytes the logs hold (``simulator.log.max.bytes`` / ``retention.bytes``): the oldest
+        batches below the high watermark go, as Kafka's retention deletes whole segments, while the log
+        keeps at least the bound."""
+        leader_log = data.logs.get(p.leader) if p.leader != NO_LEADER else None
+        if leader_log is None:
+            return
+        limit = self.config.log_max_bytes
+        topic = self.cluster.topics.get(p.topic)
+        if (topic is None or RETENTION_BYTES not in topic.configs) and (
+            limit < 0 or leader_log.size_bytes <= limit
+        ):
+            return  # the common case, without reading the topic's settings
+        retention = self.topic_settings(p.topic).retention_bytes
+        if retention < 0:
+            return
+        for replica_log in data.logs.values():
+            if replica_log.size_bytes > retention:
+                replica_log.retain_bytes(retention, p.high_watermark)
+
+    # ------------------------------------------------------------------------------------- producing
+
+    def append(self, p: PartitionState, batch: ClientBatch, settings: TopicSettings) -> Appended | Refusal:
+        """Append a client's checked batch at ``p``'s leader (the caller checked leadership, the batch and
+        min.insync.replicas): Kafka's producer-state checks first (a retried duplicate is answered with
+        its original offsets and nothing is appended), then the append; the model's leader log end
+        offset follows and replication is told there is work."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            data = self._make(p)
+        elif data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+            self._leader_changed(p, data)
+        leader_log = data.logs[p.leader]
+        producers = self._producers(data, leader_log)
+        header = batch.header
+        checked = producers.check(header, leader_log.log_end_offset, p.topic, p.index)
+        if isinstance(checked, Refusal):
+            return checked
+        if isinstance(checked, BatchMetadata):
+            return Appended(
+                checked.first_offset,
+                checked.last_offset,
+                checked.timestamp if settings.limits.log_append_time else -1,
+                leader_log.log_start_offset,
+                duplicate=True,
+            )
+        append_time = self.now_ms() if settings.limits.log_append_time else None
+        entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time)
+        producers.record(entry.header(), entry.base_offset)
+        li = p.replicas.index(p.leader)
+        leo = list(p.leo)
+        leo[li] = leader_log.log_end_offset
+        self.cluster.progress(p, leo=leo)
+        self.replication.touch(p)
+        self.replication.refresh(p, "produce")
+        self._retain(p, data)
+        return Appended(
+            entry.base_offset,
+            entry.last_offset,
+            append_time if append_time is not None else -1,
+            leader_log.log_start_offset,
+        )
+
+    @staticmethod
+    def _producers(data: PartitionData, leader_log: Log) -> ProducerStates:
+        if data.producers is None:
+            data.producers = ProducerStates.from_batches(leader_log.batches())
+        return data.producers
+
+    def wait_for_high_watermark(self, p: PartitionState, end: int) -> asyncio.Future[ErrorCode]:
+        """A future set when the high watermark reaches ``end`` (NONE), or the leader changes
+        (NOT_LEADER_OR_FOLLOWER) first. The caller bounds the wait."""
+        future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
+        if p.high_watermark >= end:
+            future.set_result(ErrorCode.NONE)
+            return future
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            return future
+        data.waiters.append(_Waiter(end, future))
+        return future
+
+    def watch(self, p: PartitionState) -> asyncio.Future[None]:
+        """A future set when ``p``'s high watermark moves, the controller changes it (its leader), or
+        it is deleted."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        watchers = self._watchers.setdefault((p.topic, p.index), [])
+        if len(watchers) >= _PRUNE_WATCHERS:  # waits that ended without a change (cancelled) go
+            watchers[:] = [f for f in watchers if not f.done()]
+        watchers.append(future)
+        return future
+
+    def unwatch(self, p: PartitionState, future: asyncio.Future[None]) -> None:
+        """A fetch's wait on ``p`` ended: its future leaves the partition's list (an idle partition
+        polled over and over keeps none)."""
+        key = (p.topic, p.index)
+        watchers = self._watchers.get(key)
+        if watchers is None:
+            return
+        try:
+            watchers.remove(future)
+        except ValueError:
+            pass
+        if not watchers:
+            del self._watchers[key]
+
+    def delete_records(self, p: PartitionState, offset: int) -> int:
+        """DeleteRecords at the leader (the caller checked ``offset`` against the high watermark): every
+        replica's log start moves to ``offset`` (a replica whose log ends before it keeps its own end);
+        returns the leader's new log start offset."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            return 0
+        for replica_log in data.logs.values():
+            replica_log.move_start(min(offset, replica_log.log_end_offset))
+        data.producers = None
+        return data.logs[p.leader].log_start_offset
+
+
+def _copy(source: Log, target: Log, upto: int) -> None:
+    """A follower copies ``source``'s batches from its log end offset until it reaches ``upto``: client
+    batches whole (the last may end past ``upto``), synthetic runs cut exactly."""
+    while target.log_end_offset < upto:
+        entry: StoredBatch | None = source.batch_at(target.log_end_offset)
+        if entry is None:
+            break
+        if entry.is_synthetic:
+            end = min(entry.last_offset + 1, upto)
+            target.extend_synthetic(end - target.log_end_offset, entry.leader_epoch, entry.max_timestamp)
+        elif entry.base_offset == target.log_end_offset:
+            target.append_copy(entry)
+        else:  # not expected: a follower's log ends at a batch boundary of its leader's
+            raise AssertionError(f"follower at {target.log_end_offset} inside the leader's {entry!r}")

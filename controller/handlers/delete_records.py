@@ -1,0 +1,68 @@
+"""DeleteRecords (21) v0-2: move partitions' log start offsets up.
+
+As Kafka's ``ReplicaManager.deleteRecordsOnLocalLog``: the topic (UNKNOWN_TOPIC_OR_PARTITION), the
+answering broker's leadership (NOT_LEADER_OR_FOLLOWER); an offset of -1 means the high watermark, and
+an offset above the high watermark (or below -1) is OFFSET_OUT_OF_RANGE. The log start moves on every
+replica at once (Kafka's ``DelayedDeleteRecords`` waits until the followers have moved theirs; here they
+move together), and LowWatermark answers the leader's new log start offset. Whole batches below it
+leave the logs; a batch that holds it stays, its records below it no longer read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext
+from controller.handlers._partitions import find_topic, leads, partition_of
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.DELETE_RECORDS
+VERSIONS = (0, 2)
+
+_HIGH_WATERMARK = -1
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    data_path = ctx.controller.data_path
+    topics = []
+    for wanted in request["Topics"]:
+        name = wanted["Name"]
+        topic = find_topic(ctx, name, None, False)
+        partitions = []
+        for asked in wanted["Partitions"]:
+            index = asked["PartitionIndex"]
+            entry: dict[str, Any] = {"PartitionIndex": index, "LowWatermark": -1}
+            partitions.append(entry)
+            p = partition_of(topic, index) if topic is not None else None
+            if p is None:
+                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            if not leads(ctx, p):
+                entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                continue
+            offset = asked["Offset"]
+            if offset == _HIGH_WATERMARK:
+                offset = p.high_watermark
+            if offset < 0 or offset > p.high_watermark:
+                entry["ErrorCode"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                continue
+            entry["ErrorCode"] = ErrorCode.NONE
+            entry["LowWatermark"] = data_path.delete_records(p, offset)
+        topics.append({"Name": name, "Partitions": partitions})
+    return {"ThrottleTimeMs": 0, "Topics": topics}
+
+
+def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:
+    return {
+        "ThrottleTimeMs": 0,
+        "Topics": [
+            {
+                "Name": t["Name"],
+                "Partitions": [
+                    {"PartitionIndex": p["PartitionIndex"], "ErrorCode": error_code, "LowWatermark": -1}
+                    for p in t["Partitions"]
+                ],
+            }
+            for t in request.get("Topics") or []
+        ],
+    }

@@ -1,0 +1,226 @@
+"""Fetch (1) v4-18 for consumers: records up to the high watermark from partition leaders.
+
+Per partition, as Kafka's ``ReplicaManager.readFromLog`` and ``Partition.fetchRecords``: the topic
+(UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in v13+), the answering broker must lead it
+(NOT_LEADER_OR_FOLLOWER, with CurrentLeader in v12+ and NodeEndpoints in v16+), the client's
+CurrentLeaderEpoch (v9+: FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer), its
+LastFetchedEpoch (v12+: when the leader's log ends that epoch before the fetch offset, or has no such
+epoch, the answer carries DivergingEpoch and no records), and the offset within the leader's log
+(OFFSET_OUT_OF_RANGE). Records are whole batches below the high watermark (``LastStableOffset`` is the
+high watermark: no transactions), within PartitionMaxBytes and MaxBytes, at least one batch for the
+first partition with data (KIP-74).
+
+MaxWaitMs and MinBytes: an answer with fewer than MinBytes of records waits (Kafka's ``DelayedFetch``)
+until a partition asked for changes (its high watermark moves, its leader changes) and the answer then
+has MinBytes, or until MaxWaitMs pass on the cluster's clock. On a virtual clock the wait also ends
+after MaxWaitMs of real time, so that a client polling a cluster whose time a test drives is never
+left without an answer (its answer is the same as at the virtual timeout: what is there).
+
+Fetch sessions (KIP-227) are not kept: every answer has SessionId 0, which tells a client that asked for
+a session that it has none, and it goes on with full fetches; a request naming a session the server
+never gave is answered FETCH_SESSION_ID_NOT_FOUND. Fetching from followers (KIP-392, v11+ with RackId)
+is not simulated: PreferredReadReplica is always -1, and followers' own fetches (ReplicaId >= 0) are
+answered like a consumer's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from controller.answers import Sized
+from controller.clock import VirtualClock
+from controller.cluster import PartitionState
+from controller.handlers import RequestContext
+from controller.handlers._partitions import (
+    current_leader,
+    epoch_error,
+    find_topic,
+    leads,
+    node_endpoints,
+    partition_of,
+    unknown_topic,
+)
+from controller.records.log import join_batches
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.FETCH
+VERSIONS = (4, 18)
+
+_TOPIC_IDS = 13
+_CURRENT_LEADER = 12
+_NODE_ENDPOINTS = 16
+_LEADER_EPOCH = 9
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
+    if request.get("SessionId", 0) != 0:
+        return {
+            "ThrottleTimeMs": 0,
+            "ErrorCode": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+            "SessionId": 0,
+            "Responses": [],
+        }
+    response, size, done, watched = _answer(ctx, request, version)
+    max_wait = request["MaxWaitMs"]
+    if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
+        return _sized(response)
+    return _long_poll(ctx, request, version, max_wait, watched)
+
+
+def _sized(response: dict[str, Any]) -> Sized:
+    """An answer naming many partitions is encoded off the event loop (:class:`Sized`)."""
+    return Sized(response, sum(len(t["Partitions"]) for t in response["Responses"]))
+
+
+async def _long_poll(
+    ctx: RequestContext, request: dict[str, Any], version: int, max_wait: int, watched: list[PartitionState]
+) -> Sized:
+    data_path = ctx.controller.data_path
+    clock = ctx.controller.clock
+    loop = asyncio.get_running_loop()
+    expired: asyncio.Future[None] = loop.create_future()
+
+    def expire() -> None:
+        if not expired.done():
+            expired.set_result(None)
+
+    timer = clock.call_later(max_wait, expire, "fetch wait")
+    real = loop.call_later(max_wait / 1000, expire) if isinstance(clock, VirtualClock) else None
+    try:
+        while True:
+            changed = [data_path.watch(p) for p in watched]
+            try:
+                await asyncio.wait({expired, *changed}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for p, future in zip(watched, changed, strict=True):
+                    future.cancel()
+                    data_path.unwatch(p, future)
+            response, size, done, watched = _answer(ctx, request, version)
+            if expired.done() or done or size >= request["MinBytes"] or not watched:
+                return _sized(response)
+    finally:
+        timer.cancel()
+        if real is not None:
+            real.cancel()
+
+
+def _answer(
+    ctx: RequestContext, request: dict[str, Any], version: int
+) -> tuple[dict[str, Any], int, bool, list[PartitionState]]:
+    """The answer as of now, the bytes of records in it, whether it must go now (an error a wait would
+    not change), and the partitions to watch while it waits."""
+    by_id = version >= _TOPIC_IDS
+    data_path = ctx.controller.data_path
+    remaining = request.get("MaxBytes", 0x7FFFFFFF)
+    size = 0
+    done = False
+    watched: list[PartitionState] = []
+    leaders: set[int] = set()
+    responses = []
+    for fetch_topic in request["Topics"]:
+        name, topic_id = fetch_topic.get("Topic"), fetch_topic.get("TopicId")
+        topic = find_topic(ctx, name, topic_id, by_id)
+        partitions = []
+        for fetch_partition in fetch_topic["Partitions"]:
+            index = fetch_partition["Partition"]
+            entry: dict[str, Any] = {"PartitionIndex": index}
+            partitions.append(entry)
+            p = partition_of(topic, index) if topic is not None else None
+            if p is None:
+                _fail(entry, unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                done = True
+                continue
+            if not leads(ctx, p):
+                _fail(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                if version >= _CURRENT_LEADER:
+                    entry["CurrentLeader"] = current_leader(p)
+                    if p.leader >= 0:
+                        leaders.add(p.leader)
+                done = True
+                continue
+            if version >= _LEADER_EPOCH:
+                code = epoch_error(p, fetch_partition.get("CurrentLeaderEpoch", -1))
+                if code is not None:
+                    _fail(entry, code)
+                    if version >= _CURRENT_LEADER:
+                        entry["CurrentLeader"] = current_leader(p)
+                    done = True
+                    continue
+            leader_log = data_path.log_of(p, p.leader)
+            hw = p.high_watermark
+            offset = fetch_partition["FetchOffset"]
+            last_fetched = fetch_partition.get("LastFetchedEpoch", -1) if version >= _CURRENT_LEADER else -1
+            if last_fetched >= 0:
+                end = leader_log.end_offset_for_epoch(last_fetched)
+                end_epoch, end_offset = end if end is not None else (-1, -1)
+                if end_epoch < last_fetched or end_offset < offset:
+                    _ok(entry, hw, leader_log.log_start_offset, b"")
+                    entry["DivergingEpoch"] = {"Epoch": end_epoch, "EndOffset": end_offset}
+                    done = True
+                    continue
+            if not leader_log.log_start_offset <= offset <= leader_log.log_end_offset:
+                _fail(entry, ErrorCode.OFFSET_OUT_OF_RANGE)
+                done = True
+                continue
+            budget = min(fetch_partition["PartitionMaxBytes"], remaining)
+            batches = (
+                leader_log.read(offset, hw, budget, min_one=size == 0) if budget > 0 or size == 0 else []
+            )
+            records = join_batches(batches) if batches else b""
+            size += len(records)
+            remaining -= len(records)
+            _ok(entry, hw, leader_log.log_start_offset, records)
+            watched.append(p)
+        responses.append({"Topic": name, "TopicId": topic_id, "Partitions": partitions})
+    response: dict[str, Any] = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": ErrorCode.NONE,
+        "SessionId": 0,
+        "Responses": responses,
+    }
+    if leaders and version >= _NODE_ENDPOINTS:
+        response["NodeEndpoints"] = node_endpoints(ctx, leaders)
+    return response, size, done, watched
+
+
+def _ok(entry: dict[str, Any], hw: int, log_start: int, records: bytes) -> None:
+    entry.update(
+        ErrorCode=ErrorCode.NONE,
+        HighWatermark=hw,
+        LastStableOffset=hw,
+        LogStartOffset=log_start,
+        AbortedTransactions=None,
+        PreferredReadReplica=-1,
+        Records=records,
+    )
+
+
+def _fail(entry: dict[str, Any], code: ErrorCode) -> None:
+    entry.update(
+        ErrorCode=code,
+        HighWatermark=-1,
+        LastStableOffset=-1,
+        LogStartOffset=-1,
+        AbortedTransactions=None,
+        PreferredReadReplica=-1,
+        Records=b"",
+    )
+
+
+def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:
+    responses = []
+    for fetch_topic in request.get("Topics") or []:
+        partitions = []
+        for fetch_partition in fetch_topic.get("Partitions") or []:
+            entry: dict[str, Any] = {"PartitionIndex": fetch_partition["Partition"]}
+            _fail(entry, ErrorCode(error_code))
+            partitions.append(entry)
+        responses.append(
+            {
+                "Topic": fetch_topic.get("Topic"),
+                "TopicId": fetch_topic.get("TopicId"),
+                "Partitions": partitions,
+            }
+        )
+    return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "SessionId": 0, "Responses": responses}

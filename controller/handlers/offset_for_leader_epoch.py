@@ -1,0 +1,65 @@
+"""OffsetForLeaderEpoch (23) v2-4: where a leader epoch ends in the leader's log.
+
+As Kafka's ``Partition.lastOffsetForLeaderEpoch``: the topic (UNKNOWN_TOPIC_OR_PARTITION), the answering
+broker's leadership (NOT_LEADER_OR_FOLLOWER), the client's CurrentLeaderEpoch (FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH), then ``(epoch, end offset)`` from the leader's epoch cache: the largest epoch not
+above the one asked for and the offset where the next one starts (the log end offset for the latest
+epoch); -1, -1 when the log has no such epoch. Consumers ask this after a leader change to find out
+whether their position diverged (KIP-320).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext
+from controller.handlers._partitions import epoch_error, find_topic, leads, partition_of
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
+VERSIONS = (2, 4)
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    topics = []
+    for wanted in request["Topics"]:
+        name = wanted["Topic"]
+        topic = find_topic(ctx, name, None, False)
+        partitions = []
+        for asked in wanted["Partitions"]:
+            index = asked["Partition"]
+            entry: dict[str, Any] = {"Partition": index, "LeaderEpoch": -1, "EndOffset": -1}
+            partitions.append(entry)
+            p = partition_of(topic, index) if topic is not None else None
+            if p is None:
+                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            if not leads(ctx, p):
+                entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                continue
+            code = epoch_error(p, asked.get("CurrentLeaderEpoch", -1))
+            if code is not None:
+                entry["ErrorCode"] = code
+                continue
+            entry["ErrorCode"] = ErrorCode.NONE
+            found = ctx.controller.data_path.log_of(p, p.leader).end_offset_for_epoch(asked["LeaderEpoch"])
+            if found is not None:
+                entry["LeaderEpoch"], entry["EndOffset"] = found
+        topics.append({"Topic": name, "Partitions": partitions})
+    return {"ThrottleTimeMs": 0, "Topics": topics}
+
+
+def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:
+    return {
+        "ThrottleTimeMs": 0,
+        "Topics": [
+            {
+                "Topic": t["Topic"],
+                "Partitions": [
+                    {"Partition": p["Partition"], "ErrorCode": error_code, "LeaderEpoch": -1, "EndOffset": -1}
+                    for p in t["Partitions"]
+                ],
+            }
+            for t in request.get("Topics") or []
+        ],
+    }

@@ -1,0 +1,44 @@
+"""SimulatorEvents (1008): the event log after a sequence number (``ServerThread.events(since)``), at most
+MaxEvents of them, with the newest sequence number: a client follows the log by asking again from the
+last event it got. Each change's values are sent as the log prints them."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from controller.answers import Sized
+from controller.events import Event, show_value
+from controller.handlers import RequestContext, _control
+from controller.handlers._control import VERSIONS, error_response, served
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.SIMULATOR_EVENTS
+
+__all__ = ["API_KEY", "VERSIONS", "error_response", "handle", "served"]
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
+    _control.check(ctx)
+    since, limit = request["SinceSeq"], request["MaxEvents"]
+    if since < 0 or limit < 0:
+        return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.INVALID_REQUEST,
+                "ErrorMessage": "SinceSeq and MaxEvents must not be negative", "LastSeq": 0, "Events": []}  # fmt: skip
+    log = ctx.controller.cluster.events
+    events = [_event(e) for e in itertools.islice(log.iter_since(since), limit)]
+    response = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "LastSeq": log.last_seq, "Events": events}
+    return Sized(response, len(events))
+
+
+def _event(event: Event) -> dict[str, Any]:
+    return {
+        "Seq": event.seq,
+        "TimeMs": event.time,
+        "Kind": event.kind,
+        "Subject": event.subject,
+        "Changes": [
+            {"Field": name, "Before": show_value(before), "After": show_value(after)}
+            for name, before, after in event.changes
+        ],
+        "Cause": event.cause,
+    }

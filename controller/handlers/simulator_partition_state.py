@@ -1,0 +1,84 @@
+"""SimulatorPartitionState (1007): partitions as the simulator holds them (``ServerThread.partition_state``
+for each): leader, epochs, in-sync set, offline replicas, high watermark, each replica's log end offset,
+status and leader recovery state. Null Topics: every topic, by name; an empty Partitions list: every
+partition of the topic. An unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION in its entry.
+
+Every partition of a big cluster is read in turns of the event loop, and the answer encoded off it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.answers import Sized
+from controller.dynamics import PartitionSnapshot
+from controller.handlers import RequestContext, _control
+from controller.handlers._control import VERSIONS, served
+from controller.offload import Turns
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.SIMULATOR_PARTITION_STATE
+
+__all__ = ["API_KEY", "VERSIONS", "error_response", "handle", "served"]
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
+    _control.check(ctx)
+    cluster = ctx.controller.cluster
+    dynamics = ctx.controller.dynamics
+    wanted = request["Topics"]
+    if wanted is None:
+        wanted = [{"Name": name, "Partitions": []} for name in sorted(cluster.topics)]
+    turns = Turns()
+    topics = []
+    count = 0
+    for entry in wanted:
+        name = entry["Name"]
+        topic = cluster.topics.get(name)
+        if topic is None:
+            topics.append({"Name": name, "ErrorCode": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Partitions": []})
+            continue
+        indexes = entry["Partitions"] or range(len(topic.partitions))
+        partitions = []
+        for index in indexes:
+            await turns.yield_if_due()
+            try:
+                state = dynamics.partition_state(name, index)
+            except KeyError:
+                partitions.append(
+                    {"PartitionIndex": index, "ErrorCode": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+                )
+                continue
+            partitions.append(_partition(state))
+        count += len(partitions)
+        topics.append({"Name": name, "ErrorCode": ErrorCode.NONE, "Partitions": partitions})
+    response = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": ErrorCode.NONE,
+        "NowMs": ctx.controller.clock.now(),
+        "Topics": topics,
+    }
+    return Sized(response, count)
+
+
+def _partition(state: PartitionSnapshot) -> dict[str, Any]:
+    return {
+        "PartitionIndex": state.partition,
+        "ErrorCode": ErrorCode.NONE,
+        "LeaderId": state.leader,
+        "LeaderEpoch": state.leader_epoch,
+        "PartitionEpoch": state.partition_epoch,
+        "Replicas": list(state.replicas),
+        "Isr": list(state.isr),
+        "OfflineReplicas": list(state.offline_replicas),
+        "HighWatermark": state.high_watermark,
+        "Status": state.status,
+        "LeaderRecoveryState": 1 if state.recovering else 0,
+        "ReplicaStates": [
+            {"BrokerId": broker, "LogEndOffset": offset} for broker, offset in state.log_end_offsets.items()
+        ],
+    }
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+    return {"ThrottleTimeMs": 0, "ErrorCode": code, "ErrorMessage": message, "NowMs": -1, "Topics": []}

@@ -1,0 +1,79 @@
+"""What the real-client data path tests share: a cluster on the real clock that replicates every 10 ms and
+fences a crashed broker after a short session (so that a failover happens within a test), topics placed
+by hand, and the records a partition holds read back through the project's own client."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from controller.embedded import ServerThread
+from controller.records.records import iter_records
+from protocol.client import BlockingClient
+
+#: The cluster of the data path tests: three brokers, the replication model ticking every 10 ms, a broker
+#: fenced 1.5 s after it was last heard of (heartbeats every 300 ms).
+PROPERTIES = {
+    "simulator.replication.tick.ms": 10,
+    "broker.session.timeout.ms": 1500,
+    "broker.heartbeat.interval.ms": 300,
+    "auto.leader.rebalance.enable": "false",
+}
+BROKERS = [(0, None), (1, None), (2, None)]
+
+_names = (f"dp{i}" for i in itertools.count())
+
+
+def start_cluster(**extra: object) -> ServerThread:
+    return ServerThread.start(brokers=BROKERS, properties={**PROPERTIES, **extra})  # type: ignore[dict-item]
+
+
+def new_topic(server: ServerThread, replicas: list[list[int]], **configs: str) -> str:
+    """A topic with these replica lists (leader first), created through the project's own client."""
+    name = next(_names)
+    with BlockingClient.connect(server.bootstrap, request_timeout=10.0) as client:
+        response = client.send(
+            "CreateTopicsRequest",
+            {
+                "Topics": [
+                    {
+                        "Name": name,
+                        "NumPartitions": -1,
+                        "ReplicationFactor": -1,
+                        "Assignments": [
+                            {"PartitionIndex": i, "BrokerIds": rs} for i, rs in enumerate(replicas)
+                        ],
+                        "Configs": [{"Name": k.replace("_", "."), "Value": v} for k, v in configs.items()],
+                    }
+                ],
+                "timeoutMs": 10_000,
+            },
+            version=5,
+        )
+    [topic] = response["Topics"]
+    assert topic["ErrorCode"] == 0, topic
+    return name
+
+
+def readable(
+    server: ServerThread, topic: str, partition: int
+) -> list[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of every record below the high watermark of the partition's leader log."""
+
+    def read() -> list[tuple[int, bytes | None, bytes | None]]:
+        controller = server.server.controller
+        p = controller.cluster.partition(topic, partition)
+        log = controller.data_path.log_of(p, p.leader)
+        out = []
+        for batch in log.read(log.log_start_offset, p.high_watermark, 1 << 40):
+            out += [(r.offset, r.key, r.value) for r in iter_records(batch.render())]
+        return out
+
+    result: list[tuple[int, bytes | None, bytes | None]] = server.call(read)
+    return result
+
+
+def pairs(
+    records: Iterator[tuple[int, bytes | None, bytes | None]] | list,
+) -> list[tuple[bytes | None, bytes | None]]:
+    return [(key, value) for _, key, value in records]

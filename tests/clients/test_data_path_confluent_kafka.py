@@ -1,0 +1,161 @@
+"""confluent-kafka (librdkafka) on the data path: an idempotent producer with acks=all, and a consumer that
+assigns partitions itself. A librdkafka consumer needs a group.id, but with assign() and no commits it
+sends nothing for the group (the simulator does not offer FindCoordinator in ApiVersions): Fetch and
+ListOffsets only. Through a leader crash (clean election) the producer continues and nothing it was
+told was delivered is lost."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+from controller.embedded import ServerThread
+from tests.clients.conftest import WireLog
+from tests.clients.data_path_support import new_topic, readable, start_cluster
+
+CLIENT = "confluent-kafka"
+
+
+@pytest.fixture(scope="module")
+def cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    with start_cluster() as server:
+        yield server
+        wire_log.assert_clean(server)
+
+
+def _producer(server: ServerThread) -> Producer:
+    return Producer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "message.timeout.ms": 30_000,
+            "socket.timeout.ms": 5000,
+        }
+    )
+
+
+def _consume(server: ServerThread, topic: str, partitions: int, count: int) -> list[tuple[int, int, bytes]]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        got: list[tuple[int, int, bytes]] = []
+        deadline = time.monotonic() + 20
+        while len(got) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            assert message.error() is None, message.error()
+            got.append((message.partition(), message.offset(), message.value()))
+        return got
+    finally:
+        consumer.close()
+
+
+def test_what_is_read_is_exactly_what_was_delivered_in_order(cluster: ServerThread) -> None:
+    topic = new_topic(cluster, [[0, 1, 2], [1, 2, 0]])
+    producer = _producer(cluster)
+    delivered: list[tuple[int, int, bytes]] = []
+    errors = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            errors.append(error)
+        else:
+            delivered.append((message.partition(), message.offset(), message.value()))
+
+    for i in range(200):
+        producer.produce(topic, value=b"v%d" % i, partition=i % 2, on_delivery=report)
+    assert producer.flush(20) == 0
+    assert errors == []
+    assert sorted(delivered) == [(p, o, b"v%d" % (2 * o + p)) for p in range(2) for o in range(100)]
+    got = _consume(cluster, topic, 2, 200)
+    assert sorted(got) == sorted(delivered)
+    for partition in range(2):
+        offsets = [o for p, o, _ in got if p == partition]
+        assert offsets == sorted(offsets)
+    assert cluster.stats["requests:10"] == 0  # no FindCoordinator
+
+
+def test_a_leader_crash_with_a_clean_election_loses_nothing_delivered(cluster: ServerThread) -> None:
+    topic = new_topic(cluster, [[0, 1, 2]])
+    producer = _producer(cluster)
+    delivered: list[tuple[int, bytes]] = []
+    errors = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            errors.append(error)
+        else:
+            delivered.append((message.offset(), message.value()))
+
+    for i in range(100):
+        producer.produce(topic, value=b"v%d" % i, on_delivery=report)
+    assert producer.flush(20) == 0
+    cluster.stop_broker(0, "crash")
+    for i in range(100, 200):
+        producer.produce(topic, value=b"v%d" % i, on_delivery=report)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert errors == []
+    state = cluster.partition_state(topic, 0)
+    assert state.leader in (1, 2) and state.leader_epoch == 1
+    read = [(offset, value) for offset, _, value in readable(cluster, topic, 0)]
+    assert read == sorted(delivered)
+    assert [value for _, value in read] == [b"v%d" % i for i in range(200)]
+    assert cluster.lost_records() == []
+    cluster.start_broker(0)
+
+
+def test_a_consumer_reading_through_a_leader_crash_gets_every_delivered_record_once(
+    cluster: ServerThread,
+) -> None:
+    topic = new_topic(cluster, [[2, 0, 1]])
+    producer = _producer(cluster)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    got: list[tuple[int, bytes]] = []
+    errors = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            errors.append(error)
+
+    try:
+        deadline = time.monotonic() + 60
+        for i in range(150):
+            producer.produce(topic, value=b"v%d" % i, on_delivery=report)
+            if i == 50:
+                producer.flush(20)
+                cluster.stop_broker(2, "crash")
+            message = consumer.poll(0.01)
+            if message is not None and message.error() is None:
+                got.append((message.offset(), message.value()))
+        assert producer.flush(60) == 0
+        while len(got) < 150 and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                got.append((message.offset(), message.value()))
+    finally:
+        consumer.close()
+        cluster.start_broker(2)
+    assert errors == []
+    assert got == [(i, b"v%d" % i) for i in range(150)]

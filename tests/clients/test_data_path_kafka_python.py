@@ -1,0 +1,179 @@
+"""kafka-python's producer (its defaults: idempotent, acks=all) and consumer (assign, no group) on the data
+path: what is read equals exactly what was acknowledged, in order; through a leader crash with a clean
+election nothing acknowledged is lost; through an unclean one the loss is what lost_records() says."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from controller.embedded import ServerThread
+from tests.clients.conftest import WireLog
+from tests.clients.data_path_support import new_topic, readable, start_cluster
+
+CLIENT = "kafka-python"
+
+TIMEOUTS = {"request_timeout_ms": 5000}
+
+
+@pytest.fixture(scope="module")
+def cluster(wire_log: WireLog) -> Iterator[ServerThread]:
+    with start_cluster(**{"auto.create.topics.enable": "true"}) as server:
+        yield server
+        wire_log.assert_clean(server)
+
+
+def _producer(server: ServerThread, **config: object) -> KafkaProducer:
+    return KafkaProducer(
+        bootstrap_servers=server.bootstrap, max_block_ms=10_000, linger_ms=5, **TIMEOUTS, **config
+    )
+
+
+def _consume(
+    server: ServerThread, topic: str, partitions: int, count: int
+) -> list[tuple[int, int, bytes, bytes]]:
+    consumer = KafkaConsumer(
+        bootstrap_servers=server.bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        consumer_timeout_ms=5000,
+        **TIMEOUTS,
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        consumer.seek_to_beginning()
+        got = []
+        for message in consumer:
+            got.append((message.partition, message.offset, message.key, message.value))
+            if len(got) == count:
+                break
+        return got
+    finally:
+        consumer.close()
+
+
+def test_what_is_read_is_exactly_what_was_acknowledged_in_order(cluster: ServerThread) -> None:
+    topic = new_topic(cluster, [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+    producer = _producer(cluster)
+    futures = [producer.send(topic, key=b"k%d" % i, value=b"v%d" % i, partition=i % 3) for i in range(300)]
+    producer.flush(10)
+    acknowledged = sorted(
+        (f.get(5).partition, f.get(5).offset, b"k%d" % i, b"v%d" % i) for i, f in enumerate(futures)
+    )
+    producer.close(5)
+    assert [(p, o) for p, o, _, _ in acknowledged] == [(p, o) for p in range(3) for o in range(100)]
+    got = _consume(cluster, topic, 3, 300)
+    assert sorted(got) == acknowledged
+    for partition in range(3):  # each partition's records arrive in offset order
+        offsets = [o for p, o, _, _ in got if p == partition]
+        assert offsets == sorted(offsets)
+
+
+def test_a_producer_creates_its_topic_through_metadata_when_auto_creation_is_on(
+    cluster: ServerThread,
+) -> None:
+    producer = _producer(cluster)
+    offsets = [producer.send("auto-created", value=b"v%d" % i).get(10).offset for i in range(3)]
+    producer.close(5)
+    assert offsets == [0, 1, 2]
+    assert [value for _, _, value in readable(cluster, "auto-created", 0)] == [b"v0", b"v1", b"v2"]
+
+
+def test_a_leader_crash_with_a_clean_election_loses_nothing_acknowledged(cluster: ServerThread) -> None:
+    topic = new_topic(cluster, [[0, 1, 2]])
+    producer = _producer(cluster, retries=100, retry_backoff_ms=100)
+    acknowledged: list[tuple[int, bytes]] = []
+    failed: list[BaseException] = []
+    halfway = threading.Event()
+
+    def send_all() -> None:
+        for i in range(200):
+            future = producer.send(topic, value=b"v%d" % i)
+            try:
+                acknowledged.append((future.get(20).offset, b"v%d" % i))
+            except Exception as exc:  # noqa: BLE001 - kept for the assertion
+                failed.append(exc)
+            if i == 60:
+                halfway.set()
+
+    sender = threading.Thread(target=send_all)
+    sender.start()
+    assert halfway.wait(30)
+    cluster.stop_broker(0, "crash")  # fenced after the session timeout; 1 or 2 leads from the ISR
+    sender.join(120)
+    producer.close(5)
+    state = cluster.partition_state(topic, 0)
+    assert state.leader in (1, 2) and state.leader_epoch == 1
+    assert failed == []
+    assert len(acknowledged) == 200
+    read = [(offset, value) for offset, _, value in readable(cluster, topic, 0)]
+    assert read == sorted(acknowledged)  # every acknowledged record, once, in order
+    assert [value for _, value in read] == [b"v%d" % i for i in range(200)]
+    assert cluster.lost_records() == []
+    cluster.start_broker(0)
+
+
+def test_an_unclean_election_loses_exactly_what_lost_records_reports() -> None:
+    with start_cluster(**{"replica.lag.time.max.ms": 400}) as server:
+        topic = new_topic(server, [[0, 1]], unclean_leader_election_enable="true")
+        producer = _producer(server)
+        first = [producer.send(topic, value=b"a%d" % i).get(10).offset for i in range(5)]
+        # The follower stops copying: the next acks=all answer waits until it leaves the ISR
+        # (replica.lag.time.max.ms), then the leader alone commits.
+        server.set_replication(1, records_per_s=0)
+        later = [producer.send(topic, value=b"b%d" % i).get(10).offset for i in range(7)]
+        assert server.partition_state(topic, 0).isr == (0,)
+        producer.close(5)
+        assert (first, later) == (list(range(5)), list(range(5, 12)))  # acknowledged with acks=all
+        server.stop_broker(0, "crash")
+        server.wait_until(lambda: server.partition_state(topic, 0).leader == 1, timeout=10)
+        lost = server.lost_records()
+        assert {(r.topic, r.partition, r.leader_epoch) for r in lost} == {(topic, 0, 0)}
+        assert all(r.why == "unclean election: leader 1 elected with epoch 1" for r in lost)
+        lost_offsets = sorted(o for r in lost for o in range(r.base_offset, r.last_offset + 1))
+        read = [offset for offset, _, _ in readable(server, topic, 0)]
+        assert read + lost_offsets == first + later  # what was acknowledged: readable, or reported lost
+        assert lost_offsets == later
+
+
+def test_a_consumer_reading_through_a_leader_crash_gets_every_acknowledged_record_once(
+    cluster: ServerThread,
+) -> None:
+    topic = new_topic(cluster, [[1, 2, 0]])
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        consumer_timeout_ms=20_000,
+        **TIMEOUTS,
+    )
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    producer = _producer(cluster, retries=100, retry_backoff_ms=100)
+    sent: list[bytes] = []
+
+    def produce() -> None:
+        for i in range(150):
+            producer.send(topic, value=b"v%d" % i).get(20)
+            sent.append(b"v%d" % i)
+            if i == 50:
+                cluster.stop_broker(1, "crash")
+
+    sender = threading.Thread(target=produce)
+    sender.start()
+    got = []
+    try:
+        for message in consumer:
+            got.append((message.offset, message.value))
+            if len(got) == 150:
+                break
+    finally:
+        sender.join(120)
+        producer.close(5)
+        consumer.close()
+        cluster.start_broker(1)
+    assert len(sent) == 150
+    assert got == [(i, b"v%d" % i) for i in range(150)]

@@ -1,0 +1,197 @@
+"""The data path on the replication model: a log per replica, leaders append client batches, followers
+copy them at the model's ticks, leadership moves truncate diverging replicas, and committed records an
+unclean election takes away are accounted exactly."""
+
+from __future__ import annotations
+
+from controller.data_path import DataPath, LostRecords
+from controller.records.checks import ClientBatch, check_client_batch
+from controller.records.records import iter_records
+from tests.controller.records.batches import build
+from tests.support.dynamics import Sim, make_sim
+
+QUIET = {"auto.leader.rebalance.enable": "false"}
+
+
+async def _sim(brokers=(0, 1, 2), **properties: str) -> tuple[Sim, DataPath]:
+    sim = await make_sim(list(brokers), properties={**QUIET, **properties})
+    data = DataPath(sim.dynamics.config, sim.cluster, sim.clock, sim.dynamics)
+    return sim, data
+
+
+def _produce(sim: Sim, data: DataPath, count: int, topic: str = "t", producer=(-1, -1, -1)):
+    p = sim.p(topic)
+    batch = check_client_batch(
+        build(count, producer=producer), 9, data.topic_settings(topic).limits, 1_700_000_000_000, topic, 0
+    )
+    assert isinstance(batch, ClientBatch)
+    return data.append(p, batch, data.topic_settings(topic))
+
+
+def _values(log) -> list[tuple[int, bytes | None]]:
+    from controller.records.log import join_batches
+
+    batches = list(log.batches())
+    return [(r.offset, r.key) for r in iter_records(join_batches(batches))] if batches else []
+
+
+async def test_followers_copy_the_leaders_batches_at_ticks_and_the_high_watermark_counts_them() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        first = _produce(sim, data, 3)
+        second = _produce(sim, data, 2)
+        assert (first.base_offset, first.last_offset, second.base_offset) == (0, 2, 3)
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([5, 0, 0], 0)
+        await sim.dynamics.advance(100)
+        assert (p.leo, p.high_watermark) == ([5, 5, 5], 5)
+        leader = data.log_of(p, 0)
+        for follower in (1, 2):
+            copies = list(data.log_of(p, follower).batches())
+            assert [id(b) for b in copies] == [id(b) for b in leader.batches()]  # shared, not copied
+        assert _values(data.log_of(p, 2)) == [(0, b"k0"), (1, b"k1"), (2, b"k2"), (3, b"k0"), (4, b"k1")]
+        assert data.lost_records() == []
+    finally:
+        await sim.close()
+
+
+async def test_the_synthetic_workload_and_client_batches_move_the_same_log_end_offset() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.produce_load("t", 100)  # 10 records per tick
+        await sim.dynamics.advance(300)
+        appended = _produce(sim, data, 4)
+        assert appended.base_offset == 30
+        await sim.dynamics.advance(200)
+        await sim.dynamics.produce_load("t", 0)
+        await sim.dynamics.advance(200)
+        p = sim.p("t")
+        assert p.leo == [54, 54, 54]
+        assert p.high_watermark == 54
+        for broker in (0, 1, 2):
+            replica = data.log_of(p, broker)
+            assert replica.log_end_offset == 54
+            kinds = [(b.base_offset, b.last_offset, b.is_synthetic) for b in replica.batches()]
+            assert kinds == [(0, 29, True), (30, 33, False), (34, 53, True)]
+    finally:
+        await sim.close()
+
+
+async def test_a_rate_limited_follower_copies_whole_client_batches() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=10)  # one record per tick
+        _produce(sim, data, 5)
+        _produce(sim, data, 5)
+        await sim.dynamics.advance(100)
+        p = sim.p("t")
+        assert p.leo == [10, 10, 5]  # one record's budget, but a batch is copied whole
+        await sim.dynamics.advance(100)
+        assert p.leo == [10, 10, 10]
+    finally:
+        await sim.close()
+
+
+async def test_a_clean_failover_loses_nothing_committed_and_the_old_leader_truncates_what_diverged() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        _produce(sim, data, 3)
+        await sim.dynamics.advance(100)
+        for follower in (1, 2):
+            await sim.dynamics.set_replication(follower, records_per_s=0)
+        _produce(sim, data, 2)  # only the leader has these (acks=1 at most): not committed
+        await sim.dynamics.advance(100)
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([5, 3, 3], 3)
+        await sim.fence(0)
+        assert (p.leader, p.leader_epoch) == (1, 1)
+        for follower in (1, 2):
+            await sim.dynamics.set_replication(follower, records_per_s=None)
+        appended = _produce(sim, data, 1)
+        assert appended.base_offset == 3  # the new leader's log ends at 3
+        await sim.restart(0)
+        await sim.dynamics.advance(200)
+        assert p.leo == [4, 4, 4]
+        old = data.log_of(p, 0)
+        assert [(b.base_offset, b.leader_epoch) for b in old.batches()] == [(0, 0), (3, 1)]
+        assert old.epochs.entries == data.log_of(p, 1).epochs.entries
+        assert data.lost_records() == []
+    finally:
+        await sim.close()
+
+
+async def test_an_unclean_election_accounts_exactly_the_committed_records_it_loses() -> None:
+    sim, data = await _sim(**{"unclean.leader.election.enable": "true", "replica.lag.time.max.ms": "1000"})
+    try:
+        sim.topic("t", [[0, 1]])
+        _produce(sim, data, 3)
+        await sim.dynamics.advance(100)
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        _produce(sim, data, 2)
+        await sim.dynamics.advance(1500)  # broker 1 leaves the ISR: the leader alone commits
+        p = sim.p("t")
+        assert (p.isr, p.high_watermark) == ([0], 5)
+        _produce(sim, data, 4)
+        assert (p.leo, p.high_watermark) == ([9, 3], 9)
+        await sim.fence(0)  # no ISR member left: broker 1 is elected uncleanly
+        assert (p.leader, p.high_watermark) == (1, 3)
+        assert data.lost_records() == [
+            LostRecords("t", 0, 3, 4, 0, "unclean election: leader 1 elected with epoch 1"),
+            LostRecords("t", 0, 5, 8, 0, "unclean election: leader 1 elected with epoch 1"),
+        ]
+        await sim.dynamics.set_replication(1, records_per_s=None)
+        await sim.restart(0)
+        await sim.dynamics.advance(200)
+        assert p.leo == [3, 3]
+        assert _values(data.log_of(p, 0)) == [(0, b"k0"), (1, b"k1"), (2, b"k2")]
+    finally:
+        await sim.close()
+
+
+async def test_past_simulator_log_max_bytes_the_oldest_committed_batches_go() -> None:
+    sim, data = await _sim(**{"simulator.log.max.bytes": "400"})
+    try:
+        sim.topic("t", [[0, 1]])
+        size = len(build(2))
+        for _ in range(8):
+            _produce(sim, data, 2)
+        p = sim.p("t")
+        leader = data.log_of(p, 0)
+        # Nothing is committed yet (the follower has not copied): nothing may go, whatever the size.
+        assert (leader.log_start_offset, leader.size_bytes) == (0, 8 * size)
+        await sim.dynamics.advance(100)  # the follower copies, the eight batches are committed
+        _produce(sim, data, 2)
+        kept = -(-400 // size)  # the fewest whole batches that hold at least the bound
+        leader_offsets = [b.base_offset for b in leader.batches()]
+        assert leader_offsets == [2 * i for i in range(9 - kept, 9)]
+        follower = data.log_of(p, 1)  # has not copied the ninth batch yet
+        assert [b.base_offset for b in follower.batches()] == [2 * i for i in range(8 - kept, 8)]
+        for replica in (leader, follower):
+            assert replica.log_start_offset == next(replica.batches()).base_offset
+        assert data.topic_settings("t").retention_bytes == 400
+    finally:
+        await sim.close()
+
+
+async def test_a_topics_retention_bytes_applies_when_it_is_lower() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0]], retention_bytes="100")
+        sim.topic("u", [[0]], retention_bytes="1000000000")
+        assert data.topic_settings("t").retention_bytes == 100
+        assert data.topic_settings("u").retention_bytes == 67_108_864
+        size = len(build(2))
+        for _ in range(3):
+            _produce(sim, data, 2)
+            _produce(sim, data, 2, topic="u")
+        kept = -(-100 // size)  # the fewest whole batches that hold at least 100 bytes
+        assert [b.base_offset for b in data.log_of(sim.p("t"), 0).batches()] == [
+            2 * i for i in range(3 - kept, 3)
+        ]
+        assert [b.base_offset for b in data.log_of(sim.p("u"), 0).batches()] == [0, 2, 4]
+    finally:
+        await sim.close()

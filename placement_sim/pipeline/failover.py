@@ -357,7 +357,8 @@ async def _simulate(
     tl = plan.timeline
     clock = VirtualClock()
     observer = _Observer(clock)
-    cluster = Cluster(brokers, seed=seed, events=observer)
+    # The server's properties give topic configs (unclean.leader.election.enable, ...) their defaults.
+    cluster = Cluster(brokers, seed=seed, events=observer, static_configs=config.properties)
     for name, replicas in topics.items():
         cluster.add_topic(name, replicas)
     observer.attach(cluster)

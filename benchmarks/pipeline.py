@@ -7,6 +7,15 @@ The grid is the built-in one (25 cluster shapes x 3 workloads) plus a workload o
 Parquet tables and aggregates (no report). The single-process path is the reference: ratio = Spark's
 scenarios/s over the single-process path's.
 Target: Spark, session start included, no slower than the single process (exit 1 if it misses).
+
+Then the failure grid: the same shapes and workloads over ``--failure-seeds`` seeds and
+``--failure-placers``, each run going through every failure kind (``--failures``) under every election
+policy (``--policies``), simulated by the controller's dynamics (``placement_sim.pipeline.failover``).
+It runs in the single process twice, without and with the failures (the difference is the added cost
+of the failures, per simulation), and on Spark in the same session. Target: Spark's job no slower than
+the single process on the failure grid too (exit 1 if it misses).
+
+    .venv/bin/python benchmarks/pipeline.py --seeds 4 --failure-seeds 1
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from placement_sim.pipeline.default_grid import default_grid  # noqa: E402
+from placement_sim.pipeline.failover import FAILURE_KINDS  # noqa: E402
 from placement_sim.pipeline.grid import Distribution, Grid, WorkloadSpec  # noqa: E402
 from placement_sim.pipeline.local_job import run_sweep_local  # noqa: E402
 from placement_sim.pipeline.progress import ConsoleProgress  # noqa: E402
@@ -52,6 +62,32 @@ def _row(name: str, scenarios: int, runs: int, seconds: float, reference: float)
     return [name, f"{scenarios:,}", f"{runs:,}", f"{seconds:.1f}", f"{rate:,.0f}", f"{rate / reference:.2f}"]
 
 
+def _print_table(rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    print("| " + " | ".join(c.ljust(w) for c, w in zip(rows[0], widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows[1:]:
+        print(
+            "| "
+            + " | ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+            + " |"
+        )
+
+
+def failure_grid(args: argparse.Namespace) -> Grid:
+    """The benchmark grid scaled down, with the failure kinds and election policies."""
+    grid = benchmark_grid(args.failure_seeds, args.failure_placers.split(","))
+    return grid.with_failures(args.failures.split(",")).with_policies(args.policies.split(","))
+
+
+def _timed_local(grid: Grid, out: Path, progress: ConsoleProgress | None) -> float:
+    started = time.perf_counter()
+    run_sweep_local(grid, out, write_placements=False, progress=progress)
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -62,6 +98,14 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     parser.add_argument("--placers", help="comma-separated placers (default: the five built-ins)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--failure-seeds", type=int, default=1, help="seeds of the failure grid (0: skip it)")
+    parser.add_argument(
+        "--failure-placers",
+        default="striped,multi-level",
+        help="placers of the failure grid (comma-separated)",
+    )
+    parser.add_argument("--failures", default=",".join(FAILURE_KINDS), help="failure kinds (comma-separated)")
+    parser.add_argument("--policies", default="kafka,fluvio", help="election policies (comma-separated)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     grid = benchmark_grid(args.seeds, args.placers.split(",") if args.placers else None)
@@ -90,6 +134,7 @@ def main() -> int:
             sweep = run_sweep_spark(spark, grid, str(Path(tmp) / "spark"), progress=progress)
             spark_seconds = time.perf_counter() - started
             spark_rows = spark.read.parquet(str(Path(tmp) / "spark" / "metrics")).count()
+            failures = _failure_benchmark(args, spark, Path(tmp)) if args.failure_seeds > 0 else None
         finally:
             spark.stop()
 
@@ -98,7 +143,7 @@ def main() -> int:
         return 1
     reference = grid.scenario_count / local_seconds
     rows = [
-        ["path", "scenarios", "runs", "seconds", "scenarios/s", "ratio"],
+        ["path (placement grid)", "scenarios", "runs", "seconds", "scenarios/s", "ratio"],
         _row("single process (reference)", grid.scenario_count, grid.run_count, local_seconds, reference),
         _row(f"Spark {args.master}, job", grid.scenario_count, grid.run_count, spark_seconds, reference),
         _row(
@@ -109,24 +154,91 @@ def main() -> int:
             reference,
         ),
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    print("| " + " | ".join(c.ljust(w) for c, w in zip(rows[0], widths, strict=True)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows[1:]:
-        print(
-            "| "
-            + " | ".join(
-                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            )
-            + " |"
-        )
+    _print_table(rows)
     ratio = local_seconds / (spark_seconds + session_seconds)
     met = "meets" if ratio >= 1.0 else "misses"
     print(f"\nSpark: {sweep.partitions} tasks; session start {session_seconds:.1f}s")
     print(
         f"Target: Spark (job + session start) no slower than the single process: ratio {ratio:.2f}, {met} it"
     )
-    return 0 if ratio >= 1.0 else 1
+    ok = ratio >= 1.0
+    if failures is not None:
+        print()
+        ok = _report_failures(failures) and ok
+    return 0 if ok else 1
+
+
+def _failure_benchmark(args: argparse.Namespace, spark: object, tmp: Path) -> dict[str, object]:
+    """The failure grid: single process without and with failures, then Spark with them."""
+    from placement_sim.pipeline.spark_job import run_sweep_spark
+
+    grid = failure_grid(args)
+    quiet = args.quiet
+    print(
+        f"failure grid: {grid.run_count:,} runs x {len(grid.failures)} kinds x "
+        f"{len(grid.election_policies)} policies ...",
+        file=sys.stderr,
+    )
+    plain = replace(grid, failures=())
+    print("  single process, placement only ...", file=sys.stderr)
+    without = _timed_local(plain, tmp / "f-plain", None if quiet else ConsoleProgress(interval=10))
+    print("  single process, with failures ...", file=sys.stderr)
+    local = _timed_local(grid, tmp / "f-local", None if quiet else ConsoleProgress(interval=10))
+    simulations = pq.read_table(tmp / "f-local" / "failovers", columns=["failure"]).num_rows
+    print(f"  Spark {args.master}, with failures ...", file=sys.stderr)
+    started = time.perf_counter()
+    progress = None if quiet else ConsoleProgress(interval=10)
+    run_sweep_spark(spark, grid, str(tmp / "f-spark"), write_placements=False, progress=progress)  # type: ignore[arg-type]
+    on_spark = time.perf_counter() - started
+    spark_simulations = spark.read.parquet(str(tmp / "f-spark" / "failovers")).count()  # type: ignore[attr-defined]
+    return {
+        "grid": grid,
+        "without": without,
+        "local": local,
+        "spark": on_spark,
+        "simulations": simulations,
+        "spark_simulations": spark_simulations,
+        "master": args.master,
+    }
+
+
+def _report_failures(f: dict[str, object]) -> bool:
+    grid: Grid = f["grid"]  # type: ignore[assignment]
+    without, local, on_spark = float(f["without"]), float(f["local"]), float(f["spark"])  # type: ignore[arg-type]
+    simulations = int(f["simulations"])  # type: ignore[call-overload]
+    if f["spark_simulations"] != simulations:
+        print(f"error: Spark wrote {f['spark_simulations']} failover rows, the single process {simulations}")
+        return False
+    reference = grid.scenario_count / local
+    rows = [
+        ["path (failure grid)", "scenarios", "runs", "seconds", "scenarios/s", "ratio"],
+        _row("single process, placement only", grid.scenario_count, grid.run_count, without, reference),
+        _row(
+            "single process, with failures (reference)", grid.scenario_count, grid.run_count, local, reference
+        ),
+        _row(
+            f"Spark {f['master']}, job, with failures",
+            grid.scenario_count,
+            grid.run_count,
+            on_spark,
+            reference,
+        ),
+    ]
+    _print_table(rows)
+    added = local - without
+    print(
+        f"\nFailures: {simulations:,} simulations ({', '.join(grid.failures)} x "
+        f"{', '.join(grid.election_policies)}); added cost in the single process {added:.1f}s "
+        f"({added / max(without, 1e-9):.1f}x the placement-only sweep), {added / max(simulations, 1) * 1000:.1f} ms "
+        "per simulation"
+    )
+    ratio = local / on_spark
+    met = "meets" if ratio >= 1.0 else "misses"
+    print(
+        f"Target: Spark's job (session already started) no slower than the single process on the failure "
+        f"grid: ratio {ratio:.2f}, {met} it"
+    )
+    return ratio >= 1.0
 
 
 if __name__ == "__main__":

@@ -2,18 +2,23 @@
 
 The Spark job runs them as Spark SQL over the Parquet tables; the single-process path runs the same
 declarations with pandas, so a sweep without Spark gets the same report. Every figure aggregates
-columns the metrics library computed (``PlacementMetrics.summary()`` and its rack failures).
+columns the metrics library computed (``PlacementMetrics.summary()`` and its rack failures) or the
+failure simulations wrote (``failovers``). Means are exact (:mod:`placement_sim.pipeline.exact`): both
+paths give the same bits.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
+
+from placement_sim.pipeline.exact import SQL_NAME, fsum_mean
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -106,6 +111,35 @@ AGGREGATES: tuple[Aggregate, ...] = (
         ),
     ),
     Aggregate(
+        "failover_impact",
+        "Simulated failures per failure kind, election policy and placer (the controller's dynamics on "
+        "a virtual clock), beside the static formula's figures",
+        "failovers",
+        ("failure", "policy", "placer"),
+        (
+            _m("runs", "count"),
+            _m("leaderless_partition_s_mean", "mean", "leaderless_partition_s"),
+            _m("leaderless_partition_s_worst", "max", "leaderless_partition_s"),
+            _m("offline_worst_mean", "mean", "offline_worst"),
+            _m("offline_worst_max", "max", "offline_worst"),
+            _m("offline_after_failure_mean", "mean", "offline_after_failure"),
+            _m("offline_end_max", "max", "offline_end"),
+            _m("under_replicated_partition_s_mean", "mean", "under_replicated_partition_s"),
+            _m("leader_moves_mean", "mean", "leader_moves"),
+            _m("leader_epoch_bumps_mean", "mean", "leader_epoch_bumps"),
+            _m("max_leaders_after_failure_mean", "mean", "max_leaders_after_failure"),
+            _m("max_leaders_after_recovery_mean", "mean", "max_leaders_after_recovery"),
+            _m("unsafe_elections_total", "sum", "unsafe_elections"),
+            _m("records_at_risk_total", "sum", "records_at_risk"),
+            _m("settle_s_mean", "mean", "settle_s"),
+            _m("settle_s_worst", "max", "settle_s"),
+            _m("static_offline_mean", "mean", "static_offline"),
+            _m("static_max_leaders_mean", "mean", "static_max_leaders"),
+            _m("static_disagreements", "sum", "disagrees"),
+            _m("policy_errors", "sum", "policy_error"),
+        ),
+    ),
+    Aggregate(
         "not_applicable",
         "Per placer: the runs on clusters it does not apply to (PlacerNotApplicableError), and one reason",
         "metrics",
@@ -151,6 +185,15 @@ def _spark_derived() -> list[tuple[str, str, Callable[[], Column]]]:
         ("metrics", "not_applicable_run", lambda: (F.col("not_applicable_failures") > 0).cast("int")),
         ("rack_losses", "placed", lambda: F.col("leaders_max") > 0),
         ("rack_losses", "leader_growth", lambda: F.try_divide(F.col("max_leaders"), F.col("leaders_max"))),
+        ("failovers", "leaderless_partition_s", lambda: F.col("leaderless_partition_ms") / 1000.0),
+        (
+            "failovers",
+            "under_replicated_partition_s",
+            lambda: F.col("under_replicated_partition_ms") / 1000.0,
+        ),
+        ("failovers", "settle_s", lambda: F.col("settle_ms") / 1000.0),
+        ("failovers", "disagrees", lambda: F.coalesce(F.col("static_disagrees").cast("int"), F.lit(0))),
+        ("failovers", "policy_error", lambda: (F.col("error") != "").cast("int")),
     ]
 
 
@@ -172,6 +215,15 @@ _PANDAS_DERIVED: list[tuple[str, str, Callable[[pd.DataFrame], pd.Series]]] = [
         "leader_growth",
         lambda d: d["max_leaders"] / d["leaders_max"].where(d["leaders_max"] > 0),
     ),
+    ("failovers", "leaderless_partition_s", lambda d: d["leaderless_partition_ms"] / 1000.0),
+    ("failovers", "under_replicated_partition_s", lambda d: d["under_replicated_partition_ms"] / 1000.0),
+    ("failovers", "settle_s", lambda d: d["settle_ms"] / 1000.0),
+    (
+        "failovers",
+        "disagrees",
+        lambda d: d["static_disagrees"].map(lambda v: 1 if v is True else 0).astype("int32"),
+    ),
+    ("failovers", "policy_error", lambda d: (d["error"] != "").astype("int32")),
 ]
 
 #: Columns that depend on wall-clock time (differ between two runs of the same sweep).
@@ -181,7 +233,7 @@ _SQL_FUNCS = {
     "count": "COUNT({})",
     "count_distinct": "COUNT(DISTINCT {})",
     "sum": "SUM({})",
-    "mean": "AVG({})",
+    "mean": f"{SQL_NAME}(COLLECT_LIST({{}}))",
     "max": "MAX({})",
 }
 
@@ -206,6 +258,7 @@ def aggregate_sql(agg: Aggregate, view: str) -> str:
 
 def spark_aggregates(spark: SparkSession, tables: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
     """Every aggregate whose table is present, as Spark SQL over temporary views."""
+    spark.udf.register(SQL_NAME, fsum_mean, "double")
     frames = dict(tables)
     for table, name, expr in _spark_derived():
         if table in frames:
@@ -254,11 +307,19 @@ def _pandas_one(agg: Aggregate, frame: pd.DataFrame) -> pd.DataFrame:
                 frame["placed"]
             )
         work[column] = values
-        spec[m.name] = (column, "nunique" if m.func == "count_distinct" else m.func)
+        if m.func == "mean":
+            spec[m.name] = (column, _exact_mean)
+        else:
+            spec[m.name] = (column, "nunique" if m.func == "count_distinct" else m.func)
     grouped = work.groupby(list(agg.by), sort=True, dropna=False).agg(**spec).reset_index()
     for m in agg.measures:
         grouped[m.name] = grouped[m.name].astype(_measure_dtype(m, frame))
     return grouped
+
+
+def _exact_mean(values: pd.Series) -> float:
+    mean = fsum_mean(values.dropna().tolist())
+    return math.nan if mean is None else mean
 
 
 def pandas_aggregates(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
@@ -267,7 +328,7 @@ def pandas_aggregates(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
     for table, name, fn in _PANDAS_DERIVED:
         if table in frames:
             frame = frames[table]
-            frame[name] = fn(frame) if not frame.empty else pd.Series(dtype="float64")
+            frame[name] = fn(frame)  # on an empty table too: the column keeps its type, as in Spark
     result: dict[str, pa.Table] = {}
     for agg in AGGREGATES:
         if agg.table in frames:

@@ -12,6 +12,18 @@ A grid is a TOML or JSON document (the two carry the same keys):
     ``--placers`` on the command line replaces this list.
 ``placer_configs``
     A table of server properties every placer's ``configure()`` receives (values are strings).
+``failures``
+    Failure kinds every (scenario, placer) run goes through, simulated by the controller's own
+    dynamics and election code (:mod:`placement_sim.pipeline.failover`): ``none``, ``broker``,
+    ``rack``, ``dc``, ``rolling``, ``slow-follower``. Default: none simulated (``[]``).
+    ``--failures`` on the command line replaces this list.
+``election_policies``
+    Election policies as ``simulator.election.policy`` takes them (``kafka``, ``fluvio``,
+    ``package.module.Class``, ``file.py``); each failure runs under each. Default ``["kafka"]``.
+    ``--policies`` on the command line replaces this list.
+``produce_load``
+    Records per second per partition produced on every topic during the failure simulations (the
+    replication model's ``produce_load``), so that followers lag for real. Default 100.
 ``[report]``
     ``scenario``: the scenario whose leaders per broker the report plots.
 ``[[clusters]]``
@@ -48,6 +60,7 @@ from typing import Any
 
 from controller.placement.loader import BUILTIN_PLACERS
 from controller.plugins.properties import property_text
+from placement_sim.pipeline.failover import FAILURE_KINDS, FailoverPlan
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +76,7 @@ __all__ = [
 ]
 
 DEFAULT_LEVEL_NAMES = ("dc", "rack", "row", "host")
+DEFAULT_PRODUCE_LOAD = 100.0
 _LAYOUT_KEYS = ("brokers", "racks", "rack_sizes", "levels")
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -138,6 +152,9 @@ class Grid:
     placers: tuple[str, ...] = tuple(BUILTIN_PLACERS)
     placer_configs: Mapping[str, str] = field(default_factory=dict)
     report_scenario: str | None = None
+    failures: tuple[str, ...] = ()
+    election_policies: tuple[str, ...] = ("kafka",)
+    produce_load: float = DEFAULT_PRODUCE_LOAD
 
     @property
     def shape_count(self) -> int:
@@ -156,6 +173,22 @@ class Grid:
     def with_placers(self, placers: Sequence[str]) -> Grid:
         return replace(self, placers=_placer_list(placers, "--placers"))
 
+    def with_failures(self, failures: Sequence[str]) -> Grid:
+        return replace(self, failures=_failure_list(failures, "--failures"))
+
+    def with_policies(self, policies: Sequence[str]) -> Grid:
+        return replace(self, election_policies=_name_list(policies, "--policies", "election policy"))
+
+    @property
+    def failover_plan(self) -> FailoverPlan:
+        """What each run simulates: the failure kinds x the election policies under the produce load."""
+        return FailoverPlan(self.failures, self.election_policies, self.produce_load)
+
+    @property
+    def failover_count(self) -> int:
+        """Failure simulations at most (a kind that does not apply to a cluster is skipped)."""
+        return self.run_count * len(self.failures) * len(self.election_policies)
+
     def with_seeds(self, count: int) -> Grid:
         if count <= 0:
             raise GridError(f"the number of seeds must be positive, got {count}")
@@ -168,6 +201,9 @@ class Grid:
             "placers": list(self.placers),
             "placer_configs": dict(self.placer_configs),
             "report": {"scenario": self.report_scenario} if self.report_scenario else {},
+            "failures": list(self.failures),
+            "election_policies": list(self.election_policies),
+            "produce_load": self.produce_load,
             "clusters": [family_document(f) for f in self.clusters],
             "workloads": [workload_document(w) for w in self.workloads],
         }
@@ -239,7 +275,17 @@ def parse_grid(text: str, fmt: str = "toml", source: str = "<grid>") -> Grid:
 
 def grid_from_mapping(data: Mapping[str, Any]) -> Grid:
     """Validates a grid document already parsed into dicts and lists."""
-    known = {"seeds", "placers", "placer_configs", "report", "clusters", "workloads"}
+    known = {
+        "seeds",
+        "placers",
+        "placer_configs",
+        "report",
+        "clusters",
+        "workloads",
+        "failures",
+        "election_policies",
+        "produce_load",
+    }
     _no_unknown(data, known, "the grid")
     clusters = tuple(_family(f, f"clusters[{i}]") for i, f in enumerate(_table_list(data, "clusters")))
     workloads = tuple(_workload(w, f"workloads[{i}]") for i, w in enumerate(_table_list(data, "workloads")))
@@ -260,7 +306,12 @@ def grid_from_mapping(data: Mapping[str, Any]) -> Grid:
     scenario = report.get("scenario")
     if scenario is not None and not isinstance(scenario, str):
         raise GridError("report.scenario: must be a scenario id string")
-    return Grid(clusters, workloads, seeds, placers, dict(configs), scenario)
+    failures = _failure_list(data.get("failures", []), "failures", empty=True)
+    policies = _name_list(data.get("election_policies", ["kafka"]), "election_policies", "election policy")
+    load = data.get("produce_load", DEFAULT_PRODUCE_LOAD)
+    if isinstance(load, bool) or not isinstance(load, int | float) or not 0 <= load < math.inf:
+        raise GridError(f"produce_load: must be a non-negative number of records per second, got {load!r}")
+    return Grid(clusters, workloads, seeds, placers, dict(configs), scenario, failures, policies, float(load))
 
 
 def _no_unknown(data: Mapping[str, Any], known: set[str], where: str) -> None:
@@ -427,12 +478,25 @@ def _seeds(value: Any) -> tuple[int, ...]:
 
 
 def _placer_list(value: Any, where: str) -> tuple[str, ...]:
+    return _name_list(value, where, "placer")
+
+
+def _name_list(value: Any, where: str, noun: str, empty: bool = False) -> tuple[str, ...]:
+    """Plugin names (placers, election policies, failure kinds): a list, or one comma-separated string."""
     if isinstance(value, str):
-        value = [p for p in value.split(",")]
-    if not isinstance(value, list | tuple) or not value:
-        raise GridError(f"{where}: must be a non-empty list of placer names")
+        value = [p for p in value.split(",")] if value.strip() else []
+    if not isinstance(value, list | tuple) or (not value and not empty):
+        raise GridError(f"{where}: must be a non-empty list of {noun} names")
     names = tuple(str(p).strip() for p in value)
     if any(not n for n in names):
-        raise GridError(f"{where}: empty placer name in {list(value)!r}")
-    _unique(names, where, "placer")
+        raise GridError(f"{where}: empty {noun} name in {list(value)!r}")
+    _unique(names, where, noun)
     return names
+
+
+def _failure_list(value: Any, where: str, empty: bool = False) -> tuple[str, ...]:
+    kinds = _name_list(value, where, "failure kind", empty)
+    for kind in kinds:
+        if kind not in FAILURE_KINDS:
+            raise GridError(f"{where}: unknown failure kind {kind!r} (one of {', '.join(FAILURE_KINDS)})")
+    return kinds

@@ -60,7 +60,8 @@ def iter_results(grid: Grid, progress: ProgressCallback | None = None) -> Iterat
     done = 0
     pairs = _pairs(grid)
     while chunk := list(islice(pairs, BATCH_RUNS)):
-        runs: list[RunResult] = [run_scenario(s, p, grid.placer_configs) for s, p in chunk]
+        plan = grid.failover_plan
+        runs: list[RunResult] = [run_scenario(s, p, grid.placer_configs, plan) for s, p in chunk]
         done += len(runs)
         if progress:
             progress(done, total)
@@ -86,7 +87,7 @@ def output_tables(results: pa.Table, write_placements: bool = True) -> dict[str,
 ROW_GROUP_ROWS = 65_536
 
 #: The columns the aggregates read; what else the tables hold (placements, details) is only written.
-_AGGREGATED = {output.METRICS, output.FAILURES, "rack_losses"}
+_AGGREGATED = {output.METRICS, output.FAILURES, "rack_losses", output.FAILOVERS}
 
 
 class _TableWriters:

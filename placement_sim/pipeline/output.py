@@ -6,6 +6,7 @@
     OUT/placements/       Parquet: one row per placed partition (scenario, placer, topic, partition, leader, replicas)
     OUT/failures/         Parquet: one row per request answered with an error
     OUT/rack_losses/      Parquet: one row per rack (every level) per run: what losing it does
+    OUT/failovers/        Parquet: one row per failure simulation (run x failure kind x election policy)
     OUT/aggregates/NAME/  Parquet: the per-placer aggregates (see pipeline.aggregates)
     OUT/grid.json         the grid the sweep ran
     OUT/sweep.json        what ran: mode, counts, seconds, and the scenario the report plots
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "AGGREGATES",
+    "FAILOVERS",
     "FAILURES",
     "GRID_FILE",
     "METRICS",
@@ -46,6 +48,7 @@ __all__ = [
 METRICS = "metrics"
 PLACEMENTS = "placements"
 FAILURES = "failures"
+FAILOVERS = "failovers"
 AGGREGATES = "aggregates"
 GRID_FILE = "grid.json"
 SWEEP_FILE = "sweep.json"

@@ -2,13 +2,15 @@
 
 A row holds the run's keys, its request counts, one column per scalar of
 ``PlacementMetrics.summary()`` (typed once per process from the metrics library), the JSON of
-``PlacementMetrics.to_dict()``, and three nested columns (placements, failed requests, rack losses)
+``PlacementMetrics.to_dict()``, and four nested columns (placements, failed requests, rack losses,
+failure simulations)
 that the writers split into tables of their own. Both the Spark job and the single-process path build
 their batches with :func:`to_record_batch`; :data:`SPLITS` says how the tables are cut from them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ import pyarrow.compute as pc
 
 from controller.placement.api import UsableBroker
 from controller.placement.metrics import compute_metrics
+from placement_sim.pipeline.failover import FailoverRun
 from placement_sim.pipeline.runner import RunResult
 from placement_sim.pipeline.scenarios import brokers_for
 
@@ -73,6 +76,14 @@ def _list(t: pa.DataType) -> pa.ListType:
     return pa.list_(pa.field("element", t, nullable=False))
 
 
+_FAILOVER_TYPES = {
+    "str": pa.string(),
+    "int": pa.int64(),
+    "int | None": pa.int64(),
+    "bool | None": pa.bool_(),
+}
+
+
 PLACEMENT_TYPE = _struct(("topic", pa.string()), ("partition", pa.int32()), ("replicas", _list(pa.int32())))
 FAILURE_TYPE = _struct(
     ("op", pa.int32()),
@@ -80,6 +91,13 @@ FAILURE_TYPE = _struct(
     ("error_code", pa.int16()),
     ("error", pa.string()),
     ("message", pa.string()),
+)
+#: One failure simulation (``failover.FailoverRun``), field for field; the static figures may be null.
+FAILOVER_TYPE = pa.struct(
+    [
+        pa.field(f.name, _FAILOVER_TYPES[f.type], nullable=f.type.endswith("None"))
+        for f in dataclasses.fields(FailoverRun)
+    ]
 )
 RACK_LOSS_TYPE = _struct(
     ("rack", pa.string()),
@@ -94,6 +112,7 @@ NESTED_FIELDS: tuple[pa.Field, ...] = (
     pa.field("placement_list", _list(PLACEMENT_TYPE), nullable=False),
     pa.field("failure_list", _list(FAILURE_TYPE), nullable=False),
     pa.field("rack_loss_list", _list(RACK_LOSS_TYPE), nullable=False),
+    pa.field("failover_list", _list(FAILOVER_TYPE), nullable=False),
 )
 NESTED_COLUMNS: tuple[str, ...] = tuple(f.name for f in NESTED_FIELDS)
 DETAILS_FIELD = pa.field("details", pa.string(), nullable=False)
@@ -113,6 +132,7 @@ SPLITS: tuple[Split, ...] = (
     Split("placements", "placement_list", ("scenario", "placer")),
     Split("failures", "failure_list", ("scenario", "placer")),
     Split("rack_losses", "rack_loss_list", ("scenario", "family", "placer", "leaders_max")),
+    Split("failovers", "failover_list", ("scenario", "family", "shape", "workload", "seed", "placer")),
 )
 
 # A cluster with rack paths, so every summary scalar shows up in the probe.
@@ -204,6 +224,7 @@ _NESTED_ITEMS: dict[str, Callable[[RunResult], list[tuple[Any, ...]]]] = {
         (r.rack, r.scope, r.lost_brokers, r.offline_partitions, r.moved_leaders, r.max_leaders)
         for r in run.rack_losses
     ],
+    "failover_list": lambda run: [dataclasses.astuple(f) for f in run.failovers],
 }
 
 

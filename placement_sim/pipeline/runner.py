@@ -10,7 +10,9 @@ Each run gets a fresh placer, loaded by the server's loader and configured with 
 them: topic checks, the placement service's request checks, deferral to the default placer, result
 validation, the error table and its messages) in workload order against a :class:`~controller.cluster.Cluster`,
 so the placer's ``ClusterView`` carries every assignment made so far and a stateful placer sees its
-calls in order. The final assignments are scored by :func:`controller.placement.metrics.compute_metrics`.
+calls in order. The final assignments are scored by :func:`controller.placement.metrics.compute_metrics`,
+and, when the grid asks for failures, go through them on the controller's own dynamics and election
+code (:func:`placement_sim.pipeline.failover.simulate_failovers`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from controller.config import ISOLATION, PLACER, SEED, ServerConfig
 from controller.placement.metrics import PlacementMetrics, compute_metrics, rack_levels
 from controller.placement.service import PlacementService
 from controller.topic_admin import NewPartitions, NewTopic, TopicAdmin
+from placement_sim.pipeline.failover import FailoverPlan, FailoverRun, simulate_failovers
 from placement_sim.pipeline.scenarios import ScenarioSpec, brokers_for, operations_for
 
 log = logging.getLogger(__name__)
@@ -96,6 +99,8 @@ class RunResult:
     #: the placer's reason for the first of them ("" when it applied to every request).
     not_applicable_requests: int = 0
     not_applicable: str = ""
+    #: The failure simulations of the placement (one per applicable failure kind x election policy).
+    failovers: tuple[FailoverRun, ...] = ()
 
 
 def placer_properties(placer: str, seed: int, configs: Mapping[str, str]) -> dict[str, str]:
@@ -151,8 +156,14 @@ def rack_losses(metrics: PlacementMetrics) -> tuple[RackLoss, ...]:
     return tuple(losses)
 
 
-def run_scenario(scenario: ScenarioSpec, placer: str, configs: Mapping[str, str] | None = None) -> RunResult:
-    """Runs ``scenario``'s workload through ``placer`` and computes its placement metrics.
+def run_scenario(
+    scenario: ScenarioSpec,
+    placer: str,
+    configs: Mapping[str, str] | None = None,
+    plan: FailoverPlan | None = None,
+) -> RunResult:
+    """Runs ``scenario``'s workload through ``placer`` and computes its placement metrics, then the
+    failures of ``plan`` on the placement.
 
     Raises :class:`~controller.placement.loader.PlacerLoadError` when the placer cannot be loaded;
     everything a placer does wrong while placing is recorded as a :class:`Failure`.
@@ -170,6 +181,13 @@ def run_scenario(scenario: ScenarioSpec, placer: str, configs: Mapping[str, str]
     )
     if failures:
         log.debug("%s with %s: %d request(s) failed", scenario.scenario, placer, len(failures))
+    failovers = (
+        simulate_failovers(
+            scenario.scenario, scenario.seed, brokers, assignments, metrics, configs or {}, plan
+        )
+        if plan is not None and assignments  # a run that placed nothing says nothing about failures
+        else ()
+    )
     return RunResult(
         scenario=scenario,
         placer=placer,
@@ -183,4 +201,5 @@ def run_scenario(scenario: ScenarioSpec, placer: str, configs: Mapping[str, str]
         seconds=seconds,
         not_applicable_requests=len(not_applicable),
         not_applicable=not_applicable[0] if not_applicable else "",
+        failovers=failovers,
     )

@@ -5,7 +5,7 @@ Plan::
     cluster families --mapInArrow(expand_family)--> shapes
     shapes x workloads x seeds x placers (cross joins) --repartition--> runs to do
     runs to do --mapInArrow(run_scenario)--> results, one row per run (persisted)
-    results --> metrics/, placements/, failures/, rack_losses/ (Parquet) --> Spark SQL aggregates
+    results --> metrics/, placements/, failures/, rack_losses/, failovers/ (Parquet) --> Spark SQL aggregates
 
 The executors run :func:`placement_sim.pipeline.runner.run_scenario` (through :mod:`placement_sim.pipeline.spark_tasks`), the
 same function the single-process path calls, on Arrow batches. Placers are loaded there by the
@@ -230,13 +230,15 @@ def run_sweep_spark(
     """Runs every (scenario, placer) of ``grid`` on the executors and writes ``out`` (any Hadoop path)."""
     started = time.perf_counter()
     total = grid.run_count
-    partitions = partitions or default_partitions(spark, total)
+    # A run's failure simulations cost far more than its placement: count each as a run of its own.
+    partitions = partitions or default_partitions(spark, total + grid.failover_count)
     sc = spark.sparkContext
     counter = sc.accumulator(0)
     schema = result_schema()
     todo = scenario_frame(spark, grid).repartition(partitions)
     results = todo.mapInArrow(
-        partial(run_batches, configs=dict(grid.placer_configs), counter=counter), from_arrow_schema(schema)
+        partial(run_batches, configs=dict(grid.placer_configs), counter=counter, plan=grid.failover_plan),
+        from_arrow_schema(schema),
     ).persist(StorageLevel.MEMORY_AND_DISK)
     log.info(
         "sweep: %d runs (%d scenarios x %d placers) in %d tasks",

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
+from placement_sim.pipeline.failover import FailoverPlan
 from placement_sim.pipeline.grid import WorkloadSpec, family_from_document, workload_from_document
 from placement_sim.pipeline.records import to_record_batch
 from placement_sim.pipeline.runner import run_scenario
@@ -55,7 +56,10 @@ def _workload(text: str) -> WorkloadSpec:
 
 
 def run_batches(
-    batches: Iterator[pa.RecordBatch], configs: Mapping[str, str], counter: Counter | None = None
+    batches: Iterator[pa.RecordBatch],
+    configs: Mapping[str, str],
+    counter: Counter | None = None,
+    plan: FailoverPlan | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Runs to do (shape_json, workload_json, seed, placer) to results (``records.result_schema()``)."""
     for batch in batches:
@@ -65,7 +69,7 @@ def run_batches(
             workload = _workload(row["workload_json"])
             seed = int(row["seed"])
             spec = ScenarioSpec(scenario_id(shape.name, workload.name, seed), shape, workload, seed)
-            results.append(run_scenario(spec, row["placer"], configs))
+            results.append(run_scenario(spec, row["placer"], configs, plan))
         if counter is not None:
             counter.add(len(results))
         yield to_record_batch(results)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from controller.config import ServerConfig
+from controller.config import ELECTION_POLICY, ServerConfig
+from controller.election.loader import load_policy
 from controller.placement.loader import load_placer
 from placement_sim.pipeline import output
 from placement_sim.pipeline.grid import Grid
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SweepResult", "add_local_py_files", "check_placers", "run_sweep"]
+__all__ = ["SweepResult", "add_local_py_files", "check_placers", "check_policies", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,21 @@ def check_placers(placers: Sequence[str], configs: Mapping[str, str], cluster: b
         if cluster and ".py" in name:
             log.warning(
                 "placer %s is a file path: on a cluster the executors need the same path; "
+                "ship the module with --py-files and name it by module instead",
+                name,
+            )
+
+
+def check_policies(policies: Sequence[str], configs: Mapping[str, str], cluster: bool = False) -> None:
+    """Loads and configures every election policy once on the driver, as a failure simulation will
+    (PluginLoadError or ConfigError, saying why, before any work starts)."""
+    for name in policies:
+        props = ServerConfig.from_properties({**configs, ELECTION_POLICY: name}).plugin_properties()
+        policy = load_policy(name, props)
+        policy.close()
+        if cluster and ".py" in name:
+            log.warning(
+                "election policy %s is a file path: on a cluster the executors need the same path; "
                 "ship the module with --py-files and name it by module instead",
                 name,
             )
@@ -143,6 +159,11 @@ def run_sweep(
     add_local_py_files(py_files)  # the driver resolves the placers too
     on_cluster = "PYSPARK_GATEWAY_PORT" in os.environ if master is None else not master.startswith("local")
     check_placers(grid.placers, grid.placer_configs, cluster=use_spark and on_cluster)
+    if grid.failures:
+        check_policies(grid.election_policies, grid.placer_configs, cluster=use_spark and on_cluster)
+        info["failures"] = ", ".join(grid.failures)
+        info["election policies"] = ", ".join(grid.election_policies)
+        info["produce load"] = f"{grid.produce_load:g} records/s per partition"
     if use_spark:
         from pyspark.sql import SparkSession
 

@@ -195,8 +195,8 @@ def test_the_single_process_path_gives_identical_tables(spark_sweep, local_sweep
 def test_the_single_process_path_gives_the_same_aggregates(spark_sweep, local_sweep, name) -> None:
     spark_agg = _comparable(spark_sweep.aggregates[name].to_pandas())
     local_agg = _comparable(local_sweep.aggregates[name].to_pandas())
-    # Sums of floats may differ in the last bits between Spark's AVG and pandas' mean.
-    pd.testing.assert_frame_equal(spark_agg, local_agg, check_exact=False, rtol=1e-12)
+    # Means are exact sums over the count on both paths (math.fsum): the same bits.
+    pd.testing.assert_frame_equal(spark_agg, local_agg, check_exact=True)
 
 
 def test_both_paths_report_progress_up_to_every_run(

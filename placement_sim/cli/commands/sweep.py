@@ -44,6 +44,18 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         help="comma-separated placers, replacing the grid's: short names, package.module.Class, module:Class",
     )
     p.add_argument(
+        "--failures",
+        metavar="LIST",
+        help="comma-separated failure kinds simulated on every placement, replacing the grid's: "
+        "none, broker, rack, dc, rolling, slow-follower",
+    )
+    p.add_argument(
+        "--policies",
+        metavar="LIST",
+        help="comma-separated election policies the failures run under, replacing the grid's: "
+        "kafka, fluvio, package.module.Class, file.py",
+    )
+    p.add_argument(
         "--out", metavar="DIR", default=DEFAULT_OUT, help=f"output folder or URI (default: {DEFAULT_OUT})"
     )
     p.add_argument(
@@ -106,6 +118,21 @@ def _print_summary(result: SweepResult) -> None:
             )
 
 
+def _print_failovers(result: SweepResult) -> None:
+    """One line per simulated failure kind: the placer and policy with the fewest partition-seconds
+    without a leader (the report's choice)."""
+    table = result.aggregates.get("failover_impact")
+    if table is None or table.num_rows == 0:
+        return
+    from placement_sim.pipeline.failover_report import FAILURE_TITLES, best_per_failure
+
+    for kind, (placer, policy, seconds) in best_per_failure(table.to_pandas()).items():
+        print(
+            f"{FAILURE_TITLES.get(kind, kind)}: best {placer} with the {policy} election policy, "
+            f"{seconds:,.1f} partition-seconds without a leader on average"
+        )
+
+
 def _rows(result: SweepResult, aggregate: str) -> list[dict[str, object]]:
     table = result.aggregates.get(aggregate)
     return table.to_pylist() if table is not None else []
@@ -125,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
             grid = grid.with_placers(args.placers.split(","))
         if args.seeds is not None:
             grid = grid.with_seeds(args.seeds)
+        if args.failures:
+            grid = grid.with_failures(args.failures.split(","))
+        if args.policies:
+            grid = grid.with_policies(args.policies.split(","))
         conf = dict(args.conf)
     except (GridError, ValueError) as exc:
         print(f"placement-sim sweep: {exc}", file=sys.stderr)
@@ -146,6 +177,12 @@ def run(args: argparse.Namespace) -> int:
         f"sweep: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers = {grid.run_count:,} runs {mode}",
         file=sys.stderr,
     )
+    if grid.failures:
+        print(
+            f"sweep: each run goes through {len(grid.failures)} failure kind(s) x "
+            f"{len(grid.election_policies)} election policy(ies)",
+            file=sys.stderr,
+        )
     result = run_sweep(
         grid,
         args.out,
@@ -161,5 +198,6 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
     )
     _print_summary(result)
+    _print_failovers(result)
     print(f"{result.runs:,} runs in {result.seconds:.1f}s; tables in {result.out}; report: {result.report}")
     return 0

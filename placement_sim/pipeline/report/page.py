@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from placement_sim.pipeline import failover_report
 from placement_sim.pipeline.aggregates import AGGREGATES
 from placement_sim.pipeline.report.data import REPORT_SCENARIO_KEY, ReportData, _shortened, short_placer_names
 from placement_sim.pipeline.report.plots import _png, failure_impact_figure, leaders_figure, skew_figure
@@ -212,6 +213,10 @@ def render_report(data: ReportData) -> str:
             _names_note(names, set(impact["placer"])),
             _table(impact, 2, "failure_impact"),
         ]
+    failovers = data.aggregates.get("failover_impact")
+    body += failover_report.section(failovers, titles["failover_impact"], names)
+    if failovers is not None and not failovers.empty:
+        body.append(_table(failovers, 3, "failover_impact"))
     errors = data.aggregates.get("failures_by_error")
     if errors is not None:
         body.append(f"<h2>{html.escape(titles['failures_by_error'])}</h2>")

@@ -178,8 +178,8 @@ class Dispatcher:
     # ------------------------------------------------------------------------------------- answering
 
     def answer(self, frame: bytes, origin: Origin, faulted: bool = False) -> Answer:
-        """The answer to one request frame (see :mod:`controller.answers`); raises Close. ``faulted``: a
-        request fault already acted on it (it is answered as usual)."""
+        """The answer to one request frame (see :mod:`controller.answers`); raises Close. ``faulted``: the
+        request faults were asked about it already (it is answered as usual)."""
         try:
             header, offset = parse_request_header(frame, self.schemas)
         except DecodeError as exc:
@@ -305,7 +305,7 @@ class Dispatcher:
             self._routes[key] = replace(route, caps=caps if applying else None, cap_rules=applying or None)
 
         def answered(_: None) -> Answer:
-            return self.answer(frame, origin)
+            return self.answer(frame, origin, faulted=True)  # the faults were asked about it already
 
         def failed(exc: Exception) -> Answer:
             raise Close("internal error", f"caps: {type(exc).__name__}: {exc}")

@@ -50,7 +50,7 @@ from controller.config import (
     ServerConfig,
 )
 from controller.dynamics import Dynamics
-from controller.election.service import ElectionService
+from controller.election.styles import start_election_service
 from controller.events import EventLog
 from controller.placement.api import UsableBroker
 from controller.placement.metrics import PlacementMetrics, RackFailure, _rack_failure, rack_levels
@@ -362,7 +362,7 @@ async def _simulate(
     for name, replicas in topics.items():
         cluster.add_topic(name, replicas)
     observer.attach(cluster)
-    elections = await ElectionService.start(config, cluster, clock)
+    elections = await start_election_service(config, cluster, clock)
     errors: list[str] = []
     dynamics = Dynamics(config, cluster, clock, elections, asyncio.Lock())
     try:

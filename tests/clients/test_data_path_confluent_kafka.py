@@ -1,7 +1,7 @@
 """confluent-kafka (librdkafka) on the data path: an idempotent producer with acks=all, and a consumer that
-assigns partitions itself. A librdkafka consumer needs a group.id, but with assign() and no commits it
-sends nothing for the group (the simulator does not offer FindCoordinator in ApiVersions): Fetch and
-ListOffsets only. Through a leader crash (clean election) the producer continues and nothing it was
+assigns partitions itself. A librdkafka consumer needs a group.id; with assign() and no commits it finds
+its coordinator (FindCoordinator, as every librdkafka consumer does at start) but joins no group: Fetch
+and ListOffsets carry its records. Through a leader crash (clean election) the producer continues and nothing it was
 told was delivered is lost."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_what_is_read_is_exactly_what_was_delivered_in_order(cluster: ServerThre
     for partition in range(2):
         offsets = [o for p, o, _ in got if p == partition]
         assert offsets == sorted(offsets)
-    assert cluster.stats["requests:10"] == 0  # no FindCoordinator
+    assert cluster.stats["requests:11"] == 0  # an assign()ed consumer joins no group (no JoinGroup)
 
 
 def test_a_leader_crash_with_a_clean_election_loses_nothing_delivered(cluster: ServerThread) -> None:

@@ -209,9 +209,10 @@ def test_a_consumer_of_the_new_group_protocol_is_refused_and_never_sends_a_heart
         logging.getLogger("controller").removeHandler(server_log)
     after = server.stats
     assert after["requests:68"] == before["requests:68"]
-    assert not {
-        k for k in after if k.startswith("closed:") and after[k] != before[k] and k != "closed:client"
-    }
+    # no connection closed for what it sent (a client's own close or reset, of this module's other
+    # tests' clients too, is not the server refusing a request)
+    ends = {"closed:client", "closed:connection error"}
+    assert not {k for k in after if k.startswith("closed:") and after[k] != before[k] and k not in ends}
     assert not [line for line in server_log.lines if "decode" in line.lower() or "malformed" in line.lower()]
     assert server.group_state("next-gen") is None
 

@@ -27,6 +27,7 @@ __all__ = [
     "find_topic",
     "leads",
     "node_endpoints",
+    "served_partition",
     "unknown_topic",
 ]
 
@@ -70,6 +71,21 @@ def epoch_error(p: PartitionState, current_leader_epoch: int) -> ErrorCode | Non
     if current_leader_epoch < p.leader_epoch:
         return ErrorCode.FENCED_LEADER_EPOCH
     return ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+def served_partition(
+    ctx: RequestContext, topic: Topic | None, index: int, current_leader_epoch: int = -1
+) -> PartitionState | ErrorCode:
+    """The partition ``index`` of ``topic`` when the answering broker leads it and the client's leader
+    epoch (-1: unchecked) is its own; else Kafka's error, checked in Kafka's order: unknown topic or
+    partition, NOT_LEADER_OR_FOLLOWER, then the epoch (:func:`epoch_error`)."""
+    p = partition_of(topic, index) if topic is not None else None
+    if p is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if not leads(ctx, p):
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    code = epoch_error(p, current_leader_epoch)
+    return p if code is None else code
 
 
 def current_leader(p: PartitionState | None) -> dict[str, int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.handlers._partitions import find_topic, leads, partition_of
+from controller.handlers._partitions import find_topic, served_partition
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DELETE_RECORDS
@@ -33,12 +33,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             index = asked["PartitionIndex"]
             entry: dict[str, Any] = {"PartitionIndex": index, "LowWatermark": -1}
             partitions.append(entry)
-            p = partition_of(topic, index) if topic is not None else None
-            if p is None:
-                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            if not leads(ctx, p):
-                entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            p = served_partition(ctx, topic, index)
+            if isinstance(p, ErrorCode):
+                entry["ErrorCode"] = p
                 continue
             offset = asked["Offset"]
             if offset == _HIGH_WATERMARK:

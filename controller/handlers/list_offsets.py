@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.handlers._partitions import epoch_error, find_topic, leads, partition_of
+from controller.handlers._partitions import find_topic, served_partition
 from controller.records.log import TimestampAndOffset
 from protocol.codes import ApiKey, ErrorCode
 
@@ -47,18 +47,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 "LeaderEpoch": -1,
             }
             partitions.append(entry)
-            p = partition_of(topic, index) if topic is not None else None
-            if p is None:
-                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            epoch = asked.get("CurrentLeaderEpoch", -1) if version >= _LEADER_EPOCH else -1
+            p = served_partition(ctx, topic, index, epoch)
+            if isinstance(p, ErrorCode):
+                entry["ErrorCode"] = p
                 continue
-            if not leads(ctx, p):
-                entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
-                continue
-            if version >= _LEADER_EPOCH:
-                code = epoch_error(p, asked.get("CurrentLeaderEpoch", -1))
-                if code is not None:
-                    entry["ErrorCode"] = code
-                    continue
             entry["ErrorCode"] = _lookup(ctx, p, asked["Timestamp"], entry)
             if version < _LEADER_EPOCH:
                 entry.pop("LeaderEpoch", None)

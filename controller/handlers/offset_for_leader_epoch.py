@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.handlers._partitions import epoch_error, find_topic, leads, partition_of
+from controller.handlers._partitions import find_topic, served_partition
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
@@ -30,16 +30,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             index = asked["Partition"]
             entry: dict[str, Any] = {"Partition": index, "LeaderEpoch": -1, "EndOffset": -1}
             partitions.append(entry)
-            p = partition_of(topic, index) if topic is not None else None
-            if p is None:
-                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            if not leads(ctx, p):
-                entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
-                continue
-            code = epoch_error(p, asked.get("CurrentLeaderEpoch", -1))
-            if code is not None:
-                entry["ErrorCode"] = code
+            p = served_partition(ctx, topic, index, asked.get("CurrentLeaderEpoch", -1))
+            if isinstance(p, ErrorCode):
+                entry["ErrorCode"] = p
                 continue
             entry["ErrorCode"] = ErrorCode.NONE
             found = ctx.controller.data_path.log_of(p, p.leader).end_offset_for_epoch(asked["LeaderEpoch"])

@@ -9,14 +9,11 @@ policy passes, 1 when it breaks a rule and 2 when it cannot be loaded (as ``chec
 from __future__ import annotations
 
 import argparse
-import tempfile
 
 from controller.election.loader import resolve_policy_class
-from placement_sim.cli.options import add_property_option, positive_int
+from placement_sim.cli.conformance import add_kit_options, run_kit
 
 __all__ = ["register", "run"]
-
-DEFAULT_MAX_EXAMPLES = 200
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -31,44 +28,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p.add_argument(
         "policy", metavar="NAME_OR_PATH", help="kafka, fluvio, dotted path, module:Class or file.py[:Class]"
     )
-    p.add_argument(
-        "--max-examples",
-        type=positive_int,
-        default=DEFAULT_MAX_EXAMPLES,
-        metavar="N",
-        help=f"how many generated batches to run (default {DEFAULT_MAX_EXAMPLES})",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        metavar="N",
-        help="explore another set of examples (default: the same set every run)",
-    )
-    add_property_option(
-        p, "a property for the policy's configure() (repeatable); simulator.seed is set per example"
-    )
+    add_kit_options(p, "batches", "policy")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     resolve_policy_class(args.policy)  # a policy that cannot be loaded: exit 2 with one line
-    # The kit needs hypothesis, a test dependency: import it only when the command runs.
-    from hypothesis.configuration import set_hypothesis_home_dir
-
+    # The kit needs hypothesis, a test dependency: imported only when the command runs.
     from controller.election.testing import check_policy
 
-    # Hypothesis keeps its files in ./.hypothesis by default: the command leaves the user's folder alone.
-    with tempfile.TemporaryDirectory(prefix="check-policy-") as home:
-        set_hypothesis_home_dir(home)
-        try:
-            report = check_policy(
-                args.policy,
-                max_examples=args.max_examples,
-                seed=args.seed,
-                configs=dict(args.set),
-                raise_on_failure=False,
-            )
-        finally:
-            set_hypothesis_home_dir(None)
-    print(report.describe())
-    return 0 if report.passed else 1
+    return run_kit("check-policy", check_policy, args.policy, args)

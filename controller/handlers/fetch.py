@@ -18,9 +18,16 @@ left without an answer (its answer is the same as at the virtual timeout: what i
 
 Fetch sessions (KIP-227) are not kept: every answer has SessionId 0, which tells a client that asked for
 a session that it has none, and it goes on with full fetches; a request naming a session the server
-never gave is answered FETCH_SESSION_ID_NOT_FOUND. Fetching from followers (KIP-392, v11+ with RackId)
-is not simulated: PreferredReadReplica is always -1, and followers' own fetches (ReplicaId >= 0) are
-answered like a consumer's.
+never gave is answered FETCH_SESSION_ID_NOT_FOUND.
+
+Fetching from followers (KIP-392): a consumer's Fetch v11+ (it carries client metadata) that reaches a
+follower's own listener is served from the follower's log, as Kafka's ``FetchParams.fetchOnlyLeader``
+allows, up to the high watermark the follower knows: the leader's, but no further than the follower's
+own log end (Kafka's follower learns the leader's high watermark with its next fetch; the model has no
+per-follower high watermark, so this is the nearest it gets). Older versions, and brokers that hold no
+replica, answer NOT_LEADER_OR_FOLLOWER. The server never names a preferred read replica
+(PreferredReadReplica -1: no ``replica.selector.class``), and followers' own fetches (ReplicaId >= 0)
+are answered like a consumer's.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ _TOPIC_IDS = 13
 _CURRENT_LEADER = 12
 _NODE_ENDPOINTS = 16
 _LEADER_EPOCH = 9
+_CLIENT_METADATA = 11  # KIP-392: a consumer's fetch may be served by a follower
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
@@ -131,7 +139,8 @@ def _answer(
                 _fail(entry, unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 done = True
                 continue
-            if not leads(ctx, p):
+            reader = p.leader if leads(ctx, p) else _follower(ctx, p, version)
+            if reader is None:
                 _fail(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER)
                 if version >= _CURRENT_LEADER:
                     entry["CurrentLeader"] = current_leader(p)
@@ -147,8 +156,8 @@ def _answer(
                         entry["CurrentLeader"] = current_leader(p)
                     done = True
                     continue
-            leader_log = data_path.log_of(p, p.leader)
-            hw = p.high_watermark
+            leader_log = data_path.log_of(p, reader)
+            hw = p.high_watermark if reader == p.leader else min(p.high_watermark, leader_log.log_end_offset)
             offset = fetch_partition["FetchOffset"]
             last_fetched = fetch_partition.get("LastFetchedEpoch", -1) if version >= _CURRENT_LEADER else -1
             if last_fetched >= 0:
@@ -182,6 +191,16 @@ def _answer(
     if leaders and version >= _NODE_ENDPOINTS:
         response["NodeEndpoints"] = node_endpoints(ctx, leaders)
     return response, size, done, watched
+
+
+def _follower(ctx: RequestContext, p: PartitionState, version: int) -> int | None:
+    """The follower whose own listener a consumer's Fetch v11+ reached, when it holds a replica of ``p``
+    and the partition has a leader (KIP-392); else None."""
+    broker = ctx.listener_broker
+    if version < _CLIENT_METADATA or broker is None or p.leader < 0 or broker not in p.replicas:
+        return None
+    state = ctx.controller.cluster.broker_state(broker)
+    return broker if state is not None and state.serving else None
 
 
 def _ok(entry: dict[str, Any], hw: int, log_start: int, records: bytes) -> None:

@@ -175,9 +175,29 @@ def test_a_broker_that_does_not_lead_answers_not_leader_with_the_current_leader(
         assert response["NodeEndpoints"] == [
             {"NodeId": state.leader, "Host": host, "Port": int(port), "Rack": None}
         ]
-        fetched = _fetch(client, topic, 0, version=12)
+        fetched = _fetch(client, topic, 0, version=10)  # no client metadata: the leader alone serves it
         assert fetched["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
-        assert fetched["CurrentLeader"] == {"LeaderId": state.leader, "LeaderEpoch": state.leader_epoch}
+    outsider_topic = _topic(server, rf=1)
+    leader = server.partition_state(outsider_topic, 0).leader
+    with _client(server, next(b for b in (1, 2, 3) if b != leader)) as client:
+        fetched = _fetch(client, outsider_topic, 0, version=12)  # a broker that holds no replica
+        assert fetched["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        assert fetched["CurrentLeader"] == {"LeaderId": leader, "LeaderEpoch": 0}
+
+
+def test_a_consumers_fetch_v11_reaching_a_follower_is_served_from_its_log(server) -> None:
+    topic = _topic(server, rf=2)
+    state = server.partition_state(topic, 0)
+    follower = next(b for b in state.replicas if b != state.leader)
+    with _client(server, state.leader) as client:
+        assert _produce(client, topic, build(3))["ErrorCode"] == 0
+    server.wait_until(lambda: server.partition_state(topic, 0).high_watermark == 3, timeout=10)
+    with _client(server, follower) as client:
+        fetched = _fetch(client, topic, 0, version=11)
+        assert (fetched["ErrorCode"], fetched["HighWatermark"], fetched["PreferredReadReplica"]) == (0, 3, -1)
+        assert _keys(fetched["Records"]) == [(0, b"k0"), (1, b"k1"), (2, b"k2")]
+        assert _fetch(client, topic, 1, version=12)["ErrorCode"] == ErrorCode.NONE
+        assert _fetch(client, topic, 0, version=10)["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
 def test_acks_0_is_never_answered_and_a_refused_one_closes_the_connection(server) -> None:

@@ -132,8 +132,10 @@ def test_an_unclean_election_loses_exactly_what_lost_records_reports() -> None:
         server.wait_until(lambda: server.partition_state(topic, 0).leader == 1, timeout=10)
         lost = server.lost_records()
         assert {(r.topic, r.partition, r.leader_epoch) for r in lost} == {(topic, 0, 0)}
-        assert all(r.why == "unclean election: leader 1 elected with epoch 1" for r in lost)
-        lost_offsets = sorted(o for r in lost for o in range(r.base_offset, r.last_offset + 1))
+        assert all(
+            r.cause == "unclean election: leader 1 elected with epoch 1" and r.acks == -1 for r in lost
+        )
+        lost_offsets = sorted(o for r in lost for o in range(r.first_offset, r.last_offset + 1))
         read = [offset for offset, _, _ in readable(server, topic, 0)]
         assert read + lost_offsets == first + later  # what was acknowledged: readable, or reported lost
         assert lost_offsets == later

@@ -108,7 +108,7 @@ async def _run(actions: list[tuple[str, int]], unclean: bool, policy: str = "kaf
             if future.done() and future.result() is ErrorCode.NONE:
                 assert records <= committed  # answered acks=all means committed
         lost = {
-            (o, r.leader_epoch) for r in data.lost_records() for o in range(r.base_offset, r.last_offset + 1)
+            (o, r.leader_epoch) for r in data.lost_records() for o in range(r.first_offset, r.last_offset + 1)
         }
         if unclean or policy == "fluvio":
             assert lost == committed - readable

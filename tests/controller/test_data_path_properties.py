@@ -167,7 +167,9 @@ async def _run(actions: list[tuple[str, Any]], unclean: bool, session_ms: int, p
                 assert records <= committed  # answered acks=all means committed
                 acknowledged_all |= records
         entries = data.lost_records()
-        lost = {(o, r.leader_epoch) for r in entries for o in range(r.first_offset, r.last_offset + 1)}
+        named = [(o, r.leader_epoch) for r in entries for o in range(r.first_offset, r.last_offset + 1)]
+        lost = set(named)
+        assert len(named) == len(lost)  # a record is accounted lost once
         never_acknowledged = {record for record, acks in acks_of.items() if acks == 0}
         assert all(r.acks in (-1, 1) for r in entries)
         assert not lost & never_acknowledged  # acks=0 records are never losses

@@ -290,6 +290,9 @@ class DataPath:
         """A leader's log set lower (``set_log_end_offset``): what it held past ``offset`` goes."""
         leader_log = data.logs[p.leader]
         cause = f"log end offset of leader {p.leader} set to {offset}"
+        holder = leader_log.batch_at(offset)
+        if holder is not None and not holder.is_synthetic:
+            offset = min(offset, holder.base_offset)  # a client batch goes whole (Log.truncate_to)
         self._account_unreplicated(p, data, offset, None, cause)
         self._account_loss(p, data, leader_log, offset, cause)
         leader_log.truncate_to(offset)

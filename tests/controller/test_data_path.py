@@ -218,6 +218,25 @@ async def test_acks_1_records_a_follower_copied_survive_its_election() -> None:
         await sim.close()
 
 
+async def test_a_leader_log_cut_inside_acks_1_batches_loses_them_whole_and_not_acks_0() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1]])
+        _produce(sim, data, 2, acks=1)
+        await sim.dynamics.advance(100)  # copied: committed
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        _produce(sim, data, 3, acks=1)  # 2-4
+        _produce(sim, data, 2, acks=0)  # 5-6
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([7, 2], 2)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 3)
+        assert p.leo[0] == 2  # the batch holding offset 3 goes whole
+        cause = "log end offset of leader 0 set to 3"
+        assert data.lost_records() == [LostRecords("t", 0, 2, 4, 0, 1, -1, cause)]
+    finally:
+        await sim.close()
+
+
 async def test_past_simulator_log_max_bytes_the_oldest_committed_batches_go() -> None:
     sim, data = await _sim(**{"simulator.log.max.bytes": "400"})
     try:

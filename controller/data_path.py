@@ -18,10 +18,22 @@ makes them follow:
   leader's log (``UnifiedLog.rebuildProducerState``);
 - the high watermark is the model's (the lowest log end offset over the ISR): it now counts real records.
 
-**Lost records.** Records below the high watermark were committed: a producer with ``acks=all`` was
-answered for them (or is about to be). Only an unclean election can take them away (the new leader's
-log ends below the high watermark); each batch that goes so is recorded (:class:`LostRecords`: topic,
-partition, offsets, the epoch it was written in and why) and kept for :meth:`DataPath.lost_records`.
+**Lost records.** A record is lost when it was acknowledged and a change of leader (or of the leader's
+log) takes it away, as in Kafka:
+
+- records below the high watermark were committed: a producer with ``acks=all`` was answered for them
+  (or is about to be), one with ``acks=1`` too. Only an unclean election takes them away (the new
+  leader's log ends below the high watermark);
+- a batch appended with ``acks=1`` was answered as soon as the leader appended it: until the followers
+  copy it (the high watermark passes it) it is lost by any election, a clean one too, whose new leader
+  does not hold it (Kafka's followers truncate to the new leader's log, KIP-101/KIP-279);
+- records never acknowledged are not losses: ``acks=0`` batches, and ``acks=all`` batches above the high
+  watermark (their answer fails with NOT_LEADER_OR_FOLLOWER when the leader changes).
+
+Each batch (part) that goes so is recorded (:class:`LostRecords`: topic, partition, offsets, leader
+epoch, acks level, producer id and the cause: the election or the log change), kept for
+:meth:`DataPath.lost_records` and written to the event log as a ``loss`` event. The acks level is kept
+on each batch of the leader's log (:attr:`StoredBatch.acks <controller.records.log.StoredBatch>`).
 
 Waiting: a Produce with ``acks=all`` waits until the high watermark covers its batch
 (:meth:`DataPath.wait_for_high_watermark`, Kafka's ``DelayedProduce``) and a Fetch until data arrives
@@ -36,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,7 +56,7 @@ from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
 from controller.records.checks import ClientBatch, TopicLimits
-from controller.records.log import Log, StoredBatch, divergence_offset
+from controller.records.log import ACKS_ALL, Log, StoredBatch, divergence_offset
 from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
@@ -63,20 +76,23 @@ RETENTION_BYTES: Final = "retention.bytes"
 
 @dataclass(frozen=True, slots=True)
 class LostRecords:
-    """Records that were committed (below the high watermark) and that an unclean election took away:
-    the offsets ``[base_offset, last_offset]`` of one batch of ``topic``-``partition``, written in leader
-    epoch ``leader_epoch``; ``why`` names the election."""
+    """Acknowledged records that a change of leader took away (see the module docstring): the offsets
+    ``[first_offset, last_offset]`` of one batch of ``topic``-``partition``, written in leader epoch
+    ``leader_epoch`` and acknowledged with ``acks`` (-1 all, 1 the leader) to producer ``producer_id``
+    (-1: none, a synthetic run); ``cause`` names the election (or the log change) that lost them."""
 
     topic: str
     partition: int
-    base_offset: int
+    first_offset: int
     last_offset: int
     leader_epoch: int
-    why: str
+    acks: int
+    producer_id: int
+    cause: str
 
     @property
     def count(self) -> int:
-        return self.last_offset - self.base_offset + 1
+        return self.last_offset - self.first_offset + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +138,9 @@ class PartitionData:
     #: The highest high watermark seen: what was committed (an unclean election may lower the model's).
     committed: int = 0
     waiters: list[_Waiter] = field(default_factory=list)
+    #: The leader's ``acks=1`` batches that ended at or above ``committed`` when appended, in log order:
+    #: answered, and lost by an election whose new leader lacks them (dropped once committed).
+    unreplicated: deque[StoredBatch] = field(default_factory=deque)
 
 
 #: A partition's list of Fetch waits is pruned of ended ones when it reaches this length (a safety net:
@@ -173,7 +192,9 @@ class DataPath:
         return data.logs.get(broker, _EMPTY_LOG)
 
     def lost_records(self) -> list[LostRecords]:
-        """Every batch of committed records an unclean election took away, in the order they went."""
+        """Every batch (part) of acknowledged records a change of leader took away, in the order they
+        went: committed records an unclean election lost, ``acks=1`` records any election lost before
+        the followers copied them."""
         return list(self._lost)
 
     def topic_settings(self, topic: str) -> TopicSettings:
@@ -268,9 +289,12 @@ class DataPath:
     def _truncate_leader(self, p: PartitionState, data: PartitionData, offset: int) -> None:
         """A leader's log set lower (``set_log_end_offset``): what it held past ``offset`` goes."""
         leader_log = data.logs[p.leader]
-        self._account_loss(
-            p, data, leader_log, offset, f"log end offset of leader {p.leader} set to {offset}"
-        )
+        cause = f"log end offset of leader {p.leader} set to {offset}"
+        holder = leader_log.batch_at(offset)
+        if holder is not None and not holder.is_synthetic:
+            offset = min(offset, holder.base_offset)  # a client batch goes whole (Log.truncate_to)
+        self._account_unreplicated(p, data, offset, None, cause)
+        self._account_loss(p, data, leader_log, offset, cause)
         leader_log.truncate_to(offset)
         data.producers = None
 
@@ -320,7 +344,13 @@ class DataPath:
             # replica within its lag bound that lacks committed records.
             style = self.dynamics.elections.style
             kind = "unclean election" if style is ElectionStyle.KAFKA else f"{style} election"
-            self._account_loss(p, data, longest, leader_log.log_end_offset, f"{kind}: {why}")
+            cause = f"{kind}: {why}"
+            self._account_unreplicated(p, data, leader_log.log_end_offset, leader_log, cause)
+            self._account_loss(p, data, longest, leader_log.log_end_offset, cause)
+        else:
+            self._account_unreplicated(
+                p, data, leader_log.log_end_offset, leader_log, f"clean election: {why}"
+            )
         leader_log.become_leader(p.leader_epoch)
         for r, replica_log in logs.items():
             if r != p.leader:
@@ -329,9 +359,10 @@ class DataPath:
                     replica_log.truncate_to(cut)
 
     def _account_loss(
-        self, p: PartitionState, data: PartitionData, source: Log, offset: int, why: str
+        self, p: PartitionState, data: PartitionData, source: Log, offset: int, cause: str
     ) -> None:
-        """Records committed in ``source`` at ``offset`` and after are going: account them."""
+        """Records committed in ``source`` at ``offset`` and after are going: account the acknowledged
+        ones (not ``acks=0`` batches)."""
         committed = data.committed
         if offset >= committed:
             return
@@ -340,19 +371,63 @@ class DataPath:
             entry = source.batch_at(position)
             if entry is None:
                 break
-            first, last = max(entry.base_offset, offset), min(entry.last_offset, committed - 1)
-            lost = LostRecords(p.topic, p.index, first, last, entry.leader_epoch, why)
-            self._lost.append(lost)
-            log.warning(
-                "%s: committed records %d-%d (epoch %d) lost: %s",
-                p.name,
-                first,
-                last,
-                entry.leader_epoch,
-                why,
-            )
+            if entry.acks != 0:
+                first, last = max(entry.base_offset, offset), min(entry.last_offset, committed - 1)
+                self._record_loss(p, entry, first, last, cause)
             position = entry.last_offset + 1
         data.committed = offset
+
+    def _account_unreplicated(
+        self, p: PartitionState, data: PartitionData, offset: int, leader_log: Log | None, cause: str
+    ) -> None:
+        """The leader's ``acks=1`` batches above the committed records that the log kept from here on
+        does not hold (``leader_log``: the new leader's; None: the leader's own log, cut at ``offset``):
+        account them as lost (only their records above the committed ones: :meth:`_account_loss`
+        accounts the rest). Called before ``data.committed`` is lowered."""
+        pending = data.unreplicated
+        if not pending:
+            return
+        committed = data.committed
+        kept: deque[StoredBatch] = deque()
+        for entry in pending:
+            if entry.last_offset < committed:
+                continue
+            if leader_log is None:
+                start, held = max(entry.base_offset, offset), entry.last_offset < offset
+            else:
+                start, held = entry.base_offset, leader_log.batch_at(entry.base_offset) is entry
+            if held:
+                kept.append(entry)  # still not copied by the new leader's followers
+            else:
+                self._record_loss(p, entry, max(start, committed), entry.last_offset, cause)
+        data.unreplicated = kept
+
+    def _record_loss(self, p: PartitionState, entry: StoredBatch, first: int, last: int, cause: str) -> None:
+        producer_id = -1 if entry.is_synthetic else entry.header().producer_id
+        lost = LostRecords(p.topic, p.index, first, last, entry.leader_epoch, entry.acks, producer_id, cause)
+        self._lost.append(lost)
+        self.cluster.events.record(
+            "loss",
+            p.name,
+            [
+                ("first_offset", None, first),
+                ("last_offset", None, last),
+                ("leader_epoch", None, entry.leader_epoch),
+                ("acks", None, entry.acks),
+                ("producer_id", None, producer_id),
+            ],
+            cause,
+        )
+        log.warning(
+            "%s: acknowledged records %d-%d (epoch %d, acks=%d, producer %d) lost: %s",
+            p.name,
+            first,
+            last,
+            entry.leader_epoch,
+            entry.acks,
+            producer_id,
+            cause,
+        )
 
     def high_watermark_moved(self, p: PartitionState) -> None:
         """The model's hook: ``acks=all`` answers the high watermark now covers are given, fetches wake."""
@@ -362,6 +437,9 @@ class DataPath:
         hw = p.high_watermark
         if hw > data.committed:
             data.committed = hw
+        pending = data.unreplicated
+        while pending and pending[0].last_offset < hw:
+            pending.popleft()
         if data.waiters:
             still = []
             for waiter in data.waiters:
@@ -411,11 +489,14 @@ class DataPath:
 
     # ------------------------------------------------------------------------------------- producing
 
-    def append(self, p: PartitionState, batch: ClientBatch, settings: TopicSettings) -> Appended | Refusal:
+    def append(
+        self, p: PartitionState, batch: ClientBatch, settings: TopicSettings, acks: int = ACKS_ALL
+    ) -> Appended | Refusal:
         """Append a client's checked batch at ``p``'s leader (the caller checked leadership, the batch and
         min.insync.replicas): Kafka's producer-state checks first (a retried duplicate is answered with
-        its original offsets and nothing is appended), then the append; the model's leader log end
-        offset follows and replication is told there is work."""
+        its original offsets and nothing is appended), then the append with the Produce's ``acks`` kept
+        on the batch (an ``acks=1`` batch is watched until committed, see :meth:`lost_records`); the
+        model's leader log end offset follows and replication is told there is work."""
         data = self._partitions.get((p.topic, p.index))
         if data is None:
             data = self._make(p)
@@ -436,8 +517,10 @@ class DataPath:
                 duplicate=True,
             )
         append_time = self.now_ms() if settings.limits.log_append_time else None
-        entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time)
+        entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time, acks)
         producers.record(entry.header(), entry.base_offset)
+        if acks == 1:
+            data.unreplicated.append(entry)
         li = p.replicas.index(p.leader)
         leo = list(p.leo)
         leo[li] = leader_log.log_end_offset

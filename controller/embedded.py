@@ -275,8 +275,10 @@ class ServerThread:
         return lost
 
     def lost_records(self) -> list[LostRecords]:
-        """Every batch of committed records (below the high watermark: acknowledged to ``acks=all``
-        producers) that an unclean election took away: topic, partition, offsets, leader epoch, why."""
+        """Every batch (part) of acknowledged records a change of leader took away: committed records
+        an unclean election lost, ``acks=1`` records an election lost before the followers copied them
+        (:meth:`controller.data_path.DataPath.lost_records`): topic, partition, first and last offset,
+        leader epoch, acks, producer id and cause."""
         lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
         return lost
 

@@ -32,7 +32,7 @@ class Event:
 
     seq: int
     time: int
-    kind: str  # "broker", "partition", "topic" or "config"
+    kind: str  # "broker", "partition", "topic", "config", "group" or "loss" (acknowledged records lost)
     subject: str
     changes: tuple[tuple[str, Any, Any], ...]
     cause: str

@@ -336,7 +336,7 @@ class Server:
             self._ports.pop(broker_id, None)
 
     def lost_records(self) -> list[LostRecords]:
-        """Committed records an unclean election took away (:meth:`DataPath.lost_records`)."""
+        """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""
         return self.controller.data_path.lost_records()
 
     async def serve_forever(self) -> None:

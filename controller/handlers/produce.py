@@ -122,7 +122,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
                 )
                 failed.append(p.name)
                 continue
-            appended = data_path.append(p, checked, settings)
+            appended = data_path.append(p, checked, settings, acks)
             if isinstance(appended, Refusal):
                 _fail(entry, appended.code, appended.message)
                 failed.append(p.name)

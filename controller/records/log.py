@@ -22,7 +22,7 @@ import bisect
 import logging
 import operator
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from controller.records.batch import (
     HEADER_SIZE,
@@ -45,7 +45,10 @@ from controller.records.records import UnavailableCodec, read_batch_records
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Log", "StoredBatch", "TimestampAndOffset", "divergence_offset", "join_batches"]
+__all__ = ["ACKS_ALL", "Log", "StoredBatch", "TimestampAndOffset", "divergence_offset", "join_batches"]
+
+#: Produce's ``Acks`` for "every in-sync replica" (Kafka's ``acks=all``; 1: the leader, 0: none).
+ACKS_ALL: Final = -1
 
 
 class TimestampAndOffset(NamedTuple):
@@ -66,9 +69,14 @@ class StoredBatch:
     first bytes (``stamped_head``, see :func:`~controller.records.batch.stamp_head`); its bytes as a
     consumer gets them are the head then the rest of the source (:meth:`pieces`, :meth:`render`). A
     synthetic run has neither.
+
+    ``acks`` is the acks level the leader appended the batch with (``Produce``'s ``Acks``: -1 all, 1 the
+    leader, 0 none), so that a loss can say whether the batch had been acknowledged; a synthetic run, and
+    a batch a log did not append itself, count as ``acks=all``.
     """
 
     __slots__ = (
+        "acks",
         "base_offset",
         "last_offset",
         "leader_epoch",
@@ -87,7 +95,9 @@ class StoredBatch:
         leader_epoch: int,
         max_timestamp: int,
         size: int,
+        acks: int = ACKS_ALL,
     ) -> None:
+        self.acks = acks
         self.source = source
         self.stamped_head = stamped_head
         self.base_offset = base_offset
@@ -238,11 +248,16 @@ class Log:
     # -- appending --------------------------------------------------------------------------------------
 
     def append_as_leader(
-        self, batch: ClientBatch, leader_epoch: int, log_append_time_ms: int | None = None
+        self,
+        batch: ClientBatch,
+        leader_epoch: int,
+        log_append_time_ms: int | None = None,
+        acks: int = ACKS_ALL,
     ) -> StoredBatch:
         """Append a client's checked batch as the leader: it gets the next offsets and ``leader_epoch``
         (and, for a LogAppendTime topic, ``log_append_time_ms``) stamped on a new head; the client's
-        bytes are kept as they are (not copied when the request's records are exactly the batch)."""
+        bytes are kept as they are (not copied when the request's records are exactly the batch).
+        ``acks`` is the Produce's acks level, kept on the entry."""
         base = self.log_end_offset
         view, header = batch
         head = stamp_head(view, base, leader_epoch, log_append_time_ms)
@@ -257,6 +272,7 @@ class Log:
             leader_epoch,
             header.max_timestamp if log_append_time_ms is None else log_append_time_ms,
             header.size,
+            acks,
         )
         self._append(entry)
         return entry

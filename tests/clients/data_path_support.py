@@ -77,3 +77,55 @@ def pairs(
     records: Iterator[tuple[int, bytes | None, bytes | None]] | list,
 ) -> list[tuple[bytes | None, bytes | None]]:
     return [(key, value) for _, key, value in records]
+
+
+#: The cluster of the truncation tests: a follower that stops copying leaves the ISR after 400 ms, and a
+#: leader without an in-sync follower may be replaced by one outside the ISR.
+UNCLEAN = {"replica.lag.time.max.ms": 400}
+
+
+def wait_until_the_leader_alone_commits(server: ServerThread, topic: str, end: int) -> None:
+    """A follower that stopped copying leaves the ISR of ``topic``-0 (it lacks records for
+    replica.lag.time.max.ms), and the leader alone moves the high watermark to ``end``."""
+    server.wait_until(lambda: len(server.partition_state(topic, 0).isr) == 1, timeout=10)
+    server.wait_until(lambda: server.partition_state(topic, 0).high_watermark == end, timeout=10)
+
+
+def crash_leader_until(server: ServerThread, topic: str, leader: int, successor: int) -> None:
+    """The leader of ``topic``-0 crashes; returns once ``successor`` leads (fenced after the session)."""
+    server.stop_broker(leader, "crash")
+    server.wait_until(lambda: server.partition_state(topic, 0).leader == successor, timeout=10)
+
+
+def end_offset_for_epoch(server: ServerThread, topic: str, epoch: int) -> tuple[int, int, int]:
+    """(error code, leader epoch, end offset) the leader of ``topic``-0 answers OffsetForLeaderEpoch for
+    ``epoch`` with (what a consumer validating its position after a leader change is told)."""
+    state = server.partition_state(topic, 0)
+    with BlockingClient.connect(server.brokers[state.leader], request_timeout=10.0) as client:
+        response = client.send(
+            "OffsetForLeaderEpochRequest",
+            {
+                "ReplicaId": -1,
+                "Topics": [
+                    {
+                        "Topic": topic,
+                        "Partitions": [
+                            {"Partition": 0, "CurrentLeaderEpoch": state.leader_epoch, "LeaderEpoch": epoch}
+                        ],
+                    }
+                ],
+            },
+            version=4,
+        )
+    [p] = response["Topics"][0]["Partitions"]
+    return p["ErrorCode"], p["LeaderEpoch"], p["EndOffset"]
+
+
+def lost_offsets(server: ServerThread, topic: str) -> list[int]:
+    """The offsets of ``topic``-0 that lost_records() reports, in order."""
+    return [
+        o
+        for r in server.lost_records()
+        if (r.topic, r.partition) == (topic, 0)
+        for o in range(r.first_offset, r.last_offset + 1)
+    ]

@@ -10,11 +10,21 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 
 from controller.embedded import ServerThread
+from protocol.codes import ApiKey
 from tests.clients.conftest import WireLog
-from tests.clients.data_path_support import new_topic, readable, start_cluster
+from tests.clients.data_path_support import (
+    UNCLEAN,
+    crash_leader_until,
+    end_offset_for_epoch,
+    lost_offsets,
+    new_topic,
+    readable,
+    start_cluster,
+    wait_until_the_leader_alone_commits,
+)
 
 CLIENT = "confluent-kafka"
 
@@ -159,3 +169,116 @@ def test_a_consumer_reading_through_a_leader_crash_gets_every_delivered_record_o
         cluster.start_broker(2)
     assert errors == []
     assert got == [(i, b"v%d" % i) for i in range(150)]
+
+
+def _acks_1_producer(server: ServerThread) -> Producer:
+    return Producer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "acks": 1,
+            "enable.idempotence": False,
+            "linger.ms": 0,
+            "message.timeout.ms": 10_000,
+            "socket.timeout.ms": 5000,
+        }
+    )
+
+
+def _deliver(producer: Producer, topic: str, values: list[bytes]) -> list[int]:
+    """Each value produced and flushed on its own (a batch each); the offsets delivered."""
+    offsets: list[int] = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        assert error is None, error
+        offsets.append(message.offset())
+
+    for value in values:
+        producer.produce(topic, value=value, partition=0, on_delivery=report)
+        assert producer.flush(10) == 0
+    return offsets
+
+
+def test_acks_1_records_an_unclean_election_loses_are_reported_and_librdkafka_detects_the_truncation(
+    wire_log: WireLog,
+) -> None:
+    """acks=1, a follower behind: the leader crashes and the lagging follower is elected uncleanly. What
+    lost_records() reports is exactly what a consumer no longer finds; a librdkafka consumer that had read
+    past the new end validates its position with OffsetForLeaderEpoch (KIP-320): with
+    auto.offset.reset=error it gets a "log truncation detected" error, otherwise it seeks to the end the
+    leader answered and reads on from there."""
+    with start_cluster(**UNCLEAN) as server:
+        topic = new_topic(server, [[0, 1]], unclean_leader_election_enable="true")
+        producer = _acks_1_producer(server)
+        first = _deliver(producer, topic, [b"a%d" % i for i in range(5)])
+        server.wait_until(lambda: server.partition_state(topic, 0).high_watermark == 5, timeout=10)
+        server.set_replication(1, records_per_s=0)  # the follower stops copying
+        later = _deliver(producer, topic, [b"b%d" % i for i in range(7)])
+        assert (first, later) == (list(range(5)), list(range(5, 12)))  # acknowledged by the leader alone
+        wait_until_the_leader_alone_commits(server, topic, 12)
+        consumers = {
+            reset: Consumer(
+                {
+                    "bootstrap.servers": server.bootstrap,
+                    "group.id": "unused",
+                    "enable.auto.commit": False,
+                    "auto.offset.reset": reset,
+                    "socket.timeout.ms": 5000,
+                    "topic.metadata.refresh.interval.ms": 500,
+                }
+            )
+            for reset in ("error", "latest")
+        }
+        try:
+            for consumer in consumers.values():
+                consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+                got = []
+                deadline = time.monotonic() + 10
+                while len(got) < 12 and time.monotonic() < deadline:
+                    message = consumer.poll(0.2)
+                    if message is not None:
+                        assert message.error() is None, message.error()
+                        got.append((message.offset(), message.value()))
+                assert got == list(enumerate([b"a%d" % i for i in range(5)] + [b"b%d" % i for i in range(7)]))
+            crash_leader_until(server, topic, 0, 1)
+
+            lost = server.lost_records()
+            assert [(r.first_offset, r.last_offset, r.acks, r.producer_id) for r in lost] == [
+                (o, o, 1, -1) for o in later
+            ]
+            assert {r.cause for r in lost} == {"unclean election: leader 1 elected with epoch 1"}
+            assert [offset for offset, _, _ in readable(server, topic, 0)] == first
+            assert lost_offsets(server, topic) == later
+            assert end_offset_for_epoch(server, topic, 0) == (0, 0, 5)
+
+            asked = len(wire_log.requests)
+            strict = consumers["error"]
+            error = None
+            deadline = time.monotonic() + 15
+            while error is None and time.monotonic() < deadline:
+                message = strict.poll(0.2)
+                if message is not None:
+                    assert message.error() is not None, (message.offset(), message.value())
+                    error = message.error()
+            assert error is not None
+            # librdkafka resets to INVALID (auto.offset.reset=error) and reports it as an offset reset.
+            assert error.code() == KafkaError._AUTO_OFFSET_RESET
+            assert error.str().startswith(
+                "Partition log truncation detected at offset 12 (leader epoch 0): "
+                "broker end offset is 5 (offset leader epoch 0). Reset to INVALID."
+            )
+
+            # The other consumer seeks to 5, where the new leader's log goes on.
+            [offset] = _deliver(_acks_1_producer(server), topic, [b"c0"])
+            assert offset == 5
+            lenient = consumers["latest"]
+            message = None
+            deadline = time.monotonic() + 15
+            while message is None and time.monotonic() < deadline:
+                message = lenient.poll(0.2)
+            assert message is not None and message.error() is None
+            assert (message.offset(), message.value()) == (5, b"c0")
+            validations = [r for r in wire_log.requests[asked:] if r[0] == ApiKey.OFFSET_FOR_LEADER_EPOCH]
+            assert validations  # both learnt the new end from the leader's OffsetForLeaderEpoch answer
+        finally:
+            for consumer in consumers.values():
+                consumer.close()

@@ -9,10 +9,21 @@ from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import LogTruncationError
 
 from controller.embedded import ServerThread
+from protocol.codes import ApiKey
 from tests.clients.conftest import WireLog
-from tests.clients.data_path_support import new_topic, readable, start_cluster
+from tests.clients.data_path_support import (
+    UNCLEAN,
+    crash_leader_until,
+    end_offset_for_epoch,
+    lost_offsets,
+    new_topic,
+    readable,
+    start_cluster,
+    wait_until_the_leader_alone_commits,
+)
 
 CLIENT = "kafka-python"
 
@@ -132,8 +143,10 @@ def test_an_unclean_election_loses_exactly_what_lost_records_reports() -> None:
         server.wait_until(lambda: server.partition_state(topic, 0).leader == 1, timeout=10)
         lost = server.lost_records()
         assert {(r.topic, r.partition, r.leader_epoch) for r in lost} == {(topic, 0, 0)}
-        assert all(r.why == "unclean election: leader 1 elected with epoch 1" for r in lost)
-        lost_offsets = sorted(o for r in lost for o in range(r.base_offset, r.last_offset + 1))
+        assert all(
+            r.cause == "unclean election: leader 1 elected with epoch 1" and r.acks == -1 for r in lost
+        )
+        lost_offsets = sorted(o for r in lost for o in range(r.first_offset, r.last_offset + 1))
         read = [offset for offset, _, _ in readable(server, topic, 0)]
         assert read + lost_offsets == first + later  # what was acknowledged: readable, or reported lost
         assert lost_offsets == later
@@ -177,3 +190,69 @@ def test_a_consumer_reading_through_a_leader_crash_gets_every_acknowledged_recor
         cluster.start_broker(1)
     assert len(sent) == 150
     assert got == [(i, b"v%d" % i) for i in range(150)]
+
+
+def test_acks_1_records_an_unclean_election_loses_are_reported_and_the_consumer_detects_the_truncation(
+    wire_log: WireLog,
+) -> None:
+    """acks=1, a follower behind: the leader crashes and the lagging follower is elected uncleanly. What
+    lost_records() reports is exactly what a consumer no longer finds, and a consumer that had read past
+    the new end learns it through OffsetForLeaderEpoch: without a reset policy kafka-python raises
+    LogTruncationError naming the end the leader answered; with one it seeks there (KIP-320)."""
+    with start_cluster(**UNCLEAN) as server:
+        topic = new_topic(server, [[0, 1]], unclean_leader_election_enable="true")
+        producer = _producer(server, acks=1, enable_idempotence=False)
+        first = [producer.send(topic, value=b"a%d" % i).get(10).offset for i in range(5)]
+        server.wait_until(lambda: server.partition_state(topic, 0).high_watermark == 5, timeout=10)
+        server.set_replication(1, records_per_s=0)  # the follower stops copying
+        later = [producer.send(topic, value=b"b%d" % i).get(10).offset for i in range(7)]
+        producer.close(5)
+        assert (first, later) == (list(range(5)), list(range(5, 12)))  # acknowledged by the leader alone
+        assert server.lost_records() == []
+        wait_until_the_leader_alone_commits(server, topic, 12)
+        tp = TopicPartition(topic, 0)
+        strict = KafkaConsumer(
+            bootstrap_servers=server.bootstrap, group_id=None, auto_offset_reset="none", **TIMEOUTS
+        )
+        resetting = KafkaConsumer(
+            bootstrap_servers=server.bootstrap, group_id=None, auto_offset_reset="earliest", **TIMEOUTS
+        )
+        try:
+            for consumer in (strict, resetting):
+                consumer.assign([tp])
+                consumer.seek_to_beginning()
+                values = []
+                for _ in range(50):
+                    values += [m.value for m in consumer.poll(200).get(tp, [])]
+                    if len(values) == 12:
+                        break
+                assert values == [b"a%d" % i for i in range(5)] + [b"b%d" % i for i in range(7)]
+                assert consumer.position(tp) == 12
+            crash_leader_until(server, topic, 0, 1)
+            assert server.partition_state(topic, 0).leader_epoch == 1
+
+            lost = server.lost_records()
+            assert [(r.topic, r.first_offset, r.last_offset, r.acks, r.producer_id) for r in lost] == [
+                (topic, o, o, 1, -1) for o in later
+            ]
+            assert {r.cause for r in lost} == {"unclean election: leader 1 elected with epoch 1"}
+            read = [offset for offset, _, _ in readable(server, topic, 0)]
+            assert read == first and lost_offsets(server, topic) == later  # lost: what is not readable
+            assert end_offset_for_epoch(server, topic, 0) == (0, 0, 5)  # epoch 0 now ends at 5
+
+            asked = len(wire_log.requests)
+            with pytest.raises(LogTruncationError) as raised:
+                for _ in range(50):
+                    strict.poll(200)
+            [(where, divergent)] = raised.value.divergent_offsets.items()
+            assert (where, divergent.offset, divergent.leader_epoch) == (tp, 5, 0)
+            for _ in range(50):
+                resetting.poll(200)
+                if resetting.position(tp) == 5:
+                    break
+            assert resetting.position(tp) == 5  # seeks to where the leader's log diverged
+            validations = [r for r in wire_log.requests[asked:] if r[0] == ApiKey.OFFSET_FOR_LEADER_EPOCH]
+            assert validations  # the truncation was learnt from the leader's OffsetForLeaderEpoch answer
+        finally:
+            strict.close()
+            resetting.close()

@@ -1,6 +1,7 @@
 """The data path on the replication model: a log per replica, leaders append client batches, followers
 copy them at the model's ticks, leadership moves truncate diverging replicas, and committed records an
-unclean election takes away are accounted exactly."""
+unclean election takes away, and acks=1 records any election takes away before they were copied, are
+accounted exactly."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ async def _sim(brokers=(0, 1, 2), **properties: str) -> tuple[Sim, DataPath]:
     return sim, data
 
 
-def _produce(sim: Sim, data: DataPath, count: int, topic: str = "t", producer=(-1, -1, -1)):
+def _produce(sim: Sim, data: DataPath, count: int, topic: str = "t", producer=(-1, -1, -1), acks: int = -1):
     p = sim.p(topic)
     batch = check_client_batch(
         build(count, producer=producer), 9, data.topic_settings(topic).limits, 1_700_000_000_000, topic, 0
     )
     assert isinstance(batch, ClientBatch)
-    return data.append(p, batch, data.topic_settings(topic))
+    return data.append(p, batch, data.topic_settings(topic), acks)
 
 
 def _values(log) -> list[tuple[int, bytes | None]]:
@@ -140,14 +141,98 @@ async def test_an_unclean_election_accounts_exactly_the_committed_records_it_los
         await sim.fence(0)  # no ISR member left: broker 1 is elected uncleanly
         assert (p.leader, p.high_watermark) == (1, 3)
         assert data.lost_records() == [
-            LostRecords("t", 0, 3, 4, 0, "unclean election: leader 1 elected with epoch 1"),
-            LostRecords("t", 0, 5, 8, 0, "unclean election: leader 1 elected with epoch 1"),
+            LostRecords("t", 0, 3, 4, 0, -1, -1, "unclean election: leader 1 elected with epoch 1"),
+            LostRecords("t", 0, 5, 8, 0, -1, -1, "unclean election: leader 1 elected with epoch 1"),
         ]
         await sim.dynamics.set_replication(1, records_per_s=None)
         await sim.restart(0)
         await sim.dynamics.advance(200)
         assert p.leo == [3, 3]
         assert _values(data.log_of(p, 0)) == [(0, b"k0"), (1, b"k1"), (2, b"k2")]
+    finally:
+        await sim.close()
+
+
+async def test_a_clean_election_loses_the_acks_1_records_the_followers_had_not_copied() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        _produce(sim, data, 3, acks=1)
+        await sim.dynamics.advance(100)  # copied: committed
+        for follower in (1, 2):
+            await sim.dynamics.set_replication(follower, records_per_s=0)
+        _produce(sim, data, 2, producer=(7, 0, 0), acks=1)  # 3-4: acknowledged by the leader alone
+        _produce(sim, data, 1, acks=0)  # 5: never acknowledged
+        _produce(sim, data, 2, acks=-1)  # 6-7: its answer waits for the followers: never acknowledged
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark, p.isr) == ([8, 3, 3], 3, [0, 1, 2])
+        seq = sim.cluster.events.last_seq
+        await sim.fence(0)  # broker 1 (in the ISR) is elected: a clean election
+        assert (p.leader, p.leader_epoch, p.high_watermark) == (1, 1, 3)
+        cause = "clean election: leader 1 elected with epoch 1"
+        assert data.lost_records() == [LostRecords("t", 0, 3, 4, 0, 1, 7, cause)]
+        losses = [e for e in sim.cluster.events.since(seq) if e.kind == "loss"]
+        assert [(e.subject, e.changes, e.cause) for e in losses] == [
+            (
+                "t-0",
+                (
+                    ("first_offset", None, 3),
+                    ("last_offset", None, 4),
+                    ("leader_epoch", None, 0),
+                    ("acks", None, 1),
+                    ("producer_id", None, 7),
+                ),
+                cause,
+            )
+        ]
+        # The old leader comes back as a follower: it truncates to the new leader's log.
+        for follower in (1, 2):
+            await sim.dynamics.set_replication(follower, records_per_s=None)
+        await sim.restart(0)
+        await sim.dynamics.advance(200)
+        assert p.leo == [3, 3, 3]
+        assert _values(data.log_of(p, 0)) == [(0, b"k0"), (1, b"k1"), (2, b"k2")]
+        assert len(data.lost_records()) == 1
+    finally:
+        await sim.close()
+
+
+async def test_acks_1_records_a_follower_copied_survive_its_election() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        _produce(sim, data, 2, acks=1)
+        await sim.dynamics.advance(100)  # broker 1 copies, broker 2 does not: not committed
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([2, 2, 0], 0)
+        await sim.fence(0)
+        assert p.leader == 1
+        assert data.lost_records() == []
+        await sim.fence(1)  # then broker 2, which never copied them, is elected: now they are lost
+        assert (p.leader, p.leader_epoch) == (2, 2)
+        assert data.lost_records() == [
+            LostRecords("t", 0, 0, 1, 0, 1, -1, "clean election: leader 2 elected with epoch 2")
+        ]
+    finally:
+        await sim.close()
+
+
+async def test_a_leader_log_cut_inside_acks_1_batches_loses_them_whole_and_not_acks_0() -> None:
+    sim, data = await _sim()
+    try:
+        sim.topic("t", [[0, 1]])
+        _produce(sim, data, 2, acks=1)
+        await sim.dynamics.advance(100)  # copied: committed
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        _produce(sim, data, 3, acks=1)  # 2-4
+        _produce(sim, data, 2, acks=0)  # 5-6
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([7, 2], 2)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 3)
+        assert p.leo[0] == 2  # the batch holding offset 3 goes whole
+        cause = "log end offset of leader 0 set to 3"
+        assert data.lost_records() == [LostRecords("t", 0, 2, 4, 0, 1, -1, cause)]
     finally:
         await sim.close()
 

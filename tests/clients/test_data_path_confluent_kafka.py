@@ -1,7 +1,6 @@
 """confluent-kafka (librdkafka) on the data path: an idempotent producer with acks=all, and a consumer that
-assigns partitions itself. A librdkafka consumer needs a group.id, but with assign() and no commits it
-sends nothing for the group (the simulator does not offer FindCoordinator in ApiVersions): Fetch and
-ListOffsets only. Through a leader crash (clean election) the producer continues and nothing it was
+assigns partitions itself. A librdkafka consumer needs a group.id; with assign() and no commits it looks
+up the group's coordinator (FindCoordinator) but never joins the group. Through a leader crash (clean election) the producer continues and nothing it was
 told was delivered is lost."""
 
 from __future__ import annotations
@@ -14,7 +13,18 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from controller.embedded import ServerThread
 from tests.clients.conftest import WireLog
-from tests.clients.data_path_support import new_topic, readable, start_cluster
+from tests.clients.data_path_support import (
+    BULK,
+    BULK_REPLICAS,
+    PARTITIONS,
+    bulk_record,
+    by_partition,
+    codecs_stored,
+    expected_by_partition,
+    new_topic,
+    readable,
+    start_cluster,
+)
 
 CLIENT = "confluent-kafka"
 
@@ -85,7 +95,7 @@ def test_what_is_read_is_exactly_what_was_delivered_in_order(cluster: ServerThre
     for partition in range(2):
         offsets = [o for p, o, _ in got if p == partition]
         assert offsets == sorted(offsets)
-    assert cluster.stats["requests:10"] == 0  # no FindCoordinator
+    assert cluster.stats["requests:11"] == 0  # no JoinGroup: assign() joins no group
 
 
 def test_a_leader_crash_with_a_clean_election_loses_nothing_delivered(cluster: ServerThread) -> None:
@@ -159,3 +169,58 @@ def test_a_consumer_reading_through_a_leader_crash_gets_every_delivered_record_o
         cluster.start_broker(2)
     assert errors == []
     assert got == [(i, b"v%d" % i) for i in range(150)]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "lz4"])
+def test_ten_thousand_keyed_records_with_headers_compressed_come_back_identical(
+    cluster: ServerThread, codec: str
+) -> None:
+    topic = new_topic(cluster, BULK_REPLICAS)
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "compression.type": codec,
+            "message.timeout.ms": 30_000,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    errors = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            errors.append(error)
+
+    for i in range(BULK):
+        partition, key, value, headers = bulk_record(i)
+        producer.produce(
+            topic, key=key, value=value, headers=headers, partition=partition, on_delivery=report
+        )
+        producer.poll(0)
+    assert producer.flush(30) == 0
+    assert errors == []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    got = []
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+        deadline = time.monotonic() + 30
+        while len(got) < BULK and time.monotonic() < deadline:
+            for message in consumer.consume(1000, 0.2):
+                assert message.error() is None, message.error()
+                got.append(
+                    (message.partition(), message.offset(), message.key(), message.value(), message.headers())
+                )
+    finally:
+        consumer.close()
+    assert codecs_stored(cluster, topic) == {codec}
+    assert len(got) == BULK
+    assert by_partition(got) == expected_by_partition()

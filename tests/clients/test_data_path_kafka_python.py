@@ -12,7 +12,18 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from controller.embedded import ServerThread
 from tests.clients.conftest import WireLog
-from tests.clients.data_path_support import new_topic, readable, start_cluster
+from tests.clients.data_path_support import (
+    BULK,
+    BULK_REPLICAS,
+    PARTITIONS,
+    bulk_record,
+    by_partition,
+    codecs_stored,
+    expected_by_partition,
+    new_topic,
+    readable,
+    start_cluster,
+)
 
 CLIENT = "kafka-python"
 
@@ -177,3 +188,38 @@ def test_a_consumer_reading_through_a_leader_crash_gets_every_acknowledged_recor
         cluster.start_broker(1)
     assert len(sent) == 150
     assert got == [(i, b"v%d" % i) for i in range(150)]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "zstd"])
+def test_ten_thousand_keyed_records_with_headers_compressed_come_back_identical(
+    cluster: ServerThread, codec: str
+) -> None:
+    topic = new_topic(cluster, BULK_REPLICAS)
+    producer = _producer(cluster, compression_type=codec)
+    futures = []
+    for i in range(BULK):
+        partition, key, value, headers = bulk_record(i)
+        futures.append(producer.send(topic, key=key, value=value, headers=headers, partition=partition))
+    producer.flush(30)
+    assert all(f.succeeded() for f in futures)
+    producer.close(5)
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        consumer_timeout_ms=5000,
+        **TIMEOUTS,
+    )
+    got = []
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
+        consumer.seek_to_beginning()
+        for message in consumer:
+            got.append((message.partition, message.offset, message.key, message.value, message.headers))
+            if len(got) == BULK:
+                break
+    finally:
+        consumer.close()
+    assert codecs_stored(cluster, topic) == {codec}
+    assert len(got) == BULK
+    assert by_partition(got) == expected_by_partition()

@@ -191,7 +191,9 @@ class Connection(asyncio.Protocol):
                 return False
             if end - pos - 4 < size:
                 break
-            frames.append(bytes(buffer[pos + 4 : pos + 4 + size]))
+            # One copy: slicing the bytearray and then bytes() of the slice would copy a frame twice.
+            with memoryview(buffer) as view:
+                frames.append(bytes(view[pos + 4 : pos + 4 + size]))
             pos += 4 + size
             room -= 1
         if pos:

@@ -117,7 +117,18 @@ class Replication:
         elif records_per_s != -1:
             raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
         self.cluster.update_broker(broker, "replication settings", **changes)
+        if delay_ms:
+            self._start_history(broker)
         self.touch_broker(broker)
+
+    def _start_history(self, broker: int) -> None:
+        """A delay counts from the moment it is set: what each leader of this follower holds now is the
+        earliest log end offset it owes, so records appended before the next tick wait the delay too."""
+        now = self.clock.now()
+        for p in self.cluster.partitions_on(broker):
+            if p.leader != NO_LEADER and p.leader != broker:
+                leo = p.leo[p.replicas.index(p.leader)]
+                self._history.setdefault((p.topic, p.index), deque([(now, leo)]))
 
     def set_log_end_offset(self, topic: str, index: int, broker: int, offset: int) -> None:
         p = self.cluster.partition(topic, index)

@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Iterator
 
 from controller.embedded import ServerThread
+from controller.records.batch import Compression, iter_batches
 from controller.records.records import iter_records
 from protocol.client import BlockingClient
 
@@ -129,3 +130,63 @@ def lost_offsets(server: ServerThread, topic: str) -> list[int]:
         if (r.topic, r.partition) == (topic, 0)
         for o in range(r.first_offset, r.last_offset + 1)
     ]
+
+
+#: The bulk round trips: this many records over PARTITIONS partitions, each with a key and two headers.
+BULK = 10_000
+PARTITIONS = 4
+#: Where the bulk topics' partitions live (leader first), spread over the three brokers.
+BULK_REPLICAS = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]]
+#: Every client here compresses with gzip and with one of lz4, zstd and snappy (all installed for each).
+CODECS = ["gzip", "lz4", "zstd", "snappy"]
+
+
+def bulk_record(i: int) -> tuple[int, bytes, bytes, list[tuple[str, bytes]]]:
+    """Record i of a bulk round trip: (partition, key, value, headers); values vary in size (1 to 300 bytes)."""
+    return (
+        i % PARTITIONS,
+        b"key-%d" % i,
+        (b"value-%d-" % i) * (1 + i % 23),
+        [("seq", b"%d" % i), ("kind", b"odd" if i % 2 else b"even")],
+    )
+
+
+def expected_by_partition() -> dict[int, list[tuple[bytes, bytes, list[tuple[str, bytes]]]]]:
+    """What each partition must hold, in order: (key, value, headers) of every record sent to it."""
+    out: dict[int, list[tuple[bytes, bytes, list[tuple[str, bytes]]]]] = {p: [] for p in range(PARTITIONS)}
+    for i in range(BULK):
+        partition, key, value, headers = bulk_record(i)
+        out[partition].append((key, value, headers))
+    return out
+
+
+def by_partition(
+    got: list[tuple[int, int, bytes, bytes, list[tuple[str, bytes]]]],
+) -> dict[int, list[tuple[bytes, bytes, list[tuple[str, bytes]]]]]:
+    """(partition, offset, key, value, headers) as read, grouped per partition in the order they arrived;
+    asserts that each partition's offsets are 0, 1, 2, ... in that order (no gap, no duplicate)."""
+    out: dict[int, list[tuple[bytes, bytes, list[tuple[str, bytes]]]]] = {p: [] for p in range(PARTITIONS)}
+    offsets: dict[int, list[int]] = {p: [] for p in range(PARTITIONS)}
+    for partition, offset, key, value, headers in got:
+        out[partition].append((key, value, list(headers)))
+        offsets[partition].append(offset)
+    for partition, seen in offsets.items():
+        assert seen == list(range(len(seen))), f"partition {partition} read out of order"
+    return out
+
+
+def codecs_stored(server: ServerThread, topic: str) -> set[str]:
+    """The codec names (lower case, as the clients spell them) of every batch the topic's leaders hold."""
+
+    def read() -> set[str]:
+        controller = server.server.controller
+        found = set()
+        for partition in range(PARTITIONS):
+            p = controller.cluster.partition(topic, partition)
+            log = controller.data_path.log_of(p, p.leader)
+            for batch in log.read(log.log_start_offset, p.high_watermark, 1 << 40):
+                found |= {Compression(h.compression_id).name.lower() for h, _ in iter_batches(batch.render())}
+        return found
+
+    result: set[str] = server.call(read)
+    return result

@@ -11,7 +11,18 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from controller.embedded import ServerThread
 from tests.clients.conftest import WireLog
-from tests.clients.data_path_support import new_topic, readable, start_cluster
+from tests.clients.data_path_support import (
+    BULK,
+    BULK_REPLICAS,
+    PARTITIONS,
+    bulk_record,
+    by_partition,
+    codecs_stored,
+    expected_by_partition,
+    new_topic,
+    readable,
+    start_cluster,
+)
 
 CLIENT = "aiokafka"
 
@@ -89,3 +100,53 @@ def test_a_leader_crash_with_a_clean_election_loses_nothing_acknowledged(cluster
     assert [value for _, value in read] == [b"v%d" % i for i in range(100)]
     assert cluster.lost_records() == []
     cluster.start_broker(0)
+
+
+async def _bulk_round_trip(bootstrap: str, topic: str, codec: str) -> list:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        enable_idempotence=True,
+        acks="all",
+        compression_type=codec,
+        linger_ms=5,
+        request_timeout_ms=5000,
+    )
+    await producer.start()
+    try:
+        sent = []
+        for i in range(BULK):
+            partition, key, value, headers = bulk_record(i)
+            sent.append(
+                await producer.send(topic, key=key, value=value, headers=headers, partition=partition)
+            )
+        async with asyncio.timeout(30):
+            await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, request_timeout_ms=5000
+    )
+    await consumer.start()
+    got: list = []
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
+        await consumer.seek_to_beginning()
+        async with asyncio.timeout(30):
+            while len(got) < BULK:
+                batches = await consumer.getmany(timeout_ms=500)
+                for records in batches.values():
+                    got += [(r.partition, r.offset, r.key, r.value, r.headers) for r in records]
+    finally:
+        await consumer.stop()
+    return got
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy"])
+def test_ten_thousand_keyed_records_with_headers_compressed_come_back_identical(
+    cluster: ServerThread, codec: str
+) -> None:
+    topic = new_topic(cluster, BULK_REPLICAS)
+    got = asyncio.run(_bulk_round_trip(cluster.bootstrap, topic, codec))
+    assert codecs_stored(cluster, topic) == {codec}
+    assert len(got) == BULK
+    assert by_partition(got) == expected_by_partition()

@@ -16,9 +16,16 @@ from controller.embedded import ServerThread
 from protocol.codes import ApiKey
 from tests.clients.conftest import WireLog
 from tests.clients.data_path_support import (
+    BULK,
+    BULK_REPLICAS,
+    PARTITIONS,
     UNCLEAN,
+    bulk_record,
+    by_partition,
+    codecs_stored,
     crash_leader_until,
     end_offset_for_epoch,
+    expected_by_partition,
     lost_offsets,
     new_topic,
     readable,
@@ -282,3 +289,58 @@ def test_acks_1_records_an_unclean_election_loses_are_reported_and_librdkafka_de
         finally:
             for consumer in consumers.values():
                 consumer.close()
+
+
+@pytest.mark.parametrize("codec", ["gzip", "lz4"])
+def test_ten_thousand_keyed_records_with_headers_compressed_come_back_identical(
+    cluster: ServerThread, codec: str
+) -> None:
+    topic = new_topic(cluster, BULK_REPLICAS)
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "compression.type": codec,
+            "message.timeout.ms": 30_000,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    errors = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            errors.append(error)
+
+    for i in range(BULK):
+        partition, key, value, headers = bulk_record(i)
+        producer.produce(
+            topic, key=key, value=value, headers=headers, partition=partition, on_delivery=report
+        )
+        producer.poll(0)
+    assert producer.flush(30) == 0
+    assert errors == []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    got = []
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+        deadline = time.monotonic() + 30
+        while len(got) < BULK and time.monotonic() < deadline:
+            for message in consumer.consume(1000, 0.2):
+                assert message.error() is None, message.error()
+                got.append(
+                    (message.partition(), message.offset(), message.key(), message.value(), message.headers())
+                )
+    finally:
+        consumer.close()
+    assert codecs_stored(cluster, topic) == {codec}
+    assert len(got) == BULK
+    assert by_partition(got) == expected_by_partition()

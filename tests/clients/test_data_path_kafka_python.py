@@ -15,9 +15,16 @@ from controller.embedded import ServerThread
 from protocol.codes import ApiKey
 from tests.clients.conftest import WireLog
 from tests.clients.data_path_support import (
+    BULK,
+    BULK_REPLICAS,
+    PARTITIONS,
     UNCLEAN,
+    bulk_record,
+    by_partition,
+    codecs_stored,
     crash_leader_until,
     end_offset_for_epoch,
+    expected_by_partition,
     lost_offsets,
     new_topic,
     readable,
@@ -256,3 +263,38 @@ def test_acks_1_records_an_unclean_election_loses_are_reported_and_the_consumer_
         finally:
             strict.close()
             resetting.close()
+
+
+@pytest.mark.parametrize("codec", ["gzip", "zstd"])
+def test_ten_thousand_keyed_records_with_headers_compressed_come_back_identical(
+    cluster: ServerThread, codec: str
+) -> None:
+    topic = new_topic(cluster, BULK_REPLICAS)
+    producer = _producer(cluster, compression_type=codec)
+    futures = []
+    for i in range(BULK):
+        partition, key, value, headers = bulk_record(i)
+        futures.append(producer.send(topic, key=key, value=value, headers=headers, partition=partition))
+    producer.flush(30)
+    assert all(f.succeeded() for f in futures)
+    producer.close(5)
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        consumer_timeout_ms=5000,
+        **TIMEOUTS,
+    )
+    got = []
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
+        consumer.seek_to_beginning()
+        for message in consumer:
+            got.append((message.partition, message.offset, message.key, message.value, message.headers))
+            if len(got) == BULK:
+                break
+    finally:
+        consumer.close()
+    assert codecs_stored(cluster, topic) == {codec}
+    assert len(got) == BULK
+    assert by_partition(got) == expected_by_partition()

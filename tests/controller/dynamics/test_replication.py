@@ -89,6 +89,22 @@ async def test_a_delayed_follower_stays_in_sync_unless_its_delay_passes_the_lag_
         await sim.close()
 
 
+async def test_a_delay_counts_from_when_it_is_set_for_records_appended_before_the_next_tick() -> None:
+    sim = await make_sim([0, 1], properties=QUIET)
+    try:
+        sim.topic("t", [[0, 1]])
+        await sim.dynamics.set_replication(1, delay_ms=5000)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 7)  # appended at once, before any tick
+        await sim.dynamics.advance(4900)
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.log_end_offsets, state.high_watermark, state.isr) == ({0: 7, 1: 0}, 0, (0, 1))
+        await sim.dynamics.advance(200)
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.log_end_offsets, state.high_watermark) == ({0: 7, 1: 7}, 7)
+    finally:
+        await sim.close()
+
+
 async def test_the_high_watermark_waits_for_min_insync_replicas() -> None:
     sim = await make_sim([0, 1, 2], properties={**QUIET, "min.insync.replicas": "3"})
     try:

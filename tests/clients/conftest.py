@@ -25,10 +25,12 @@ from tests.support.placers import placer_file
 PICKY_PLACER = placer_file("PickyPlacer")
 
 API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 17: "SaslHandshake", 18: "ApiVersions",
+             8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat",
+             13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
              19: "CreateTopics", 20: "DeleteTopics", 21: "DeleteRecords", 22: "InitProducerId",
              23: "OffsetForLeaderEpoch", 32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs",
              36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders", 44: "IncrementalAlterConfigs",
-             60: "DescribeCluster",
+             42: "DeleteGroups", 47: "OffsetDelete", 60: "DescribeCluster",
              68: "CreateReplicaPlacement"}  # fmt: skip
 
 #: What each client connects over in the security tests: (security protocol, SASL mechanism, ssl.client.auth).

@@ -325,7 +325,12 @@ def synthetic_size(count: int) -> int:
 def synthetic_batch(base_offset: int, count: int, leader_epoch: int, timestamp_ms: int) -> bytes:
     """A v2 batch of ``count`` records with null keys and values, all at ``timestamp_ms``, as a leader
     would store it (no producer, CreateTime, uncompressed): the same arguments give the same bytes."""
-    section = _NULL_RECORDS.section(count)
+    return _plain_batch(base_offset, leader_epoch, count, timestamp_ms, _NULL_RECORDS.section(count))
+
+
+def _plain_batch(base_offset: int, leader_epoch: int, count: int, timestamp_ms: int, section: bytes) -> bytes:
+    """A v2 batch of ``count`` records (their bytes: ``section``) with no producer, uncompressed,
+    CreateTime, every record at ``timestamp_ms``, its CRC computed."""
     header = bytearray(
         _HEADER.pack(
             base_offset,
@@ -373,24 +378,4 @@ def client_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms:
             )
         )
         parts.append(uvarint_bytes(zigzag32(len(body))) + body)
-    section = b"".join(parts)
-    count = len(records)
-    header = bytearray(
-        _HEADER.pack(
-            0,
-            HEADER_SIZE - LOG_OVERHEAD + len(section),
-            NO_PARTITION_LEADER_EPOCH,
-            MAGIC_V2,
-            0,
-            0,
-            count - 1,
-            timestamp_ms,
-            timestamp_ms,
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            NO_SEQUENCE,
-            count,
-        )
-    )
-    _CRC.pack_into(header, CRC_OFFSET, crc32c(section, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:])))
-    return b"".join((header, section))
+    return _plain_batch(0, NO_PARTITION_LEADER_EPOCH, len(records), timestamp_ms, b"".join(parts))

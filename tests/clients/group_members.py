@@ -18,6 +18,7 @@ is set up so that it does not (what each does is noted at its class).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,11 @@ from kafka import KafkaConsumer
 
 #: What a member has read: (partition, offset, value).
 Read = tuple[int, int, bytes]
+#: One thing a member did, in the order every member's things happened: (sequence number, "read" or
+#: "commit", partition, offset read or next offset committed).
+Event = tuple[int, str, int, int]
+
+_sequence = itertools.count()  # next() on a count is atomic: one order across the members' threads
 
 #: Every client's timeouts (seconds) are bounded by this.
 TIMEOUT_S = 10
@@ -48,12 +54,18 @@ class Member:
 
     label = ""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, tolerate_failed_commits: bool = False) -> None:
         self.name = name
         #: Everything it read, in order; each step's reads are committed before the step returns.
         self.read: list[Read] = []
         #: The offsets each successful commit covered: partition -> next offset to read.
         self.committed: dict[int, int] = {}
+        #: Its reads and successful commits, numbered in one order with every other member's.
+        self.events: list[Event] = []
+        #: False: a failed commit fails the member. True: it is noted here and the member goes on
+        #: (what an at-least-once application does while its coordinator is away).
+        self.tolerate_failed_commits = tolerate_failed_commits
+        self.failed_commits: list[BaseException] = []
         #: Its assignment as of its last step.
         self.partitions: frozenset[int] = frozenset()
         #: What its thread raised, if anything.
@@ -63,6 +75,31 @@ class Member:
         self._thread: threading.Thread | None = None
 
     def step(self) -> list[Read]:
+        """Reads what the client hands over, notes it as processed, then commits synchronously."""
+        got = self._read()
+        self.read += got
+        self.events += [(next(_sequence), "read", p, o) for p, o, _ in got]
+        if not got:
+            return got
+        try:
+            self._commit()
+        except Exception as exc:  # noqa: BLE001 - each client raises its own kinds
+            if not self.tolerate_failed_commits:
+                raise
+            self.failed_commits.append(exc)
+            return got
+        last: dict[int, int] = {}
+        for partition, offset, _ in got:
+            last[partition] = offset + 1
+        self.committed.update(last)
+        self.events += [(next(_sequence), "commit", p, o) for p, o in sorted(last.items())]
+        return got
+
+    def _read(self) -> list[Read]:
+        raise NotImplementedError
+
+    def _commit(self) -> None:
+        """Commits the positions of what was read, synchronously; raises when the commit failed."""
         raise NotImplementedError
 
     def assignment(self) -> set[int]:
@@ -104,12 +141,6 @@ class Member:
     def _close(self) -> None:
         raise NotImplementedError
 
-    def _note(self, got: list[Read]) -> list[Read]:
-        self.read += got
-        for partition, offset, _ in got:
-            self.committed[partition] = offset + 1
-        return got
-
 
 class ConfluentMember(Member):
     """librdkafka. Without a rebalance callback librdkafka revokes the assignment in its own thread, at
@@ -119,8 +150,10 @@ class ConfluentMember(Member):
 
     label = "confluent-kafka"
 
-    def __init__(self, bootstrap: str, group: str, topic: str, name: str, **extra: Any) -> None:
-        super().__init__(name)
+    def __init__(
+        self, bootstrap: str, group: str, topic: str, name: str, tolerant: bool = False, **extra: Any
+    ) -> None:
+        super().__init__(name, tolerant)
         self.consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,
@@ -140,16 +173,17 @@ class ConfluentMember(Member):
             [topic], on_revoke=lambda _, partitions: self.revoked.append({p.partition for p in partitions})
         )
 
-    def step(self) -> list[Read]:
-        got = [
+    def _read(self) -> list[Read]:
+        return [
             (m.partition(), m.offset(), m.value())
             for m in self.consumer.consume(STEP_RECORDS, 0.05)
             if m.error() is None
         ]
-        if got:
-            done = self.consumer.commit(asynchronous=False)
-            assert done is not None and all(tp.error is None for tp in done), done
-        return self._note(got)
+
+    def _commit(self) -> None:
+        done = self.consumer.commit(asynchronous=False)
+        if done is None or any(tp.error is not None for tp in done):
+            raise RuntimeError(f"commit failed: {done}")
 
     def assignment(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
@@ -176,8 +210,10 @@ class KafkaPythonMember(Member):
 
     label = "kafka-python"
 
-    def __init__(self, bootstrap: str, group: str, topic: str, name: str, **extra: Any) -> None:
-        super().__init__(name)
+    def __init__(
+        self, bootstrap: str, group: str, topic: str, name: str, tolerant: bool = False, **extra: Any
+    ) -> None:
+        super().__init__(name, tolerant)
         self.consumer = KafkaConsumer(
             topic,
             bootstrap_servers=bootstrap,
@@ -192,15 +228,15 @@ class KafkaPythonMember(Member):
             **extra,
         )
 
-    def step(self) -> list[Read]:
-        got = [
+    def _read(self) -> list[Read]:
+        return [
             (r.partition, r.offset, r.value)
             for records in self.consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS).values()
             for r in records
         ]
-        if got:
-            self.consumer.commit(timeout_ms=TIMEOUT_S * 1000)
-        return self._note(got)
+
+    def _commit(self) -> None:
+        self.consumer.commit(timeout_ms=TIMEOUT_S * 1000)
 
     def assignment(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
@@ -231,8 +267,10 @@ class AiokafkaMember(Member):
 
     label = "aiokafka"
 
-    def __init__(self, bootstrap: str, group: str, topic: str, name: str, **extra: Any) -> None:
-        super().__init__(name)
+    def __init__(
+        self, bootstrap: str, group: str, topic: str, name: str, tolerant: bool = False, **extra: Any
+    ) -> None:
+        super().__init__(name, tolerant)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f"aiokafka-{name}", daemon=True)
         self.thread.start()
@@ -259,16 +297,32 @@ class AiokafkaMember(Member):
     def _run(self, make: Callable[[], Any]) -> Any:
         return asyncio.run_coroutine_threadsafe(make(), self.loop).result(TIMEOUT_S * 2)
 
-    def step(self) -> list[Read]:
-        async def step() -> list[Read]:
-            async with self.lock:
-                batch = await self.consumer.getmany(timeout_ms=50, max_records=STEP_RECORDS)
-                got = [(r.partition, r.offset, r.value) for records in batch.values() for r in records]
-                if got:
-                    await self.consumer.commit()
-                return got
+    def _read(self) -> list[Read]:
+        """Takes the lock that on_partitions_revoked waits for; it is held until the commit is done."""
 
-        return self._note(self._run(step))
+        async def read() -> list[Read]:
+            await self.lock.acquire()
+            try:
+                batch = await self.consumer.getmany(timeout_ms=50, max_records=STEP_RECORDS)
+            except BaseException:
+                self.lock.release()
+                raise
+            got = [(r.partition, r.offset, r.value) for records in batch.values() for r in records]
+            if not got:
+                self.lock.release()
+            return got
+
+        got: list[Read] = self._run(read)
+        return got
+
+    def _commit(self) -> None:
+        async def commit() -> None:
+            try:
+                await self.consumer.commit()
+            finally:
+                self.lock.release()
+
+        self._run(commit)
 
     def assignment(self) -> set[int]:
         return self._run(self._assignment)

@@ -1,0 +1,134 @@
+"""Request faults against producing and consuming real clients (the faults' own tests, with admin clients,
+are in test_faults_real_clients.py):
+
+- the commit gap: a Produce is applied, then its connection is closed before the answer (a disconnect
+  fault with the after-handling action). The idempotent producer (confluent-kafka with
+  enable.idempotence, kafka-python's default) sends the batch again with the same producer id and
+  sequences; the leader finds it among the producer's last batches and answers with the original
+  offsets, appending nothing: the log, and a consumer, hold every record exactly once.
+- a black-holed consumer: its client id gets no answers, so its heartbeats stop reaching the coordinator,
+  which ends its session after session.timeout.ms; the other members take its partitions.
+
+One real-clock server for the module, replicating every 10 ms.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from kafka import KafkaProducer
+
+from controller.embedded import ServerThread
+from protocol.codes import ApiKey
+from tests.clients.data_path_support import new_topic, readable, start_cluster
+
+CLIENT = "faults with produce and groups"
+TIMEOUT_S = 10
+RECORDS = 50
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    with start_cluster(**{"group.initial.rebalance.delay.ms": 0}) as started:
+        yield started
+
+
+@pytest.fixture(autouse=True)
+def no_faults_left(server: ServerThread) -> Iterator[None]:
+    yield
+    server.faults.clear()
+
+
+def produce_confluent(server: ServerThread, topic: str, client_id: str) -> list[tuple[int, bytes]]:
+    """(offset, value) of every record as the producer's delivery reports give them."""
+    delivered: list[tuple[int, bytes]] = []
+
+    def report(error, message) -> None:  # type: ignore[no-untyped-def]
+        assert error is None, error
+        delivered.append((message.offset(), message.value()))
+
+    producer = Producer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "client.id": client_id,
+            "enable.idempotence": True,
+            "linger.ms": 50,
+            "socket.timeout.ms": TIMEOUT_S * 1000,
+            "message.timeout.ms": TIMEOUT_S * 3000,
+            "log_level": 0,
+        }
+    )
+    for i in range(RECORDS):
+        producer.produce(topic, value=b"v%d" % i, partition=0, on_delivery=report)
+    assert producer.flush(TIMEOUT_S * 3) == 0
+    return delivered
+
+
+def produce_kafka_python(server: ServerThread, topic: str, client_id: str) -> list[tuple[int, bytes]]:
+    producer = KafkaProducer(
+        bootstrap_servers=server.bootstrap,
+        client_id=client_id,
+        linger_ms=50,
+        request_timeout_ms=TIMEOUT_S * 1000,
+    )
+    try:
+        assert producer.config["enable_idempotence"] and producer.config["acks"] == -1
+        futures = [producer.send(topic, value=b"v%d" % i, partition=0) for i in range(RECORDS)]
+        producer.flush(TIMEOUT_S * 3)
+        return [(f.get(TIMEOUT_S).offset, b"v%d" % i) for i, f in enumerate(futures)]
+    finally:
+        producer.close(TIMEOUT_S)
+
+
+PRODUCERS = {"confluent-kafka": produce_confluent, "kafka-python": produce_kafka_python}
+
+
+def consume_all(server: ServerThread, topic: str) -> list[tuple[int, bytes]]:
+    """(offset, value) of everything a consumer reads from partition 0, until nothing more comes."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "group.id": f"reader-{topic}",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": TIMEOUT_S * 1000,
+            "log_level": 0,
+        }
+    )
+    got: list[tuple[int, bytes]] = []
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        quiet = 0
+        while quiet < 5:  # five empty half-second polls after the last record: nothing more is there
+            batch = [m for m in consumer.consume(100, 0.5) if m.error() is None]
+            got += [(m.offset(), m.value()) for m in batch]
+            quiet = 0 if batch else quiet + 1
+    finally:
+        consumer.close()
+    return got
+
+
+@pytest.mark.parametrize("client", list(PRODUCERS))
+def test_a_produce_applied_then_disconnected_is_retried_and_answered_as_a_duplicate(
+    server: ServerThread, client: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    topic = new_topic(server, [[0, 1, 2]])
+    client_id = f"idempotent-{client}"
+    closes = server.stats["closed:fault"]
+    fault = server.faults.disconnect_on(ApiKey.PRODUCE, after=True, client=client_id).once()
+    with caplog.at_level(logging.DEBUG, logger="controller.handlers.produce"):
+        delivered = PRODUCERS[client](server, topic, client_id)
+    assert fault.fired == 1 and server.stats["closed:fault"] - closes == 1
+    expected = [(i, b"v%d" % i) for i in range(RECORDS)]
+    assert sorted(delivered) == expected  # every record acknowledged once, at consecutive offsets
+    # The first Produce (the one the fault closed) came again and was answered as what it was.
+    duplicates = [r.getMessage() for r in caplog.records if "retried duplicate" in r.getMessage()]
+    assert len(duplicates) == 1, duplicates
+    assert re.search(
+        rf"\(sequences 0-(\d+)\) at {topic}-0, answered with its original offsets 0-\1$", duplicates[0]
+    )
+    assert [(o, v) for o, _, v in readable(server, topic, 0)] == expected  # nothing appended twice
+    assert consume_all(server, topic) == expected

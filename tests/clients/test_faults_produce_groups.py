@@ -25,6 +25,15 @@ from kafka import KafkaProducer
 from controller.embedded import ServerThread
 from protocol.codes import ApiKey
 from tests.clients.data_path_support import new_topic, readable, start_cluster
+from tests.clients.group_members import (
+    HEARTBEAT_INTERVAL_MS,
+    MEMBERS,
+    SESSION_TIMEOUT_MS,
+    STEP_RECORDS,
+    Member,
+)
+from tests.clients.test_groups_mixed_clients import HALF, PARTITIONS, Feed, read_by_all, until
+from tests.support.groups import disjoint_and_complete
 
 CLIENT = "faults with produce and groups"
 TIMEOUT_S = 10
@@ -132,3 +141,68 @@ def test_a_produce_applied_then_disconnected_is_retried_and_answered_as_a_duplic
     )
     assert [(o, v) for o, _, v in readable(server, topic, 0)] == expected  # nothing appended twice
     assert consume_all(server, topic) == expected
+
+
+@pytest.mark.parametrize("victim_label", list(MEMBERS))
+def test_a_black_holed_consumer_is_evicted_by_its_session_timeout(
+    server: ServerThread, victim_label: str
+) -> None:
+    """The victim's application stops calling its client (so that it does not fail on the unanswered
+    requests); what kept it in the group is the client's own background heartbeat, which the black hole
+    swallows. The coordinator ends its session after session.timeout.ms of the cluster's clock, the others
+    rebalance and read its partitions from its last commit; then the fault is cleared."""
+    topic = new_topic(server, [[i % 3, (i + 1) % 3, (i + 2) % 3] for i in range(PARTITIONS)])
+    group = f"holed-{victim_label}"
+    feed = Feed(server, topic)
+    members: list[Member] = []
+    try:
+        for i, label in enumerate(MEMBERS):
+            members.append(
+                MEMBERS[label](server.bootstrap, group, topic, f"{label}-{i}", tolerant=True).run()
+            )
+        feed.produce(HALF)
+        until(
+            server,
+            group,
+            members,
+            lambda: disjoint_and_complete([set(m.partitions) for m in members], PARTITIONS),
+        )
+        [victim] = [m for m in members if m.label == victim_label]
+        until(server, group, members, lambda: len(victim.read) >= STEP_RECORDS)
+        victim.pause()
+        stayed = [m for m in members if m is not victim]
+        state = server.group_state(group)
+        assert state is not None
+        [victim_id] = [mid for mid, m in state["members"].items() if m["client_id"] == victim.name]
+        hole = server.faults.blackhole_client(victim.name)
+        holed_at = server.now()
+        until(
+            server,
+            group,
+            stayed,
+            lambda: (
+                disjoint_and_complete([set(m.partitions) for m in stayed], PARTITIONS)
+                and len(read_by_all(members)) >= len(feed.acked)
+            ),
+        )
+        state = server.group_state(group)
+        assert state is not None and victim_id not in state["members"]
+        assert sorted(m["client_id"] for m in state["members"].values()) == sorted(m.name for m in stayed)
+        [expired] = [
+            e
+            for e in server.events()
+            if e.kind == "group" and e.cause == f"member {victim_id} session expired"
+        ]
+        assert expired.time - holed_at >= SESSION_TIMEOUT_MS - HEARTBEAT_INTERVAL_MS
+        assert hole.fired >= 1  # its heartbeats (at least) went unanswered
+        for m in stayed:
+            m.pause()
+            m.check()
+        got = read_by_all(members)
+        assert sorted((p, o) for p, o, _ in got) == sorted(feed.acked)  # each record once
+        assert {(p, o): v for p, o, v in got} == feed.acked
+        assert victim.failed_commits == []  # it committed what it read before it went quiet
+    finally:
+        server.faults.clear()
+        for m in members:
+            m.close()

@@ -6,6 +6,8 @@ are in test_faults_real_clients.py):
   enable.idempotence, kafka-python's default) sends the batch again with the same producer id and
   sequences; the leader finds it among the producer's last batches and answers with the original
   offsets, appending nothing: the log, and a consumer, hold every record exactly once.
+- DescribeProducers (61), asked by kafka-python's admin: the producers' state the leader (and a follower)
+  keeps, which the retry above was checked against.
 - a black-holed consumer: its client id gets no answers, so its heartbeats stop reaching the coordinator,
   which ends its session after session.timeout.ms; the other members take its partitions.
 
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from kafka import KafkaProducer
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka import TopicPartition as KafkaTopicPartition
 
 from controller.embedded import ServerThread
 from protocol.codes import ApiKey
@@ -206,3 +210,36 @@ def test_a_black_holed_consumer_is_evicted_by_its_session_timeout(
         server.faults.clear()
         for m in members:
             m.close()
+
+
+def test_kafka_python_admin_describes_the_idempotent_producers_of_a_partition(server: ServerThread) -> None:
+    """DescribeProducers (61): kafka-python's admin asks the leader (and, with broker_id, a follower) what
+    it keeps of the two idempotent producers that wrote to the partition."""
+    topic = new_topic(server, [[0, 1, 2]])
+    before = int(time.time() * 1000)
+    for client, produce in PRODUCERS.items():
+        produce(server, topic, f"described-{client}")
+    after = int(time.time() * 1000)
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        tp = KafkaTopicPartition(topic, 0)
+        server.wait_until(lambda: server.partition_state(topic, 0).high_watermark == 2 * RECORDS, TIMEOUT_S)
+        by_leader = admin.describe_producers([tp])[tp].active_producers
+        by_follower = admin.describe_producers([tp], broker_id=2)[tp].active_producers
+    finally:
+        admin.close()
+    assert by_leader == by_follower and len(by_leader) == 2
+    assert len({p.producer_id for p in by_leader}) == 2
+    for p in by_leader:
+        assert (
+            p.producer_epoch,
+            p.last_sequence,
+            p.coordinator_epoch,
+            p.current_transaction_start_offset,
+        ) == (
+            0,
+            RECORDS - 1,
+            -1,
+            -1,
+        )
+        assert before <= p.last_timestamp <= after

@@ -14,10 +14,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Producer, TopicCollection
 from confluent_kafka.admin import AdminClient
+from kafka import KafkaAdminClient, KafkaConsumer
 
 from controller.embedded import ServerThread
+from controller.groups.durable import OFFSETS_TOPIC
+from protocol.client import BlockingClient
 from tests.clients.group_members import MEMBERS, STEP_RECORDS, TIMEOUT_S, Member
 from tests.clients.test_groups_confluent_kafka import create
 from tests.support.groups import disjoint_and_complete, group_cluster, wait_for
@@ -139,3 +142,32 @@ def test_no_record_is_read_twice_across_a_clean_rebalance(server: ServerThread, 
     finally:
         for m in members:
             m.close()
+
+
+def test_consumer_offsets_is_an_internal_topic_to_every_client(server: ServerThread) -> None:
+    """Metadata answers IsInternal for __consumer_offsets (Kafka's Topic.isInternal): kafka-python's
+    consumer leaves it out of topics() (and so out of pattern subscriptions), its admin and librdkafka's
+    describe it as internal; an ordinary topic is not."""
+    create(AdminClient({"bootstrap.servers": server.bootstrap, "socket.timeout.ms": 5000}), "plain", 1)
+    with BlockingClient.connect(server.bootstrap, request_timeout=TIMEOUT_S) as client:
+        client.send("FindCoordinatorRequest", {"Key": "any", "KeyType": 0}, version=3)  # makes the topic
+        answer = client.send("MetadataRequest", {"Topics": None, "AllowAutoTopicCreation": False}, version=12)
+    internal = {t["Name"]: t["IsInternal"] for t in answer["Topics"]}
+    assert internal[OFFSETS_TOPIC] is True and internal["plain"] is False
+    consumer = KafkaConsumer(bootstrap_servers=server.bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        topics = consumer.topics()
+        assert "plain" in topics and OFFSETS_TOPIC not in topics
+        assert OFFSETS_TOPIC in admin.list_topics()  # kafka-python's admin lists every topic
+        described = {t["name"]: t["is_internal"] for t in admin.describe_topics([OFFSETS_TOPIC, "plain"])}
+        assert described == {OFFSETS_TOPIC: True, "plain": False}
+    finally:
+        consumer.close()
+        admin.close()
+    librdkafka = AdminClient({"bootstrap.servers": server.bootstrap, "socket.timeout.ms": 5000})
+    futures = librdkafka.describe_topics(TopicCollection([OFFSETS_TOPIC, "plain"]), request_timeout=TIMEOUT_S)
+    assert {name: f.result(TIMEOUT_S).is_internal for name, f in futures.items()} == {
+        OFFSETS_TOPIC: True,
+        "plain": False,
+    }

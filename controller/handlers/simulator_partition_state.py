@@ -19,7 +19,7 @@ from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.SIMULATOR_PARTITION_STATE
 
-__all__ = ["API_KEY", "VERSIONS", "error_response", "handle", "served"]
+__all__ = ["API_KEY", "VERSIONS", "error_response", "handle", "partition_entry", "served"]
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
@@ -49,7 +49,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                     {"PartitionIndex": index, "ErrorCode": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
                 )
                 continue
-            partitions.append(_partition(state))
+            partitions.append(partition_entry(state))
         count += len(partitions)
         topics.append({"Name": name, "ErrorCode": ErrorCode.NONE, "Partitions": partitions})
     response = {
@@ -61,7 +61,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     return Sized(response, count)
 
 
-def _partition(state: PartitionSnapshot) -> dict[str, Any]:
+def partition_entry(state: PartitionSnapshot) -> dict[str, Any]:
+    """One partition as the answer gives it (also a scenario's snapshot)."""
     return {
         "PartitionIndex": state.partition,
         "ErrorCode": ErrorCode.NONE,

@@ -37,6 +37,7 @@ COMMANDS = {
     "events": "events",
     "faults": "faults",
     "clock": "clock",
+    "simulate": "simulate",
     "produce": "data",
     "consume": "data",
 }

@@ -17,14 +17,14 @@ from typing import Any
 
 from controller.app import Controller
 from controller.clock import VirtualClock
-from controller.config import ServerConfig
+from controller.config import LISTENERS, ServerConfig
 from controller.embedded import server_properties
 from controller.events import Event
 from controller.plugins.properties import ConfigError
 from controller.scenario.player import ScenarioPlayer, StepResult
 from controller.scenario.spec import Scenario
 
-__all__ = ["DEFAULT_SEED", "Simulation", "scenario_properties", "simulate"]
+__all__ = ["DEFAULT_SEED", "Simulation", "config_of", "scenario_properties", "scenario_settings", "simulate"]
 
 #: The seed of a scenario that names none (``[scenario] seed``, ``--seed``).
 DEFAULT_SEED = 0
@@ -42,6 +42,14 @@ class Simulation:
     @property
     def failed_steps(self) -> list[StepResult]:
         return [e for e in self.entries if isinstance(e, StepResult) and e.error is not None]
+
+
+def scenario_settings(scenario: Scenario) -> dict[str, str]:
+    """The server properties the file gives (``serve --scenario``): its brokers, settings and seed."""
+    props = server_properties(brokers=scenario.brokers, seed=scenario.seed)
+    del props[LISTENERS]
+    props.update(scenario.settings)
+    return props
 
 
 def scenario_properties(

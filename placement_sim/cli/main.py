@@ -38,6 +38,7 @@ COMMANDS = {
     "faults": "faults",
     "clock": "clock",
     "simulate": "simulate",
+    "scenario": "scenario",
     "produce": "data",
     "consume": "data",
 }

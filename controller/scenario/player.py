@@ -285,7 +285,7 @@ class ScenarioPlayer:
                     leaders[p.leader] += 1
                 under += len(p.isr) < len(p.replicas)
                 if step.table:
-                    partitions.append(partition_entry(c.dynamics.partition_state(name, p.index)))
+                    partitions.append(partition_entry(p, c.cluster.offline_replicas(p)))
             topics.append({"Name": name, "ErrorCode": ErrorCode.NONE, "Partitions": partitions})
         return SnapshotData(step.label, tuple(topics), count, offline, under, dict(leaders), step.table)
 

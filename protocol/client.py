@@ -387,7 +387,8 @@ class KafkaClient:
     async def load_scenario(self, text: str, source: str | None = None) -> dict[str, Any]:
         """SimulatorScenarioLoad (1012): a scenario file's steps scheduled from now; the answer's ``Steps``,
         ``StartMs`` and ``Ignored`` (the parts of the file a running server does not apply)."""
-        return await self._control(ApiKey.SIMULATOR_SCENARIO_LOAD, {"Scenario": text, "Source": source})
+        request = {"Scenario": text.encode("utf-8"), "Source": source}
+        return await self._control(ApiKey.SIMULATOR_SCENARIO_LOAD, request)
 
     async def add_faults(self, faults: Iterable[dict[str, Any]]) -> list[int]:
         """SimulatorFaultsAdd (1009): faults as the request's entries (``FaultSpec.to_wire()``); their ids."""

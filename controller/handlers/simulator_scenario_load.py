@@ -2,7 +2,7 @@
 clock, each ``t`` after now (:class:`controller.scenario.player.ScenarioPlayer`, as ``serve --scenario``
 does at start). The running server's brokers and settings stay: the file's cluster, settings, seed and
 end are not applied, and the answer names them (``Ignored``). A file that cannot be read is
-INVALID_REQUEST with its line and key; a step that fails later is logged and the others still run."""
+INVALID_REQUEST with its line and key (a text longer than :data:`MAX_SCENARIO_BYTES` too); a step that fails later is logged and the others still run."""
 
 from __future__ import annotations
 
@@ -16,13 +16,27 @@ from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.SIMULATOR_SCENARIO_LOAD
 
-__all__ = ["API_KEY", "VERSIONS", "error_response", "handle", "served"]
+__all__ = ["API_KEY", "MAX_SCENARIO_BYTES", "VERSIONS", "error_response", "handle", "served"]
+
+#: The longest scenario file a server reads, in bytes (a file of thousands of steps is far shorter):
+#: reading one is a single step on the event loop.
+MAX_SCENARIO_BYTES = 1_000_000
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     _control.check(ctx)
+    data = request["Scenario"]
+    if len(data) > MAX_SCENARIO_BYTES:
+        message = f"a scenario of {len(data)} bytes, above the limit of {MAX_SCENARIO_BYTES}"
+        return error_response(request, version, ErrorCode.INVALID_REQUEST, message)
     try:
-        scenario = parse_scenario(request["Scenario"], request["Source"] or "<scenario>")
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return error_response(
+            request, version, ErrorCode.INVALID_REQUEST, f"the scenario is not UTF-8 text: {exc.reason}"
+        )
+    try:
+        scenario = parse_scenario(text, request["Source"] or "<scenario>")
     except ScenarioError as exc:
         return error_response(request, version, ErrorCode.INVALID_REQUEST, str(exc))
     ignored = [

@@ -10,6 +10,7 @@ reported with its error and the scenario carries on.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -154,7 +155,8 @@ class ScenarioPlayer:
             level = logging.WARNING if self.on_step is None else logging.INFO
             log.log(level, "scenario step %d (%s) failed: %s", step.index, step.describe(), error)
         else:
-            log.info("scenario step %d at %d ms: %s", step.index, now, step.describe())
+            summary = f" ({snapshot.summary()})" if snapshot is not None else ""
+            log.info("scenario step %d at %d ms: %s%s", step.index, now, step.describe(), summary)
         if self.on_step is not None:
             self.on_step(result)
         return result
@@ -268,27 +270,32 @@ class ScenarioPlayer:
 
     async def _snapshot(self, step: Snapshot) -> SnapshotData:
         c = self.controller
-        names = sorted(c.cluster.topics) if step.topics is None else list(step.topics)
-        missing = [n for n in names if n not in c.cluster.topics]
+        cluster = c.cluster
+        names = sorted(cluster.topics) if step.topics is None else list(step.topics)
+        missing = [n for n in names if n not in cluster.topics]
         if missing:
             raise StepFailed(f"no topic {missing[0]!r}")
         turns = Turns()
         topics = []
         offline = under = count = 0
         leaders: Counter[int] = Counter()
-        serving = c.cluster.serving_ids()
+        serving = cluster.serving_ids()
+        offline_replicas = cluster.offline_replicas
         for name in names:
             partitions = []
-            for p in c.cluster.topics[name].partitions:
-                await turns.yield_if_due()
+            for p in cluster.topics[name].partitions:
+                if turns.due():  # 100,000 partitions are read in turns of the event loop
+                    await asyncio.sleep(0)
                 count += 1
-                if p.leader == NO_LEADER or p.leader not in serving:
+                leader = p.leader
+                if leader == NO_LEADER or leader not in serving:
                     offline += 1
                 else:
-                    leaders[p.leader] += 1
-                under += len(p.isr) < len(p.replicas)
+                    leaders[leader] += 1
+                if len(p.isr) < len(p.replicas):
+                    under += 1
                 if step.table:
-                    partitions.append(partition_entry(p, c.cluster.offline_replicas(p)))
+                    partitions.append(partition_entry(p, offline_replicas(p)))
             topics.append({"Name": name, "ErrorCode": ErrorCode.NONE, "Partitions": partitions})
         return SnapshotData(step.label, tuple(topics), count, offline, under, dict(leaders), step.table)
 

@@ -11,6 +11,7 @@ import pytest
 
 from controller.embedded import ServerThread
 from protocol.client import BlockingClient, ErrorResponse
+from protocol.codes import ApiKey, ErrorCode
 
 SCENARIO = """\
 [scenario]
@@ -94,3 +95,15 @@ def test_a_bad_file_is_invalid_request_naming_the_line_and_key(server: ServerThr
         with pytest.raises(ErrorResponse) as caught:
             client.load_scenario("[[steps]\n")
         assert caught.value.message.startswith("<scenario>:1: not valid TOML: ")
+        with pytest.raises(ErrorResponse) as caught:
+            client.load_scenario("#" * 1_000_001)
+        assert (caught.value.name, caught.value.message) == (
+            "INVALID_REQUEST",
+            "a scenario of 1000001 bytes, above the limit of 1000000",
+        )
+        bad = client.send(ApiKey.SIMULATOR_SCENARIO_LOAD, {"Scenario": b"t = '\xff'", "Source": None})
+        assert (bad["ErrorCode"], bad["ErrorMessage"]) == (
+            ErrorCode.INVALID_REQUEST,
+            "the scenario is not UTF-8 text: invalid start byte",
+        )
+        assert client.load_scenario("")["Steps"] == 0  # the server still answers

@@ -186,3 +186,18 @@ def test_a_cluster_file_gives_the_brokers_and_its_topics(
         "1000 ms #2 broker 1: process up -> crashed (stop_broker(crash))",
     ]
     assert "  2 partitions: 1 offline, 0 under-replicated; leaders per broker [2:1]" in out.splitlines()
+
+
+def test_partitions_scales_the_placed_topics(capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = str(Path(__file__).parents[2] / "examples" / "scenarios" / "rack-loss.toml")
+    code, out, _ = run(capsys, shipped, "--partitions", "30", "--json")
+    assert code == 0
+    document = json.loads(out)
+    [create] = [e for e in document["timeline"] if e.get("action") == "create-topic"]
+    assert create["description"] == "create-topic orders (30 partitions, RF 3)"
+    summaries = [
+        (s["snapshot"]["partitions"], s["snapshot"]["offline"])
+        for s in document["timeline"]
+        if "snapshot" in s
+    ]
+    assert summaries == [(30, 10), (30, 0)]  # a third of the leaders on the lost rack, then moved

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from controller.events import Event
 from controller.scenario import parse_scenario
 from controller.scenario.player import NOT_SUPPORTED, StepResult
@@ -156,3 +158,16 @@ async def test_every_step_kind_does_what_it_says_or_fails_with_a_reason_and_the_
     assert changes("broker 0", 6000) == [("process", "up", "hung")]
     assert ("process", "hung", "up") in changes("broker 0", 7000)
     assert run.end_ms == 30_000 and len(run.failed_steps) == 7
+
+
+async def test_a_failed_promotion_leaves_the_candidate_unconfirmed() -> None:
+    text = (Path(__file__).parents[3] / "examples" / "scenarios" / "leader-failover.toml").read_text()
+    text += '\n[[steps]]\nt = "5s"\naction = "fail-promotion"\nbroker = 1\n'
+    run = await simulate(parse_scenario(text, "fails.toml"))
+    [shot] = [
+        e.snapshot
+        for e in run.entries
+        if isinstance(e, StepResult) and e.snapshot and e.snapshot.label == "broker 1 leads"
+    ]
+    [p] = shot.topics[0]["Partitions"]
+    assert (p["LeaderId"], p["Status"], shot.offline) == (-1, "CandidateFound", 1)

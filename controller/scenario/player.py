@@ -15,10 +15,10 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from controller.clock import Timer
-from controller.cluster import NO_LEADER
+from controller.cluster import NO_LEADER, LeaderRecoveryState, PartitionStatus
 from controller.handlers.simulator_partition_state import partition_entry
 from controller.offload import Turns
 from controller.scenario.spec import (
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NOT_SUPPORTED", "ScenarioPlayer", "SnapshotData", "StepResult"]
+__all__ = ["NOT_SUPPORTED", "PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
 
 #: Why a ``reassign`` step fails: the simulator has no partition reassignments (AlterPartitionReassignments).
 NOT_SUPPORTED = (
@@ -61,12 +61,31 @@ class StepFailed(Exception):
     """A step that could not be carried out; the message says why."""
 
 
-@dataclass(frozen=True)
+class PartitionCopy(NamedTuple):
+    """One partition as a snapshot found it: the fields of the partition that SimulatorPartitionState
+    answers (:func:`~controller.handlers.simulator_partition_state.partition_entry` reads it as it reads
+    the partition)."""
+
+    index: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: list[int]
+    high_watermark: int
+    status: PartitionStatus
+    leader_recovery_state: LeaderRecoveryState
+    leo: tuple[int, ...]
+
+
+@dataclass(frozen=True, repr=False)
 class SnapshotData:
-    """The partitions at a snapshot (SimulatorPartitionState's topics) and a summary of them."""
+    """The partitions at a snapshot (copies, by topic) and a summary of them."""
 
     label: str
-    topics: tuple[dict[str, Any], ...]
+    #: (topic, its partitions in order); empty when the snapshot has no table.
+    partitions_by_topic: tuple[tuple[str, tuple[PartitionCopy, ...]], ...]
     partitions: int
     offline: int
     under_replicated: int
@@ -74,12 +93,27 @@ class SnapshotData:
     leaders: dict[int, int]
     table: bool
 
+    @property
+    def topics(self) -> list[dict[str, Any]]:
+        """The partitions as SimulatorPartitionState answers them (its ``Topics``)."""
+        return [
+            {
+                "Name": name,
+                "ErrorCode": ErrorCode.NONE,
+                "Partitions": [partition_entry(c, list(c.offline_replicas)) for c in copies],  # type: ignore[arg-type]
+            }
+            for name, copies in self.partitions_by_topic
+        ]
+
     def summary(self) -> str:
         leaders = ", ".join(f"{b}:{n}" for b, n in sorted(self.leaders.items()))
         return (
             f"{self.partitions} partitions: {self.offline} offline, {self.under_replicated} under-replicated; "
             f"leaders per broker [{leaders}]"
         )
+
+    def __repr__(self) -> str:
+        return f"SnapshotData({self.label!r}, {self.summary()!r})"
 
 
 @dataclass(frozen=True)
@@ -276,13 +310,13 @@ class ScenarioPlayer:
         if missing:
             raise StepFailed(f"no topic {missing[0]!r}")
         turns = Turns()
-        topics = []
+        topics: list[tuple[str, tuple[PartitionCopy, ...]]] = []
         offline = under = count = 0
         leaders: Counter[int] = Counter()
         serving = cluster.serving_ids()
         offline_replicas = cluster.offline_replicas
         for name in names:
-            partitions = []
+            copies: list[PartitionCopy] = []
             for p in cluster.topics[name].partitions:
                 if turns.due():  # 100,000 partitions are read in turns of the event loop
                     await asyncio.sleep(0)
@@ -295,8 +329,23 @@ class ScenarioPlayer:
                 if len(p.isr) < len(p.replicas):
                     under += 1
                 if step.table:
-                    partitions.append(partition_entry(p, offline_replicas(p)))
-            topics.append({"Name": name, "ErrorCode": ErrorCode.NONE, "Partitions": partitions})
+                    copies.append(
+                        PartitionCopy(
+                            p.index,
+                            leader,
+                            p.leader_epoch,
+                            p.partition_epoch,
+                            tuple(p.replicas),
+                            tuple(p.isr),
+                            offline_replicas(p),
+                            p.high_watermark,
+                            p.status,
+                            p.leader_recovery_state,
+                            tuple(p.leo),
+                        )
+                    )
+            if step.table:
+                topics.append((name, tuple(copies)))
         return SnapshotData(step.label, tuple(topics), count, offline, under, dict(leaders), step.table)
 
 

@@ -13,11 +13,12 @@ import json
 import sys
 from typing import Any
 
+from controller.cluster import LeaderRecoveryState
 from controller.events import Event, show_value
 from controller.scenario import ScenarioError
 from controller.scenario.player import StepResult
 from controller.scenario.simulation import Simulation, simulate
-from placement_sim.cli.commands.partitions import partition_table
+from placement_sim.cli.commands.partitions import partition_row, table_lines
 from placement_sim.cli.options import add_property_option, positive_int
 from placement_sim.cli.scenario_file import read_scenario
 
@@ -79,7 +80,24 @@ def step_lines(result: StepResult) -> list[str]:
     if snapshot is not None:
         lines.append(f"  {snapshot.summary()}")
         if snapshot.table:
-            lines += [f"  {row}" for row in partition_table(list(snapshot.topics))]
+            rows = (
+                partition_row(
+                    name,
+                    c.index,
+                    c.leader,
+                    c.leader_epoch,
+                    c.partition_epoch,
+                    c.replicas,
+                    c.isr,
+                    c.status,
+                    c.leader_recovery_state == LeaderRecoveryState.RECOVERING,
+                    c.high_watermark,
+                    list(zip(c.replicas, c.leo, strict=True)),
+                )
+                for name, copies in snapshot.partitions_by_topic
+                for c in copies
+            )
+            lines += [f"  {line}" for line in table_lines(rows)]
     return lines
 
 
@@ -128,7 +146,7 @@ def _step(result: StepResult) -> dict[str, Any]:
             "offline": snapshot.offline,
             "under_replicated": snapshot.under_replicated,
             "leaders": {str(b): n for b, n in sorted(snapshot.leaders.items())},
-            "topics": list(snapshot.topics),
+            "topics": snapshot.topics,
         }
     return entry
 

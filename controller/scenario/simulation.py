@@ -10,7 +10,6 @@ file and seed give the same event log, byte for byte.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -97,7 +96,10 @@ async def simulate(
     def flush(upto: int) -> None:
         nonlocal seen
         if upto > seen:
-            entries.extend(itertools.takewhile(lambda e: e.seq <= upto, events.iter_since(seen)))
+            for event in events.iter_since(seen):
+                if event.seq > upto:
+                    break
+                entries.append(event)
             seen = upto
 
     def on_step(result: StepResult) -> None:

@@ -62,8 +62,13 @@ def partition_row(
     offsets: Sequence[tuple[int, int]],
 ) -> tuple[str, ...]:
     """One partition's cells; ``offsets`` are (broker, log end offset) in replica order."""
-    leader_offset = next((str(leo) for b, leo in offsets if b == leader), "-")
-    followers = ", ".join(f"{b}:{leo}" for b, leo in offsets if b != leader)
+    leader_offset = "-"
+    followers = []
+    for broker, leo in offsets:
+        if broker == leader:
+            leader_offset = str(leo)
+        else:
+            followers.append(f"{broker}:{leo}")
     return (
         topic,
         str(index),
@@ -74,7 +79,7 @@ def partition_row(
         status + (" (recovering)" if recovering else ""),
         str(high_watermark),
         leader_offset,
-        f"[{followers}]",
+        f"[{', '.join(followers)}]",
     )
 
 

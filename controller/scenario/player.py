@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["NOT_SUPPORTED", "PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
 
-#: Why a ``reassign`` step fails: the simulator has no partition reassignments (AlterPartitionReassignments).
+#: Why a ``reassign`` step fails while the simulator has no partition reassignments (no ``Dynamics.reassign``).
 NOT_SUPPORTED = (
     "not supported yet: the simulator has no partition reassignments (AlterPartitionReassignments)"
 )
@@ -239,13 +239,24 @@ class ScenarioPlayer:
         if isinstance(step, Elect):
             return await self._elect(step)
         if isinstance(step, Reassign):
-            raise StepFailed(NOT_SUPPORTED)
+            return await self._reassign(step)
         if isinstance(step, FaultAdd):
             faults = c.faults.add_all(step.faults)
             return [f"fault {f.id}: {f.spec}" for f in faults]
         if isinstance(step, FaultClear):
             return [f"cleared {c.faults.clear(step.ids)} fault(s)"]
         raise StepFailed(f"unknown step {step.action!r}")  # pragma: no cover - every action is above
+
+    async def _reassign(self, step: Reassign) -> list[str]:
+        """AlterPartitionReassignments in-process, where the simulator has it (``Dynamics.reassign``)."""
+        reassign = getattr(self.controller.dynamics, "reassign", None)
+        if reassign is None:
+            raise StepFailed(NOT_SUPPORTED)
+        [outcome] = await reassign({(step.topic, step.partition): list(step.replicas)})
+        if outcome.error is not None:
+            message = f": {outcome.message}" if outcome.message else ""
+            raise StepFailed(f"{step.topic}-{step.partition}: {ErrorCode(outcome.error).name}{message}")
+        return []
 
     def _brokers(self, brokers: tuple[int, ...], rack: str | None) -> tuple[int, ...]:
         if rack is None:

@@ -42,10 +42,10 @@ mode = "controlled"
 
 [[steps]]
 t = "6s"
-action = "reassign"
+action = "elect"
+kind = "unclean"
 topic = "orders"
-partition = 0
-replicas = [1, 2]
+partition = 9
 """
 
 
@@ -77,8 +77,8 @@ def test_the_steps_fire_as_the_virtual_clock_moves(
         assert server.broker_state(0) in ("controlled shutdown", "offline")
         assert [r.getMessage() for r in caplog.records] == [
             "scenario step 1 (stop-broker 9 (crash)) failed: no broker 9 is registered",
-            "scenario step 3 (reassign orders-0 to [1, 2]) failed: not supported yet: the simulator has no "
-            "partition reassignments (AlterPartitionReassignments)",
+            "scenario step 3 (elect unclean (orders-9)) failed: orders-9: UNKNOWN_TOPIC_OR_PARTITION: "
+            "No such partition orders-9",
         ]
 
 

@@ -7,16 +7,16 @@ import asyncio
 import contextlib
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from controller.assembly import create_server
 from controller.config import LISTENERS, PLACER, SEED, ConfigError, ServerConfig
 from controller.eventloop import loop_factory, loop_name
-from controller.scenario import Scenario, ScenarioError
-from controller.scenario.player import ScenarioPlayer, StepResult
-from controller.scenario.simulation import scenario_settings
-from placement_sim.cli.commands.simulate import step_lines
 from placement_sim.cli.options import add_property_option
-from placement_sim.cli.scenario_file import read_scenario
+
+if TYPE_CHECKING:
+    from controller.scenario import Scenario
+    from controller.scenario.player import StepResult
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -63,7 +63,11 @@ def overrides_from(args: argparse.Namespace) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     overrides = overrides_from(args)
     scenario = None
-    if args.scenario:
+    if args.scenario:  # imported only when asked for: a server starts sooner without
+        from controller.scenario import ScenarioError
+        from controller.scenario.simulation import scenario_settings
+        from placement_sim.cli.scenario_file import read_scenario
+
         try:
             scenario = read_scenario(args.scenario)
         except ScenarioError as exc:
@@ -116,6 +120,8 @@ async def _serve(config: ServerConfig, scenario: Scenario | None = None) -> int:
     brokers_on = ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items()))
     print(f"brokers on {brokers_on} ({protocol})", flush=True)
     if scenario is not None:
+        from controller.scenario.player import ScenarioPlayer
+
         player = ScenarioPlayer(server.controller, scenario, _print_step)
         start = player.schedule()
         print(f"scenario {scenario.source}: {len(scenario.steps)} step(s) from {start} ms", flush=True)
@@ -131,4 +137,6 @@ async def _serve(config: ServerConfig, scenario: Scenario | None = None) -> int:
 
 def _print_step(result: StepResult) -> None:
     """A scenario step's line (and snapshot) as ``simulate`` prints it; a failed one says why."""
+    from placement_sim.cli.commands.simulate import step_lines
+
     print("\n".join(step_lines(result)), flush=True)

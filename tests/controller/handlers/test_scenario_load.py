@@ -107,3 +107,13 @@ def test_a_bad_file_is_invalid_request_naming_the_line_and_key(server: ServerThr
             "the scenario is not UTF-8 text: invalid start byte",
         )
         assert client.load_scenario("")["Steps"] == 0  # the server still answers
+
+
+def test_in_process_a_server_thread_plays_the_same_steps(server: ServerThread) -> None:
+    start = server.now()
+    text = '[[steps]]\nt = "2s"\naction = "add-broker"\nbroker = 8\nrack = "z"\n'
+    assert server.load_scenario(text) == start
+    server.advance(1999)
+    assert 8 not in server.brokers
+    server.advance(1)
+    assert 8 in server.brokers

@@ -201,3 +201,20 @@ def test_partitions_scales_the_placed_topics(capsys: pytest.CaptureFixture[str])
         if "snapshot" in s
     ]
     assert summaries == [(30, 10), (30, 0)]  # a third of the leaders on the lost rack, then moved
+
+
+def test_serve_refuses_a_bad_scenario_with_one_line_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[steps]]\nt = "1s"\naction = "stop-broker"\nbroker = 1\nmode = "crsh"\n')
+    assert main(["serve", "--scenario", str(bad), "--listen", "127.0.0.1:0"]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "",
+        f"placement-sim: {bad}:5: steps[0].mode: 'crsh' is not one of crash, hang, isolate, controlled\n",
+    )
+    bad.write_text('[settings]\n"simulator.clock" = "sundial"\n')
+    assert main(["serve", "--scenario", str(bad), "--listen", "127.0.0.1:0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"placement-sim: {bad}:2: settings.simulator.clock: ")

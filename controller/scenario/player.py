@@ -72,7 +72,7 @@ class PartitionCopy(NamedTuple):
     partition_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
-    offline_replicas: list[int]
+    offline_replicas: tuple[int, ...]
     high_watermark: int
     status: PartitionStatus
     leader_recovery_state: LeaderRecoveryState
@@ -326,6 +326,7 @@ class ScenarioPlayer:
         leaders: Counter[int] = Counter()
         serving = cluster.serving_ids()
         offline_replicas = cluster.offline_replicas
+        offline_by_replicas: dict[tuple[int, ...], tuple[int, ...]] = {}
         for name in names:
             copies: list[PartitionCopy] = []
             for p in cluster.topics[name].partitions:
@@ -340,15 +341,19 @@ class ScenarioPlayer:
                 if len(p.isr) < len(p.replicas):
                     under += 1
                 if step.table:
+                    replicas = tuple(p.replicas)
+                    offline_of = offline_by_replicas.get(replicas)
+                    if offline_of is None:  # the same for every partition on the same brokers
+                        offline_of = offline_by_replicas[replicas] = tuple(offline_replicas(p))
                     copies.append(
                         PartitionCopy(
                             p.index,
                             leader,
                             p.leader_epoch,
                             p.partition_epoch,
-                            tuple(p.replicas),
+                            replicas,
                             tuple(p.isr),
-                            offline_replicas(p),
+                            offline_of,
                             p.high_watermark,
                             p.status,
                             p.leader_recovery_state,

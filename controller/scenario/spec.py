@@ -363,7 +363,12 @@ class _KeyLines:
                 self._lines.setdefault(path, number)
 
     def line_of(self, key: str) -> int | None:
-        """The line of ``key``, or of the nearest key or table holding it."""
+        """The line of ``key`` (a dotted key written ``a.b = 1`` is at its first line), or of the nearest
+        key or table holding it."""
+        if key not in self._lines:
+            within = [line for name, line in self._lines.items() if name.startswith(key + ".")]
+            if within:
+                return min(within)
         path = key
         while path:
             if path in self._lines:

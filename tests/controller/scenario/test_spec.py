@@ -242,6 +242,9 @@ def test_errors_of_each_kind() -> None:
     assert _error("[settings]\nx = [1]\n") == (
         "scenario.toml:2: settings.x: a setting is a string, number or boolean (quote dotted keys)"
     )
+    assert _error("[settings]\n\nsimulator.seed = 1\n") == (
+        "scenario.toml:3: settings.simulator: a setting is a string, number or boolean (quote dotted keys)"
+    )
     assert _error("[steps]\nt = 1\n") == "scenario.toml:1: steps: expected [[steps]] tables"
     assert (
         _error("[scene]\n")

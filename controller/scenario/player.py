@@ -11,9 +11,10 @@ reported with its error and the scenario carries on.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -137,7 +138,7 @@ class ScenarioPlayer:
         self,
         controller: Controller,
         scenario: Scenario,
-        on_step: Callable[[StepResult], None] | None = None,
+        on_step: Callable[[StepResult], Awaitable[None] | None] | None = None,
     ) -> None:
         self.controller = controller
         self.scenario = scenario
@@ -192,7 +193,9 @@ class ScenarioPlayer:
             summary = f" ({snapshot.summary()})" if snapshot is not None else ""
             log.info("scenario step %d at %d ms: %s%s", step.index, now, step.describe(), summary)
         if self.on_step is not None:
-            self.on_step(result)
+            reported = self.on_step(result)
+            if inspect.isawaitable(reported):  # a reporter that formats a big snapshot off the loop
+                await reported
         return result
 
     # ------------------------------------------------------------------------------------- the steps

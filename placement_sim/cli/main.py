@@ -37,6 +37,8 @@ COMMANDS = {
     "events": "events",
     "faults": "faults",
     "clock": "clock",
+    "simulate": "simulate",
+    "scenario": "scenario",
     "produce": "data",
     "consume": "data",
 }

@@ -29,6 +29,7 @@ from controller.election.service import Change, ElectionService
 from controller.election.styles import start_election_service
 from controller.events import Event
 from controller.offload import Turns
+from controller.reassignment import Reassignments
 from protocol.codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,9 @@ class Dynamics:
         self.lifecycle = lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
+        #: Partition reassignments (AlterPartitionReassignments), completed as replication catches up.
+        self.reassignments = Reassignments(cluster, clock, elections, self.run_event)
+        self.replication.on_reassignment_complete = self.reassignments.complete_later
         #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
         #: replication looks at it: the replicas' logs follow (``controller.data_path``).
         self.on_partition_change: Callable[[PartitionState], None] = lambda partition: None
@@ -138,6 +142,7 @@ class Dynamics:
             if timer is not None:
                 timer.cancel()
         await self.lifecycle.close()
+        await self.reassignments.close()
         await self.replication.close()
         await self.elections.close()
 

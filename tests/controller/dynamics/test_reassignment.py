@@ -293,3 +293,28 @@ async def test_the_fluvio_style_has_no_reassignments() -> None:
         assert sim.p("foo").replicas == [0, 1]
     finally:
         await sim.close()
+
+
+async def test_the_in_process_call_and_the_partition_snapshot() -> None:
+    sim = await make_sim([0, 1, 2], properties=NO_REBALANCE)
+    try:
+        sim.topic("foo", [[0, 1], [1, 2]])
+        outcomes = await sim.dynamics.reassign({("foo", 0): [2, 1], ("foo", 1): None}, False)
+        assert outcomes == [
+            ok("foo", 0),
+            ReassignOutcome(
+                "foo", 1, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress."
+            ),
+        ]
+        state = sim.dynamics.partition_state("foo", 0)
+        assert (state.replicas, state.adding_replicas, state.removing_replicas) == ((2, 1, 0), (2,), (0,))
+        await sim.dynamics.advance(100)
+        state = sim.dynamics.partition_state("foo", 0)
+        assert (state.replicas, state.leader, state.adding_replicas, state.removing_replicas) == (
+            (2, 1),
+            2,
+            (),
+            (),
+        )
+    finally:
+        await sim.close()

@@ -175,3 +175,13 @@ async def test_errors_and_a_cancel(server: ServerThread, client: KafkaClient) ->
     ]
     assert await state(client, "errs", 1) == (1, [1, 2], [1, 2])
     await client.set_replication(4, records_per_s=None)
+
+
+def test_the_server_threads_call(server: ServerThread) -> None:
+    server.call(lambda: server.server.controller.cluster.add_topic("threaded", [[0, 1]]))
+    [outcome] = server.reassign({("threaded", 0): [1, 2]})
+    assert (outcome.topic, outcome.partition, outcome.error) == ("threaded", 0, None)
+    assert server.partition_state("threaded", 0).adding_replicas == (2,)
+    server.advance(100)
+    state = server.partition_state("threaded", 0)
+    assert (state.replicas, state.leader, state.adding_replicas) == ((1, 2), 1, ())

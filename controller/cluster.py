@@ -294,6 +294,9 @@ class Cluster:
         self._serving: set[int] = {b.id for b in self._brokers.values() if b.serving}
         self._ids_cache: tuple[int, frozenset[int], frozenset[int]] | None = None
         self._assignments = Assignments()
+        # Topics whose replica lists a reassignment changed since ``_assignments`` was brought up to date:
+        # it is, once, when next read (a reassignment of a big topic completes a partition at a time).
+        self._moved: set[str] = set()
         # Broker id -> topic name -> the partitions of that topic with a replica on it: failures touch only
         # these. Kept as topics come and go (new partitions are indexed where they are prepared, off the
         # event loop for big topics), so that no failover starts with a pass over every partition.
@@ -436,7 +439,7 @@ class Cluster:
     def view(self) -> ClusterView:
         """What a placer sees: the usable brokers and every current assignment (immutable, cached)."""
         if self._view is None:
-            self._view = ClusterView(self.usable_brokers(), self._assignments)
+            self._view = ClusterView(self.usable_brokers(), self._current_assignments())
         return self._view
 
     def partitions(self) -> Iterator[PartitionState]:
@@ -530,9 +533,8 @@ class Cluster:
         topic.partitions.extend(added)
         for broker, partitions in prepared.by_broker.items():
             self._on_broker.setdefault(broker, {}).setdefault(name, []).extend(partitions)
-        self._assignments = self._assignments.with_topic(
-            name, (self._assignments.topic(name) or ()) + prepared.replicas
-        )
+        assignments = self._current_assignments()
+        self._assignments = assignments.with_topic(name, (assignments.topic(name) or ()) + prepared.replicas)
         topic.version += 1
         self._changed()
         self._touch(name)
@@ -543,6 +545,7 @@ class Cluster:
         self._topics_by_id.pop(topic.topic_id, None)
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
+        self._moved.discard(name)
         self._assignments = self._assignments.without_topic(name)
         self._configs_changed()  # a topic of this name made later starts from its own configs
         self._reassigning.pop(name, None)
@@ -683,12 +686,7 @@ class Cluster:
             if recorded:
                 touched[partition.topic] = None
                 entries.append((partition.name, recorded, change.cause))
-        for name in moved:
-            topic = self.topics.get(name)
-            if topic is not None:
-                self._assignments = self._assignments.with_topic(
-                    name, tuple(tuple(p.replicas) for p in topic.partitions)
-                )
+        self._moved.update(moved)
         if entries:
             self._changed(assignments=bool(moved))
             for name in touched:
@@ -698,6 +696,17 @@ class Cluster:
                     self._touch(name)
             self.events.record_many("partition", entries)
         return results
+
+    def _current_assignments(self) -> Assignments:
+        """Every topic's replica lists, those reassignments changed brought up to date."""
+        if self._moved:
+            assignments = self._assignments
+            for name in sorted(self._moved):
+                topic = self.topics[name]
+                assignments = assignments.with_topic(name, tuple(tuple(p.replicas) for p in topic.partitions))
+            self._assignments = assignments
+            self._moved.clear()
+        return self._assignments
 
     def _replicas_changed(self, partition: PartitionState, old: list[int], new: list[int]) -> None:
         """A reassignment changed ``partition``'s replicas: what is aligned with them follows (a new
@@ -716,7 +725,10 @@ class Cluster:
         for r in new:
             if r not in old:
                 on = self._on_broker.setdefault(r, {}).setdefault(name, [])
-                bisect.insort(on, partition, key=_index)
+                if not on or on[-1].index < partition.index:
+                    on.append(partition)
+                else:
+                    bisect.insort(on, partition, key=_index)
 
     def _reassigning_changed(self, partition: PartitionState, name: str, value: list[int]) -> None:
         other = partition.removing_replicas if name == "adding_replicas" else partition.adding_replicas

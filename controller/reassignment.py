@@ -45,6 +45,8 @@ __all__ = ["ReassignOutcome", "Reassignments", "Target", "revert"]
 
 #: Requests naming more partitions than this run with the garbage collector paused.
 _MANY = 1000
+#: Partitions whose reassignment starts in one step of the event loop.
+_CHUNK = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +156,17 @@ class Reassignments:
                 outcomes.append(None)
                 changes.append(change)
             if changes:
-                results = await self.elections.change(changes, "partition reassignment")
+                # In chunks smaller than the election service's slices: starting a reassignment writes
+                # more per partition (the replica index, the data path, replication) than a failover.
+                results = []
+                for start in range(0, len(changes), _CHUNK):
+                    if start:
+                        await asyncio.sleep(0)
+                    chunk = changes[start : start + _CHUNK]
+                    results += await self.elections.change(chunk, "partition reassignment")
                 for position, change, result in zip(positions, changes, results, strict=True):
+                    if turns.due():
+                        await asyncio.sleep(0)
                     p = change.partition
                     outcomes[position] = ReassignOutcome(p.topic, p.index, result.error, result.message)
         return [o for o in outcomes if o is not None]
@@ -220,7 +231,8 @@ class Reassignments:
             )
         previous = None
         for broker in sorted(replicas):
-            if self.cluster.broker(broker) is None:
+            state = self.cluster.broker_state(broker)
+            if state is None or not state.registered:
                 raise _Refused(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                     f"The manual partition assignment includes broker {broker}, but no such broker is registered.",

@@ -37,23 +37,33 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
     wanted = request.get("Topics")
     asked = None if wanted is None else [(t["Name"], t["PartitionIndexes"]) for t in wanted]
     found = ctx.controller.dynamics.reassignments.ongoing(asked)
-    size = sum(len(partitions) for _, partitions in found) + len(found)
-    topics = [
-        {
-            "Name": name,
-            "Partitions": [
-                {
-                    "PartitionIndex": p.index,
-                    "Replicas": list(p.replicas),
-                    "AddingReplicas": list(p.adding_replicas),
-                    "RemovingReplicas": list(p.removing_replicas),
-                }
-                for p in partitions
-            ],
-        }
+    # The lists as they are now: a change replaces a partition's lists, never changes one in place, so
+    # the answer can be made from them off the event loop.
+    held = [
+        (name, [(p.index, p.replicas, p.adding_replicas, p.removing_replicas) for p in partitions])
         for name, partitions in found
     ]
-    return Sized({"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Topics": topics}, size)
+    size = sum(len(partitions) for _, partitions in held) + len(held)
+
+    def response() -> dict[str, Any]:
+        topics = [
+            {
+                "Name": name,
+                "Partitions": [
+                    {
+                        "PartitionIndex": index,
+                        "Replicas": list(replicas),
+                        "AddingReplicas": list(adding),
+                        "RemovingReplicas": list(removing),
+                    }
+                    for index, replicas, adding, removing in partitions
+                ],
+            }
+            for name, partitions in held
+        ]
+        return {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Topics": topics}
+
+    return Sized(response, size)
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:

@@ -721,7 +721,9 @@ class Cluster:
             if r not in new:
                 on = self._on_broker.get(r, {}).get(name)
                 if on is not None:
-                    on.remove(partition)
+                    i = bisect.bisect_left(on, partition.index, key=_index)
+                    if i < len(on) and on[i] is partition:
+                        del on[i]
         for r in new:
             if r not in old:
                 on = self._on_broker.setdefault(r, {}).setdefault(name, [])

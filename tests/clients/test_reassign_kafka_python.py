@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kafka import TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import (
     InvalidReplicationAssignmentError,
@@ -96,6 +96,40 @@ def test_errors_and_a_cancel(admin: KafkaAdminClient, server: ServerThread) -> N
     assert admin.list_partition_reassignments() == {}
     assert server.partition_state("kp-cancel", 0).replicas == (0, 1)
     server.set_replication(2, records_per_s=None)
+
+
+def test_the_records_follow_the_partition_to_its_new_brokers(
+    admin: KafkaAdminClient, server: ServerThread
+) -> None:
+    admin.create_topics([NewTopic("kp-data", replica_assignments={0: [0, 1]})])
+    producer = KafkaProducer(
+        bootstrap_servers=server.bootstrap, acks=1, linger_ms=0, request_timeout_ms=5000, max_block_ms=5000
+    )
+    for i in range(50):
+        producer.send("kp-data", value=b"v%d" % i)
+    producer.flush(5)
+    producer.close(5)
+    server.advance(100)
+    tp = TopicPartition("kp-data", 0)
+    assert admin.alter_partition_reassignments({tp: [2, 3]}) == {tp: None}
+    server.advance(100)  # 2 and 3 copy the log and join; the leader moves off broker 0
+    state = server.partition_state("kp-data", 0)
+    assert (state.replicas, state.isr, state.leader) == ((2, 3), (2, 3), 2)
+    assert state.log_end_offsets == {2: 50, 3: 50}
+    consumer = KafkaConsumer(
+        bootstrap_servers=server.bootstrap, group_id=None, enable_auto_commit=False, consumer_timeout_ms=5000
+    )
+    try:
+        consumer.assign([tp])
+        consumer.seek_to_beginning()
+        values = []
+        for message in consumer:
+            values.append(message.value)
+            if len(values) == 50:
+                break
+    finally:
+        consumer.close()
+    assert values == [b"v%d" % i for i in range(50)]
 
 
 def test_every_request_decoded_cleanly(admin: KafkaAdminClient, server: ServerThread, wire_log) -> None:

@@ -93,6 +93,20 @@ def test_generate_execute_verify(capsys, server, tmp_path: Path) -> None:
     assert err.startswith("placement-sim: Cannot execute because there is an existing partition assignment.")
     code, out, _ = run(capsys, server, "reassign", "--list")
     assert code == 0 and out.startswith("Current partition reassignments:\nre-a-0: replicas: ")
+    # kafka-topics.sh's describe during a reassignment: the union of replicas, what is added and removed,
+    # and the replication factor without the adding replicas.
+    code, out, _ = run(capsys, server, "topics", "describe", "re-a")
+    lines = out.splitlines()
+    assert lines[0].endswith("\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: ")
+    for i, line in enumerate(lines[1:]):
+        target, now = plan["partitions"][i]["replicas"], current[i]
+        adding = [r for r in target if r not in now]
+        removing = sorted(r for r in now if r not in target)
+        assert line == (
+            f"\tTopic: re-a\tPartition: {i}\tLeader: {now[0]}\tReplicas: {','.join(map(str, target + removing))}\t"
+            f"Isr: {','.join(map(str, now))}\tAdding Replicas: {','.join(map(str, sorted(adding)))}\t"
+            f"Removing Replicas: {','.join(map(str, removing))}"
+        )
     code, out, err = run(capsys, server, "reassign", "--verify", str(file))
     assert (code, err) == (0, "")
     assert out == (

@@ -17,7 +17,12 @@ coordinator each names in FindCoordinator.
 
 The run exits 1 when the simulator's CPU (per request, or for the rebalance) is above 1.0x the mock's.
 
+``--profile`` instead runs the simulator in this process (``controller.embedded.ServerThread``) and
+profiles its event loop's thread with cProfile while this process sends ``--requests`` Heartbeats, then
+as many OffsetCommits, in the same closed loop; it prints the functions that took the most time.
+
     .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000]
+    .venv/bin/python benchmarks/groups.py --profile [--requests 20000]
 """
 
 from __future__ import annotations
@@ -137,18 +142,20 @@ async def member_round(wire: Wire, member_id: str, partitions: int) -> tuple[str
     raise RuntimeError("the group never settled")
 
 
-async def rebalance(address: tuple[str, int], server: peer.Server, members: int, partitions: int) -> dict:
+async def rebalance(
+    address: tuple[str, int], server: peer.Server | None, members: int, partitions: int
+) -> dict:
     wires = [await Wire.open(address) for _ in range(members)]
     try:
         first = await asyncio.gather(*(member_round(w, "", partitions) for w in wires))
         ids = [m for m, _ in first]
-        cpu_ns = server.cpu_ns()
+        cpu_ns = server.cpu_ns() if server is not None else 0
         started = time.perf_counter()
         again = await asyncio.gather(
             *(member_round(w, m, partitions) for w, m in zip(wires, ids, strict=True))
         )
         wall = time.perf_counter() - started
-        cpu = (server.cpu_ns() - cpu_ns) / 1e9
+        cpu = (server.cpu_ns() - cpu_ns) / 1e9 if server is not None else 0.0
         generation = max(g for _, g in again)
         return {"wall_ms": wall * 1000, "cpu_ms": cpu * 1000, "generation": generation, "member": ids[0]}
     finally:
@@ -183,13 +190,54 @@ def cases(member: str, generation: int) -> list[Request]:
     ]  # fmt: skip
 
 
+def profile(requests: int, partitions: int, top: int = 30) -> None:
+    """cProfile on an in-process simulator's event loop thread, per case (Heartbeat, then OffsetCommit)."""
+    import cProfile
+    import pstats
+
+    from controller.embedded import ServerThread
+
+    global GROUP
+    GROUP = "bench-one"
+    properties = {"group.initial.rebalance.delay.ms": 0}
+    with ServerThread.start(seed=1, properties=properties) as thread:
+        host, port = thread.bootstrap.rsplit(":", 1)
+        sim = peer.Server(peer.SIM, [])
+        sim.address = (host, int(port))
+        body = {"Topics": [{"Name": TOPIC, "NumPartitions": peer.PARTITIONS, "ReplicationFactor": peer.REPLICATION,
+                            "Assignments": [], "Configs": []}], "timeoutMs": 60000, "validateOnly": False}  # fmt: skip
+        made = peer.decode(19, 7, peer.ask(sim.address, peer.frame(19, 7, body)))
+        if made["Topics"][0]["ErrorCode"] != 0:
+            raise RuntimeError(f"CreateTopics: {made['Topics'][0]}")
+        address = coordinator(sim)
+        joined = asyncio.run(rebalance(address, None, 1, partitions))
+        for request in cases(joined["member"], joined["generation"]):
+            peer.CONNECTIONS = 64 if request.api_key == 8 else 8
+            asyncio.run(peer._load(address, request.frame(), min(requests, 2000)))  # warm
+            profiler = cProfile.Profile()
+            thread.call(profiler.enable)  # the server's event loop thread only
+            began = time.perf_counter()
+            asyncio.run(peer._load(address, request.frame(), requests))
+            elapsed = time.perf_counter() - began
+            thread.call(profiler.disable)
+            print(f"\n{request.label}: {requests:,} requests in {elapsed:.2f} s under cProfile")
+            stats = pstats.Stats(profiler)
+            stats.sort_stats("tottime").print_stats(top)
+            stats.sort_stats("cumulative").print_stats(top)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--profile", action="store_true", help="profile the simulator's thread per case")
+    parser.add_argument("--requests", type=int, default=20_000, help="requests per case with --profile")
     args = parser.parse_args()
     peer.load_codec()
+    if args.profile:
+        profile(args.requests, args.partitions)
+        return
     mock = peer.mock_server()
     sim = peer.simulator()
     sim.cmd += ["--set", "group.initial.rebalance.delay.ms=2000"]

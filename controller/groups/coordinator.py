@@ -23,7 +23,7 @@ import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from controller.clock import Clock, Timer
 from controller.events import EventLog
@@ -85,8 +85,10 @@ class JoinRequest:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class OffsetCommit:
+class OffsetCommit(NamedTuple):
+    """One partition's commit as an OffsetCommit request gives it (a tuple: one is made per partition
+    committed, on every commit)."""
+
     topic: str
     partition: int
     offset: int
@@ -94,9 +96,8 @@ class OffsetCommit:
     metadata: str | None = ""
 
 
-@dataclass(frozen=True)
-class CommittedOffset:
-    """An offset as kept: what OffsetFetch answers."""
+class CommittedOffset(NamedTuple):
+    """An offset as kept: what OffsetFetch answers (a tuple, made per partition committed)."""
 
     offset: int
     leader_epoch: int
@@ -729,6 +730,7 @@ class GroupCoordinator:
     ) -> None:
         """OffsetCommit: ``respond`` gets one error per commit once the commits are durable."""
         error = self._refused(group_id)
+        created = group_id not in self.groups
         if not error:
             try:
                 group = self._commit_group(group_id, generation, member_id, instance_id, version)
@@ -742,14 +744,16 @@ class GroupCoordinator:
         now = self.clock.now()
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset | None]] = []
-        for c in commits:
-            metadata = c.metadata if c.metadata is not None else ""
-            if len(metadata) > OFFSET_METADATA_MAX_BYTES:
+        for topic, partition, offset, leader_epoch, metadata in commits:
+            if metadata is None:
+                metadata = ""
+            elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
                 codes.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
                 continue
             codes.append(ErrorCode.NONE)
-            kept.append(((c.topic, c.partition), CommittedOffset(c.offset, c.leader_epoch, metadata, now)))
-        self._note(group_id, "offsets committed")
+            kept.append(((topic, partition), CommittedOffset(offset, leader_epoch, metadata, now)))
+        if created:  # a commit changes nothing else _note records (state, generation, leader, members)
+            self._note(group_id, "offsets committed")
         if not kept:
             respond(codes)
             return

@@ -184,7 +184,7 @@ class GroupCoordinator:
         timer = self._timers.get(key)
         if timer is not None and timer.when <= end:
             return
-        self._schedule(key, end - self.clock.now(), lambda: self._session_timer(gid, mid))
+        self._schedule(key, timeout_ms, lambda: self._session_timer(gid, mid))
 
     def _session_timer(self, group_id: str, member_id: str) -> None:
         key = ("heartbeat", group_id, member_id)
@@ -267,6 +267,8 @@ class GroupCoordinator:
         limit = self.settings.max_size
         if group.is_in(GroupState.EMPTY, GroupState.DEAD):
             return True
+        if len(group.members) < limit:
+            return True  # fewer members than the limit: fewer awaiting a join too
         if group.is_in(GroupState.PREPARING_REBALANCE):
             member = group.members.get(member_id)
             awaiting = sum(1 for m in group.members.values() if m.awaiting_join)
@@ -348,7 +350,7 @@ class GroupCoordinator:
     def _update_member(
         self, group: ClassicGroup, member: Member, request: JoinRequest, respond: JoinWaiter | None
     ) -> None:
-        member.protocols = list(request.protocols)
+        group.set_protocols(member, request.protocols)
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         member.session_timeout_ms = request.session_timeout_ms
         if respond is not None:
@@ -648,18 +650,22 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if group.is_in(GroupState.DEAD):
+        state = group.state
+        if state is GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        try:
-            group.validate_member(member_id, instance_id)
-        except GroupError as refusal:
-            return refusal.code
+        member = group.members.get(member_id)
+        if member is None or instance_id is not None:
+            try:
+                group.validate_member(member_id, instance_id)
+            except GroupError as refusal:
+                return refusal.code
+            member = group.members[member_id]
         if generation != group.generation:
             return ErrorCode.ILLEGAL_GENERATION
-        if group.is_in(GroupState.EMPTY):
+        if state is GroupState.EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        self._reschedule_heartbeat(group, group.members[member_id])
-        if group.is_in(GroupState.PREPARING_REBALANCE):
+        self._session(group_id, member_id, member.session_timeout_ms)
+        if state is GroupState.PREPARING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 

@@ -216,7 +216,7 @@ class ClassicGroup:
         return member
 
     def has_all_members_joined(self) -> bool:
-        return all(m.awaiting_join for m in self.members.values()) and not self.pending_members
+        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
 
     def not_yet_rejoined(self) -> list[Member]:
         return [m for m in self.members.values() if not m.awaiting_join]

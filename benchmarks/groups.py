@@ -5,23 +5,36 @@ with ``group.initial.rebalance.delay.ms`` 2000 here, so that 100 members joining
 generation, as the mock does with its own delay). This process speaks the wire to both, to the
 coordinator each names in FindCoordinator.
 
-- **Rebalance**: 100 members (JoinGroup v5, SyncGroup v3) in one Stable group subscribed to a topic of
-  1,000 partitions (range-assigned by the leader here; the assignment is 1,000 partitions' worth of
-  bytes); then all 100 rejoin at once, the leader assigns again and every member syncs. Measured from
-  the first rejoin sent to the last SyncGroup answer: wall time and the server process's CPU.
+- **Rebalance**: 100 members (JoinGroup v5, SyncGroup v3) in one Stable group subscribed to a topic (the
+  leader range-assigns 1,000 partitions: 1,000 partitions' worth of assignment bytes); then all 100
+  rejoin at once, the leader assigns again and every member syncs. Measured from the first rejoin sent
+  to the last SyncGroup answer: wall time and server CPU. The leader sends its SyncGroup once every
+  follower has sent theirs (and 50 ms after): the mock completes the sync at the leader's assignment
+  and refuses a SyncGroup after it; Kafka takes them in any order. The group's session timeout is
+  6 s, Kafka's least: the mock ends a join phase entered from Stable only after the session timeout
+  less 1 s (Kafka: once every member has rejoined), so its wall time is that wait.
 - **Heartbeat v3** and **OffsetCommit v8** (one partition, the member's generation): server CPU per
-  request, measured as in ``benchmarks/peer.py`` (closed loop of 8 connections x 8 requests, idle CPU
-  subtracted, the same request count for both; 64 in flight per connection for commits). The simulator answers a commit once the high watermark
-  of its ``__consumer_offsets`` partition covers it (replication factor 3, a follower copies per 100 ms
-  tick), so its commits wait; the CPU per request is what is compared.
+  request in ``benchmarks/peer.py``'s closed loop (8 connections x 8 requests in flight; 64 connections
+  for commits), idle CPU subtracted, the same request count for both (at least ``--commits`` commits).
+  The simulator answers a commit once the high watermark of its ``__consumer_offsets`` partition covers
+  it (replication factor 3, a follower copies per 100 ms tick), and, as Kafka, takes a connection's next
+  request only once the one before is answered: one commit per connection per tick.
+
+Server CPU is read from ``/proc/<pid>/task/*/schedstat`` (ns): the simulator's whole process; for the
+mock its ``rdk:mock`` thread, which serves every broker (the rest of its process is the idle client that
+hosts it). A third server shows the floor, as in ``peer.py``: ``peer.py --floor``, taught the simulator's
+answers, answering at once (for the rebalance, the simulator's rejoin exchanges are recorded and sent to
+it again, each member on its connection). For OffsetCommit a fourth shows the floor of a commit that
+waits: this script with ``--tick-floor``, which answers as the simulator must (one request of a
+connection in progress, answered at a 100 ms tick).
 
 The run exits 1 when the simulator's CPU (per request, or for the rebalance) is above 1.0x the mock's.
 
 ``--profile`` instead runs the simulator in this process (``controller.embedded.ServerThread``) and
-profiles its event loop's thread with cProfile while this process sends ``--requests`` Heartbeats, then
-as many OffsetCommits, in the same closed loop; it prints the functions that took the most time.
+profiles its event loop's thread with cProfile during the rebalance, then ``--requests`` Heartbeats,
+then as many OffsetCommits; it prints the functions that took the most time.
 
-    .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000]
+    .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000] [--commits 20000]
     .venv/bin/python benchmarks/groups.py --profile [--requests 20000]
 """
 

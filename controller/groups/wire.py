@@ -13,8 +13,9 @@ __all__ = ["fit"]
 #: What a version of a message keeps: each field it has, with the plan of its children (None: a leaf).
 _Plan = tuple[tuple[str, "_Plan | None"], ...]
 #: Plans made, by the identity of the fields they were made from and the version (with those fields, so
-#: that the identity is not reused while the plan is kept).
+#: that the identity is not reused while the plan is kept); at most _PLANS_KEPT (then made anew).
 _PLANS: dict[tuple[int, int], tuple[tuple[FieldSpec, ...], _Plan]] = {}
+_PLANS_KEPT = 1024
 
 
 def fit(spec: MessageSpec, data: dict[str, Any], version: int) -> dict[str, Any]:
@@ -40,6 +41,8 @@ def _plan(spec: MessageSpec, fields: tuple[FieldSpec, ...], version: int) -> _Pl
             children = struct.fields if struct is not None else ()
         plan.append((field.name, _plan(spec, children, version) if children else None))
     made = tuple(plan)
+    if len(_PLANS) >= _PLANS_KEPT:  # spec sets loaded from other folders (tests) do not pile up
+        _PLANS.clear()
     _PLANS[key] = (fields, made)
     return made
 

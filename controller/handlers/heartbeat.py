@@ -26,7 +26,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes:
     return _encoded(ctx.controller.schemas, version, error)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _encoded(schemas: Schemas, version: int, error: int) -> bytes:
     """An answer encoded: there are a few (a version and an error code), each encoded once."""
     return schemas.response(API_KEY).encode(_answer(error, version), version)

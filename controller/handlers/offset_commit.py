@@ -17,8 +17,8 @@ VERSIONS = (0, 9)
 def handle(
     ctx: RequestContext, request: dict[str, Any], version: int
 ) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
-    """The answer now when the coordinator gives it at once (an error; commits durable already), else a
-    future of it (commits wait for the high watermark): no task for a commit."""
+    """The answer now when the coordinator gives it at once (an error; commits durable already: no task),
+    else a future of it (commits wait for the high watermark)."""
     service = ctx.controller.groups
     commits = [
         OffsetCommit(

@@ -34,6 +34,7 @@ COMMANDS = {
     "broker": "broker",
     "partitions": "partitions",
     "elect": "elect",
+    "reassign": "reassign",
     "events": "events",
     "faults": "faults",
     "clock": "clock",

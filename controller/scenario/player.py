@@ -47,12 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NOT_SUPPORTED", "PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
-
-#: Why a ``reassign`` step fails while the simulator has no partition reassignments (no ``Dynamics.reassign``).
-NOT_SUPPORTED = (
-    "not supported yet: the simulator has no partition reassignments (AlterPartitionReassignments)"
-)
+__all__ = ["PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
 
 #: The most lines of detail one step reports (the elections of 100,000 partitions are counted, not listed).
 MAX_DETAILS = 20
@@ -251,11 +246,11 @@ class ScenarioPlayer:
         raise StepFailed(f"unknown step {step.action!r}")  # pragma: no cover - every action is above
 
     async def _reassign(self, step: Reassign) -> list[str]:
-        """AlterPartitionReassignments in-process, where the simulator has it (``Dynamics.reassign``)."""
-        reassign = getattr(self.controller.dynamics, "reassign", None)
-        if reassign is None:
-            raise StepFailed(NOT_SUPPORTED)
-        [outcome] = await reassign({(step.topic, step.partition): list(step.replicas)})
+        """AlterPartitionReassignments in-process (``Dynamics.reassign``): the new replicas then copy at the
+        replication model's rates, and the removed ones leave once every target is in sync."""
+        [outcome] = await self.controller.dynamics.reassign(
+            {(step.topic, step.partition): list(step.replicas)}
+        )
         if outcome.error is not None:
             message = f": {outcome.message}" if outcome.message else ""
             raise StepFailed(f"{step.topic}-{step.partition}: {ErrorCode(outcome.error).name}{message}")

@@ -70,7 +70,7 @@ class BrokerState(Enum):
 
 class PartitionStatus(StrEnum):
     """A partition's status: ``Online`` (it has a leader) or ``Offline`` (none), and while Fluvio's SC
-    elects a leader its ``Election`` then ``CandidateFound`` (seed 003's statuses). Compares equal to its
+    elects a leader its ``Election`` then ``CandidateFound`` (Fluvio's partition statuses). Compares equal to its
     name as a string."""
 
     ONLINE = "Online"

@@ -189,9 +189,9 @@ class Reassignments:
         wanted = list(target.replicas)
         self._check_assignment(wanted)
         if not allow_rf_change:
-            # KIP-860: the count the partition has apart from a reassignment in progress (its original
-            # replicas, without the ones being added).
-            current = len([r for r in p.replicas if r not in p.adding_replicas])
+            # KIP-860 (Kafka's validatePartitionReplicationFactorUnchanged): the count of the replicas the
+            # partition is headed for, the targets of a reassignment in progress (without the removing ones).
+            current = len([r for r in p.replicas if r not in p.removing_replicas])
             if current != len(wanted):
                 raise _Refused(
                     ErrorCode.INVALID_REPLICATION_FACTOR,

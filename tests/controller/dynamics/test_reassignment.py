@@ -236,12 +236,25 @@ async def test_duplicates_and_the_replication_factor() -> None:
             ),
             ok("foo", 1),
         ]
-        # During a reassignment the count is the original replicas' (3), not the union's (4).
+        # During a reassignment the count is that of its targets (3), not the union's (4).
         assert sim.p("foo", 1).replicas == [3, 2, 1, 0]
         assert await reassign.alter([Target("foo", 1, [3, 2, 0])], allow_rf_change=False) == [ok("foo", 1)]
-        # Allowed, the count may change: dropping a replica completes at once.
+        # Allowed, the count may change; then the targets' count (2) is the one kept.
+        assert await reassign.alter([Target("foo", 0, [1, 3])]) == [ok("foo", 0)]
+        assert shape(sim, "foo", 0) == ([1, 3, 0, 2], [0, 1, 2], 0, [3], [0, 2], 0, 1)
+        outcomes = await reassign.alter([Target("foo", 0, [1, 2, 3])], allow_rf_change=False)
+        assert outcomes == [
+            ReassignOutcome(
+                "foo",
+                0,
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                "The replication factor is changed from 2 to 3",
+            )
+        ]
+        assert await reassign.alter([Target("foo", 0, [2, 3])], allow_rf_change=False) == [ok("foo", 0)]
+        # A replica dropped (no replica added) completes at once.
         assert await reassign.alter([Target("foo", 0, [1, 2])]) == [ok("foo", 0)]
-        assert shape(sim, "foo", 0) == ([1, 2], [1, 2], 1, [], [], 1, 1)
+        assert shape(sim, "foo", 0) == ([1, 2], [1, 2], 1, [], [], 1, 3)
     finally:
         await sim.close()
 

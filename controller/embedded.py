@@ -27,6 +27,8 @@ from controller.groups.durable import LostCommit
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
 from controller.reassignment import ReassignOutcome
+from controller.scenario import Scenario, parse_scenario
+from controller.scenario.player import ScenarioPlayer
 from controller.security_testing import ClientSettings
 
 if TYPE_CHECKING:
@@ -295,6 +297,14 @@ class ServerThread:
         leader epoch, acks, producer id and cause."""
         lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
         return lost
+
+    def load_scenario(self, scenario: str | Scenario, source: str = "<scenario>") -> int:
+        """Plays a scenario's steps (its TOML text, or a :class:`~controller.scenario.Scenario`) on the
+        server's clock, each ``t`` after now, as SimulatorScenarioLoad does (the file's cluster and
+        settings are not applied); the clock time the steps count from. ScenarioError for a bad file."""
+        parsed = parse_scenario(scenario, source) if isinstance(scenario, str) else scenario
+        start: int = self._on_loop(_value(ScenarioPlayer(self.server.controller, parsed).schedule))
+        return start
 
     def broker_state(self, broker_id: int) -> str:
         """``running``, ``fenced``, ``controlled shutdown`` or ``offline``."""

@@ -38,6 +38,8 @@ COMMANDS = {
     "events": "events",
     "faults": "faults",
     "clock": "clock",
+    "simulate": "simulate",
+    "scenario": "scenario",
     "produce": "data",
     "consume": "data",
 }

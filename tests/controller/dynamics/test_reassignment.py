@@ -331,3 +331,25 @@ async def test_the_in_process_call_and_the_partition_snapshot() -> None:
         )
     finally:
         await sim.close()
+
+
+async def test_partitions_added_to_a_reassigned_topic_keep_the_cluster_view_exact() -> None:
+    sim = await make_sim([0, 1, 2, 3], properties=NO_REBALANCE)
+    try:
+        sim.topic("foo", [[0, 1], [1, 2]])
+        await sim.dynamics.reassign({("foo", 0): [3, 1]})
+        sim.cluster.add_partitions("foo", [[2, 3]])
+        assert dict(sim.cluster.view().assignments) == {
+            ("foo", 0): (3, 1, 0),
+            ("foo", 1): (1, 2),
+            ("foo", 2): (2, 3),
+        }
+        assert sim.cluster.partitions_on(3) == [sim.p("foo", 0), sim.p("foo", 2)]
+        await sim.dynamics.advance(100)
+        assert dict(sim.cluster.view().assignments) == {
+            ("foo", 0): (3, 1),
+            ("foo", 1): (1, 2),
+            ("foo", 2): (2, 3),
+        }
+    finally:
+        await sim.close()

@@ -1,4 +1,5 @@
-"""Reassignments among random failures, restarts, load, replication limits and elections (Kafka's policy):
+"""Reassignments among random failures, restarts, load, replication limits, elections and partitions added
+(Kafka's policy):
 after every step the partition state holds together (the leader in the ISR, the ISR within the replicas,
 the adding and removing replicas within them and apart, the logs aligned with the replicas, the
 cluster's indexes by broker and of reassigning partitions matching the partitions); once every broker
@@ -25,6 +26,7 @@ operations = st.one_of(
     st.tuples(st.just("load"), st.sampled_from([0, 50, 400])),
     st.tuples(st.just("replication"), broker, st.sampled_from([None, 0, 20])),
     st.tuples(st.just("elect"), st.integers(0, 2), st.sampled_from(["preferred", "unclean"])),
+    st.tuples(st.just("grow"), st.lists(broker, min_size=1, max_size=3, unique=True)),
     st.tuples(
         st.just("reassign"),
         st.integers(0, 2),
@@ -71,6 +73,8 @@ async def run(ops: list[tuple]) -> tuple[Sim, list[str]]:
                 await d.set_replication(op[1], records_per_s=op[2])
             elif op[0] == "elect":
                 await d.elect("t", op[1], op[2])
+            elif op[0] == "grow":
+                sim.cluster.add_partitions("t", [op[1]], now=sim.clock.now())
             else:
                 await d.reassign({("t", op[1]): op[2]})
         except ValueError:

@@ -121,7 +121,7 @@ async def test_a_move_completes_when_the_new_replica_has_copied_and_the_leader_m
         await sim.close()
 
 
-async def test_a_completion_that_keeps_the_leader_is_the_leaders_isr_change() -> None:
+async def test_a_completion_that_keeps_the_leader_is_one_record_at_the_tick() -> None:
     sim = await make_sim([0, 1, 2, 3], properties=NO_REBALANCE)
     try:
         sim.topic("foo", [[1, 2, 3]])
@@ -129,8 +129,17 @@ async def test_a_completion_that_keeps_the_leader_is_the_leaders_isr_change() ->
         assert shape(sim, "foo") == ([1, 2, 0, 3], [1, 2, 3], 1, [0], [3], 0, 1)
         await sim.dynamics.advance(100)
         assert shape(sim, "foo") == ([1, 2, 0], [1, 2, 0], 1, [], [], 1, 2)
+        # One record: the ISR with the new replica, the replicas without the removed one, the leader kept.
         [event] = [e for e in sim.dynamics.events() if e.subject == "foo-0" and e.time == 100]
-        assert event.cause == "replication: broker(s) [0] caught up"
+        assert event.cause == "reassignment completed: every target replica in sync"
+        assert [name for name, _, _ in event.changes] == [
+            "isr",
+            "replicas",
+            "removing_replicas",
+            "adding_replicas",
+            "leader_epoch",
+            "partition_epoch",
+        ]
     finally:
         await sim.close()
 

@@ -164,13 +164,15 @@ def test_a_black_holed_consumer_is_evicted_by_its_session_timeout(
             members.append(
                 MEMBERS[label](server.bootstrap, group, topic, f"{label}-{i}", tolerant=True).run()
             )
-        feed.produce(HALF)
         until(
             server,
             group,
             members,
             lambda: disjoint_and_complete([set(m.partitions) for m in members], PARTITIONS),
         )
+        # Produced once every member has its partitions: had the others read everything before the
+        # last one joined (librdkafka starts slower under load), that one would have nothing to read.
+        feed.produce(HALF)
         [victim] = [m for m in members if m.label == victim_label]
         until(server, group, members, lambda: len(victim.read) >= STEP_RECORDS)
         victim.pause()

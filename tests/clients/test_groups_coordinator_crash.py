@@ -25,7 +25,7 @@ from controller.groups.durable import LOAD_MS
 from tests.clients.group_members import MEMBERS, SESSION_TIMEOUT_MS, STEP_RECORDS, Member
 from tests.clients.test_groups_confluent_kafka import create
 from tests.clients.test_groups_mixed_clients import PARTITIONS, Feed, read_by_all, until
-from tests.support.groups import BROKERS, coordinator_of
+from tests.support.groups import BROKERS, coordinator_of, disjoint_and_complete
 
 CLIENT = "mixed group, coordinator crash"
 #: Kafka's KRaft broker session: a crashed broker is fenced (its leaderships move) this long after its
@@ -100,7 +100,13 @@ def test_each_client_finds_the_new_coordinator_and_the_group_resumes_from_its_co
             members.append(
                 MEMBERS[label](server.bootstrap, group, topic, f"{label}-{i}", tolerant=True).run()
             )
-        feed.produce(HALF)
+        until(
+            server,
+            group,
+            members,
+            lambda: disjoint_and_complete([set(m.partitions) for m in members], PARTITIONS),
+        )
+        feed.produce(HALF)  # once every member has its partitions: each then has records to read
         until(server, group, members, lambda: all(len(m.read) >= STEP_RECORDS for m in members))
         state = server.group_state(group)
         assert state is not None and len(state["members"]) == 3

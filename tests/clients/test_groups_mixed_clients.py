@@ -91,13 +91,15 @@ def test_no_record_is_read_twice_across_a_clean_rebalance(server: ServerThread, 
     try:
         for i, label in enumerate(MEMBERS):
             members.append(MEMBERS[label](server.bootstrap, group, topic, f"{label}-{i}").run())
-        feed.produce(HALF)
         until(
             server,
             group,
             members,
             lambda: disjoint_and_complete([set(m.partitions) for m in members], PARTITIONS),
         )
+        # Produced once every member has its partitions: had the others read everything before the
+        # last one joined (librdkafka starts slower under load), that one would have nothing to read.
+        feed.produce(HALF)
         state = server.group_state(group)
         assert state is not None and state["protocol"] == "roundrobin"
         assert sorted(m["client_id"] for m in state["members"].values()) == sorted(m.name for m in members)

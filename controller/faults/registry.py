@@ -42,9 +42,10 @@ MAX_FAULTS = 10_000
 _CACHED_REQUESTS = 4096
 #: ... and bodies are part of the key up to this size (a bigger one is read again each time).
 _CACHED_BODY_BYTES = 4096
-#: Request fields that name partitions (with ``entityType`` topicName and groupId for the others).
+#: Request fields that name partitions (with ``entityType`` topicName and groupId for the others); Produce's
+#: is ``Index`` (Kafka's ProduceRequest.json).
 _PARTITION_FIELDS = frozenset(
-    {"Partition", "Partitions", "PartitionIndex", "PartitionIndexes", "PartitionId", "PartitionIds"}
+    {"Partition", "Partitions", "PartitionIndex", "PartitionIndexes", "PartitionId", "PartitionIds", "Index"}
 )
 
 

@@ -12,6 +12,7 @@ import pytest
 from controller.config import ConfigError, ServerConfig
 from controller.embedded import ServerThread
 from controller.faults import FaultSpec, FaultSyntaxError, format_faults, parse_faults
+from controller.records.batch import client_batch
 from protocol import load_schemas
 from protocol.client import BlockingClient, ConnectionClosedError, ErrorResponse, RequestTimedOutError
 from protocol.codes import ApiKey, ErrorCode
@@ -225,6 +226,23 @@ def test_matches_on_client_broker_version_topic_and_partition(server, client):
             ],
         }
     ]
+
+
+def test_a_produce_fault_matches_the_partition_produced_to(server, client):
+    """Produce names its partitions ``Index``: a fault on partition 1 answers a Produce to it, not to 0."""
+    fault = server.faults.inject_error(ApiKey.PRODUCE, "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=1)
+
+    def produce(partition: int) -> tuple[int, int]:
+        batch = client_batch([(b"k", b"v")], 1000)
+        data = [{"Name": "orders", "PartitionData": [{"Index": partition, "Records": batch}]}]
+        request = {"TransactionalId": None, "Acks": 1, "TimeoutMs": 5000, "TopicData": data}
+        [answer] = client.send("ProduceRequest", request, version=9)["Responses"][0]["PartitionResponses"]
+        return answer["Index"], answer["ErrorCode"]
+
+    assert produce(0) == (0, ErrorCode.NONE)
+    assert (fault.calls, fault.fired) == (0, 0)
+    assert produce(1) == (1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert (fault.calls, fault.fired) == (1, 1)
 
 
 def test_an_error_without_entries_is_answered_top_level(server, client):

@@ -218,6 +218,9 @@ class Dispatcher:
             origin.principal,
             origin.sasl,
         )
+        read = self.faults.take_read(frame, offset) if self.faults.armed and route.caps is None else None
+        if read is not None:  # a request fault decoded it already (to read its names)
+            return self._handle(ctx, route, *_decoded(route, frame, *read), key)
         if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
 
             async def decoded() -> _Decoded:
@@ -493,6 +496,11 @@ def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
         raise Close("malformed request body", str(exc)) from None
     capped = _capped(request, route.caps.caps) if route.caps is not None else []
     return request, _unknown_tags(request) if route.flexible else [], end != len(frame), capped
+
+
+def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int) -> _Decoded:
+    """What :func:`_decode` gives, for a body decoded already (without caps)."""
+    return request, _unknown_tags(request) if route.flexible else [], end != len(frame), []
 
 
 def _capped(request: dict[str, Any], caps: Any) -> list[tuple[CapPath, Capped]]:

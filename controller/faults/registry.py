@@ -23,7 +23,7 @@ import asyncio
 import random
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from controller.answers import Answer, Close, Closing, Later
@@ -44,8 +44,10 @@ MAX_FAULTS = 10_000
 #: Requests whose matching faults are kept (client ids and bodies are the client's to choose): past this
 #: many, the cache starts again ...
 _CACHED_REQUESTS = 4096
-#: ... and bodies are part of the key up to this size (a bigger one is read again each time).
+#: ... and bodies are part of the key up to this size (a bigger one is read again each time) ...
 _CACHED_BODY_BYTES = 4096
+#: ... unless this many bodies in a row with that header were new.
+_BODY_MISSES = 256
 #: Request fields that name partitions (with ``entityType`` topicName and groupId for the others); Produce's
 #: is ``Index`` (Kafka's ProduceRequest.json).
 _PARTITION_FIELDS = frozenset(
@@ -59,10 +61,13 @@ class _ByHeader:
     every body is read), ``by_topic`` holds them by topic (None: naming none) with their partition and
     group."""
 
-    __slots__ = ("by_topic", "faults", "pattern", "plain")
+    __slots__ = ("by_topic", "faults", "misses", "pattern", "plain")
 
     def __init__(self, faults: tuple[Fault, ...]) -> None:
         self.faults = faults
+        #: Bodies read in a row that were not kept already (past :data:`_BODY_MISSES`, its bodies are
+        #: not kept: they do not repeat, as a producer's batches do not).
+        self.misses = 0
         #: The faults that do not look into the body: what a body none of the others matches gets.
         self.plain = tuple(f for f in faults if not f.spec.needs_body)
         self.by_topic: dict[str | None, list[tuple[Fault, int, str | None]]] = {}
@@ -193,8 +198,11 @@ class Faults:
         #: as one, so that a request is matched against one set of faults while another thread adds or
         #: clears them.
         self._state = _State((), {}, {})
-        #: Per API key, the request's fields that lead to names (see :func:`_name_fields`).
-        self._name_fields: dict[int, _NameFields] = {}
+        #: Per API key, what reads the names of a decoded request (see :func:`_reader`).
+        self._readers: dict[int, _Reader] = {}
+        #: The last body read for its names: (frame, offset, decoded body, where it ended), for the
+        #: dispatch to answer from rather than decode it again (:meth:`take_read`).
+        self._read: tuple[bytes, int, dict[str, Any], int] | None = None
         #: Whether any fault is registered: the dispatch asks nothing more when not.
         self.armed = False
         self.add_all(specs)
@@ -307,17 +315,21 @@ class Faults:
         pattern = by_header.pattern
         if pattern is not None and pattern.search(frame, offset) is None:
             return by_header.plain  # no topic or group a fault names is in the body's bytes
-        small = len(frame) - offset <= _CACHED_BODY_BYTES
-        if small:
+        kept_body = len(frame) - offset <= _CACHED_BODY_BYTES and by_header.misses < _BODY_MISSES
+        if kept_body:
             body_key = (*key, frame[offset:])
             kept = state.by_body.get(body_key)
             if kept is not None:
+                by_header.misses = 0
                 return kept
-        names = self._read_names(key[0], key[1], frame, offset)
-        partitions, groups = names.partitions, names.groups
+            by_header.misses += 1
+        topics: set[str] = set()
+        partitions: set[int] = set()
+        groups: set[str] = set()
+        self._read_names(key[0], key[1], frame, offset, topics, partitions, groups)
         hits = {
             f
-            for topic in (None, *names.topics)
+            for topic in (None, *topics)
             for f, partition, group in by_header.by_topic.get(topic, ())
             if (partition == -1 or partition in partitions) and (group is None or group in groups)
         }
@@ -326,27 +338,45 @@ class Faults:
             if hits
             else by_header.plain
         )
-        if small:
+        if kept_body:
             by_body = state.by_body
             if len(by_body) >= _CACHED_REQUESTS:
                 by_body.clear()
             by_body[body_key] = found
         return found
 
-    def _read_names(self, api_key: int, version: int, frame: bytes, offset: int) -> _Names:
-        names = _Names()
+    def _read_names(
+        self,
+        api_key: int,
+        version: int,
+        frame: bytes,
+        offset: int,
+        topics: set[str],
+        partitions: set[int],
+        groups: set[str],
+    ) -> None:
+        """Adds the names the request's body holds to these sets."""
         if not self._schemas.has_request(api_key):
-            return names
+            return
         message = self._schemas.request(api_key)
-        fields = self._name_fields.get(api_key)
-        if fields is None:
-            fields = self._name_fields[api_key] = _name_fields(message.spec.fields)
+        read = self._readers.get(api_key)
+        if read is None:
+            read = self._readers[api_key] = _reader(_name_fields(message.spec.fields))
         try:
-            request, _ = message.decode_from(frame, offset, version)
+            request, end = message.decode_from(frame, offset, version)
         except (DecodeError, ValueError):
-            return names  # the usual path closes the connection for it
-        names.collect(fields, request)
-        return names
+            return  # the usual path closes the connection for it
+        read(request, topics, partitions, groups)
+        self._read = (frame, offset, request, end)
+
+    def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int] | None:
+        """The body of this very frame (the same object), decoded without caps when the faults read its
+        names, and where it ended; None when they did not. Taken once: the dispatch answers from it."""
+        read = self._read
+        if read is None or read[0] is not frame or read[1] != offset:
+            return None
+        self._read = None
+        return read[2], read[3]
 
     def _act(
         self,
@@ -398,8 +428,8 @@ async def _held(handled: bytes | Later, done: asyncio.Future[None], timer: Timer
     return answer
 
 
-#: What a field names: a struct's (0) hold fields that name something, else topics (1), partitions (2),
-#: groups (3): the index of the set in :class:`_Names` it goes to.
+#: What a field names: a struct's (0) hold fields that name something, else topics (1), partitions (2)
+#: or groups (3).
 _STRUCT, _TOPICS, _PARTITIONS, _GROUPS = 0, 1, 2, 3
 #: A request's fields that lead to names: (field name, what it names, the struct's fields).
 _NameFields = tuple[tuple[str, int, "_NameFields"], ...]
@@ -422,31 +452,38 @@ def _name_fields(fields: tuple[FieldSpec, ...]) -> _NameFields:
     return tuple(kept)
 
 
-class _Names:
-    """The topics, partitions and groups a request names (read through its spec's entity types)."""
+#: Reads the names a decoded request holds into (topics, partitions, groups).
+_Reader = Callable[[Mapping[str, Any], set[str], set[int], set[str]], None]
 
-    __slots__ = ("groups", "partitions", "sets", "topics")
 
-    def __init__(self) -> None:
-        self.topics: set[str] = set()
-        self.partitions: set[int] = set()
-        self.groups: set[str] = set()
-        self.sets: tuple[set[Any], ...] = (set(), self.topics, self.partitions, self.groups)
+def _reader(fields: _NameFields) -> _Reader:
+    """A function that walks ``fields`` of a decoded request (made once per API key: a plain loop per
+    array, no recursion, as the codecs of ``protocol.codec`` are made)."""
+    lines = ["def read(d0, topics, partitions, groups):"]
+    into = {_TOPICS: "topics", _PARTITIONS: "partitions", _GROUPS: "groups"}
 
-    def collect(self, fields: _NameFields, data: Mapping[str, Any]) -> None:
-        sets = self.sets
+    def walk(fields: _NameFields, depth: int, indent: str) -> None:
         for name, names, inner in fields:
-            value = data.get(name)
-            if value is None:
-                continue
+            value = f"v{len(lines)}"
+            lines.append(f"{indent}{value} = d{depth}.get({name!r})")
+            lines.append(f"{indent}if {value} is not None:")
             if names == _STRUCT:
-                for item in value if type(value) is list else (value,):
-                    if isinstance(item, Mapping):
-                        self.collect(inner, item)
-            elif type(value) is list:
-                sets[names].update(value)
+                item = f"d{depth + 1}"
+                lines.append(f"{indent}    for {item} in {value} if type({value}) is list else ({value},):")
+                lines.append(f"{indent}        if isinstance({item}, Mapping):")
+                walk(inner, depth + 1, indent + "            ")
             else:
-                sets[names].add(value)
+                target = into[names]
+                lines.append(f"{indent}    if type({value}) is list:")
+                lines.append(f"{indent}        {target}.update({value})")
+                lines.append(f"{indent}    else:")
+                lines.append(f"{indent}        {target}.add({value})")
+
+    walk(fields, 0, "    ")
+    lines.append("    return None")
+    namespace: dict[str, Any] = {"Mapping": Mapping}
+    exec(compile("\n".join(lines), "<fault names reader>", "exec"), namespace)
+    return namespace["read"]  # type: ignore[no-any-return]
 
 
 def _as_is(answer: bytes | Closing) -> bytes | Closing:

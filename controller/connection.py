@@ -2,7 +2,7 @@
 
 A :class:`Connection` is an ``asyncio.BufferedProtocol``: bytes are read into its buffer
 (:meth:`get_buffer`, :meth:`buffer_updated`; a big frame's rest straight into a buffer of its own,
-:data:`BIG_FRAME`), are cut into frames (a size prefix <= 0 or above ``socket.request.max.bytes`` closes the connection before the body
+:data:`BIG_FRAME`, which is the frame then), are cut into frames (a size prefix <= 0 or above ``socket.request.max.bytes`` closes the connection before the body
 is read), and the frames are answered in arrival order. A request whose handler answers at once is
 answered right there; one that must wait (a placement, an election) holds the requests behind it on
 this connection only. At most :data:`TURN_FRAMES` requests are answered per turn of the event loop, and
@@ -51,7 +51,8 @@ TURN_FRAMES = 64
 #: ... or this much time (seconds), whichever comes first.
 TURN_SECONDS = 0.002
 #: A frame at least this big (bytes) is read from the socket straight into a buffer of its own size,
-#: not through the connection's buffer (a Produce of a 1 MB batch: one copy of its bytes instead of three).
+#: not through the connection's buffer, and answered from there (a read-only ``memoryview``, where
+#: smaller frames are ``bytes``): a Produce of a 1 MB batch is never copied.
 BIG_FRAME = 64 * 1024
 #: ... and at most this big (a frame announced bigger is read through the connection's buffer, as its
 #: bytes come), once 1/BIG_FRAME_ARRIVED of it has arrived: an announced size alone makes the server
@@ -188,7 +189,8 @@ class Connection(asyncio.BufferedProtocol):
         if self._big_filled < len(big):
             return
         self._big = None
-        self._frames.append(bytes(big))
+        # Handed over as it is, read-only: the connection never touches these bytes again.
+        self._frames.append(memoryview(big).toreadonly())  # type: ignore[arg-type]
         self._busy()
         if self._admitted:
             self._pump()

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Pieces, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
@@ -45,7 +45,13 @@ from protocol import UNKNOWN_TAGGED_FIELDS, Capped, DecodeError, EncodeError
 from protocol.caps import CapPath
 from protocol.codec import DecodeCaps, Message
 from protocol.codes import ErrorCode
-from protocol.framing import RequestHeader, encode_response, parse_request_header, response_header_version
+from protocol.framing import (
+    RequestHeader,
+    encode_response,
+    encode_response_pieces,
+    parse_request_header,
+    response_header_version,
+)
 
 if TYPE_CHECKING:
     from controller.app import Controller
@@ -128,8 +134,11 @@ class _Route:
     cap_rules: dict[CapPath, Cap] | None = None
 
     def framed(self, correlation: int, body: bytes) -> bytes:
-        """The one place a response is framed."""
+        """The one place a response is framed (:meth:`framed_pieces` for a body in pieces)."""
         return encode_response(correlation, self.header_version, body)
+
+    def framed_pieces(self, correlation: int, pieces: list[bytes | memoryview]) -> bytes:
+        return encode_response_pieces(correlation, self.header_version, pieces)
 
 
 class Dispatcher:
@@ -412,6 +421,8 @@ class Dispatcher:
         answer off the loop). An answer given now is kept under ``keep`` (its key and broker)."""
         if result is NO_RESPONSE:
             return NO_FRAME
+        if result.__class__ is Pieces:
+            return route.framed_pieces(correlation, result.pieces)
         if isinstance(result, Sized):
             if result.size > BIG:
 

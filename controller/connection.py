@@ -33,6 +33,7 @@ import asyncio
 import functools
 import logging
 import struct
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -61,6 +62,18 @@ BIG_FRAME_MAX = 4 * 1024 * 1024
 BIG_FRAME_ARRIVED = 16
 #: The most bytes one read of the socket takes outside a big frame.
 READ_BYTES = 64 * 1024
+
+_reads = threading.local()
+
+
+def _read_buffer() -> memoryview:
+    """The buffer the connections of this thread's event loop read into outside big frames: one for them
+    all, since each read is taken out of it (:meth:`Connection.buffer_updated`) before the next starts."""
+    buffer: memoryview | None = getattr(_reads, "buffer", None)
+    if buffer is None:
+        buffer = _reads.buffer = memoryview(bytearray(READ_BYTES))
+    return buffer
+
 
 _SIZE = struct.Struct(">i")
 
@@ -118,8 +131,8 @@ class Connection(asyncio.BufferedProtocol):
         self.peer = ""
         self.ip = ""
         self._buffer = bytearray()
-        #: Where the socket is read into (:meth:`get_buffer`): a reused buffer, or a big frame's own.
-        self._read = memoryview(bytearray(READ_BYTES))
+        #: Where the socket is read into (:meth:`get_buffer`): the loop's read buffer, or a big frame's own.
+        self._read = _read_buffer()
         #: A big frame being read (:data:`BIG_FRAME`): its bytes, and how many have arrived.
         self._big: bytearray | None = None
         self._big_filled = 0

@@ -37,6 +37,13 @@ simulator's: the simulator's ratio to it is what its own machinery costs, the fl
 what Python and its event loop cost. The floor's load is a replay, not a client, so only its CPU rows
 are shown, and they are not gated.
 
+The same replay is then sent to the simulator (to the leader of a topic of its own, RF 3, acks=1; the
+Fetch requests name that topic's id and read its first batch), and to a second floor that keeps each
+Produce request's bytes in a buffer of its own (``--keep``: what any server that serves the records
+back must at least do; on this machine most of that cost is the kernel handing the process fresh
+memory). A second table shows the three side by side, in CPU per MB (not gated): the simulator's
+distance from the floor on exactly the same bytes, without a client's own variation.
+
 Targets, as the issue sets them (the script prints a table and exits 1 if one is missed): the
 simulator's throughput at least the mock's (1.0x) and its server CPU per MB at most the mock's (1.0x),
 for each phase and acks. Memory is reported, not gated.
@@ -58,6 +65,7 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,16 +243,20 @@ IN_FLIGHT = 5
 #: The floor is measured over at least this many MB per phase (its CPU per MB is small: more bytes, less noise).
 FLOOR_MEGABYTES = 40.0
 _SIZE = 4
+#: The topic id the floor's Fetch requests name (the floor reads no request).
+FLOOR_TOPIC_ID = uuid.UUID(int=1)
 
 
-def floor_main(path: str) -> None:
+def floor_main(path: str, keep: bool) -> None:
     """Serve the answers in ``path`` (pickled {apiKey: a whole response frame, correlation id 0}) on an
     ephemeral port, on uvloop when it is installed; print the address; serve until SIGTERM.
 
     The least a Python asyncio server does for the same bytes: the socket is read straight into one
     reused buffer (``asyncio.BufferedProtocol``, no copy of a frame, nothing kept), each frame's size
     prefix, API key and correlation id are read, and the taught answer for its API key goes out with the
-    correlation id patched in. No decode, no checks, no log."""
+    correlation id patched in. No decode, no checks, no log. With ``keep``, the rest of each Produce
+    frame is read into a buffer of its own, which is kept (what any server that serves the records back
+    must do at least: the memory the records take is the process's, fresh from the system)."""
     with open(path, "rb") as f:
         answers: dict[int, bytes] = pickle.load(f)
     try:
@@ -260,11 +272,19 @@ def floor_main(path: str) -> None:
             self.buffer = bytearray(256 * 1024)
             self.head = bytearray()  # the first 12 bytes of the frame being read (size, key, version, id)
             self.remaining = 0  # bytes of the current frame's body still to skip
+            self.kept: list[bytearray] = []  # with keep: each Produce frame's rest
+            self.filling = 0  # bytes of the last kept frame still to read into it
 
         def get_buffer(self, sizehint: int) -> memoryview:
+            if self.filling:
+                last = self.kept[-1]
+                return memoryview(last)[len(last) - self.filling :]
             return memoryview(self.buffer)
 
         def buffer_updated(self, nbytes: int) -> None:
+            if self.filling:
+                self.filling -= nbytes
+                return
             data = memoryview(self.buffer)[:nbytes]
             pos, out = 0, []
             while pos < nbytes:
@@ -280,7 +300,15 @@ def floor_main(path: str) -> None:
                     head = bytes(self.head)
                     self.head.clear()
                     self.remaining = int.from_bytes(head[:4], "big") - 8
-                    answer = answers[int.from_bytes(head[4:6], "big")]
+                    api_key = int.from_bytes(head[4:6], "big")
+                    if keep and api_key == 0:
+                        kept = bytearray(self.remaining)
+                        here = min(self.remaining, nbytes - pos)
+                        kept[:here] = data[pos : pos + here]
+                        self.kept.append(kept)
+                        pos += here
+                        self.filling, self.remaining = self.remaining - here, 0
+                    answer = answers[api_key]
                     out.append(answer[:4] + head[8:12] + answer[8:] if len(answer) < 4096 else answer)
             if out:
                 self.transport.write(b"".join(out) if len(out) > 1 else out[0])  # type: ignore[attr-defined]
@@ -291,12 +319,10 @@ def floor_main(path: str) -> None:
     loop.run_forever()
 
 
-def floor_frames(topic: str) -> tuple[int, bytes, bytes, bytes, bytes]:
+def floor_frames(topic: str, topic_id: uuid.UUID = FLOOR_TOPIC_ID) -> tuple[int, bytes, bytes, bytes, bytes]:
     """The records in a full batch, the Produce request a client sends for a full batch of 1 KB records (``BATCH_BYTES``), the
     Produce answer, a consumer's Fetch request and the Fetch answer carrying that batch: the same
     shapes and sizes as the simulator gets and gives (a batch per request, a batch per answer)."""
-    import uuid
-
     from controller.records.batch import client_batch
     from protocol.framing import encode_response, response_header_version
 
@@ -335,7 +361,6 @@ def floor_frames(topic: str) -> tuple[int, bytes, bytes, bytes, bytes]:
         },
         PRODUCE_VERSION,
     )
-    topic_id = uuid.UUID(int=1)
     fetch_request = frame(
         1,
         FETCH_VERSION,
@@ -432,35 +457,82 @@ async def _replay(address: tuple[str, int], request: bytes, total: int, in_fligh
         transport.close()
 
 
-def measure_floor(records: int) -> tuple[Phase, Phase]:
+def measure_floor(records: int) -> tuple[Phase, Phase, Phase]:
     """The floor's CPU for producing and for consuming the bytes the clients move (``records`` records
     of 1 KB, at least ``FLOOR_MEGABYTES``): this process replays the Produce and Fetch requests of
-    :func:`floor_frames` to the floor (pipelined as librdkafka pipelines them), after a warm-up."""
+    :func:`floor_frames` to the floor (pipelined as librdkafka pipelines them), after a warm-up; then the
+    Produce requests again to a floor that keeps their bytes (the third figure)."""
     per_request, produce_request, produce_answer, fetch_request, fetch_answer = floor_frames(topic_for("1"))
-    wanted = max(records * len(VALUE) / MB, FLOOR_MEGABYTES)
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "answers.pickle")
         with open(path, "wb") as f:
             pickle.dump({0: produce_answer, 1: fetch_answer}, f)
-        server = Server(FLOOR, [sys.executable, __file__, "--floor", path])
-        server.start()
-        try:
-            phases = []
-            for request, in_flight in ((produce_request, IN_FLIGHT), (fetch_request, 1)):
-                asyncio.run(_replay(server.address, request, 3, in_flight))  # warm-up
-                count = max(1, round(wanted * MB / (per_request * len(VALUE))))
-                cpu, began = server.cpu_ns(), time.perf_counter()
-                asyncio.run(_replay(server.address, request, count, in_flight))
-                elapsed = time.perf_counter() - began
-                phases.append(
-                    Phase(elapsed, (server.cpu_ns() - cpu) / 1e9, count * per_request * len(VALUE) / MB)
+        phases: list[Phase] = []
+        for keep in (False, True):
+            server = Server(FLOOR, [sys.executable, __file__, "--floor", path, *(["--keep"] if keep else [])])
+            server.start()
+            try:
+                phases += replay(
+                    server,
+                    server.address,
+                    per_request,
+                    produce_request,
+                    fetch_request,
+                    records,
+                    fetch=not keep,
                 )
-        finally:
-            server.stop()
-    return phases[0], phases[1]
+            finally:
+                server.stop()
+        return phases[0], phases[1], phases[2]
 
 
-def report(figures: dict[str, Figures], floor: tuple[Phase, Phase], records: int, tick_ms: int) -> int:
+def measure_replayed(server: Server, records: int) -> tuple[Phase, Phase]:
+    """The simulator's CPU for the floor's load: the same Produce frames (acks=1) sent to the leader of a
+    topic of its own (RF 3), and Fetch frames for its first batch, over the same bytes."""
+    topic = "bench-data-replayed"
+    create_topic(server, topic)
+    answer = decode(3, 12, peer.ask(server.address, frame(3, 12, {"Topics": [{"Name": topic}]})))
+    found = answer["Topics"][0]
+    leader = found["Partitions"][0]["LeaderId"]
+    broker = next(b for b in answer["Brokers"] if b["NodeId"] == leader)
+    per_request, produce_request, _, fetch_request, _ = floor_frames(topic, found["TopicId"])
+    produced, fetched = replay(
+        server, (broker["Host"], broker["Port"]), per_request, produce_request, fetch_request, records
+    )
+    return produced, fetched
+
+
+def replay(
+    server: Server,
+    address: tuple[str, int],
+    per_request: int,
+    produce_request: bytes,
+    fetch_request: bytes,
+    records: int,
+    fetch: bool = True,
+) -> list[Phase]:
+    """``server``'s CPU for the produce and (``fetch``) the fetch requests replayed to ``address`` (after
+    a warm-up of each), over at least ``FLOOR_MEGABYTES``."""
+    wanted = max(records * len(VALUE) / MB, FLOOR_MEGABYTES)
+    phases = []
+    loads = ((produce_request, IN_FLIGHT), (fetch_request, 1)) if fetch else ((produce_request, IN_FLIGHT),)
+    for request, in_flight in loads:
+        asyncio.run(_replay(address, request, 3, in_flight))  # warm-up
+        count = max(1, round(wanted * MB / (per_request * len(VALUE))))
+        cpu, began = server.cpu_ns(), time.perf_counter()
+        asyncio.run(_replay(address, request, count, in_flight))
+        elapsed = time.perf_counter() - began
+        phases.append(Phase(elapsed, (server.cpu_ns() - cpu) / 1e9, count * per_request * len(VALUE) / MB))
+    return phases
+
+
+def report(
+    figures: dict[str, Figures],
+    floor: tuple[Phase, Phase, Phase],
+    replayed: tuple[Phase, Phase],
+    records: int,
+    tick_ms: int,
+) -> int:
     """The table: the mock, the Python floor (CPU rows only: its load is a replay, not a client), the
     simulator, the simulator's ratio to the mock (gated) and to the floor (reported)."""
     mock, sim = figures[MOCK], figures[SIM]
@@ -536,6 +608,17 @@ def report(figures: dict[str, Figures], floor: tuple[Phase, Phase], records: int
         f"RF 3; mock with {MOCK_BROKERS} brokers; simulator tick {tick_ms} ms; the floor over "
         f"{floor[0].megabytes:.0f} MB of replayed Produce and Fetch frames per phase)"
     )
+    print()
+    print(f"| the floor's load (replayed frames), CPU ms/MB | {FLOOR} | {SIM} | {SIM} / floor |")
+    print("|---|---:|---:|---:|")
+    for label, f, s in (
+        (f"produce: Produce v{PRODUCE_VERSION}, a 1 MB batch each, acks=1", floor[0], replayed[0]),
+        ("produce, the floor keeping each request's bytes", floor[2], replayed[0]),
+        (f"consume: Fetch v{FETCH_VERSION}, answered with a 1 MB batch", floor[1], replayed[1]),
+    ):
+        print(
+            f"| {label} | {f.cpu_ms_per_mb:.2f} | {s.cpu_ms_per_mb:.2f} | {s.cpu_ms_per_mb / f.cpu_ms_per_mb:.2f}x |"
+        )
     missed = [r[0] for r in rows if not r[6]]
     if missed:
         print("MISSED: " + ", ".join(missed))
@@ -577,23 +660,28 @@ def main() -> int:
     parser.add_argument("--tick-ms", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="profile the simulator under produce load")
     parser.add_argument("--floor", metavar="ANSWERS", help=argparse.SUPPRESS)
+    parser.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor is not None:
-        floor_main(args.floor)
+        floor_main(args.floor, args.keep)
         return 0
     load_codec()
     if args.profile:
         profile(args.records, args.tick_ms)
         return 0
     figures: dict[str, Figures] = {}
+    replayed: tuple[Phase, Phase] | None = None
     for server in (mock_server(), simulator(args.tick_ms)):
         server.start()
         try:
             figures[server.name] = measure(server, args.records)
+            if server.name == SIM:
+                replayed = measure_replayed(server, args.records)
         finally:
             server.stop()
     floor = measure_floor(args.records)
-    return report(figures, floor, args.records, args.tick_ms)
+    assert replayed is not None
+    return report(figures, floor, replayed, args.records, args.tick_ms)
 
 
 if __name__ == "__main__":

@@ -320,6 +320,11 @@ def test_a_batch_read_in_place_from_a_request_frame_is_kept_as_a_view_of_it():
     assert kept.render() == copied.render() and kept.header() == copied.header()
     mutable = Log().append_as_leader(check_client_batch(bytearray(sent), 9, DEFAULT_LIMITS, NOW, "t", 0), 2)
     assert type(mutable.source) is bytes and mutable.render() == copied.render()  # copied: it could change
+    big = b"x" * (2 * len(sent)) + sent  # a small part of its frame: a view would keep the frame whole
+    small = Log().append_as_leader(
+        check_client_batch(memoryview(big)[-len(sent) :], 9, DEFAULT_LIMITS, NOW, "t", 0), 2
+    )
+    assert type(small.source) is bytes and small.render() == copied.render()
 
 
 def test_a_fetch_answer_joins_the_batches_as_stored():

@@ -33,6 +33,7 @@ from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
     from controller.clock import Clock, Timer
+    from controller.handlers import DecodeFn
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
     from protocol.spec import FieldSpec
@@ -116,6 +117,10 @@ class FaultHost(Protocol):
         self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
     ) -> bytes:
         """The request's API's error response with ``code``."""
+        ...
+
+    def in_place_decoder(self, api_key: int) -> DecodeFn | None:
+        """The API's own decoder of its bodies (the handler's ``decode``), None when the codec decodes them."""
         ...
 
 
@@ -202,7 +207,7 @@ class Faults:
         self._readers: dict[int, _Reader] = {}
         #: The last body read for its names: (frame, offset, decoded body, where it ended), for the
         #: dispatch to answer from rather than decode it again (:meth:`take_read`).
-        self._read: tuple[bytes, int, dict[str, Any], int] | None = None
+        self._read: tuple[bytes, int, dict[str, Any], int, bool] | None = None
         #: Whether any fault is registered: the dispatch asks nothing more when not.
         self.armed = False
         self.add_all(specs)
@@ -291,7 +296,7 @@ class Faults:
             by_header = self._match_header(state, key)
         matched = by_header.faults
         if by_header.bodies:
-            matched = self._match_body(state, key, by_header, frame, offset)
+            matched = self._match_body(host, state, key, by_header, frame, offset)
         if not matched:
             return None
         for fault in matched:
@@ -309,7 +314,13 @@ class Faults:
         return entry
 
     def _match_body(
-        self, state: _State, key: tuple[Any, ...], by_header: _ByHeader, frame: bytes, offset: int
+        self,
+        host: FaultHost,
+        state: _State,
+        key: tuple[Any, ...],
+        by_header: _ByHeader,
+        frame: bytes,
+        offset: int,
     ) -> tuple[Fault, ...]:
         """The header's faults that this body matches too (those that do not look into it, always)."""
         pattern = by_header.pattern
@@ -326,7 +337,7 @@ class Faults:
         topics: set[str] = set()
         partitions: set[int] = set()
         groups: set[str] = set()
-        self._read_names(key[0], key[1], frame, offset, topics, partitions, groups)
+        self._read_names(host, key[0], key[1], frame, offset, topics, partitions, groups)
         hits = {
             f
             for topic in (None, *topics)
@@ -347,6 +358,7 @@ class Faults:
 
     def _read_names(
         self,
+        host: FaultHost,
         api_key: int,
         version: int,
         frame: bytes,
@@ -362,21 +374,27 @@ class Faults:
         read = self._readers.get(api_key)
         if read is None:
             read = self._readers[api_key] = _reader(_name_fields(message.spec.fields))
-        try:
-            request, end = message.decode_from(frame, offset, version)
-        except (DecodeError, ValueError):
-            return  # the usual path closes the connection for it
+        decode = host.in_place_decoder(api_key)
+        decoded = decode(frame, offset, version) if decode is not None else None
+        in_place = decoded is not None
+        if decoded is None:
+            try:
+                decoded = message.decode_from(frame, offset, version)
+            except (DecodeError, ValueError):
+                return  # the usual path closes the connection for it
+        request, end = decoded
         read(request, topics, partitions, groups)
-        self._read = (frame, offset, request, end)
+        self._read = (frame, offset, request, end, in_place)
 
-    def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int] | None:
+    def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int, bool] | None:
         """The body of this very frame (the same object), decoded without caps when the faults read its
-        names, and where it ended; None when they did not. Taken once: the dispatch answers from it."""
+        names, where it ended, and whether the API's own decoder read it (else the codec); None when they
+        did not read it. Taken once: the dispatch answers from it."""
         read = self._read
         if read is None or read[0] is not frame or read[1] != offset:
             return None
         self._read = None
-        return read[2], read[3]
+        return read[2], read[3], read[4]
 
     def _act(
         self,

@@ -33,6 +33,7 @@ from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Piec
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
+    DecodeFn,
     Handler,
     Handlers,
     RequestContext,
@@ -229,6 +230,9 @@ class Dispatcher:
             origin.principal,
             origin.sasl,
         )
+        read = self.faults.take_read(frame, offset) if self.faults.armed and route.caps is None else None
+        if read is not None:  # a request fault decoded it already (to read its names)
+            return self._handle(ctx, route, *_decoded(route, frame, *read), key)
         decoded = _decode_in_place(route, frame, offset)
         if decoded is not None:
             return self._handle(ctx, route, *decoded, key)
@@ -245,6 +249,14 @@ class Dispatcher:
 
             return Later(decoded(), handled, undecodable)
         return self._handle(ctx, route, *_decode(route, frame, offset), key)
+
+    def in_place_decoder(self, api_key: int) -> DecodeFn | None:
+        """The handler's own decoder of ``api_key``'s bodies, for the request faults to read a body with
+        (:meth:`Faults.take_read` hands it back); None when the codec decodes them or caps apply."""
+        handler = self.handlers.get(api_key)
+        if handler is None or handler.decode_caps is not None:
+            return None
+        return handler.decode
 
     def _in_place(self, api_key: int) -> bool:
         """Whether requests of ``api_key`` are read in place (its handler's ``decode``): a big frame, which
@@ -515,6 +527,13 @@ def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
         raise Close("malformed request body", str(exc)) from None
     capped = _capped(request, route.caps.caps) if route.caps is not None else []
     return request, _unknown_tags(request) if route.flexible else [], end != len(frame), capped
+
+
+def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, in_place: bool) -> _Decoded:
+    """What :func:`_decode` (or :func:`_decode_in_place`, ``in_place``) gives, for a body decoded already
+    (without caps)."""
+    unknown = _unknown_tags(request) if route.flexible and not in_place else []
+    return request, unknown, end != len(frame), []
 
 
 def _decode_in_place(route: _Route, frame: bytes, offset: int) -> _Decoded | None:

@@ -191,6 +191,17 @@ class DataPath:
             return _EMPTY_LOG
         return data.logs.get(broker, _EMPTY_LOG)
 
+    def producer_states(self, p: PartitionState, broker: int) -> ProducerStates:
+        """The producers ``broker``'s replica of ``p`` keeps state for (Kafka's ``UnifiedLog.activeProducers``
+        on that replica): the leader's state as the leader keeps it; a follower's as the batches it has
+        copied give it (a Kafka follower builds its state as it appends them)."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None or broker not in data.logs:
+            return ProducerStates()
+        if broker == p.leader == data.leader and data.leader_epoch == p.leader_epoch:
+            return self._producers(data, data.logs[broker])
+        return ProducerStates.from_batches(data.logs[broker].batches())
+
     def lost_records(self) -> list[LostRecords]:
         """Every batch (part) of acknowledged records a change of leader took away, in the order they
         went: committed records an unclean election lost, ``acks=1`` records any election lost before

@@ -37,6 +37,7 @@ from controller.dynamics.replication import Replication
 from controller.groups.classic import ClassicGroup, GroupState
 from controller.groups.coordinator import CommittedOffset, GroupCoordinator, GroupSettings
 from controller.topic_admin import NewTopic, TopicAdmin
+from controller.topic_names import GROUP_METADATA_TOPIC_NAME
 from protocol.codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ __all__ = [
     "java_string_hash",
 ]
 
-OFFSETS_TOPIC = "__consumer_offsets"
+OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME
 #: How long a new coordinator loads a partition's groups (COORDINATOR_LOAD_IN_PROGRESS meanwhile), in ms.
 LOAD_MS = 100
 

@@ -1,4 +1,11 @@
-"""Heartbeat (12): a member keeps its session; REBALANCE_IN_PROGRESS tells it to rejoin."""
+"""Heartbeat (12): a member keeps its session; REBALANCE_IN_PROGRESS tells it to rejoin.
+
+While a new coordinator loads the group, a heartbeat is answered NONE without being handled, as Kafka's
+``GroupCoordinatorService.heartbeat`` does ("the group is still loading, so blindly respond"): the
+loaded group restarts every member's session anyway, and a client that reads COORDINATOR_LOAD_IN_PROGRESS
+on a heartbeat may give up (aiokafka 0.14's heartbeat task raises it to the application as an
+unexpected error).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from controller.handlers import RequestContext
-from protocol.codes import ApiKey
+from protocol.codes import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from protocol.registry import Schemas
@@ -19,7 +26,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes:
     service = ctx.controller.groups
     group_id = request["GroupId"]
     error = service.check(group_id, ctx.listener_broker)
-    if not error:
+    if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+        error = ErrorCode.NONE
+    elif not error:
         error = service.coordinator.heartbeat(
             group_id, request["GenerationId"], request["MemberId"], request.get("GroupInstanceId")
         )

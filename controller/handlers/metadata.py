@@ -31,6 +31,7 @@ from controller.handlers import NO_OPERATIONS, AnswerDependsOn, Cap, RequestCont
 from controller.image import MetadataImage, PartitionImage, TopicImage
 from controller.offload import BIG, Turns, in_thread
 from controller.topic_admin import NewTopic
+from controller.topic_names import is_internal
 from protocol import ZERO_UUID, Message
 from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
@@ -253,7 +254,7 @@ def _encoded_entry(response: Message, topic: TopicImage, alive: frozenset[int] |
         "ErrorCode": 0,
         "Name": topic.name,
         "TopicId": topic.topic_id,
-        "IsInternal": False,
+        "IsInternal": is_internal(topic.name),
         "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
     }
     if version >= 8:

@@ -128,6 +128,19 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
                 _fail(entry, appended.code, appended.message)
                 failed.append(p.name)
                 continue
+            if appended.duplicate:
+                header = checked.header
+                log.debug(
+                    "%s: a retried duplicate of producer %d's batch (sequences %d-%d) at %s, answered "
+                    "with its original offsets %d-%d",
+                    ctx.peer,
+                    header.producer_id,
+                    header.base_sequence,
+                    header.last_sequence,
+                    p.name,
+                    appended.base_offset,
+                    appended.last_offset,
+                )
             _succeeded(entry, appended)
             if acks == -1:
                 waits.append((entry, p, appended.last_offset + 1))

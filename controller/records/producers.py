@@ -138,6 +138,10 @@ class ProducerStates:
     def producer_ids(self) -> list[int]:
         return sorted(self._producers)
 
+    def entries(self) -> list[ProducerEntry]:
+        """Every producer's state, by producer id (what DescribeProducers lists)."""
+        return [self._producers[pid] for pid in sorted(self._producers)]
+
     def check(
         self, header: BatchHeader, next_offset: int, topic: str, partition: int
     ) -> BatchMetadata | Refusal | None:

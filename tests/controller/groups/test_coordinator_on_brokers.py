@@ -81,6 +81,16 @@ def commit(
     return [p["ErrorCode"] for t in response["Topics"] for p in t["Partitions"]]
 
 
+def heartbeat(client: BlockingClient, group: str, member: str) -> int:
+    response = client.send(
+        "HeartbeatRequest",
+        {"GroupId": group, "GenerationId": 1, "MemberId": member, "GroupInstanceId": None},
+        version=4,
+        timeout=TIMEOUT,
+    )
+    return int(response["ErrorCode"])
+
+
 def fetch(client: BlockingClient, group: str) -> tuple[int, dict[int, int]]:
     response = client.send(
         "OffsetFetchRequest",
@@ -262,8 +272,12 @@ def test_after_a_clean_failover_the_new_coordinator_loads_the_committed_offsets(
     assert new != old
     with BlockingClient.connect(server.brokers[new]) as c:
         assert fetch(c, "g")[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        # A heartbeat meanwhile is answered NONE unhandled (Kafka's GroupCoordinatorService: "the group
+        # is still loading, so blindly respond"); once loaded, it is handled.
+        assert heartbeat(c, "g", "nobody") == ErrorCode.NONE
         server.advance(LOAD_MS)
         assert fetch(c, "g") == (0, {0: 11, 1: 12})
+        assert heartbeat(c, "g", "nobody") == ErrorCode.UNKNOWN_MEMBER_ID
     assert server.lost_commits() == []
     moves = [e for e in server.events() if e.kind == "group" and e.subject == f"{OFFSETS_TOPIC}-{index}"]
     assert [m.change("coordinator") for m in moves] == [(old, new)]

@@ -16,7 +16,7 @@ from controller.records.records import iter_records
 from controller.topic_admin import NewTopic
 from protocol.client import BlockingClient
 from protocol.codes import ErrorCode
-from tests.controller.records.batches import build
+from tests.controller.records.batches import NOW, build
 from tests.support.rawwire import raw_connect, read_response, request_frame
 
 _names = (f"d{i}" for i in itertools.count())
@@ -604,3 +604,56 @@ def test_topic_and_broker_configs_altered_at_run_time_apply_to_the_next_produce(
         finally:
             _alter(client, 4, "", "message.max.bytes", None)
         assert _produce(client, other, build(3))["ErrorCode"] == 0
+
+
+def _describe_producers(client: BlockingClient, topics: dict[str, list[int]]) -> list[dict[str, Any]]:
+    response = client.send(
+        "DescribeProducersRequest",
+        {"Topics": [{"Name": t, "PartitionIndexes": ps} for t, ps in topics.items()]},
+        version=0,
+    )
+    return [{"topic": t["Name"], **p} for t in response["Topics"] for p in t["Partitions"]]
+
+
+def test_describe_producers_lists_each_producers_state_from_any_replica(server) -> None:
+    topic, quiet, single = _topic(server), _topic(server), _topic(server, rf=1)
+    with _client(server) as client:
+        ids = [
+            client.send(
+                "InitProducerIdRequest", {"TransactionalId": None, "TransactionTimeoutMs": 1000}, version=4
+            )["ProducerId"]
+            for _ in range(2)
+        ]
+        assert _produce(client, topic, build(3, producer=(ids[0], 0, 0)))["ErrorCode"] == 0
+        assert _produce(client, topic, build(2, producer=(ids[0], 0, 3)))["ErrorCode"] == 0
+        assert _produce(client, topic, build(1, producer=(ids[1], 0, 0)))["ErrorCode"] == 0
+        assert _produce(client, topic, build(1))["ErrorCode"] == 0  # no producer id: not listed
+        server.wait_until(lambda: server.partition_state(topic, 0).high_watermark == 7, timeout=10)
+        expected = [
+            {
+                "ProducerId": pid,
+                "ProducerEpoch": 0,
+                "LastSequence": last,
+                "LastTimestamp": NOW,
+                "CoordinatorEpoch": -1,
+                "CurrentTxnStartOffset": -1,
+            }
+            for pid, last in ((ids[0], 4), (ids[1], 0))
+        ]
+        answer = _describe_producers(client, {topic: [0, 1], quiet: [0], "nope": [0]})
+        assert [(a["topic"], a["PartitionIndex"], a["ErrorCode"], a["ActiveProducers"]) for a in answer] == [
+            (topic, 0, 0, expected),
+            (topic, 1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []),
+            (quiet, 0, 0, []),
+            ("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []),
+        ]
+    state = server.partition_state(topic, 0)
+    for broker in state.replicas:  # a follower answers from its own copy of the log, as the leader does
+        with _client(server, broker) as client:
+            [answer] = _describe_producers(client, {topic: [0]})
+            assert (answer["ErrorCode"], answer["ActiveProducers"]) == (0, expected)
+    [holder] = server.partition_state(single, 0).replicas
+    other = next(b for b in server.brokers if b != holder)
+    with _client(server, other) as client:
+        [answer] = _describe_producers(client, {single: [0]})
+        assert answer["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -1,0 +1,83 @@
+"""DescribeProducers (61) v0: the idempotent producers a partition replica keeps state for (KIP-664).
+
+As Kafka's ``KafkaApis.handleDescribeProducersRequest`` and ``Partition.activeProducerState``: per
+partition, an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION, a broker without a replica of it
+NOT_LEADER_OR_FOLLOWER; any replica answers, leader or follower, with what its own log gives
+(:meth:`controller.data_path.DataPath.producer_states`): each producer's id, epoch, last sequence and the
+timestamp of its last batch. Transactions are not simulated, so CoordinatorEpoch and
+CurrentTxnStartOffset are -1. The bootstrap listener answers as the partition's leader. Topic
+authorization is not simulated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext, SaidOnce
+from controller.handlers._partitions import find_topic, leads, partition_of
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.DESCRIBE_PRODUCERS
+VERSIONS = (0, 0)
+
+#: No transaction coordinator epoch, no open transaction (transactions are not simulated).
+_NO_COORDINATOR_EPOCH = -1
+_NO_TRANSACTION = -1
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    data_path = ctx.controller.data_path
+    topics = []
+    for wanted in request["Topics"]:
+        name = wanted["Name"]
+        topic = find_topic(ctx, name, None, False)
+        partitions = []
+        for index in wanted["PartitionIndexes"]:
+            entry: dict[str, Any] = {"PartitionIndex": index, "ErrorMessage": None, "ActiveProducers": []}
+            partitions.append(entry)
+            p = partition_of(topic, index) if topic is not None else None
+            if p is None:
+                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            broker = ctx.listener_broker
+            if broker is None:
+                broker = p.leader if leads(ctx, p) else None
+            if broker is None or broker not in p.replicas:
+                entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                continue
+            entry["ErrorCode"] = ErrorCode.NONE
+            entry["ActiveProducers"] = [
+                {
+                    "ProducerId": producer.producer_id,
+                    "ProducerEpoch": producer.epoch,
+                    "LastSequence": producer.last_seq,
+                    "LastTimestamp": producer.last_timestamp,
+                    "CoordinatorEpoch": _NO_COORDINATOR_EPOCH,
+                    "CurrentTxnStartOffset": _NO_TRANSACTION,
+                }
+                for producer in data_path.producer_states(p, broker).entries()
+            ]
+        topics.append({"Name": name, "Partitions": partitions})
+    return {"ThrottleTimeMs": 0, "Topics": topics}
+
+
+def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:
+    once = SaidOnce()
+    return {
+        "ThrottleTimeMs": 0,
+        "Topics": [
+            {
+                "Name": t["Name"],
+                "Partitions": [
+                    {
+                        "PartitionIndex": index,
+                        "ErrorCode": error_code,
+                        "ErrorMessage": once(error_code, message),
+                        "ActiveProducers": [],
+                    }
+                    for index in t["PartitionIndexes"]
+                ],
+            }
+            for t in request.get("Topics") or []
+        ],
+    }

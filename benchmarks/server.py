@@ -114,8 +114,8 @@ def start(cmd: list[str]) -> tuple[subprocess.Popen[str], int, str]:
     for line in proc.stdout:
         if "event loop " in line:
             loop = line.rsplit("event loop ", 1)[1].strip()
-        if line.startswith("listening on "):
-            return proc, int(line.rsplit(":", 1)[1]), loop
+        if line.startswith("listening on "):  # listening on HOST:PORT, then (PROTOCOL) from serve
+            return proc, int(line.split()[2].rsplit(":", 1)[1]), loop
     raise RuntimeError(f"{cmd} did not start")
 
 

@@ -5,10 +5,13 @@ fault it matches counts the call (``calls``), and the first whose trigger fires 
 faults after it do not see the request. A probability is drawn from a generator of the fault's own,
 seeded from the server's seed and the fault's id: the same seed and the same calls fire the same way.
 
-Cheap when nothing matches: the faults a request matches are worked out once per header (API key and
-version, listener, client id) and kept, so that a request no fault names costs one lookup. Faults naming
-a topic, partition or group look into the request's body: while one is registered, a small body is part
-of the key (the same request again costs a lookup too) and a big one is read each time.
+Cheap when nothing matches: the faults a request's header matches (API key and version, listener, client
+id) are worked out once per header and kept, so that a request no fault names costs one lookup. Faults
+naming a topic, partition or group look into the request's body, and only when its header matches one:
+a fault whose topic or group is not in the body's bytes cannot match it (names are sent as they are),
+so the body is read only when some such fault could match. Then the answer for a small body is kept
+(the same request again costs a lookup); a big one is read each time. Reading walks only the fields
+that lead to names (worked out once per API).
 
 Registration is thread-safe (``ServerThread.faults`` is used from the test's thread); matching runs on
 the server's event loop.
@@ -18,8 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from controller.answers import Answer, Close, Closing, Later
@@ -29,6 +33,7 @@ from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
     from controller.clock import Clock, Timer
+    from controller.handlers import DecodeFn
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
     from protocol.spec import FieldSpec
@@ -40,18 +45,60 @@ MAX_FAULTS = 10_000
 #: Requests whose matching faults are kept (client ids and bodies are the client's to choose): past this
 #: many, the cache starts again ...
 _CACHED_REQUESTS = 4096
-#: ... and bodies are part of the key up to this size (a bigger one is read again each time).
+#: ... and bodies are part of the key up to this size (a bigger one is read again each time) ...
 _CACHED_BODY_BYTES = 4096
-#: Request fields that name partitions (with ``entityType`` topicName and groupId for the others).
+#: ... unless this many bodies in a row with that header were new.
+_BODY_MISSES = 256
+#: Request fields that name partitions (with ``entityType`` topicName and groupId for the others); Produce's
+#: is ``Index`` (Kafka's ProduceRequest.json).
 _PARTITION_FIELDS = frozenset(
-    {"Partition", "Partitions", "PartitionIndex", "PartitionIndexes", "PartitionId", "PartitionIds"}
+    {"Partition", "Partitions", "PartitionIndex", "PartitionIndexes", "PartitionId", "PartitionIds", "Index"}
 )
+
+
+class _ByHeader:
+    """The faults a header matches, in order, and how to tell which of those that look into the body a
+    body matches: ``pattern`` finds their topics and groups in its bytes (None: some names neither and
+    every body is read), ``by_topic`` holds them by topic (None: naming none) with their partition and
+    group."""
+
+    __slots__ = ("by_topic", "faults", "misses", "pattern", "plain")
+
+    def __init__(self, faults: tuple[Fault, ...]) -> None:
+        self.faults = faults
+        #: Bodies read in a row that were not kept already (past :data:`_BODY_MISSES`, its bodies are
+        #: not kept: they do not repeat, as a producer's batches do not).
+        self.misses = 0
+        #: The faults that do not look into the body: what a body none of the others matches gets.
+        self.plain = tuple(f for f in faults if not f.spec.needs_body)
+        self.by_topic: dict[str | None, list[tuple[Fault, int, str | None]]] = {}
+        words: set[bytes] = set()
+        always = False
+        for f in faults:
+            spec = f.spec
+            if not spec.needs_body:
+                continue
+            self.by_topic.setdefault(spec.topic, []).append((f, spec.partition, spec.group))
+            named = spec.topic if spec.topic is not None else spec.group
+            if named is None:
+                always = True
+            else:
+                words.add(named.encode())
+        self.pattern: re.Pattern[bytes] | None = None
+        if words and not always:
+            self.pattern = re.compile(b"|".join(re.escape(w) for w in sorted(words)))
+
+    @property
+    def bodies(self) -> bool:
+        return bool(self.by_topic)
 
 
 class _State(NamedTuple):
     faults: tuple[Fault, ...]
-    matched: dict[tuple[Any, ...], tuple[Fault, ...]]
-    bodies: bool
+    #: By header (API key, version, listener's broker, client id).
+    by_header: dict[tuple[Any, ...], _ByHeader]
+    #: By header and body, for small bodies some fault had to read.
+    by_body: dict[tuple[Any, ...], tuple[Fault, ...]]
 
 
 class Origin(Protocol):
@@ -70,6 +117,10 @@ class FaultHost(Protocol):
         self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
     ) -> bytes:
         """The request's API's error response with ``code``."""
+        ...
+
+    def in_place_decoder(self, api_key: int) -> DecodeFn | None:
+        """The API's own decoder of its bodies (the handler's ``decode``), None when the codec decodes them."""
         ...
 
 
@@ -148,10 +199,15 @@ class Faults:
         self._seed = 0 if seed is None else seed
         self._lock = threading.Lock()
         self._next_id = 1
-        #: The faults, the faults requests matched (by API key, version, listener's broker, client id, and
-        #: the body while some fault looks into bodies), and whether some does: replaced as one, so that a
-        #: request is matched against one set of faults while another thread adds or clears them.
-        self._state = _State((), {}, False)
+        #: The faults and the faults requests matched (by header, and by body where it was read): replaced
+        #: as one, so that a request is matched against one set of faults while another thread adds or
+        #: clears them.
+        self._state = _State((), {}, {})
+        #: Per API key, what reads the names of a decoded request (see :func:`_reader`).
+        self._readers: dict[int, _Reader] = {}
+        #: The last body read for its names: (frame, offset, decoded body, where it ended), for the
+        #: dispatch to answer from rather than decode it again (:meth:`take_read`).
+        self._read: tuple[bytes, int, dict[str, Any], int, bool] | None = None
         #: Whether any fault is registered: the dispatch asks nothing more when not.
         self.armed = False
         self.add_all(specs)
@@ -191,7 +247,7 @@ class Faults:
             return len(held) - len(self._state.faults)
 
     def _set(self, faults: tuple[Fault, ...]) -> None:
-        self._state = _State(faults, {}, any(f.spec.needs_body for f in faults))
+        self._state = _State(faults, {}, {})
         self.armed = bool(faults)
 
     def __iter__(self) -> Iterator[Fault]:
@@ -234,14 +290,13 @@ class Faults:
     ) -> Answer | None:
         """The answer a fault gives this request, or None when no fault fires (answered as usual)."""
         state = self._state
-        key: tuple[Any, ...]
-        if state.bodies and len(frame) - offset <= _CACHED_BODY_BYTES:
-            key = (header.api_key, header.api_version, origin.broker, header.client_id, frame[offset:])
-        else:
-            key = (header.api_key, header.api_version, origin.broker, header.client_id)
-        matched = state.matched.get(key)
-        if matched is None:
-            matched = self._match(state, key, frame, offset)
+        key = (header.api_key, header.api_version, origin.broker, header.client_id)
+        by_header = state.by_header.get(key)
+        if by_header is None:
+            by_header = self._match_header(state, key)
+        matched = by_header.faults
+        if by_header.bodies:
+            matched = self._match_body(host, state, key, by_header, frame, offset)
         if not matched:
             return None
         for fault in matched:
@@ -249,33 +304,97 @@ class Faults:
                 return self._act(fault, host, header, frame, offset, origin)
         return None
 
-    def _match(self, state: _State, key: tuple[Any, ...], frame: bytes, offset: int) -> tuple[Fault, ...]:
-        """The faults a request matches, kept by its header (and its body, when faults look into bodies
-        and it is small: a big one is read each time)."""
-        api_key, version, broker, client_id = key[:4]
+    def _match_header(self, state: _State, key: tuple[Any, ...]) -> _ByHeader:
+        api_key, version, broker, client_id = key
         found = tuple(f for f in state.faults if f.spec.matches_header(api_key, version, broker, client_id))
-        if any(f.spec.needs_body for f in found):
-            names = self._read_names(api_key, version, frame, offset)
-            found = tuple(f for f in found if not f.spec.needs_body or names.match(f.spec))
-            if len(key) == 4:
-                return found
-        matched = state.matched
-        if len(matched) >= _CACHED_REQUESTS:
-            matched.clear()
-        matched[key] = found
+        by_header = state.by_header
+        if len(by_header) >= _CACHED_REQUESTS:
+            by_header.clear()
+        by_header[key] = entry = _ByHeader(found)
+        return entry
+
+    def _match_body(
+        self,
+        host: FaultHost,
+        state: _State,
+        key: tuple[Any, ...],
+        by_header: _ByHeader,
+        frame: bytes,
+        offset: int,
+    ) -> tuple[Fault, ...]:
+        """The header's faults that this body matches too (those that do not look into it, always)."""
+        pattern = by_header.pattern
+        if pattern is not None and pattern.search(frame, offset) is None:
+            return by_header.plain  # no topic or group a fault names is in the body's bytes
+        kept_body = len(frame) - offset <= _CACHED_BODY_BYTES and by_header.misses < _BODY_MISSES
+        if kept_body:
+            body_key = (*key, frame[offset:])
+            kept = state.by_body.get(body_key)
+            if kept is not None:
+                by_header.misses = 0
+                return kept
+            by_header.misses += 1
+        topics: set[str] = set()
+        partitions: set[int] = set()
+        groups: set[str] = set()
+        self._read_names(host, key[0], key[1], frame, offset, topics, partitions, groups)
+        hits = {
+            f
+            for topic in (None, *topics)
+            for f, partition, group in by_header.by_topic.get(topic, ())
+            if (partition == -1 or partition in partitions) and (group is None or group in groups)
+        }
+        found = (
+            tuple(f for f in by_header.faults if f in hits or not f.spec.needs_body)
+            if hits
+            else by_header.plain
+        )
+        if kept_body:
+            by_body = state.by_body
+            if len(by_body) >= _CACHED_REQUESTS:
+                by_body.clear()
+            by_body[body_key] = found
         return found
 
-    def _read_names(self, api_key: int, version: int, frame: bytes, offset: int) -> _Names:
-        names = _Names()
+    def _read_names(
+        self,
+        host: FaultHost,
+        api_key: int,
+        version: int,
+        frame: bytes,
+        offset: int,
+        topics: set[str],
+        partitions: set[int],
+        groups: set[str],
+    ) -> None:
+        """Adds the names the request's body holds to these sets."""
         if not self._schemas.has_request(api_key):
-            return names
+            return
         message = self._schemas.request(api_key)
-        try:
-            request, _ = message.decode_from(frame, offset, version)
-        except (DecodeError, ValueError):
-            return names  # the usual path closes the connection for it
-        names.collect(message.spec.fields, request)
-        return names
+        read = self._readers.get(api_key)
+        if read is None:
+            read = self._readers[api_key] = _reader(_name_fields(message.spec.fields))
+        decode = host.in_place_decoder(api_key)
+        decoded = decode(frame, offset, version) if decode is not None else None
+        in_place = decoded is not None
+        if decoded is None:
+            try:
+                decoded = message.decode_from(frame, offset, version)
+            except (DecodeError, ValueError):
+                return  # the usual path closes the connection for it
+        request, end = decoded
+        read(request, topics, partitions, groups)
+        self._read = (frame, offset, request, end, in_place)
+
+    def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int, bool] | None:
+        """The body of this very frame (the same object), decoded without caps when the faults read its
+        names, where it ended, and whether the API's own decoder read it (else the codec); None when they
+        did not read it. Taken once: the dispatch answers from it."""
+        read = self._read
+        if read is None or read[0] is not frame or read[1] != offset:
+            return None
+        self._read = None
+        return read[2], read[3], read[4]
 
     def _act(
         self,
@@ -327,38 +446,62 @@ async def _held(handled: bytes | Later, done: asyncio.Future[None], timer: Timer
     return answer
 
 
-class _Names:
-    """The topics, partitions and groups a request names (read through its spec's entity types)."""
+#: What a field names: a struct's (0) hold fields that name something, else topics (1), partitions (2)
+#: or groups (3).
+_STRUCT, _TOPICS, _PARTITIONS, _GROUPS = 0, 1, 2, 3
+#: A request's fields that lead to names: (field name, what it names, the struct's fields).
+_NameFields = tuple[tuple[str, int, "_NameFields"], ...]
 
-    __slots__ = ("groups", "partitions", "topics")
 
-    def __init__(self) -> None:
-        self.topics: set[str] = set()
-        self.partitions: set[int] = set()
-        self.groups: set[str] = set()
+def _name_fields(fields: tuple[FieldSpec, ...]) -> _NameFields:
+    """The fields that name topics, partitions or groups, and the structs that hold them (no others)."""
+    kept: list[tuple[str, int, _NameFields]] = []
+    for field in fields:
+        if field.fields:
+            inner = _name_fields(field.fields)
+            if inner:
+                kept.append((field.name, _STRUCT, inner))
+        elif field.entity_type == "topicName":
+            kept.append((field.name, _TOPICS, ()))
+        elif field.entity_type == "groupId":
+            kept.append((field.name, _GROUPS, ()))
+        elif field.name in _PARTITION_FIELDS:
+            kept.append((field.name, _PARTITIONS, ()))
+    return tuple(kept)
 
-    def match(self, spec: FaultSpec) -> bool:
-        return (
-            (spec.topic is None or spec.topic in self.topics)
-            and (spec.partition == -1 or spec.partition in self.partitions)
-            and (spec.group is None or spec.group in self.groups)
-        )
 
-    def collect(self, fields: tuple[FieldSpec, ...], data: Mapping[str, Any]) -> None:
-        for field in fields:
-            value = data.get(field.name)
-            if value is None:
-                continue
-            if field.fields:
-                for item in value if isinstance(value, list) else [value]:
-                    if isinstance(item, Mapping):
-                        self.collect(field.fields, item)
-            elif field.entity_type == "topicName":
-                self.topics.update(value if isinstance(value, list) else [value])
-            elif field.entity_type == "groupId":
-                self.groups.update(value if isinstance(value, list) else [value])
-            elif field.name in _PARTITION_FIELDS:
-                self.partitions.update(value if isinstance(value, list) else [value])
+#: Reads the names a decoded request holds into (topics, partitions, groups).
+_Reader = Callable[[Mapping[str, Any], set[str], set[int], set[str]], None]
+
+
+def _reader(fields: _NameFields) -> _Reader:
+    """A function that walks ``fields`` of a decoded request (made once per API key: a plain loop per
+    array, no recursion, as the codecs of ``protocol.codec`` are made)."""
+    lines = ["def read(d0, topics, partitions, groups):"]
+    into = {_TOPICS: "topics", _PARTITIONS: "partitions", _GROUPS: "groups"}
+
+    def walk(fields: _NameFields, depth: int, indent: str) -> None:
+        for name, names, inner in fields:
+            value = f"v{len(lines)}"
+            lines.append(f"{indent}{value} = d{depth}.get({name!r})")
+            lines.append(f"{indent}if {value} is not None:")
+            if names == _STRUCT:
+                item = f"d{depth + 1}"
+                lines.append(f"{indent}    for {item} in {value} if type({value}) is list else ({value},):")
+                lines.append(f"{indent}        if isinstance({item}, Mapping):")
+                walk(inner, depth + 1, indent + "            ")
+            else:
+                target = into[names]
+                lines.append(f"{indent}    if type({value}) is list:")
+                lines.append(f"{indent}        {target}.update({value})")
+                lines.append(f"{indent}    else:")
+                lines.append(f"{indent}        {target}.add({value})")
+
+    walk(fields, 0, "    ")
+    lines.append("    return None")
+    namespace: dict[str, Any] = {"Mapping": Mapping}
+    exec(compile("\n".join(lines), "<fault names reader>", "exec"), namespace)
+    return namespace["read"]  # type: ignore[no-any-return]
 
 
 def _as_is(answer: bytes | Closing) -> bytes | Closing:

@@ -1,11 +1,16 @@
 """OffsetDelete (47): committed offsets removed, except for topics a non-empty consumer group subscribes to
-(GROUP_SUBSCRIBED_TO_TOPIC); a non-empty group of another protocol type is refused (NON_EMPTY_GROUP)."""
+(GROUP_SUBSCRIBED_TO_TOPIC); a non-empty group of another protocol type is refused (NON_EMPTY_GROUP).
+
+As Kafka's ``KafkaApis.handleOffsetDeleteRequest``, a partition the cluster does not have is answered
+UNKNOWN_TOPIC_OR_PARTITION and never reaches the group coordinator; an error of the group's (not found,
+not its coordinator) is the whole answer's."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from controller.handlers import RequestContext
+from controller.handlers._partitions import partition_of
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_DELETE
@@ -14,14 +19,20 @@ VERSIONS = (0, 0)
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     service = ctx.controller.groups
-    partitions = [(t["Name"], p["PartitionIndex"]) for t in request["Topics"] for p in t["Partitions"]]
+    topics = ctx.controller.cluster.topics
+    asked = [(t["Name"], p["PartitionIndex"]) for t in request["Topics"] for p in t["Partitions"]]
+    known = [
+        (name, index)
+        for name, index in asked
+        if (topic := topics.get(name)) is not None and partition_of(topic, index) is not None
+    ]
     error = service.check(request["GroupId"], ctx.listener_broker)
     codes: list[ErrorCode] = []
     if not error:
-        error, codes = service.coordinator.delete_offsets(request["GroupId"], partitions)
+        error, codes = service.coordinator.delete_offsets(request["GroupId"], known)
     if error:
         return {"ErrorCode": error, "ThrottleTimeMs": 0, "Topics": []}
-    results = iter(codes)
+    given = dict(zip(known, codes, strict=True))
     return {
         "ErrorCode": ErrorCode.NONE,
         "ThrottleTimeMs": 0,
@@ -29,7 +40,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             {
                 "Name": t["Name"],
                 "Partitions": [
-                    {"PartitionIndex": p["PartitionIndex"], "ErrorCode": next(results)}
+                    {
+                        "PartitionIndex": p["PartitionIndex"],
+                        "ErrorCode": given.get(
+                            (t["Name"], p["PartitionIndex"]), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                        ),
+                    }
                     for p in t["Partitions"]
                 ],
             }

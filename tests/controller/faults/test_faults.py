@@ -12,6 +12,7 @@ import pytest
 from controller.config import ConfigError, ServerConfig
 from controller.embedded import ServerThread
 from controller.faults import FaultSpec, FaultSyntaxError, format_faults, parse_faults
+from controller.records.batch import client_batch
 from protocol import load_schemas
 from protocol.client import BlockingClient, ConnectionClosedError, ErrorResponse, RequestTimedOutError
 from protocol.codes import ApiKey, ErrorCode
@@ -225,6 +226,54 @@ def test_matches_on_client_broker_version_topic_and_partition(server, client):
             ],
         }
     ]
+
+
+def test_a_produce_fault_matches_the_partition_produced_to(server, client):
+    """Produce names its partitions ``Index``: a fault on partition 1 answers a Produce to it, not to 0."""
+    fault = server.faults.inject_error(ApiKey.PRODUCE, "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=1)
+
+    def produce(partition: int) -> tuple[int, int]:
+        answer = client.send("ProduceRequest", produce_request(partition), version=9)
+        [partition_answer] = answer["Responses"][0]["PartitionResponses"]
+        return partition_answer["Index"], partition_answer["ErrorCode"]
+
+    assert produce(0) == (0, ErrorCode.NONE)
+    assert (fault.calls, fault.fired) == (0, 0)
+    assert produce(1) == (1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert (fault.calls, fault.fired) == (1, 1)
+
+
+def produce_request(partition: int, timestamp_ms: int = 1000, topic: str = "orders") -> dict:
+    batch = client_batch([(b"k", b"v")], timestamp_ms)
+    data = [{"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}]
+    return {"TransactionalId": None, "Acks": 1, "TimeoutMs": 5000, "TopicData": data}
+
+
+def produce_error(client: BlockingClient, partition: int, timestamp_ms: int = 1000) -> int:
+    answer = client.send("ProduceRequest", produce_request(partition, timestamp_ms), version=9)
+    return answer["Responses"][0]["PartitionResponses"][0]["ErrorCode"]
+
+
+def test_a_name_inside_another_does_not_match_and_faults_act_in_order(server, client):
+    """``order`` is in the bytes of ``orders`` (the body is read), but no topic is named ``order``; of a
+    body fault and a header fault both matching, the one registered first acts."""
+    inside = server.faults.inject_error(ApiKey.PRODUCE, "INVALID_TOPIC_EXCEPTION", topic="order")
+    assert produce_error(client, 0) == ErrorCode.NONE
+    assert (inside.calls, inside.fired) == (0, 0)
+    first = server.faults.inject_error(ApiKey.PRODUCE, "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=1)
+    second = server.faults.inject_error(ApiKey.PRODUCE, "NOT_ENOUGH_REPLICAS", client="faults-test")
+    assert produce_error(client, 1) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert produce_error(client, 0) == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert [(f.calls, f.fired) for f in (inside, first, second)] == [(0, 0), (1, 1), (1, 1)]
+
+
+def test_bodies_that_never_repeat_are_still_matched_each_time(server, client):
+    """A producer's batches are new each time (kept bodies stop being kept after a few hundred new ones in
+    a row): a fault still sees every one."""
+    fault = server.faults.inject_error(ApiKey.PRODUCE, "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=1)
+    answers = [produce_error(client, i % 2, 1000 + i) for i in range(600)]
+    assert answers == [ErrorCode.NONE, ErrorCode.NOT_LEADER_OR_FOLLOWER] * 300
+    assert (fault.calls, fault.fired) == (300, 300)
 
 
 def test_an_error_without_entries_is_answered_top_level(server, client):

@@ -204,7 +204,7 @@ class KafkaPythonMember(Member):
     the caller hands it (a task put in its ready queue with a wake-up stays there for seconds), the
     caller's next ``poll()`` blocks, and as heartbeats are off while joining, the coordinator ends
     the member's session 6 s later, as Kafka's would. The member then sits outside the group with no
-    partitions. With a 1 s poll no run of this module (14 in a row) hung; with 50 ms about one in three
+    partitions. With a 1 s poll none of about 30 runs of the group modules hung; with 50 ms about one in three
     did.
     """
 

@@ -16,6 +16,7 @@ of the failures, per simulation), and on Spark in the same session. Target: Spar
 the single process on the failure grid too (exit 1 if it misses).
 
     .venv/bin/python benchmarks/pipeline.py --seeds 4 --failure-seeds 1
+    .venv/bin/python benchmarks/pipeline.py --failure-only      # the failure grid alone
 """
 
 from __future__ import annotations
@@ -106,8 +107,13 @@ def main() -> int:
     )
     parser.add_argument("--failures", default=",".join(FAILURE_KINDS), help="failure kinds (comma-separated)")
     parser.add_argument("--policies", default="kafka,fluvio", help="election policies (comma-separated)")
+    parser.add_argument(
+        "--failure-only", action="store_true", help="only the failure grid (skips the placement grid)"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.failure_only:
+        return _failure_only(args)
     grid = benchmark_grid(args.seeds, args.placers.split(",") if args.placers else None)
     progress = None if args.quiet else ConsoleProgress(interval=10)
     print(
@@ -166,6 +172,19 @@ def main() -> int:
         print()
         ok = _report_failures(failures) and ok
     return 0 if ok else 1
+
+
+def _failure_only(args: argparse.Namespace) -> int:
+    """``--failure-only``: the failure grid's part of the run, in its own Spark session."""
+    from placement_sim.pipeline.spark_job import spark_session
+
+    with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
+        spark = spark_session(args.master)
+        try:
+            failures = _failure_benchmark(args, spark, Path(tmp))
+        finally:
+            spark.stop()
+    return 0 if _report_failures(failures) else 1
 
 
 def _failure_benchmark(args: argparse.Namespace, spark: object, tmp: Path) -> dict[str, object]:

@@ -21,6 +21,14 @@ Kafka's leaders drop, every ``replica.lag.time.max.ms`` / 2, the followers that 
 (``Replica.isCaughtUp``); Fluvio's SC drops only offline SPUs (unless
 ``simulator.election.fluvio.lrs.max.lag.records`` is set). All counts are whole records, so the model
 is exact and repeatable: rates are spread over ticks without rounding drift.
+
+On an exclusive virtual clock (:class:`~controller.clock.VirtualClock`: nobody reads the cluster while
+it advances, the sweep's failure simulation) a partition whose ticks only carry its workload (a leader
+appending, followers copying all of it at once, nobody joining or leaving the in-sync set: see
+:meth:`Replication._steady`) is not stepped tick by tick: it *coasts*, and its state after the ticks
+is computed in one step at the last tick before anything else happens (another timer, the end of the
+advance). The rates' whole records telescope over ticks and the high watermark only rises, so the
+state is the same, record for record, as after the ticks one by one.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from controller.clock import Clock, Timer
+from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
@@ -48,6 +56,21 @@ def _records(rate: float, tick: int, tick_ms: int) -> int:
     """Whole records in tick number ``tick`` at ``rate`` per second: no drift over many ticks."""
     per_tick = rate * tick_ms / 1000
     return int((tick + 1) * per_tick) - int(tick * per_tick)
+
+
+def _records_in(rate: float, first: int, last: int, tick_ms: int) -> int:
+    """Whole records in ticks ``first`` to ``last`` (inclusive): the sum of :func:`_records` over them,
+    which telescopes (the same products, so the same numbers)."""
+    per_tick = rate * tick_ms / 1000
+    return int((last + 1) * per_tick) - int(first * per_tick)
+
+
+def _same_offsets(partition: PartitionState, leo: list[int]) -> list[int]:
+    return leo
+
+
+def _no_watermark_wait(partition: PartitionState) -> None:
+    return None
 
 
 class Replication:
@@ -69,14 +92,20 @@ class Replication:
         self._tick_timer: Timer | None = None
         self._lag_timer: Timer | None = None
         self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
+        # Coasting partitions (see the module docstring): key -> (partition, the first tick it skipped).
+        self._coasting: dict[tuple[str, int], tuple[PartitionState, int]] = {}
+        # The serving brokers while they coast, and the time of the last tick.
+        self._coast_serving: frozenset[int] = frozenset()
+        self._last_tick_at = 0
         #: Called with a partition and the log end offsets the model wants for its replicas, before they
         #: are set: the replicas' logs follow (``controller.data_path``) and the offsets they reach are
         #: returned (a follower copies whole client batches, so it may end a little past the model's).
-        self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = lambda p, leo: leo
+        self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = _same_offsets
         #: Called after a partition's high watermark moved up (acks=all answers wait for it).
-        self.on_high_watermark: Callable[[PartitionState], None] = lambda partition: None
+        self.on_high_watermark: Callable[[PartitionState], None] = _no_watermark_wait
 
     async def close(self) -> None:
+        self._settle()
         for timer in (self._tick_timer, self._lag_timer):
             if timer is not None:
                 timer.cancel()
@@ -84,6 +113,7 @@ class Replication:
     # ------------------------------------------------------------------------------------- settings
 
     def produce_load(self, topic: str, records_per_s: float) -> None:
+        self._settle()
         if topic not in self.cluster.topics:
             raise KeyError(f"no topic {topic!r}")
         if not 0 <= records_per_s <= MAX_LOAD:
@@ -100,6 +130,7 @@ class Replication:
     def set_replication(
         self, broker: int, delay_ms: int | None = None, records_per_s: float | None = -1
     ) -> None:
+        self._settle()
         b = self.cluster.broker_state(broker)
         if b is None:
             raise KeyError(f"no broker {broker}")
@@ -131,6 +162,7 @@ class Replication:
                 self._history.setdefault((p.topic, p.index), deque([(now, leo)]))
 
     def set_log_end_offset(self, topic: str, index: int, broker: int, offset: int) -> None:
+        self._settle()
         p = self.cluster.partition(topic, index)
         if broker not in p.replicas:
             raise ValueError(f"broker {broker} holds no replica of {p.name} {p.replicas}")
@@ -212,11 +244,13 @@ class Replication:
         return True
 
     def touch_broker(self, broker: int) -> None:
+        self._settle()
         for p in self.cluster.partitions_on(broker):
             self._active[(p.topic, p.index)] = p
         self._schedule()
 
     def forget(self, topic: str) -> None:
+        self._settle()
         for key in [k for k in self._active if k[0] == topic]:
             del self._active[key]
             self._history.pop(key, None)
@@ -251,12 +285,113 @@ class Replication:
         now = self.clock.now()
         tick = self._tick
         self._tick += 1
-        still: dict[tuple[str, int], PartitionState] = {}
-        for key, p in self._active.items():
-            if self._step(p, key, tick, now):
-                still[key] = p
-        self._active = still
+        coasting = self._coasting
+        if not coasting or len(coasting) != len(self._active):  # else every active partition coasts
+            coast = self._may_coast()
+            if coast and not coasting:
+                self._coast_serving = self._brokers()[0]
+            still: dict[tuple[str, int], PartitionState] = {}
+            for key, p in self._active.items():
+                if key in coasting:
+                    still[key] = p
+                elif coast and self._steady(p):
+                    coasting[key] = (p, tick)
+                    still[key] = p
+                elif self._step(p, key, tick, now):
+                    still[key] = p
+            self._active = still
+        self._last_tick_at = now
         self._schedule()
+        if coasting and (self._tick_timer is None or not self._fires_next(self._tick_timer)):
+            self._settle()  # something else happens before the next tick: the state is due now
+
+    # ------------------------------------------------------------------------------------- coasting
+
+    def _may_coast(self) -> bool:
+        """Whether partitions may coast (see the module docstring): on an exclusive virtual clock, with
+        nobody following the logs or waiting for high watermarks, and no rule that acts at each tick."""
+        clock = self.clock
+        return (
+            isinstance(clock, VirtualClock)
+            and clock.exclusive
+            and self.on_log_end_offsets is _same_offsets
+            and self.on_high_watermark is _no_watermark_wait
+            and not self._acts_at_ticks()
+        )
+
+    def _fires_next(self, timer: Timer) -> bool:
+        clock = self.clock
+        return isinstance(clock, VirtualClock) and clock.fires_next(timer)
+
+    def _steady(self, p: PartitionState) -> bool:
+        """Whether ticks change ``p`` by its workload alone until the brokers, the settings or the partition
+        change (none of which happens while the clock fires only ticks): it has a leader that has
+        recovered its log and a workload, each follower either copies all its leader has at every tick (a
+        serving broker without delay or rate limit, under a serving leader) or copies nothing, and no
+        follower outside the in-sync set may join it. Such ticks write no record."""
+        leader = p.leader
+        if (
+            leader == NO_LEADER
+            or not self.load.get(p.topic)
+            or p.leader_recovery_state is not LeaderRecoveryState.RECOVERED
+            or p.topic not in self.cluster.topics
+        ):
+            return False
+        serving, joinable = self._brokers()
+        leader_up = leader in serving
+        isr = p.isr
+        states = self.cluster.broker_states
+        for r in p.replicas:
+            if r == leader:
+                continue
+            if r in joinable and r not in isr:
+                return False
+            if leader_up and r in serving:
+                b = states[r]
+                if b.copy_delay_ms or b.copy_rate is not None:
+                    return False
+        return True
+
+    def _settle(self) -> None:
+        """Brings every coasting partition to its state after the last tick, as the ticks one by one would
+        have left it: the leader's log end offset plus the records of those ticks (if it serves), its
+        followers on serving brokers at it and caught up as of the last tick, the high watermark refreshed
+        once (it only rises, to the lowest log end offset of the in-sync set)."""
+        coasting = self._coasting
+        if not coasting:
+            return
+        self._coasting = {}
+        last = self._tick - 1
+        at = self._last_tick_at
+        serving = self._coast_serving
+        tick_ms = self.tick_ms
+        for key, (p, first) in coasting.items():
+            replicas = p.replicas
+            li = replicas.index(p.leader)
+            leo = list(p.leo)
+            caught_up = list(p.caught_up)
+            if p.leader in serving:
+                start = self._load_start.get(p.topic, 0)
+                top = leo[li] + _records_in(self.load[p.topic], first - start, last - start, tick_ms)
+                for i, r in enumerate(replicas):
+                    if i == li:
+                        leo[i] = top
+                    elif r in serving:
+                        if leo[i] < top:
+                            leo[i] = top
+                        if at > caught_up[i]:
+                            caught_up[i] = at
+            caught_up[li] = at
+            self._history.pop(key, None)
+            if leo != p.leo:
+                self.cluster.progress(p, leo=leo)
+            if caught_up != p.caught_up:
+                p.caught_up = caught_up
+            self.refresh(p, "replication")
+
+    def _acts_at_ticks(self) -> bool:
+        """Whether a rule of the style changes in-sync sets at ticks (then nothing coasts)."""
+        return False
 
     def _step(self, p: PartitionState, key: tuple[str, int], tick: int, now: int) -> bool:
         """One tick of one partition; whether it still has work."""
@@ -423,6 +558,7 @@ class KafkaReplication(Replication):
         return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
 
     def _on_lag_check(self) -> None:
+        self._settle()
         self._lag_timer = None
         now = self.clock.now()
         for p in list(self._active.values()):
@@ -460,6 +596,9 @@ class FluvioReplication(Replication):
     def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
         isr = p.isr
         return [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+
+    def _acts_at_ticks(self) -> bool:
+        return self.config.fluvio_lrs_max_lag_records is not None
 
     def _shrink_by_records(self, p: PartitionState) -> None:
         max_lag = self.config.fluvio_lrs_max_lag_records

@@ -355,7 +355,7 @@ async def _simulate(
     seed: int,
 ) -> tuple[dict[str, int], str]:
     tl = plan.timeline
-    clock = VirtualClock()
+    clock = VirtualClock(exclusive=True)  # no server: only the simulation reads the cluster
     observer = _Observer(clock)
     # The server's properties give topic configs (unclean.leader.election.enable, ...) their defaults.
     cluster = Cluster(brokers, seed=seed, events=observer, static_configs=config.properties)

@@ -365,14 +365,18 @@ class Replication:
         at = self._last_tick_at
         serving = self._coast_serving
         tick_ms = self.tick_ms
+        history = self._history
+        load, load_start = self.load, self._load_start
         for key, (p, first) in coasting.items():
             replicas = p.replicas
             li = replicas.index(p.leader)
-            leo = list(p.leo)
+            leo = p.leo
             caught_up = list(p.caught_up)
+            top = leo[li]
             if p.leader in serving:
-                start = self._load_start.get(p.topic, 0)
-                top = leo[li] + _records_in(self.load[p.topic], first - start, last - start, tick_ms)
+                start = load_start.get(p.topic, 0)
+                top += _records_in(load[p.topic], first - start, last - start, tick_ms)
+                leo = list(leo)
                 for i, r in enumerate(replicas):
                     if i == li:
                         leo[i] = top
@@ -381,13 +385,13 @@ class Replication:
                             leo[i] = top
                         if at > caught_up[i]:
                             caught_up[i] = at
-            caught_up[li] = at
-            self._history.pop(key, None)
-            if leo != p.leo:
                 self.cluster.progress(p, leo=leo)
-            if caught_up != p.caught_up:
-                p.caught_up = caught_up
-            self.refresh(p, "replication")
+            caught_up[li] = at
+            p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
+            if history:
+                history.pop(key, None)
+            if p.high_watermark < top:  # what refresh() asks, at the last tick
+                self._update_hw(p, at, "replication")
 
     def _acts_at_ticks(self) -> bool:
         """Whether a rule of the style changes in-sync sets at ticks (then nothing coasts)."""

@@ -222,11 +222,12 @@ class Replication:
     def _caught_up_if_idle(self, p: PartitionState, leader: int) -> bool:
         """Whether ``p`` is idle; if so its followers that its leader serves had everything as of now
         (what a tick's fetch would record)."""
-        serving, joinable = self._brokers()
         replicas, leo, isr = p.replicas, p.leo, p.isr
-        top = leo[replicas.index(leader)]
-        for r, offset in zip(replicas, leo, strict=True):
-            if offset < top or (r not in isr and r in joinable):
+        if min(leo) < leo[replicas.index(leader)]:
+            return False
+        serving, joinable = self._brokers()
+        for r in replicas:
+            if r not in isr and r in joinable:
                 return False
         now = self.clock.now()
         caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event

@@ -7,10 +7,10 @@ set, each at its own time, so the same events give the same states and the same 
 Times are integer milliseconds since the clock started. Callbacks are plain functions or coroutine
 functions; the clock awaits a coroutine before it fires the next timer, so timers never overlap.
 
-A virtual clock made ``exclusive`` promises that nobody reads the cluster while it advances except its
-timers (no server: the sweep's failure simulation). The event loop is then not handed to others between
-timers, and work repeated at every timer may be summed up at the last of a run of them
-(:meth:`VirtualClock.fires_next`): the replication model's ticks do so while nothing else happens.
+A virtual clock made ``exclusive`` promises that nobody but the cluster's dynamics reads the cluster
+(no server: the sweep's failure simulation). The event loop is then not handed to others between
+timers, and the replication model may leave partitions whose ticks only carry their workload to be
+brought up to date when they are next needed (:mod:`controller.dynamics.replication`).
 """
 
 from __future__ import annotations
@@ -135,15 +135,12 @@ class VirtualClock(Clock):
     kind = "virtual"
 
     def __init__(self, exclusive: bool = False) -> None:
-        """``exclusive``: only the timers read or change the cluster while the clock advances (see the
-        module docstring)."""
+        """``exclusive``: nobody but the dynamics reads or changes the cluster (see the module docstring)."""
         super().__init__()
         self._now = 0
         self._timers: list[Timer] = []
         self._lock = asyncio.Lock()
         self.exclusive = exclusive
-        # The end of the advance under way (None between advances).
-        self._end: int | None = None
 
     def now(self) -> int:
         return self._now
@@ -164,15 +161,6 @@ class VirtualClock(Clock):
             heapq.heappop(self._timers)
         return self._timers[0].when if self._timers else None
 
-    def fires_next(self, timer: Timer) -> bool:
-        """Whether ``timer`` is the next to fire, before every other timer, in the advance under way."""
-        return (
-            self._end is not None
-            and self.next_timer() is not None
-            and self._timers[0] is timer
-            and timer.when <= self._end
-        )
-
     async def advance(self, ms: int) -> int:
         """Moves the clock ``ms`` milliseconds ahead, firing every timer due on the way at its own time.
 
@@ -181,19 +169,16 @@ class VirtualClock(Clock):
         if ms < 0:
             raise ValueError(f"the clock cannot go back ({ms} ms)")
         async with self._lock:
-            end = self._end = self._now + ms
-            try:
-                while True:
-                    when = self.next_timer()
-                    if when is None or when > end:
-                        break
-                    timer = heapq.heappop(self._timers)
-                    self._now = timer.when
-                    await _run(timer)
-                    if not self.exclusive:
-                        await asyncio.sleep(0)  # let connections be served between timers
-            finally:
-                self._end = None
+            end = self._now + ms
+            while True:
+                when = self.next_timer()
+                if when is None or when > end:
+                    break
+                timer = heapq.heappop(self._timers)
+                self._now = timer.when
+                await _run(timer)
+                if not self.exclusive:
+                    await asyncio.sleep(0)  # let connections be served between timers
             self._now = end
             return end
 

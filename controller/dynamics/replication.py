@@ -22,20 +22,22 @@ Kafka's leaders drop, every ``replica.lag.time.max.ms`` / 2, the followers that 
 ``simulator.election.fluvio.lrs.max.lag.records`` is set). All counts are whole records, so the model
 is exact and repeatable: rates are spread over ticks without rounding drift.
 
-On an exclusive virtual clock (:class:`~controller.clock.VirtualClock`: nobody reads the cluster while
-it advances, the sweep's failure simulation) a partition whose ticks only carry its workload (a leader
+On an exclusive virtual clock (:class:`~controller.clock.VirtualClock`: nobody but the dynamics reads
+the cluster, the sweep's failure simulation) a partition whose ticks only carry its workload (a leader
 appending, followers copying all of it at once, nobody joining or leaving the in-sync set: see
 :meth:`Replication._steady`) is not stepped tick by tick: it *coasts*, and its state after the ticks
-is computed in one step at the last tick before anything else happens (another timer, the end of the
-advance). The rates' whole records telescope over ticks and the high watermark only rises, so the
-state is the same, record for record, as after the ticks one by one.
+is computed in one step when it is next needed (:meth:`Replication.settle`): before a change of it
+(the election service asks), before a broker it has a replica on changes (found by comparing the
+broker sets at the next tick or settling), before the ISR lag check and any control of the model.
+The rates' whole records telescope over ticks and the high watermark only rises, so the state is the
+same, record for record, as after the ticks one by one.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from controller.clock import Clock, Timer, VirtualClock
@@ -94,8 +96,8 @@ class Replication:
         self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
         # Coasting partitions (see the module docstring): key -> (partition, the first tick it skipped).
         self._coasting: dict[tuple[str, int], tuple[PartitionState, int]] = {}
-        # The serving brokers while they coast, and the time of the last tick.
-        self._coast_serving: frozenset[int] = frozenset()
+        # The serving and the joinable brokers the coasting partitions coast with; the last tick's time.
+        self._coast_sets: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
         self._last_tick_at = 0
         #: Called with a partition and the log end offsets the model wants for its replicas, before they
         #: are set: the replicas' logs follow (``controller.data_path``) and the offsets they reach are
@@ -105,7 +107,7 @@ class Replication:
         self.on_high_watermark: Callable[[PartitionState], None] = _no_watermark_wait
 
     async def close(self) -> None:
-        self._settle()
+        self.settle()
         for timer in (self._tick_timer, self._lag_timer):
             if timer is not None:
                 timer.cancel()
@@ -113,7 +115,7 @@ class Replication:
     # ------------------------------------------------------------------------------------- settings
 
     def produce_load(self, topic: str, records_per_s: float) -> None:
-        self._settle()
+        self.settle()
         if topic not in self.cluster.topics:
             raise KeyError(f"no topic {topic!r}")
         if not 0 <= records_per_s <= MAX_LOAD:
@@ -130,7 +132,7 @@ class Replication:
     def set_replication(
         self, broker: int, delay_ms: int | None = None, records_per_s: float | None = -1
     ) -> None:
-        self._settle()
+        self.settle()
         b = self.cluster.broker_state(broker)
         if b is None:
             raise KeyError(f"no broker {broker}")
@@ -162,7 +164,7 @@ class Replication:
                 self._history.setdefault((p.topic, p.index), deque([(now, leo)]))
 
     def set_log_end_offset(self, topic: str, index: int, broker: int, offset: int) -> None:
-        self._settle()
+        self.settle()
         p = self.cluster.partition(topic, index)
         if broker not in p.replicas:
             raise ValueError(f"broker {broker} holds no replica of {p.name} {p.replicas}")
@@ -245,13 +247,14 @@ class Replication:
         return True
 
     def touch_broker(self, broker: int) -> None:
-        self._settle()
+        if self._coasting:
+            self._catch_up_brokers()
         for p in self.cluster.partitions_on(broker):
             self._active[(p.topic, p.index)] = p
         self._schedule()
 
     def forget(self, topic: str) -> None:
-        self._settle()
+        self.settle()
         for key in [k for k in self._active if k[0] == topic]:
             del self._active[key]
             self._history.pop(key, None)
@@ -283,14 +286,16 @@ class Replication:
 
     def _on_tick(self) -> None:
         self._tick_timer = None
+        coasting = self._coasting
+        if coasting:
+            self._catch_up_brokers()
         now = self.clock.now()
         tick = self._tick
         self._tick += 1
-        coasting = self._coasting
         if not coasting or len(coasting) != len(self._active):  # else every active partition coasts
             coast = self._may_coast()
             if coast and not coasting:
-                self._coast_serving = self._brokers()[0]
+                self._coast_sets = self._brokers()
             still: dict[tuple[str, int], PartitionState] = {}
             for key, p in self._active.items():
                 if key in coasting:
@@ -303,8 +308,6 @@ class Replication:
             self._active = still
         self._last_tick_at = now
         self._schedule()
-        if coasting and (self._tick_timer is None or not self._fires_next(self._tick_timer)):
-            self._settle()  # something else happens before the next tick: the state is due now
 
     # ------------------------------------------------------------------------------------- coasting
 
@@ -319,10 +322,6 @@ class Replication:
             and self.on_high_watermark is _no_watermark_wait
             and not self._acts_at_ticks()
         )
-
-    def _fires_next(self, timer: Timer) -> bool:
-        clock = self.clock
-        return isinstance(clock, VirtualClock) and clock.fires_next(timer)
 
     def _steady(self, p: PartitionState) -> bool:
         """Whether ticks change ``p`` by its workload alone until the brokers, the settings or the partition
@@ -353,46 +352,86 @@ class Replication:
                     return False
         return True
 
-    def _settle(self) -> None:
-        """Brings every coasting partition to its state after the last tick, as the ticks one by one would
-        have left it: the leader's log end offset plus the records of those ticks (if it serves), its
-        followers on serving brokers at it and caught up as of the last tick, the high watermark refreshed
-        once (it only rises, to the lowest log end offset of the in-sync set)."""
+    @property
+    def coasting(self) -> bool:
+        """Whether some partition coasts (its state is due at :meth:`settle`)."""
+        return bool(self._coasting)
+
+    def settle(self, partitions: Iterable[PartitionState] | None = None) -> None:
+        """Brings the coasting partitions among ``partitions`` (None: all) to their state after the last
+        tick: what reads or changes them on an exclusive clock (see the module docstring) calls it first."""
         coasting = self._coasting
         if not coasting:
             return
-        self._coasting = {}
-        last = self._tick - 1
-        at = self._last_tick_at
-        serving = self._coast_serving
-        tick_ms = self.tick_ms
-        history = self._history
-        load, load_start = self.load, self._load_start
-        for key, (p, first) in coasting.items():
-            replicas = p.replicas
-            li = replicas.index(p.leader)
-            leo = p.leo
-            caught_up = list(p.caught_up)
-            top = leo[li]
-            if p.leader in serving:
-                start = load_start.get(p.topic, 0)
-                top += _records_in(load[p.topic], first - start, last - start, tick_ms)
-                leo = list(leo)
-                for i, r in enumerate(replicas):
-                    if i == li:
+        self._catch_up_brokers()
+        last, at, serving = self._tick - 1, self._last_tick_at, self._coast_sets[0]
+        if partitions is None:
+            self._coasting = {}
+            for key, (p, first) in coasting.items():
+                self._coast(key, p, first, last, at, serving)
+            return
+        for p in partitions:
+            key = (p.topic, p.index)
+            entry = coasting.pop(key, None)
+            if entry is not None:
+                self._coast(key, p, entry[1], last, at, serving)
+
+    def _catch_up_brokers(self) -> None:
+        """The coasting partitions with a replica on a broker that started or stopped serving or may now
+        (or no longer) join in-sync sets are brought to the last tick, with the broker sets they coasted
+        with: brokers change between ticks, and those partitions' next ticks differ."""
+        old_serving, old_joinable = self._coast_sets
+        serving, joinable = self._brokers()
+        if serving is old_serving and joinable is old_joinable:
+            return
+        changed = (old_serving ^ serving) | (old_joinable ^ joinable)
+        coasting = self._coasting
+        last, at = self._tick - 1, self._last_tick_at
+        for broker in sorted(changed):
+            for p in self.cluster.partitions_on(broker):
+                key = (p.topic, p.index)
+                entry = coasting.pop(key, None)
+                if entry is not None:
+                    self._coast(key, p, entry[1], last, at, old_serving)
+        self._coast_sets = (serving, joinable)
+
+    def _coast(
+        self,
+        key: tuple[str, int],
+        p: PartitionState,
+        first: int,
+        last: int,
+        at: int,
+        serving: frozenset[int],
+    ) -> None:
+        """``p`` after ticks ``first`` to ``last`` (the last one at ``at``), as the ticks one by one would
+        have left it: the leader's log end offset plus the records of those ticks (if it serves), its
+        followers on serving brokers at it and caught up as of the last tick, the high watermark refreshed
+        once (it only rises, to the lowest log end offset of the in-sync set)."""
+        replicas = p.replicas
+        li = replicas.index(p.leader)
+        leo = p.leo
+        caught_up = list(p.caught_up)
+        top = leo[li]
+        if p.leader in serving:
+            start = self._load_start.get(p.topic, 0)
+            top += _records_in(self.load[p.topic], first - start, last - start, self.tick_ms)
+            leo = list(leo)
+            for i, r in enumerate(replicas):
+                if i == li:
+                    leo[i] = top
+                elif r in serving:
+                    if leo[i] < top:
                         leo[i] = top
-                    elif r in serving:
-                        if leo[i] < top:
-                            leo[i] = top
-                        if at > caught_up[i]:
-                            caught_up[i] = at
-                self.cluster.progress(p, leo=leo)
-            caught_up[li] = at
-            p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
-            if history:
-                history.pop(key, None)
-            if p.high_watermark < top:  # what refresh() asks, at the last tick
-                self._update_hw(p, at, "replication")
+                    if at > caught_up[i]:
+                        caught_up[i] = at
+            self.cluster.progress(p, leo=leo)
+        caught_up[li] = at
+        p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
+        if self._history:
+            self._history.pop(key, None)
+        if p.high_watermark < top:  # what refresh() asks, at the last tick
+            self._update_hw(p, at, "replication")
 
     def _acts_at_ticks(self) -> bool:
         """Whether a rule of the style changes in-sync sets at ticks (then nothing coasts)."""
@@ -563,7 +602,7 @@ class KafkaReplication(Replication):
         return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
 
     def _on_lag_check(self) -> None:
-        self._settle()
+        self.settle()
         self._lag_timer = None
         now = self.clock.now()
         for p in list(self._active.values()):

@@ -92,6 +92,9 @@ class ElectionService:
         self.promotion_faults: set[int] = set()
         #: Called with every partition whose leader or in-sync set changed (replication keeps up with it).
         self.on_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the changes asked for, before anything is read: the replication model brings the
+        #: partitions up to date (coasting, :mod:`controller.dynamics.replication`).
+        self.before_change: Callable[[Sequence[Change]], None] = lambda changes: None
 
     @property
     def policy_label(self) -> str:
@@ -125,6 +128,7 @@ class ElectionService:
 
     async def change(self, changes: Sequence[Change], cause: str) -> list[ChangeResult]:
         """Applies ``changes`` in order, electing where needed; slices of :data:`SLICE` partitions."""
+        self.before_change(changes)
         results: list[ChangeResult] = []
         with gc_paused() if len(changes) > GC_PAUSED_ABOVE else contextlib.nullcontext():
             for start in range(0, len(changes), SLICE):

@@ -1,6 +1,6 @@
 """Coasting on an exclusive virtual clock: partitions whose ticks only carry their workload are brought
-up to date in one step at the last tick before anything else happens, and every state and event is the
-same as with the ticks one by one (the replication model's module docstring)."""
+up to date in one step when they are next needed, and every state and event is the same as with the
+ticks one by one (the replication model's module docstring)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ REPLICAS = [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5], [4, 5, 0], [5, 0, 1]]
 
 
 def snapshot(sim: Sim) -> list[Any]:
-    """Every partition's whole state (bookkeeping included) and every event."""
+    """Every partition's whole state (bookkeeping included) and every event. The events are read as
+    written; the partitions after the replication model brought the coasting ones up to date, as a
+    reader outside the dynamics must on an exclusive clock."""
+    sim.dynamics.replication.settle()
     fields = (
         "leader",
         "isr",

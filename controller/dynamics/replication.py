@@ -602,11 +602,17 @@ class KafkaReplication(Replication):
         return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
 
     def _on_lag_check(self) -> None:
-        self.settle()
         self._lag_timer = None
+        coasting = self._coasting
+        if coasting:
+            self._catch_up_brokers()
+            serving = self._coast_sets[0]
+            # A coasting partition whose replicas all serve has every follower at its leader's log end
+            # offset: none lags, it may coast on.
+            self.settle([p for p, _ in coasting.values() if not serving.issuperset(p.replicas)])
         now = self.clock.now()
-        for p in list(self._active.values()):
-            if p.leader == NO_LEADER or p.topic not in self.cluster.topics:
+        for key, p in list(self._active.items()):
+            if key in coasting or p.leader == NO_LEADER or p.topic not in self.cluster.topics:
                 continue
             leader_leo = p.leo[p.replicas.index(p.leader)]
             # Replica.isCaughtUp: at the leader's log end offset, or caught up at most

@@ -326,9 +326,9 @@ class Replication:
     def _steady(self, p: PartitionState) -> bool:
         """Whether ticks change ``p`` by its workload alone until the brokers, the settings or the partition
         change (none of which happens while the clock fires only ticks): it has a leader that has
-        recovered its log and a workload, each follower either copies all its leader has at every tick (a
-        serving broker without delay or rate limit, under a serving leader) or copies nothing, and no
-        follower outside the in-sync set may join it. Such ticks write no record."""
+        recovered its log and a workload, each follower either copies all its leader has (had, with a
+        delay) at every tick (a serving broker without rate limit, under a serving leader) or copies
+        nothing, and no follower outside the in-sync set may join it. Such ticks write no record."""
         leader = p.leader
         if (
             leader == NO_LEADER
@@ -346,10 +346,8 @@ class Replication:
                 continue
             if r in joinable and r not in isr:
                 return False
-            if leader_up and r in serving:
-                b = states[r]
-                if b.copy_delay_ms or b.copy_rate is not None:
-                    return False
+            if leader_up and r in serving and states[r].copy_rate is not None:
+                return False
         return True
 
     @property
@@ -406,29 +404,54 @@ class Replication:
     ) -> None:
         """``p`` after ticks ``first`` to ``last`` (the last one at ``at``), as the ticks one by one would
         have left it: the leader's log end offset plus the records of those ticks (if it serves), its
-        followers on serving brokers at it and caught up as of the last tick, the high watermark refreshed
-        once (it only rises, to the lowest log end offset of the in-sync set)."""
+        followers on serving brokers at it (or, with a delay, at what the leader had then: those ticks'
+        copies are replayed, a few operations each) and caught up as of the last tick, the high watermark
+        refreshed once (it only rises, to the lowest log end offset of the in-sync set)."""
         replicas = p.replicas
         li = replicas.index(p.leader)
         leo = p.leo
         caught_up = list(p.caught_up)
         top = leo[li]
+        delayed = False
         if p.leader in serving:
             start = self._load_start.get(p.topic, 0)
-            top += _records_in(self.load[p.topic], first - start, last - start, self.tick_ms)
+            rate, tick_ms = self.load[p.topic], self.tick_ms
+            states = self.cluster.broker_states
+            followers = [
+                (i, states[r].copy_delay_ms) for i, r in enumerate(replicas) if i != li and r in serving
+            ]
+            max_delay = max((delay for _, delay in followers), default=0)
             leo = list(leo)
-            for i, r in enumerate(replicas):
-                if i == li:
-                    leo[i] = top
-                elif r in serving:
+            if max_delay:
+                delayed = True
+                history = self._history.get(key)
+                before = top
+                for tick in range(first, last + 1):  # _step's copies, tick by tick
+                    now = at - (last - tick) * tick_ms
+                    top = before + _records_in(rate, first - start, tick - start, tick_ms)
+                    for i, delay in followers:
+                        target = top if not delay else self._leo_at(history, now - delay, top)
+                        if leo[i] < target:
+                            leo[i] = target
+                        if now - delay > caught_up[i]:
+                            caught_up[i] = now - delay
+                    if history is None:
+                        history = self._history[key] = deque()
+                    history.append((now, top))
+                    while history and history[0][0] < now - max_delay - tick_ms:
+                        history.popleft()
+            else:
+                top += _records_in(rate, first - start, last - start, tick_ms)
+                for i, _ in followers:
                     if leo[i] < top:
                         leo[i] = top
                     if at > caught_up[i]:
                         caught_up[i] = at
+            leo[li] = top
             self.cluster.progress(p, leo=leo)
         caught_up[li] = at
         p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
-        if self._history:
+        if self._history and not delayed:
             self._history.pop(key, None)
         if p.high_watermark < top:  # what refresh() asks, at the last tick
             self._update_hw(p, at, "replication")

@@ -93,7 +93,10 @@ class Replication:
         self._tick = 0
         self._tick_timer: Timer | None = None
         self._lag_timer: Timer | None = None
-        self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
+        # (broker generation, serving, joinable, whether some serving broker copies with a delay)
+        self._broker_sets: tuple[int, frozenset[int], frozenset[int], bool] | None = None
+        # The brokers whose followers copy with a delay (set_replication is the one place delays are set).
+        self._delayed = {b.id for b in cluster.broker_states.values() if b.copy_delay_ms}
         # Coasting partitions (see the module docstring): key -> (partition, the first tick it skipped).
         self._coasting: dict[tuple[str, int], tuple[PartitionState, int]] = {}
         # The serving and the joinable brokers the coasting partitions coast with; the last tick's time.
@@ -150,6 +153,10 @@ class Replication:
         elif records_per_s != -1:
             raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
         self.cluster.update_broker(broker, "replication settings", **changes)
+        if b.copy_delay_ms:
+            self._delayed.add(broker)
+        else:
+            self._delayed.discard(broker)
         if delay_ms:
             self._start_history(broker)
         self.touch_broker(broker)
@@ -227,7 +234,10 @@ class Replication:
         replicas, leo, isr = p.replicas, p.leo, p.isr
         if min(leo) < leo[replicas.index(leader)]:
             return False
-        serving, joinable = self._brokers()
+        sets = self._broker_sets
+        if sets is None or sets[0] != self.cluster.broker_generation:
+            sets = self._broker_sets_now()
+        _, serving, joinable, delayed = sets
         for r in replicas:
             if r not in isr and r in joinable:
                 return False
@@ -235,6 +245,11 @@ class Replication:
         caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
         if leader not in serving:
             caught_up[replicas.index(leader)] = now
+            return True
+        if not delayed:  # every serving follower had everything as of now
+            for i, r in enumerate(replicas):
+                if r == leader or (r in serving and now > caught_up[i]):
+                    caught_up[i] = now
             return True
         states = self.cluster.broker_states
         for i, r in enumerate(replicas):
@@ -270,13 +285,18 @@ class Replication:
         """The brokers whose process serves, and those of them that may join in-sync sets (active too)."""
         cached = self._broker_sets
         if cached is None or cached[0] != self.cluster.broker_generation:
-            serving = self.cluster.serving_ids()
-            cached = self._broker_sets = (
-                self.cluster.broker_generation,
-                serving,
-                serving & self.cluster.active_ids(),
-            )
+            cached = self._broker_sets_now()
         return cached[1], cached[2]
+
+    def _broker_sets_now(self) -> tuple[int, frozenset[int], frozenset[int], bool]:
+        serving = self.cluster.serving_ids()
+        cached = self._broker_sets = (
+            self.cluster.broker_generation,
+            serving,
+            serving & self.cluster.active_ids(),
+            not self._delayed.isdisjoint(serving),
+        )
+        return cached
 
     def _serving(self, broker: int) -> bool:
         return broker in self._brokers()[0]

@@ -266,7 +266,7 @@ class KafkaLifecycle(Lifecycle):
         if shutdown:
             self.cluster.update_broker(broker, cause, in_controlled_shutdown=True)
         changes = [
-            Change(p, target_isr=target_isr_without(p.isr, broker))
+            Change(p, target_isr_without(p.isr, broker))  # the target ISR, positional: 0.5 µs less a call
             for p in self.cluster.partitions_on(broker)
             if broker in p.isr or p.leader == broker
         ]
@@ -382,7 +382,7 @@ class FluvioLifecycle(Lifecycle):
                     Change(p, target_isr=lrs, trigger=Trigger.LEADER_OFFLINE, failed_leader=broker)
                 )
             elif broker in p.isr:
-                changes.append(Change(p, target_isr=lrs))
+                changes.append(Change(p, lrs))  # the target LRS
         await self.elections.change(changes, f"SPU {broker} offline")
 
     async def _spu_online(self, broker: int, cause: str) -> None:

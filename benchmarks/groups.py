@@ -5,28 +5,51 @@ with ``group.initial.rebalance.delay.ms`` 2000 here, so that 100 members joining
 generation, as the mock does with its own delay). This process speaks the wire to both, to the
 coordinator each names in FindCoordinator.
 
-- **Rebalance**: 100 members (JoinGroup v5, SyncGroup v3) in one Stable group subscribed to a topic of
-  1,000 partitions (range-assigned by the leader here; the assignment is 1,000 partitions' worth of
-  bytes); then all 100 rejoin at once, the leader assigns again and every member syncs. Measured from
-  the first rejoin sent to the last SyncGroup answer: wall time and the server process's CPU.
+- **Rebalance**: 100 members (JoinGroup v5, SyncGroup v3) in one Stable group subscribed to a topic (the
+  leader range-assigns 1,000 partitions: 1,000 partitions' worth of assignment bytes); then all 100
+  rejoin at once, the leader assigns again and every member syncs. Measured from the first rejoin sent
+  to the last SyncGroup answer: wall time and server CPU. The leader sends its SyncGroup once every
+  follower has sent theirs (and 50 ms after): the mock completes the sync at the leader's assignment
+  and refuses a SyncGroup after it; Kafka takes them in any order. The group's session timeout is
+  6 s, Kafka's least: the mock ends a join phase entered from Stable only after the session timeout
+  less 1 s (Kafka: once every member has rejoined), so its wall time is that wait.
 - **Heartbeat v3** and **OffsetCommit v8** (one partition, the member's generation): server CPU per
-  request, measured as in ``benchmarks/peer.py`` (closed loop of 8 connections x 8 requests, idle CPU
-  subtracted, the same request count for both; 64 in flight per connection for commits). The simulator answers a commit once the high watermark
-  of its ``__consumer_offsets`` partition covers it (replication factor 3, a follower copies per 100 ms
-  tick), so its commits wait; the CPU per request is what is compared.
+  request in ``benchmarks/peer.py``'s closed loop (8 connections x 8 requests in flight; 64 connections
+  for commits), idle CPU subtracted, the same request count for both (at least ``--commits`` commits).
+  The simulator answers a commit once the high watermark of its ``__consumer_offsets`` partition covers
+  it (replication factor 3, a follower copies per 100 ms tick), and, as Kafka, takes a connection's next
+  request only once the one before is answered: one commit per connection per tick.
+
+Server CPU is read from ``/proc/<pid>/task/*/schedstat`` (ns): the simulator's whole process; for the
+mock its ``rdk:mock`` thread, which serves every broker (the rest of its process is the idle client that
+hosts it). A third server shows the floor, as in ``peer.py``: ``peer.py --floor``, taught the simulator's
+answers, answering at once (for the rebalance, the simulator's rejoin exchanges are recorded and sent to
+it again, each member on its connection). For OffsetCommit a fourth shows the floor of a commit that
+waits: this script with ``--tick-floor``, which answers as the simulator must (one request of a
+connection in progress, answered at a 100 ms tick).
 
 The run exits 1 when the simulator's CPU (per request, or for the rebalance) is above 1.0x the mock's.
 
-    .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000]
+``--profile`` instead runs the simulator in this process (``controller.embedded.ServerThread``) and
+profiles its event loop's thread with cProfile during the rebalance, then ``--requests`` Heartbeats,
+then as many OffsetCommits; it prints the functions that took the most time.
+
+    .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000] [--commits 20000]
+    .venv/bin/python benchmarks/groups.py --profile [--requests 20000]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import os
+import signal
 import struct
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -38,6 +61,17 @@ MIN_COMMITS = 20_000
 GROUP = "bench-group"
 TOPIC = "bench-00000"
 SESSION_MS = 60_000
+#: The rebalance group's session timeout: the mock ends a join phase entered from Stable after its session
+#: timeout less one second (Kafka: once every member has rejoined), so the lowest Kafka allows.
+REBALANCE_SESSION_MS = 6_000
+#: Label, request count, CPU of the mock, the simulator and the floor, unit, the floor answering at the tick.
+Row = tuple[str, str, float, float, float | None, str, float | None]
+#: The floor answering at the replication tick, one request in progress per connection.
+WAITING_FLOOR = "Python floor, waiting"
+#: The simulator's replication tick (``simulator.replication.tick.ms``'s default): a commit waits for it.
+TICK_MS = 100
+#: How long a leader waits after every follower has sent its SyncGroup before sending its own.
+SYNC_PAUSE = 0.05
 REBALANCE_MS = 60_000
 
 
@@ -71,6 +105,8 @@ class Wire:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.correlation = 0
+        #: (request frame, response frame without its size) of each exchange, while recording (not None).
+        self.recorded: list[tuple[bytes, bytes]] | None = None
 
     @classmethod
     async def open(cls, address: tuple[str, int]) -> Wire:
@@ -78,9 +114,12 @@ class Wire:
 
     async def send(self, api_key: int, version: int, data: dict) -> dict:
         self.correlation += 1
-        self.writer.write(peer.frame(api_key, version, data, self.correlation))
+        request = peer.frame(api_key, version, data, self.correlation)
+        self.writer.write(request)
         size = struct.unpack(">i", await self.reader.readexactly(4))[0]
         response = await self.reader.readexactly(size)
+        if self.recorded is not None:
+            self.recorded.append((request, response))
         if api_key == 14:  # the mock answers a failed SyncGroup with a null assignment: read the error alone
             return {"ErrorCode": struct.unpack_from(">h", response, 8)[0]}
         return peer.decode(api_key, version, response)
@@ -89,10 +128,10 @@ class Wire:
         self.writer.close()
 
 
-def join_body(member_id: str) -> dict:
+def join_body(member_id: str, session_ms: int) -> dict:
     return {
         "GroupId": GROUP,
-        "SessionTimeoutMs": SESSION_MS,
+        "SessionTimeoutMs": session_ms,
         "RebalanceTimeoutMs": REBALANCE_MS,
         "MemberId": member_id,
         "GroupInstanceId": None,
@@ -101,59 +140,179 @@ def join_body(member_id: str) -> dict:
     }
 
 
-async def member_round(wire: Wire, member_id: str, partitions: int) -> tuple[str, int]:
+class Round:
+    """The members of one rebalance: a leader sends its SyncGroup once every follower has sent theirs (and
+    SYNC_PAUSE after), since the mock completes the sync at the leader's assignment and refuses a SyncGroup
+    that comes after it (INVALID_REQUEST in its Up state); Kafka takes them in any order. Both servers get
+    the same order."""
+
+    def __init__(self, session_ms: int) -> None:
+        self.session_ms = session_ms
+        self.synced: collections.Counter[int] = collections.Counter()  # followers' SyncGroups by generation
+        self.changed = asyncio.Event()
+
+    def follower_synced(self, generation: int) -> None:
+        self.synced[generation] += 1
+        self.changed.set()
+
+    async def followers(self, generation: int, count: int) -> None:
+        while self.synced[generation] < count:
+            self.changed.clear()
+            await self.changed.wait()
+        await asyncio.sleep(SYNC_PAUSE)
+
+
+async def member_round(wire: Wire, member_id: str, partitions: int, round_: Round) -> tuple[str, int]:
     """Join (parked until the group's join phase completes), then sync; again while the group rebalances."""
     for _ in range(20):
-        joined = await wire.send(11, 5, join_body(member_id))
+        joined = await wire.send(11, 5, join_body(member_id, round_.session_ms))
         if joined["ErrorCode"] == 79:  # MEMBER_ID_REQUIRED
             member_id = joined["MemberId"]
-            joined = await wire.send(11, 5, join_body(member_id))
+            joined = await wire.send(11, 5, join_body(member_id, round_.session_ms))
         if joined["ErrorCode"] == 27:  # REBALANCE_IN_PROGRESS
             continue
         if joined["ErrorCode"] != 0:
             raise RuntimeError(f"JoinGroup: error {joined['ErrorCode']}")
         member_id = joined["MemberId"]
+        generation = joined["GenerationId"]
         given = []
         if joined["Leader"] == member_id:
             plan = range_assign([m["MemberId"] for m in joined["Members"]], partitions)
             given = [{"MemberId": m, "Assignment": a} for m, a in plan.items()]
+            await round_.followers(generation, len(given) - 1)
+        else:
+            asyncio.get_running_loop().call_soon(round_.follower_synced, generation)  # once it is written
         synced = await wire.send(
             14,
             3,
             {
                 "GroupId": GROUP,
-                "GenerationId": joined["GenerationId"],
+                "GenerationId": generation,
                 "MemberId": member_id,
                 "GroupInstanceId": None,
                 "Assignments": given,
             },
         )
         if synced["ErrorCode"] == 0:
-            return member_id, joined["GenerationId"]
+            return member_id, generation
         if synced["ErrorCode"] not in (22, 27):  # ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS: join again
             raise RuntimeError(
-                f"SyncGroup: error {synced['ErrorCode']} (leader {joined['Leader'] == member_id}, {len(given)} given, gen {joined['GenerationId']})"
+                f"SyncGroup: error {synced['ErrorCode']} (leader {joined['Leader'] == member_id}, {len(given)} given, gen {generation})"
             )
     raise RuntimeError("the group never settled")
 
 
-async def rebalance(address: tuple[str, int], server: peer.Server, members: int, partitions: int) -> dict:
+def thread_cpu_ns(server: peer.Server, comm: str) -> int | None:
+    """CPU time (ns, ``schedstat``) of the server process's thread named ``comm``, if it has one."""
+    for tid in os.listdir(f"/proc/{server.pid}/task"):
+        with open(f"/proc/{server.pid}/task/{tid}/comm") as f:
+            if f.read().strip() == comm:
+                with open(f"/proc/{server.pid}/task/{tid}/schedstat") as f:
+                    return int(f.read().split()[0])
+    return None
+
+
+def server_cpu_ns(server: peer.Server) -> int:
+    """The CPU the server spends on requests: the mock cluster's own thread (it serves every broker; the
+    rest of its process is the idle client hosting it), the whole process for the others."""
+    mock_thread = thread_cpu_ns(server, peer.MOCK_THREAD) if server.name == peer.MOCK else None
+    return mock_thread if mock_thread is not None else server.cpu_ns()
+
+
+def idle_ns(servers: list[peer.Server], seconds: float) -> dict[str, float]:
+    """CPU ns per wall second of each server (``server_cpu_ns``) with no load, all in the same window."""
+    before = {s.name: server_cpu_ns(s) for s in servers}
+    started = time.perf_counter()
+    time.sleep(seconds)
+    elapsed = time.perf_counter() - started
+    return {s.name: (server_cpu_ns(s) - before[s.name]) / elapsed for s in servers}
+
+
+def measure(server: peer.Server, request: Request, total: int, idle_per_s: float) -> float:
+    """µs of server CPU per request (``server_cpu_ns``, idle subtracted) over ``total`` requests in
+    ``peer.py``'s closed loop."""
+    before = server_cpu_ns(server)
+    elapsed, _ = asyncio.run(peer._load(server.address, request.frame(), total))
+    return (server_cpu_ns(server) - before - idle_per_s * elapsed) / total / 1000
+
+
+async def rebalance(
+    address: tuple[str, int],
+    server: peer.Server | None,
+    members: int,
+    partitions: int,
+    session_ms: int = SESSION_MS,
+    record: bool = False,
+) -> dict:
+    """``members`` join, then all rejoin at once: the second round's wall time and server CPU (and, with
+    ``record``, its exchanges per member, for the floor)."""
     wires = [await Wire.open(address) for _ in range(members)]
     try:
-        first = await asyncio.gather(*(member_round(w, "", partitions) for w in wires))
+        first_round = Round(session_ms)
+        first = await asyncio.gather(*(member_round(w, "", partitions, first_round) for w in wires))
         ids = [m for m, _ in first]
-        cpu_ns = server.cpu_ns()
+        if record:
+            for w in wires:
+                w.recorded = []
+        cpu_ns = server_cpu_ns(server) if server is not None else 0
         started = time.perf_counter()
+        again_round = Round(session_ms)
         again = await asyncio.gather(
-            *(member_round(w, m, partitions) for w, m in zip(wires, ids, strict=True))
+            *(member_round(w, m, partitions, again_round) for w, m in zip(wires, ids, strict=True))
         )
         wall = time.perf_counter() - started
-        cpu = (server.cpu_ns() - cpu_ns) / 1e9
+        cpu = (server_cpu_ns(server) - cpu_ns) / 1e9 if server is not None else 0.0
         generation = max(g for _, g in again)
-        return {"wall_ms": wall * 1000, "cpu_ms": cpu * 1000, "generation": generation, "member": ids[0]}
+        return {
+            "wall_ms": wall * 1000,
+            "cpu_ms": cpu * 1000,
+            "generation": generation,
+            "member": ids[0],
+            "recorded": [w.recorded for w in wires] if record else None,
+        }
     finally:
         for w in wires:
             w.close()
+
+
+async def replay(
+    address: tuple[str, int], exchanges: list[list[tuple[bytes, bytes]]], cpu_ns: Callable[[], int]
+) -> int:
+    """Each member's recorded requests again, on a connection of its own (opened first), all members at
+    once; the server's CPU (``cpu_ns``) over the exchanges."""
+    connections = [await asyncio.open_connection(*address) for _ in exchanges]
+
+    async def member(sequence: list[tuple[bytes, bytes]], reader: asyncio.StreamReader, writer) -> None:
+        for request, _ in sequence:
+            writer.write(request)
+            size = struct.unpack(">i", await reader.readexactly(4))[0]
+            await reader.readexactly(size)
+
+    before = cpu_ns()
+    try:
+        await asyncio.gather(*(member(seq, *c) for seq, c in zip(exchanges, connections, strict=True)))
+        return cpu_ns() - before
+    finally:
+        for _, writer in connections:
+            writer.close()
+
+
+def rebalance_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: str) -> float:
+    """The Python floor's CPU (ms) for the rebalance: ``peer.py --floor`` taught the simulator's answers to
+    the rejoin round's requests, which are sent to it again (each answered at once)."""
+    import pickle
+
+    answers = {request[4:8] + request[12:]: response[4:] for seq in exchanges for request, response in seq}
+    path = os.path.join(directory, "rebalance-answers.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(answers, f)
+    floor = peer.Server(peer.FLOOR, [sys.executable, peer.__file__, "--floor", path])
+    floor.start()
+    try:
+        asyncio.run(replay(floor.address, exchanges, floor.cpu_ns))  # warm
+        return asyncio.run(replay(floor.address, exchanges, floor.cpu_ns)) / 1e6
+    finally:
+        floor.stop()
 
 
 def coordinator(server: peer.Server) -> tuple[str, int]:
@@ -183,88 +342,270 @@ def cases(member: str, generation: int) -> list[Request]:
     ]  # fmt: skip
 
 
+def tick_floor_main(path: str, tick_ms: int) -> None:
+    """``peer.py --floor`` answering as the simulator answers a commit: one request of a connection in
+    progress at a time (Kafka mutes a connection until its answer is sent), each answered at the next tick
+    of ``tick_ms`` (a commit waits for a follower's copy, made at the replication tick). The least a Python
+    server spends on a request that waits."""
+    import pickle
+
+    with open(path, "rb") as f:
+        answers: dict[bytes, bytes] = pickle.load(f)
+    try:
+        import uvloop
+
+        loop = uvloop.new_event_loop()
+    except ImportError:
+        loop = asyncio.new_event_loop()
+    waiting: list[Waiting] = []
+
+    class Waiting(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.transport = transport
+            self.buffer = bytearray()
+            self.frames: collections.deque[bytes] = collections.deque()
+            self.busy = False
+
+        def data_received(self, data: bytes) -> None:
+            buffer = self.buffer
+            buffer += data
+            pos, end = 0, len(buffer)
+            while end - pos >= 4:
+                size = int.from_bytes(buffer[pos : pos + 4], "big")
+                if end - pos - 4 < size:
+                    break
+                self.frames.append(bytes(buffer[pos + 4 : pos + 4 + size]))
+                pos += 4 + size
+            del buffer[:pos]
+            if not self.busy and self.frames:
+                self.busy = True
+                waiting.append(self)
+
+        def answer(self) -> None:
+            request = self.frames.popleft()
+            rest = answers[request[:4] + request[8:]]
+            self.transport.write((4 + len(rest)).to_bytes(4, "big") + request[4:8] + rest)  # type: ignore[attr-defined]
+            self.busy = bool(self.frames)
+            if self.busy:
+                waiting.append(self)  # the next request of the connection waits for the next tick
+
+    def tick() -> None:
+        due = waiting[:]
+        waiting.clear()
+        for connection in due:
+            connection.answer()
+        loop.call_later(tick_ms / 1000, tick)
+
+    server = loop.run_until_complete(loop.create_server(Waiting, peer.HOST, 0))
+    print(f"listening on {peer.HOST}:{server.sockets[0].getsockname()[1]}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: loop.stop())
+    loop.call_later(tick_ms / 1000, tick)
+    loop.run_forever()
+
+
+def profile(requests: int, members: int, partitions: int, top: int = 30) -> None:
+    """cProfile on an in-process simulator's event loop thread, per case: the rebalance (both rounds),
+    Heartbeat, OffsetCommit."""
+    import cProfile
+    import pstats
+
+    from controller.embedded import ServerThread
+
+    global GROUP
+    properties = {"group.initial.rebalance.delay.ms": 0}
+    with ServerThread.start(seed=1, properties=properties) as thread:
+
+        def profiled(label: str, run: Callable[[], object]) -> object:
+            profiler = cProfile.Profile()
+            thread.call(profiler.enable)  # the server's event loop thread only
+            began = time.perf_counter()
+            result = run()
+            elapsed = time.perf_counter() - began
+            thread.call(profiler.disable)
+            print(f"\n{label} in {elapsed:.2f} s under cProfile")
+            stats = pstats.Stats(profiler)
+            stats.sort_stats("tottime").print_stats(top)
+            stats.sort_stats("cumulative").print_stats(top * 2)
+            return result
+
+        host, port = thread.bootstrap.rsplit(":", 1)
+        sim = peer.Server(peer.SIM, [])
+        sim.address = (host, int(port))
+        body = {"Topics": [{"Name": TOPIC, "NumPartitions": peer.PARTITIONS, "ReplicationFactor": peer.REPLICATION,
+                            "Assignments": [], "Configs": []}], "timeoutMs": 60000, "validateOnly": False}  # fmt: skip
+        made = peer.decode(19, 7, peer.ask(sim.address, peer.frame(19, 7, body)))
+        if made["Topics"][0]["ErrorCode"] != 0:
+            raise RuntimeError(f"CreateTopics: {made['Topics'][0]}")
+        address = coordinator(sim)
+        profiled(
+            f"Rebalance of {members} members over {partitions:,} partitions (joins, then all rejoin)",
+            lambda: asyncio.run(rebalance(address, None, members, partitions, REBALANCE_SESSION_MS)),
+        )
+        GROUP = "bench-one"
+        address = coordinator(sim)
+        joined = asyncio.run(rebalance(address, None, 1, partitions))
+        for request in cases(joined["member"], joined["generation"]):
+            peer.CONNECTIONS = 64 if request.api_key == 8 else 8
+            asyncio.run(peer._load(address, request.frame(), min(requests, 2000)))  # warm
+            frame = request.frame()
+            profiled(
+                f"{request.label}: {requests:,} requests",
+                lambda frame=frame: asyncio.run(peer._load(address, frame, requests)),
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--tick-floor", metavar="ANSWERS", help=argparse.SUPPRESS)
+    parser.add_argument("--commits", type=int, default=MIN_COMMITS, help="at least this many commits")
+    parser.add_argument("--profile", action="store_true", help="profile the simulator's thread per case")
+    parser.add_argument("--requests", type=int, default=20_000, help="requests per case with --profile")
     args = parser.parse_args()
+    if args.tick_floor is not None:
+        tick_floor_main(args.tick_floor, TICK_MS)
+        return
     peer.load_codec()
+    if args.profile:
+        profile(args.requests, args.members, args.partitions)
+        return
     mock = peer.mock_server()
     sim = peer.simulator()
     sim.cmd += ["--set", "group.initial.rebalance.delay.ms=2000"]
-    failed = False
+    rows: list[Row] = []
     try:
         mock.start()
         sim.start()
         peer.create_topics(mock, sim, [TOPIC])
-        addresses = {server.name: coordinator(server) for server in (mock, sim)}
-        print(
-            f"Rebalance of {args.members} members over {args.partitions:,} partitions (all rejoin, leader assigns):"
-        )
-        print(f"  {'server':18} {'wall ms':>9} {'server CPU ms':>14}")
-        rebalances: dict[str, dict] = {}
-        for server in (mock, sim):
-            try:
-                r = asyncio.run(rebalance(addresses[server.name], server, args.members, args.partitions))
-            except (
-                RuntimeError
-            ) as exc:  # the mock's classic group refuses followers' SyncGroup (INVALID_REQUEST)
-                print(f"  {server.name:18} not measured: {exc}")
-                continue
-            rebalances[server.name] = r
-            print(f"  {server.name:18} {r['wall_ms']:9.1f} {r['cpu_ms']:14.1f}")
-        if peer.MOCK in rebalances and peer.SIM in rebalances:
-            ratio = rebalances[peer.SIM]["cpu_ms"] / max(rebalances[peer.MOCK]["cpu_ms"], 1e-3)
-            print(f"  simulator / mock CPU: {ratio:.2f}x {'ok' if ratio <= TARGET else 'MISSED'}")
-            failed |= ratio > TARGET
-        elif peer.SIM not in rebalances:
-            failed = True
-        # One member per server in a group of its own, for the per-request cases.
-        global GROUP
-        GROUP = "bench-one"
-        addresses = {server.name: coordinator(server) for server in (mock, sim)}
-        results = {
-            s.name: asyncio.run(rebalance(addresses[s.name], s, 1, args.partitions)) for s in (mock, sim)
-        }
-        idle = peer.idle_cpu([mock, sim], 2.0)
-        print(f"\nServer CPU per request (µs), idle subtracted; target <= {TARGET:.1f}x the mock:")
-        per_case = {name: cases(r["member"], r["generation"]) for name, r in results.items()}
-        for i, label in enumerate(c.label for c in per_case[peer.SIM]):
-            # A commit waits for the high watermark on the simulator (a 100 ms replication tick): more
-            # connections, and at least MIN_COMMITS, so that the mock's share is many clock ticks too.
-            commits = label.startswith("OffsetCommit")
-            peer.CONNECTIONS = 64 if commits else 8
-            for server in (mock, sim):
-                request = per_case[server.name][i]
-                answer = peer.ask(addresses[server.name], request.frame())
-                values = peer.decode(request.api_key, request.version, answer)
-                code = values["Topics"][0]["Partitions"][0]["ErrorCode"] if commits else values["ErrorCode"]
-                if code != 0:
-                    raise RuntimeError(f"{server.name}: {label}: error {code}")
-            warm = []
-            for server in (mock, sim):
-                server.address, bootstrap = addresses[server.name], server.address
-                warm.append(peer.warm_up(server, per_case[server.name][i], 1.0))
-                server.address = bootstrap
-            total = peer.request_count(warm, args.seconds)
-            if commits:
-                total = max(total, MIN_COMMITS)
-            row = {}
-            for server in (mock, sim):
-                server.address, bootstrap = addresses[server.name], server.address
-                row[server.name] = peer.measure(server, per_case[server.name][i], total, idle[server.name])
-                server.address = bootstrap
-            ratio = row[peer.SIM].cpu_us / max(row[peer.MOCK].cpu_us, 1e-9)
-            failed |= ratio > TARGET
-            print(
-                f"  {label:16} {total:>8,} requests  mock {row[peer.MOCK].cpu_us:8.1f}  "
-                f"sim {row[peer.SIM].cpu_us:8.1f}  {ratio:5.2f}x {'ok' if ratio <= TARGET else 'MISSED'}"
-            )
+        rows += measure_rebalance(args, mock, sim)
+        rows += measure_requests(args, mock, sim)
     finally:
         mock.stop()
         sim.stop()
-    sys.exit(1 if failed else 0)
+    print(
+        "\n| case | requests | mock CPU | simulator CPU | ratio | target | met? | Python floor | floor / mock "
+        "| simulator / floor | floor answering at the tick | simulator / that floor |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    for label, count, m, s, f, unit, w in rows:
+        ratio = s / m if m > 0 else float("inf")
+        floor = f"{f:.1f} {unit} | {f / m:.2f}x | {s / f:.2f}x" if f else "- | - | -"
+        waiting = f"{w:.1f} {unit} | {s / w:.2f}x" if w else "- | -"
+        print(
+            f"| {label} | {count} | {m:.1f} {unit} | {s:.1f} {unit} | {ratio:.2f}x | ≤ {TARGET:.1f}x | "
+            f"{peer.verdict(ratio)} | {floor} | {waiting} |"
+        )
+    missed = [row[0] for row in rows if row[3] > TARGET * row[2]]
+    print(
+        f"\ntargets (simulator at most {TARGET:.1f}x the mock): "
+        + ("all met" if not missed else "missed: " + "; ".join(missed))
+    )
+    sys.exit(1 if missed else 0)
+
+
+def measure_rebalance(args: argparse.Namespace, mock: peer.Server, sim: peer.Server) -> list[Row]:
+    """The rebalance on both servers (the same requests in the same order), and the floor's CPU for the
+    simulator's exchanges of it."""
+    addresses = {server.name: coordinator(server) for server in (mock, sim)}
+    results = {}
+    for server in (mock, sim):
+        results[server.name] = asyncio.run(
+            rebalance(
+                addresses[server.name],
+                server,
+                args.members,
+                args.partitions,
+                REBALANCE_SESSION_MS,
+                record=server is sim,
+            )
+        )
+    with tempfile.TemporaryDirectory() as directory:
+        floor_ms = rebalance_floor(results[peer.SIM]["recorded"], directory)
+    print(
+        f"Rebalance of {args.members} members over {args.partitions:,} partitions (all rejoin, leader assigns):"
+    )
+    for name, r in results.items():
+        print(
+            f"  {name:16} wall {r['wall_ms']:8.1f} ms  server CPU {r['cpu_ms']:7.1f} ms  "
+            f"(generation {r['generation']})"
+        )
+    print(
+        f"  {peer.FLOOR:16} server CPU {floor_ms:7.1f} ms (the simulator's rejoin exchanges, answered at once)"
+    )
+    label = f"rebalance: {args.members} members rejoin, {args.partitions:,} partitions assigned"
+    return [(label, "-", results[peer.MOCK]["cpu_ms"], results[peer.SIM]["cpu_ms"], floor_ms, "ms", None)]
+
+
+def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Server) -> list[Row]:
+    """Heartbeat and OffsetCommit: server CPU per request on both servers and the floor, the same count."""
+    global GROUP
+    GROUP = "bench-one"  # one member per server in a group of its own
+    addresses = {server.name: coordinator(server) for server in (mock, sim)}
+    results = {s.name: asyncio.run(rebalance(addresses[s.name], s, 1, args.partitions)) for s in (mock, sim)}
+    idle = idle_ns([mock, sim], 2.0)
+    per_case = {name: cases(r["member"], r["generation"]) for name, r in results.items()}
+    rows = []
+    print("\nServer CPU per request (µs), idle subtracted:")
+    for i, label in enumerate(c.label for c in per_case[peer.SIM]):
+        # A commit waits for the high watermark on the simulator (a 100 ms replication tick): more
+        # connections, and at least MIN_COMMITS, so that the mock's share is many clock ticks too.
+        commits = label.startswith("OffsetCommit")
+        peer.CONNECTIONS = 64 if commits else 8
+        for server in (mock, sim):
+            request = per_case[server.name][i]
+            answer = peer.ask(addresses[server.name], request.frame())
+            values = peer.decode(request.api_key, request.version, answer)
+            code = values["Topics"][0]["Partitions"][0]["ErrorCode"] if commits else values["ErrorCode"]
+            if code != 0:
+                raise RuntimeError(f"{server.name}: {label}: error {code}")
+        with tempfile.TemporaryDirectory() as directory:
+            sim.address, bootstrap = addresses[sim.name], sim.address
+            floor = peer.floor_server(sim, per_case[sim.name][i], directory)  # taught the simulator's answer
+            sim.address = bootstrap
+            floor.start()
+            try:
+                floor_idle = idle_ns([floor], 1.0)[peer.FLOOR]
+                addresses[peer.FLOOR] = floor.address
+                idle[peer.FLOOR] = floor_idle
+                per_case[peer.FLOOR] = per_case[peer.SIM]
+                servers = (mock, sim, floor)
+                warm = []
+                for server in servers:
+                    server.address, bootstrap = addresses[server.name], server.address
+                    warm.append(peer.warm_up(server, per_case[server.name][i], 1.0))
+                    server.address = bootstrap
+                total = peer.request_count(warm[:2], args.seconds)
+                if commits:
+                    total = max(total, args.commits)
+                row = {}
+                for server in servers:
+                    server.address, bootstrap = addresses[server.name], server.address
+                    row[server.name] = measure(server, per_case[server.name][i], total, idle[server.name])
+                    server.address = bootstrap
+            finally:
+                floor.stop()
+            waiting = None
+            if commits:  # the floor again, answering as the simulator does: at the tick, one per connection
+                tick_floor = peer.Server(
+                    WAITING_FLOOR,
+                    [sys.executable, __file__, "--tick-floor", os.path.join(directory, "answers.pickle")],
+                )
+                tick_floor.start()
+                try:
+                    tick_idle = idle_ns([tick_floor], 1.0)[WAITING_FLOOR]
+                    peer.warm_up(tick_floor, per_case[peer.SIM][i], 1.0)
+                    waiting = measure(tick_floor, per_case[peer.SIM][i], total, tick_idle)
+                finally:
+                    tick_floor.stop()
+        m, s, f = (row[name] for name in (peer.MOCK, peer.SIM, peer.FLOOR))
+        print(
+            f"  {label:16} {total:>8,} requests  mock {m:8.1f}  simulator {s:8.1f}  floor {f:8.1f}"
+            + (f"  floor answering at the tick {waiting:8.1f}" if waiting is not None else "")
+        )
+        rows.append((label, f"{total:,}", m, s, f, "µs", waiting))
+    return rows
 
 
 if __name__ == "__main__":

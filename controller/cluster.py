@@ -8,6 +8,7 @@ rules that decide a change (who leads, when a broker is fenced) live in :mod:`co
 
 from __future__ import annotations
 
+import bisect
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from controller.topic_names import collision_key
 
 __all__ = [
     "NO_LEADER",
+    "NEVER_CAUGHT_UP",
     "CHANGE_FIELDS",
     "Broker",
     "BrokerState",
@@ -42,6 +44,9 @@ __all__ = [
 ]
 
 NO_LEADER = -1
+#: A replica's ``caught_up`` time before it ever fetched everything (a replica a reassignment adds): as
+#: Kafka's ``Replica`` starts with ``lastCaughtUpTimeMs`` 0, far in the past.
+NEVER_CAUGHT_UP = -(2**62)
 
 
 class Process(Enum):
@@ -159,6 +164,11 @@ class PartitionState:
     caught_up: list[int] = field(default_factory=list)
     #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
     candidate: int = NO_LEADER
+    #: A reassignment in progress (Kafka's ``addingReplicas`` and ``removingReplicas``, KIP-455): the
+    #: replicas being added (in ``replicas`` already, copying) and those to drop once every target
+    #: replica is in sync. Both empty when none is in progress.
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -174,7 +184,8 @@ class PartitionState:
 
 #: The partition fields a change record may set: Kafka's ``PartitionChangeRecord`` (leader, ISR, replicas,
 #: epochs, leader recovery state), the status (with Fluvio's candidate), the last leader, and the
-#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset).
+#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset), and a
+#: reassignment's adding and removing replicas.
 CHANGE_FIELDS = frozenset(
     {
         "leader",
@@ -186,6 +197,8 @@ CHANGE_FIELDS = frozenset(
         "status",
         "last_leader",
         "candidate",
+        "adding_replicas",
+        "removing_replicas",
         "epoch_start_offset",
         "leo",
         "high_watermark",
@@ -281,6 +294,9 @@ class Cluster:
         self._serving: set[int] = {b.id for b in self._brokers.values() if b.serving}
         self._ids_cache: tuple[int, frozenset[int], frozenset[int]] | None = None
         self._assignments = Assignments()
+        # Topics whose replica lists a reassignment changed since ``_assignments`` was brought up to date:
+        # it is, once, when next read (a reassignment of a big topic completes a partition at a time).
+        self._moved: set[str] = set()
         # Broker id -> topic name -> the partitions of that topic with a replica on it: failures touch only
         # these. Kept as topics come and go (new partitions are indexed where they are prepared, off the
         # event loop for big topics), so that no failover starts with a pass over every partition.
@@ -303,6 +319,9 @@ class Cluster:
         self._default_entries: dict[int | None, list[ConfigEntry]] = {}
         #: Bumped on every config change (topic or broker), so that readers can cache what they derive.
         self.config_generation = 0
+        # Topic name -> the indexes of its partitions with a reassignment in progress (Kafka's
+        # ``reassigningTopics``), in insertion order.
+        self._reassigning: dict[str, dict[int, None]] = {}
 
     # ------------------------------------------------------------------------------------- brokers
 
@@ -420,7 +439,7 @@ class Cluster:
     def view(self) -> ClusterView:
         """What a placer sees: the usable brokers and every current assignment (immutable, cached)."""
         if self._view is None:
-            self._view = ClusterView(self.usable_brokers(), self._assignments)
+            self._view = ClusterView(self.usable_brokers(), self._current_assignments())
         return self._view
 
     def partitions(self) -> Iterator[PartitionState]:
@@ -514,9 +533,8 @@ class Cluster:
         topic.partitions.extend(added)
         for broker, partitions in prepared.by_broker.items():
             self._on_broker.setdefault(broker, {}).setdefault(name, []).extend(partitions)
-        self._assignments = self._assignments.with_topic(
-            name, (self._assignments.topic(name) or ()) + prepared.replicas
-        )
+        assignments = self._current_assignments()
+        self._assignments = assignments.with_topic(name, (assignments.topic(name) or ()) + prepared.replicas)
         topic.version += 1
         self._changed()
         self._touch(name)
@@ -527,8 +545,10 @@ class Cluster:
         self._topics_by_id.pop(topic.topic_id, None)
         if self._collision_keys.get(collision_key(name)) == name:
             del self._collision_keys[collision_key(name)]
+        self._moved.discard(name)
         self._assignments = self._assignments.without_topic(name)
         self._configs_changed()  # a topic of this name made later starts from its own configs
+        self._reassigning.pop(name, None)
         for by_topic in self._on_broker.values():
             by_topic.pop(name, None)
         self._changed()
@@ -641,6 +661,7 @@ class Cluster:
         results: list[list[tuple[str, Any, Any]]] = []
         entries: list[tuple[str, list[tuple[str, Any, Any]], str]] = []
         touched: dict[str, None] = {}
+        moved: dict[str, None] = {}  # topics whose replica lists changed (reassignments)
         for change in changes:
             partition = change.partition
             recorded = []
@@ -648,6 +669,11 @@ class Cluster:
             for name, value in zip(names_and_values, names_and_values, strict=True):
                 old = getattr(partition, name)
                 if old != value:
+                    if name == "replicas":
+                        self._replicas_changed(partition, old, value)
+                        moved[partition.topic] = None
+                    elif name == "adding_replicas" or name == "removing_replicas":
+                        self._reassigning_changed(partition, name, value)
                     setattr(partition, name, value)
                     recorded.append(
                         (
@@ -660,8 +686,9 @@ class Cluster:
             if recorded:
                 touched[partition.topic] = None
                 entries.append((partition.name, recorded, change.cause))
+        self._moved.update(moved)
         if entries:
-            self._changed(assignments=False)
+            self._changed(assignments=bool(moved))
             for name in touched:
                 topic = self.topics.get(name)
                 if topic is not None:
@@ -669,6 +696,67 @@ class Cluster:
                     self._touch(name)
             self.events.record_many("partition", entries)
         return results
+
+    def _current_assignments(self) -> Assignments:
+        """Every topic's replica lists, those reassignments changed brought up to date."""
+        if self._moved:
+            assignments = self._assignments
+            for name in sorted(self._moved):
+                topic = self.topics[name]
+                assignments = assignments.with_topic(name, tuple(tuple(p.replicas) for p in topic.partitions))
+            self._assignments = assignments
+            self._moved.clear()
+        return self._assignments
+
+    def _replicas_changed(self, partition: PartitionState, old: list[int], new: list[int]) -> None:
+        """A reassignment changed ``partition``'s replicas: what is aligned with them follows (a new
+        replica has an empty log and was never caught up; a record that sets ``leo`` after ``replicas``
+        gives its own), and the index of partitions by broker."""
+        leo = dict(zip(old, partition.leo, strict=True))
+        caught_up = dict(zip(old, partition.caught_up, strict=True))
+        partition.leo = [leo.get(r, 0) for r in new]
+        partition.caught_up = [caught_up.get(r, NEVER_CAUGHT_UP) for r in new]
+        name = partition.topic
+        for r in old:
+            if r not in new:
+                on = self._on_broker.get(r, {}).get(name)
+                if on is not None:
+                    i = bisect.bisect_left(on, partition.index, key=_index)
+                    if i < len(on) and on[i] is partition:
+                        del on[i]
+        for r in new:
+            if r not in old:
+                on = self._on_broker.setdefault(r, {}).setdefault(name, [])
+                if not on or on[-1].index < partition.index:
+                    on.append(partition)
+                else:
+                    bisect.insort(on, partition, key=_index)
+
+    def _reassigning_changed(self, partition: PartitionState, name: str, value: list[int]) -> None:
+        other = partition.removing_replicas if name == "adding_replicas" else partition.adding_replicas
+        indexes = self._reassigning.setdefault(partition.topic, {})
+        if value or other:
+            indexes[partition.index] = None
+        else:
+            indexes.pop(partition.index, None)
+            if not indexes:
+                del self._reassigning[partition.topic]
+
+    def reassigning(self, topic: str | None = None) -> list[PartitionState]:
+        """The partitions with a reassignment in progress (of ``topic``; None: of every topic, in topic
+        creation order), in partition order: kept as they change, so that listing them reads no others."""
+        names = (
+            [topic]
+            if topic is not None
+            else sorted(self._reassigning, key=lambda name: self.topics[name].created)
+        )
+        found = []
+        for name in names:
+            indexes = self._reassigning.get(name)
+            if indexes:
+                partitions = self.topics[name].partitions
+                found += [partitions[i] for i in sorted(indexes)]
+        return found
 
     @staticmethod
     def progress(partition: PartitionState, **changes: Any) -> None:
@@ -717,6 +805,10 @@ _TOUCHED_KEPT = 100_000
 def _config_changes(old: Mapping[str, str], new: Mapping[str, str]) -> list[tuple[str, Any, Any]]:
     """``(key, old value, new value)`` for every key set, changed or removed (None where unset)."""
     return [(key, old.get(key), new.get(key)) for key in sorted({*old, *new}) if old.get(key) != new.get(key)]
+
+
+def _index(partition: PartitionState) -> int:
+    return partition.index
 
 
 def _plain(value: Any) -> Any:

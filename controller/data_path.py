@@ -250,9 +250,8 @@ class DataPath:
     def _sync(self, p: PartitionState, data: PartitionData, leo: list[int]) -> list[int]:
         leader = p.leader
         logs = data.logs
-        for r in p.replicas:
-            if r not in logs:
-                logs[r] = Log()
+        if len(logs) != len(p.replicas) or any(r not in logs for r in p.replicas):
+            self._replicas_moved(p, data)
         out = list(leo)
         if leader == NO_LEADER:
             for i, r in enumerate(p.replicas):
@@ -285,6 +284,24 @@ class DataPath:
             out[i] = follower.log_end_offset
         self._retain(p, data)
         return out
+
+    @staticmethod
+    def _replicas_moved(p: PartitionState, data: PartitionData) -> None:
+        """A reassignment changed the replicas: a removed replica's log goes; a new replica's log starts
+        empty at its leader's log start offset (a follower fetching below it starts over from there)."""
+        logs = data.logs
+        for r in [r for r in logs if r not in p.replicas]:
+            del logs[r]
+        leader_log = logs.get(p.leader)
+        start = 0
+        if leader_log is not None:
+            start = leader_log.log_start_offset
+            holder = leader_log.batch_at(start)
+            if holder is not None and not holder.is_synthetic:
+                start = holder.base_offset  # a follower copies a client batch whole
+        for r in p.replicas:
+            if r not in logs:
+                logs[r] = Log(start)
 
     def _truncate_leader(self, p: PartitionState, data: PartitionData, offset: int) -> None:
         """A leader's log set lower (``set_log_end_offset``): what it held past ``offset`` goes."""

@@ -13,7 +13,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controller.assembly import create_server
@@ -26,6 +26,9 @@ from controller.faults import Faults
 from controller.groups.durable import LostCommit
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
+from controller.reassignment import ReassignOutcome
+from controller.scenario import Scenario, parse_scenario
+from controller.scenario.player import ScenarioPlayer
 from controller.security_testing import ClientSettings
 
 if TYPE_CHECKING:
@@ -221,6 +224,19 @@ class ServerThread:
         outcome: ElectionOutcome = self._on_loop(self.dynamics.elect(topic, partition, kind))
         return outcome
 
+    def reassign(
+        self,
+        moves: Mapping[tuple[str, int], Sequence[int] | None],
+        allow_replication_factor_change: bool = True,
+    ) -> list[ReassignOutcome]:
+        """Moves partitions to new replicas (AlterPartitionReassignments; None cancels one's reassignment):
+        ``{("orders", 0): [3, 1, 2]}``. One outcome per partition (``.error`` None, or its ``ErrorCode``
+        and ``.message``); the new replicas then copy as the clock moves (:meth:`advance`)."""
+        outcomes: list[ReassignOutcome] = self._on_loop(
+            self.dynamics.reassign(moves, allow_replication_factor_change)
+        )
+        return outcomes
+
     def advance(self, ms: int) -> int:
         """Moves the virtual clock ``ms`` ahead, firing every timer on the way; the new time (ms)."""
         now: int = self._on_loop(self.dynamics.advance(ms))
@@ -281,6 +297,14 @@ class ServerThread:
         leader epoch, acks, producer id and cause."""
         lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
         return lost
+
+    def load_scenario(self, scenario: str | Scenario, source: str = "<scenario>") -> int:
+        """Plays a scenario's steps (its TOML text, or a :class:`~controller.scenario.Scenario`) on the
+        server's clock, each ``t`` after now, as SimulatorScenarioLoad does (the file's cluster and
+        settings are not applied); the clock time the steps count from. ScenarioError for a bad file."""
+        parsed = parse_scenario(scenario, source) if isinstance(scenario, str) else scenario
+        start: int = self._on_loop(_value(ScenarioPlayer(self.server.controller, parsed).schedule))
+        return start
 
     def broker_state(self, broker_id: int) -> str:
         """``running``, ``fenced``, ``controlled shutdown`` or ``offline``."""

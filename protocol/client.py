@@ -384,6 +384,12 @@ class KafkaClient:
         response = await self._control(ApiKey.SIMULATOR_EVENTS, {"SinceSeq": since, "MaxEvents": max_events})
         return int(response["LastSeq"]), list(response["Events"])
 
+    async def load_scenario(self, text: str, source: str | None = None) -> dict[str, Any]:
+        """SimulatorScenarioLoad (1012): a scenario file's steps scheduled from now; the answer's ``Steps``,
+        ``StartMs`` and ``Ignored`` (the parts of the file a running server does not apply)."""
+        request = {"Scenario": text.encode("utf-8"), "Source": source}
+        return await self._control(ApiKey.SIMULATOR_SCENARIO_LOAD, request)
+
     async def add_faults(self, faults: Iterable[dict[str, Any]]) -> list[int]:
         """SimulatorFaultsAdd (1009): faults as the request's entries (``FaultSpec.to_wire()``); their ids."""
         response = await self._control(ApiKey.SIMULATOR_FAULTS_ADD, {"Faults": list(faults)})
@@ -499,6 +505,10 @@ class BlockingClient:
 
     def events(self, since: int = 0, max_events: int = 10000) -> tuple[int, list[dict[str, Any]]]:
         result: tuple[int, list[dict[str, Any]]] = self._run(self._client.events(since, max_events))
+        return result
+
+    def load_scenario(self, text: str, source: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self._run(self._client.load_scenario(text, source))
         return result
 
     def add_faults(self, faults: Iterable[dict[str, Any]]) -> list[int]:

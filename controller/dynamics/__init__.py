@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from controller.election.service import Change, ElectionService
 from controller.election.styles import start_election_service
 from controller.events import Event
 from controller.offload import Turns
+from controller.reassignment import Reassignments, ReassignOutcome, Target
 from protocol.codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,9 @@ class PartitionSnapshot:
     status: PartitionStatus
     offline_replicas: tuple[int, ...]
     leader_recovery_state: LeaderRecoveryState
+    #: A reassignment in progress: the replicas being added and removed (both empty when none is).
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,9 @@ class Dynamics:
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
         elections.before_change = self._before_change
+        #: Partition reassignments (AlterPartitionReassignments), completed as replication catches up.
+        self.reassignments = Reassignments(cluster, clock, elections, self.run_event)
+        self.replication.on_reassignment_complete = self.reassignments.complete_later
         #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
         #: replication looks at it: the replicas' logs follow (``controller.data_path``).
         self.on_partition_change: Callable[[PartitionState], None] = lambda partition: None
@@ -139,6 +146,7 @@ class Dynamics:
             if timer is not None:
                 timer.cancel()
         await self.lifecycle.close()
+        await self.reassignments.close()
         await self.replication.close()
         await self.elections.close()
 
@@ -280,6 +288,18 @@ class Dynamics:
             [outcomes[i] for i in sorted(outcomes)] if every else [outcomes[i] for i in range(len(targets))]
         )
 
+    async def reassign(
+        self,
+        moves: Mapping[tuple[str, int], Sequence[int] | None],
+        allow_replication_factor_change: bool = True,
+    ) -> list[ReassignOutcome]:
+        """AlterPartitionReassignments in-process: each partition ``(topic, index)`` moves to its replicas
+        (None cancels its reassignment); one outcome per partition, in order (``error`` None when it
+        started, completed at once or was cancelled). The new replicas copy at the replication model's
+        rates; :meth:`partition_state` shows ``adding_replicas`` and ``removing_replicas`` meanwhile."""
+        targets = [Target(topic, index, replicas) for (topic, index), replicas in moves.items()]
+        return await self.reassignments.alter(targets, allow_replication_factor_change)
+
     async def advance(self, ms: int) -> int:
         """Moves a virtual clock ``ms`` ahead, firing what falls due on the way; the new time."""
         if not isinstance(self.clock, VirtualClock):
@@ -305,6 +325,8 @@ class Dynamics:
             p.status,
             tuple(self.cluster.offline_replicas(p)),
             p.leader_recovery_state,
+            tuple(p.adding_replicas),
+            tuple(p.removing_replicas),
         )
 
     def topic_deleted(self, topic: str) -> None:

@@ -44,7 +44,7 @@ from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
-from controller.election.change import PartitionChangeBuilder
+from controller.election.change import PartitionChangeBuilder, completed_reassignment
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,9 @@ class Replication:
         self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = _same_offsets
         #: Called after a partition's high watermark moved up (acks=all answers wait for it).
         self.on_high_watermark: Callable[[PartitionState], None] = _no_watermark_wait
+        #: Called with a partition and the ISR its leader asks for when that ISR completes the partition's
+        #: reassignment and removes the leader (:meth:`controller.reassignment.Reassignments.complete_later`).
+        self.on_reassignment_complete: Callable[[PartitionState, list[int]], None] = lambda p, isr: None
 
     async def close(self) -> None:
         # Coasting partitions are left as they are: no tick fires any more, so settle() brings them to
@@ -581,6 +584,13 @@ class Replication:
         ]
         if joining:
             isr = [r for r in p.replicas if r in p.isr or r in joining]
+            if p.adding_replicas or p.removing_replicas:
+                done = completed_reassignment(p.replicas, p.adding_replicas, p.removing_replicas, isr)
+                if done is not None and p.leader not in done.isr:
+                    # The ISR change completes a reassignment that removes the leader: the controller
+                    # writes it with an election (Kafka answers the leader's AlterPartition so).
+                    self.on_reassignment_complete(p, isr)
+                    return
             self._write(self._builder(p).set_target_isr(isr), f"{cause}: broker(s) {joining} caught up")
 
     def _builder(self, p: PartitionState) -> PartitionChangeBuilder:

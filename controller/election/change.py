@@ -13,7 +13,13 @@ Kafka's rules, as ``PartitionChangeBuilder`` and its ``PartitionChangeBuilderTes
   leader recovery state RECOVERING;
 - the ISR is never written empty (the last member stays listed while the partition has no leader);
 - the leader epoch goes up whenever the leader changes, and when the replica set loses a member;
-  the partition epoch on every change.
+  the partition epoch on every change;
+- a reassignment in progress (adding and removing replicas, KIP-455) completes in whichever change
+  first has every target replica in its ISR (``completeReassignmentIfNeeded``): the removing replicas
+  leave the replicas and the ISR, and the election runs on what remains (a removed leader loses the
+  leadership). A change that holds no election (a leader's own ISR change) leaves a reassignment that
+  would remove its leader as it is: the controller completes it with an election
+  (:mod:`controller.reassignment`).
 
 Which valid replica leads is the election policy's answer (:meth:`PartitionChangeBuilder.set_candidates`);
 without one, Kafka's own order (:func:`controller.election.builtin.kafka.kafka_candidates`).
@@ -24,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from enum import Enum
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.cluster import (
     NO_LEADER,
@@ -37,7 +43,14 @@ from controller.election import rules
 from controller.election.api import PartitionView, Trigger
 from controller.election.builtin.kafka import kafka_candidates
 
-__all__ = ["ElectionKind", "PartitionChangeBuilder", "isr_change", "leader_is_valid"]
+__all__ = [
+    "CompletedReassignment",
+    "ElectionKind",
+    "PartitionChangeBuilder",
+    "completed_reassignment",
+    "isr_change",
+    "leader_is_valid",
+]
 
 
 class ElectionKind(Enum):
@@ -63,6 +76,35 @@ def leader_is_valid(partition: PartitionState, isr: Sequence[int], acceptable: C
     return leader != NO_LEADER and leader in isr and leader in acceptable
 
 
+class CompletedReassignment(NamedTuple):
+    """What a partition's replicas and ISR become when its reassignment completes."""
+
+    replicas: list[int]
+    isr: list[int]
+
+
+def completed_reassignment(
+    replicas: Sequence[int], adding: Sequence[int], removing: Sequence[int], isr: Sequence[int]
+) -> CompletedReassignment | None:
+    """Kafka's ``PartitionReassignmentReplicas.maybeCompleteReassignment``: None while no reassignment is in
+    progress or some target replica (``replicas`` without ``removing``) is not in ``isr``; else the
+    replicas and ISR without the removing replicas (never empty)."""
+    if not adding and not removing:
+        return None
+    new_isr = list(isr)
+    new_replicas = list(replicas)
+    if removing:
+        new_isr = [r for r in isr if r not in removing]
+        if not new_isr:
+            return None
+        new_replicas = [r for r in replicas if r not in removing]
+        if not new_replicas:
+            return None
+    if not set(new_replicas) <= set(new_isr):
+        return None
+    return CompletedReassignment(new_replicas, new_isr)
+
+
 def isr_change(
     partition: PartitionState, isr: Sequence[int], cause: str, allow_empty: bool = False
 ) -> PartitionChange | None:
@@ -86,6 +128,10 @@ class PartitionChangeBuilder:
     # Defaults as class attributes: a failover makes 100,000 builders, most of which set one target.
     _target_isr: Sequence[int] | None = None
     _target_replicas: Sequence[int] | None = None
+    _target_adding: Sequence[int] | None = None
+    _target_removing: Sequence[int] | None = None
+    #: Whether the reassignment's completion was looked for (it is once, before the election).
+    _completion_checked = False
     _target_recovery: LeaderRecoveryState | None = None
     _election: ElectionKind | None = ElectionKind.ONLINE
     _trigger = Trigger.LEADER_OFFLINE
@@ -113,6 +159,18 @@ class PartitionChangeBuilder:
 
     def set_target_replicas(self, replicas: Sequence[int]) -> PartitionChangeBuilder:
         self._target_replicas = replicas
+        self._plain = False
+        return self
+
+    def set_target_adding(self, adding: Sequence[int]) -> PartitionChangeBuilder:
+        """The replicas a reassignment adds (Kafka's ``setTargetAdding``; empty: none)."""
+        self._target_adding = adding
+        self._plain = False
+        return self
+
+    def set_target_removing(self, removing: Sequence[int]) -> PartitionChangeBuilder:
+        """The replicas a reassignment removes (Kafka's ``setTargetRemoving``; empty: none)."""
+        self._target_removing = removing
         self._plain = False
         return self
 
@@ -171,6 +229,7 @@ class PartitionChangeBuilder:
         targets are set."""
         wanted = self._wanted
         if wanted is None:
+            self._complete_reassignment_if_needed()
             kind = self._election
             if kind is None:
                 wanted = False
@@ -181,6 +240,32 @@ class PartitionChangeBuilder:
                 wanted = not leader_is_valid(self.partition, isr, self.acceptable)
             self._wanted = wanted
         return wanted
+
+    def _complete_reassignment_if_needed(self) -> None:
+        """Kafka's ``completeReassignmentIfNeeded``: when every target replica is in the target ISR, the
+        targets become the replicas and ISR without the removing replicas, and adding and removing empty.
+        Not when the change holds no election and the leader would be removed (see the module docstring)."""
+        if self._completion_checked:
+            return
+        self._completion_checked = True
+        p = self.partition
+        adding = p.adding_replicas if self._target_adding is None else self._target_adding
+        removing = p.removing_replicas if self._target_removing is None else self._target_removing
+        if not adding and not removing:
+            return
+        done = completed_reassignment(
+            p.replicas if self._target_replicas is None else self._target_replicas,
+            adding,
+            removing,
+            p.isr if self._target_isr is None else self._target_isr,
+        )
+        if done is None:
+            return
+        if self._election is None and self._leader is None and p.leader not in done.isr:
+            return
+        self._target_replicas, self._target_isr = done.replicas, done.isr
+        self._target_adding = self._target_removing = ()
+        self._plain = False
 
     def eligibility(self) -> rules.Eligibility:
         """Who may lead in the election (Kafka's rule, :func:`controller.election.rules.kafka_eligible`)."""
@@ -241,7 +326,7 @@ class PartitionChangeBuilder:
         wanted = self._wanted
         if wanted is None:
             wanted = self.wants_election()
-        if self._plain and not wanted:
+        if self._plain and not wanted and not (p.adding_replicas or p.removing_replicas):
             isr = self._target_isr  # only the ISR may change
             return None if isr is None else isr_change(p, isr, cause, self._allow_empty_isr)
         old_leader = leader = p.leader
@@ -268,6 +353,11 @@ class PartitionChangeBuilder:
         )
         replicas = self._target_replicas
         new_replicas = list(replicas) if replicas is not None and replicas != p.replicas else None
+        adding, removing = self._target_adding, self._target_removing
+        new_adding = list(adding) if adding is not None and list(adding) != p.adding_replicas else None
+        new_removing = (
+            list(removing) if removing is not None and list(removing) != p.removing_replicas else None
+        )
         status = self._status
         if status is p.status:
             status = None
@@ -279,6 +369,8 @@ class PartitionChangeBuilder:
             leader_changed
             or new_isr is not None
             or new_replicas is not None
+            or new_adding is not None
+            or new_removing is not None
             or recovery is not None
             or status is not None
             or candidate is not None
@@ -289,6 +381,10 @@ class PartitionChangeBuilder:
             fields += ("isr", new_isr)
         if new_replicas is not None:
             fields += ("replicas", new_replicas)
+        if new_removing is not None:
+            fields += ("removing_replicas", new_removing)
+        if new_adding is not None:
+            fields += ("adding_replicas", new_adding)
         if leader_changed:
             fields += ("leader", leader)
         # The leader epoch goes up when the leader changes, and when the replica set loses a member
@@ -316,6 +412,9 @@ class PartitionChangeBuilder:
             # start); after an unclean election the high watermark can go back to it.
             truncated = [min(offset, leader_leo) for offset in offsets]
             if truncated != offsets:
+                if new_replicas is not None:  # aligned with the new replicas (a new one starts empty)
+                    by_replica = dict(zip(p.replicas, truncated, strict=True))
+                    truncated = [by_replica.get(r, 0) for r in new_replicas]
                 fields += ("leo", truncated)
             if unclean and p.high_watermark > leader_leo:
                 fields += ("high_watermark", leader_leo)

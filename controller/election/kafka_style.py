@@ -41,13 +41,31 @@ class KafkaElection(ElectionService):
             p = change.partition
             trigger = change.trigger
             target_isr = change.target_isr
-            if trigger is None and leader_is_valid(p, p.isr if target_isr is None else target_isr, alive):
+            reassigning = (
+                change.target_replicas is not None
+                or change.target_adding is not None
+                or change.target_removing is not None
+                or p.adding_replicas
+                or p.removing_replicas
+            )
+            if (
+                trigger is None
+                and not reassigning
+                and leader_is_valid(p, p.isr if target_isr is None else target_isr, alive)
+            ):
                 builders.append(None)
                 continue
             builder = PartitionChangeBuilder(p, alive)
             builders.append(builder)
             if target_isr is not None:
                 builder.set_target_isr(target_isr)
+            if reassigning:
+                if change.target_replicas is not None:
+                    builder.set_target_replicas(change.target_replicas)
+                if change.target_adding is not None:
+                    builder.set_target_adding(change.target_adding)
+                if change.target_removing is not None:
+                    builder.set_target_removing(change.target_removing)
             if trigger is not None:
                 builder.set_election(_KINDS.get(trigger, ElectionKind.ONLINE), trigger)
             if builder.wants_election():

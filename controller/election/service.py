@@ -58,6 +58,11 @@ class Change:
     excluded: frozenset[int] = frozenset()
     #: The broker whose loss asked for the change (Fluvio measures candidates against it).
     failed_leader: int = NO_LEADER
+    #: A reassignment's targets (:mod:`controller.reassignment`): the replicas, and the replicas being
+    #: added and removed (None: as they are).
+    target_replicas: list[int] | None = None
+    target_adding: list[int] | None = None
+    target_removing: list[int] | None = None
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ States and the ones each may be entered from (Kafka's ``ClassicGroupState``)::
 
 from __future__ import annotations
 
+import collections
 import enum
 import struct
 from collections.abc import Callable, Sequence
@@ -150,6 +151,9 @@ class ClassicGroup:
     static_members: dict[str, str] = field(default_factory=dict)
     #: A member joined during the initial rebalance delay: the delay is extended.
     new_member_added: bool = False
+    #: How many members support each protocol name (Kafka's ``ClassicGroup.supportedProtocols``): whether a
+    #: joining member's protocols fit the group is then not a walk over every member.
+    supported: collections.Counter[str] = field(default_factory=collections.Counter, repr=False)
 
     # ----------------------------------------------------------------------------------- state
 
@@ -173,6 +177,8 @@ class ClassicGroup:
     def add(self, member: Member, join_waiter: JoinWaiter | None = None) -> None:
         if not self.members:
             self.protocol_type = member.protocol_type
+        if member.member_id not in self.members:
+            self.supported.update({name for name, _ in member.protocols})
         self.members[member.member_id] = member
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
@@ -183,6 +189,8 @@ class ClassicGroup:
 
     def remove(self, member_id: str) -> None:
         member = self.members.pop(member_id, None)
+        if member is not None:
+            self.supported.subtract({name for name, _ in member.protocols})
         if member is not None and member.instance_id is not None:
             self.static_members.pop(member.instance_id, None)
         if self.leader == member_id:
@@ -208,7 +216,7 @@ class ClassicGroup:
         return member
 
     def has_all_members_joined(self) -> bool:
-        return all(m.awaiting_join for m in self.members.values()) and not self.pending_members
+        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
 
     def not_yet_rejoined(self) -> list[Member]:
         return [m for m in self.members.values() if not m.awaiting_join]
@@ -241,13 +249,21 @@ class ClassicGroup:
 
     # ----------------------------------------------------------------------------------- protocols
 
+    def set_protocols(self, member: Member, protocols: Sequence[tuple[str, bytes]]) -> None:
+        """A member's protocols change (it rejoins with new ones)."""
+        if self.members.get(member.member_id) is member:
+            self.supported.subtract({name for name, _ in member.protocols})
+            self.supported.update({name for name, _ in protocols})
+        member.protocols = list(protocols)
+
     def supports_protocols(self, protocol_type: str, protocols: Sequence[tuple[str, bytes]]) -> bool:
         names = {name for name, _ in protocols}
         if self.state is GroupState.EMPTY:
             return bool(protocol_type) and bool(names)
         if self.protocol_type != protocol_type:
             return False
-        return any(all(name in {p for p, _ in m.protocols} for m in self.members.values()) for name in names)
+        supported, count = self.supported, len(self.members)
+        return any(supported[name] == count for name in names)
 
     def candidate_protocols(self) -> set[str]:
         members = list(self.members.values())

@@ -23,7 +23,7 @@ import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from controller.clock import Clock, Timer
 from controller.events import EventLog
@@ -85,8 +85,10 @@ class JoinRequest:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class OffsetCommit:
+class OffsetCommit(NamedTuple):
+    """One partition's commit as an OffsetCommit request gives it (a tuple: one is made per partition
+    committed, on every commit)."""
+
     topic: str
     partition: int
     offset: int
@@ -94,9 +96,8 @@ class OffsetCommit:
     metadata: str | None = ""
 
 
-@dataclass(frozen=True)
-class CommittedOffset:
-    """An offset as kept: what OffsetFetch answers."""
+class CommittedOffset(NamedTuple):
+    """An offset as kept: what OffsetFetch answers (a tuple, made per partition committed)."""
 
     offset: int
     leader_epoch: int
@@ -183,7 +184,7 @@ class GroupCoordinator:
         timer = self._timers.get(key)
         if timer is not None and timer.when <= end:
             return
-        self._schedule(key, end - self.clock.now(), lambda: self._session_timer(gid, mid))
+        self._schedule(key, timeout_ms, lambda: self._session_timer(gid, mid))
 
     def _session_timer(self, group_id: str, member_id: str) -> None:
         key = ("heartbeat", group_id, member_id)
@@ -266,6 +267,8 @@ class GroupCoordinator:
         limit = self.settings.max_size
         if group.is_in(GroupState.EMPTY, GroupState.DEAD):
             return True
+        if len(group.members) < limit:
+            return True  # fewer members than the limit: fewer awaiting a join too
         if group.is_in(GroupState.PREPARING_REBALANCE):
             member = group.members.get(member_id)
             awaiting = sum(1 for m in group.members.values() if m.awaiting_join)
@@ -347,7 +350,7 @@ class GroupCoordinator:
     def _update_member(
         self, group: ClassicGroup, member: Member, request: JoinRequest, respond: JoinWaiter | None
     ) -> None:
-        member.protocols = list(request.protocols)
+        group.set_protocols(member, request.protocols)
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         member.session_timeout_ms = request.session_timeout_ms
         if respond is not None:
@@ -647,18 +650,22 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if group.is_in(GroupState.DEAD):
+        state = group.state
+        if state is GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        try:
-            group.validate_member(member_id, instance_id)
-        except GroupError as refusal:
-            return refusal.code
+        member = group.members.get(member_id)
+        if member is None or instance_id is not None:
+            try:
+                group.validate_member(member_id, instance_id)
+            except GroupError as refusal:
+                return refusal.code
+            member = group.members[member_id]
         if generation != group.generation:
             return ErrorCode.ILLEGAL_GENERATION
-        if group.is_in(GroupState.EMPTY):
+        if state is GroupState.EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        self._reschedule_heartbeat(group, group.members[member_id])
-        if group.is_in(GroupState.PREPARING_REBALANCE):
+        self._session(group_id, member_id, member.session_timeout_ms)
+        if state is GroupState.PREPARING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
@@ -729,6 +736,7 @@ class GroupCoordinator:
     ) -> None:
         """OffsetCommit: ``respond`` gets one error per commit once the commits are durable."""
         error = self._refused(group_id)
+        created = group_id not in self.groups
         if not error:
             try:
                 group = self._commit_group(group_id, generation, member_id, instance_id, version)
@@ -742,14 +750,16 @@ class GroupCoordinator:
         now = self.clock.now()
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset | None]] = []
-        for c in commits:
-            metadata = c.metadata if c.metadata is not None else ""
-            if len(metadata) > OFFSET_METADATA_MAX_BYTES:
+        for topic, partition, offset, leader_epoch, metadata in commits:
+            if metadata is None:
+                metadata = ""
+            elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
                 codes.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
                 continue
             codes.append(ErrorCode.NONE)
-            kept.append(((c.topic, c.partition), CommittedOffset(c.offset, c.leader_epoch, metadata, now)))
-        self._note(group_id, "offsets committed")
+            kept.append(((topic, partition), CommittedOffset(offset, leader_epoch, metadata, now)))
+        if created:  # a commit changes nothing else _note records (state, generation, leader, members)
+            self._note(group_id, "offsets committed")
         if not kept:
             respond(codes)
             return

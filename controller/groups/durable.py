@@ -28,7 +28,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.clock import Clock, Timer
 from controller.cluster import NO_LEADER, Cluster
@@ -86,13 +86,18 @@ class LostCommit:
     lost_at: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Record:
+class _Record(NamedTuple):
+    """One record of ``__consumer_offsets`` (a tuple: one is made per partition committed)."""
+
     offset: int
     group_id: str
     #: ("group", snapshot or None for a tombstone) or ("offset", ((topic, partition), CommittedOffset | None)).
     kind: str
     value: Any
+
+
+#: A partition's records are compacted once they are this many, and then again once they have doubled.
+COMPACT_AT = 4096
 
 
 class GroupService:
@@ -125,6 +130,8 @@ class GroupService:
         self.coordinator.log = self
         self.lost_commits: list[LostCommit] = []
         self._records: dict[int, list[_Record]] = {}
+        #: How many records a partition may hold before it is compacted again.
+        self._compact_at: dict[int, int] = {}
         self._holder: dict[int, int] = {}
         self._loaded_at: dict[int, int] = {}
         self._waiting: dict[int, deque[tuple[int, Callable[[], None]]]] = {}
@@ -271,7 +278,9 @@ class GroupService:
 
     # ------------------------------------------------------------------------------------- the log
 
-    def _append(self, group_id: str, kind: str, value: Any) -> int | None:
+    def _append(self, group_id: str, kind: str, values: list[Any]) -> int | None:
+        """Appends one record per value to the group's partition (its leader's log end offset moves on by
+        as many); the offset of the last, or None when there is no partition to append to."""
         index = self.partition_of(group_id)
         topic = self.cluster.topics.get(OFFSETS_TOPIC)
         if topic is None:
@@ -282,16 +291,40 @@ class GroupService:
         leo = list(p.leo)
         i = p.replicas.index(p.leader)
         offset = leo[i]
-        leo[i] += 1
+        leo[i] += len(values)
         self.cluster.progress(p, leo=leo)
-        self._records.setdefault(index, []).append(_Record(offset, group_id, kind, value))
+        records = self._records.get(index)
+        if records is None:
+            records = self._records[index] = []
+        records.extend(_Record(offset + n, group_id, kind, value) for n, value in enumerate(values))
+        if len(records) >= self._compact_at.get(index, COMPACT_AT):
+            self._compact(index, min(p.leo))
         self._holder.setdefault(index, p.leader)
         self.replication.refresh(p, "group coordinator append")
         self.replication.touch(p)
-        return offset
+        return offset + len(values) - 1
+
+    def _compact(self, index: int, below: int) -> None:
+        """Kafka compacts ``__consumer_offsets`` (``cleanup.policy=compact``): of the records every replica
+        has (below ``below``, the lowest log end offset), only the last of each key (a group's metadata, a
+        group's partition) is kept. What any replica loads after a move, and what a move loses, are the
+        same as before (those records are below every replica's log end offset)."""
+        records = self._records[index]
+        last: dict[tuple[Any, ...], int] = {}
+        for n, record in enumerate(records):
+            if record.offset >= below:
+                break
+            key = (record.group_id, record.kind, record.value[0] if record.kind == "offset" else None)
+            last[key] = n
+        else:
+            n = len(records)
+        if len(last) < n:
+            keep = sorted(last.values())
+            self._records[index] = records = [records[k] for k in keep] + records[n:]
+        self._compact_at[index] = max(COMPACT_AT, 2 * len(records))
 
     def write_group(self, group: ClassicGroup) -> None:
-        self._append(group.group_id, "group", None if group.is_in(GroupState.DEAD) else group.snapshot())
+        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
 
     def write_offsets(
         self,
@@ -299,9 +332,7 @@ class GroupService:
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
         respond: Callable[[], None],
     ) -> None:
-        last = None
-        for item in offsets:
-            last = self._append(group_id, "offset", item)
+        last = self._append(group_id, "offset", offsets)
         if last is None:
             respond()
             return

@@ -10,27 +10,53 @@ from protocol.spec import FieldSpec, MessageSpec
 __all__ = ["fit"]
 
 
+#: What a version of a message keeps: each field it has, with the plan of its children (None: a leaf).
+_Plan = tuple[tuple[str, "_Plan | None"], ...]
+#: Plans made, by the identity of the fields they were made from and the version (with those fields, so
+#: that the identity is not reused while the plan is kept); at most _PLANS_KEPT (then made anew).
+_PLANS: dict[tuple[int, int], tuple[tuple[FieldSpec, ...], _Plan]] = {}
+_PLANS_KEPT = 1024
+
+
 def fit(spec: MessageSpec, data: dict[str, Any], version: int) -> dict[str, Any]:
     """``data`` without the fields (at any depth) that ``version`` of ``spec`` does not have."""
-    return _fit(spec, spec.fields, data, version)
+    return _fit(_plan(spec, spec.fields, version), data)
 
 
-def _fit(
-    spec: MessageSpec, fields: tuple[FieldSpec, ...], data: dict[str, Any], version: int
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _plan(spec: MessageSpec, fields: tuple[FieldSpec, ...], version: int) -> _Plan:
+    """The fields of ``fields`` that ``version`` has, made once per fields and version (a group answer is
+    fitted on every request)."""
+    key = (id(fields), version)
+    kept = _PLANS.get(key)
+    if kept is not None and kept[0] is fields:
+        return kept[1]
+    plan = []
     for field in fields:
-        if field.name not in data or version not in field.versions:
+        if version not in field.versions:
             continue
-        value = data[field.name]
         children = field.fields
         if not children and field.type.is_struct_like:
             name = field.type.struct_name or (field.type.element.struct_name if field.type.element else None)
             struct = spec.common_structs.get(name or "")
             children = struct.fields if struct is not None else ()
-        if children and isinstance(value, list):
-            value = [_fit(spec, children, item, version) for item in value]
-        elif children and isinstance(value, dict):
-            value = _fit(spec, children, value, version)
-        out[field.name] = value
+        plan.append((field.name, _plan(spec, children, version) if children else None))
+    made = tuple(plan)
+    if len(_PLANS) >= _PLANS_KEPT:  # spec sets loaded from other folders (tests) do not pile up
+        _PLANS.clear()
+    _PLANS[key] = (fields, made)
+    return made
+
+
+def _fit(plan: _Plan, data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, children in plan:
+        if name not in data:
+            continue
+        value = data[name]
+        if children is not None:
+            if isinstance(value, list):
+                value = [_fit(children, item) for item in value]
+            elif isinstance(value, dict):
+                value = _fit(children, value)
+        out[name] = value
     return out

@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey
+
+if TYPE_CHECKING:
+    from protocol.registry import Schemas
 
 API_KEY = ApiKey.HEARTBEAT
 VERSIONS = (0, 4)
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes:
     service = ctx.controller.groups
-    error = service.check(request["GroupId"], ctx.listener_broker)
+    group_id = request["GroupId"]
+    error = service.check(group_id, ctx.listener_broker)
     if not error:
         error = service.coordinator.heartbeat(
-            request["GroupId"], request["GenerationId"], request["MemberId"], request.get("GroupInstanceId")
+            group_id, request["GenerationId"], request["MemberId"], request.get("GroupInstanceId")
         )
-    return _answer(error, version)
+    return _encoded(ctx.controller.schemas, version, error)
+
+
+@functools.lru_cache(maxsize=64)
+def _encoded(schemas: Schemas, version: int, error: int) -> bytes:
+    """An answer encoded: there are a few (a version and an error code), each encoded once."""
+    return schemas.response(API_KEY).encode(_answer(error, version), version)
 
 
 def _answer(error: int, version: int) -> dict[str, Any]:

@@ -14,7 +14,11 @@ API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (0, 9)
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(
+    ctx: RequestContext, request: dict[str, Any], version: int
+) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
+    """The answer now when the coordinator gives it at once (an error; commits durable already: no task),
+    else a future of it (commits wait for the high watermark)."""
     service = ctx.controller.groups
     commits = [
         OffsetCommit(
@@ -30,7 +34,15 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:
         return _answer(request, [error] * len(commits), version)
-    answered: asyncio.Future[list[ErrorCode]] = asyncio.get_running_loop().create_future()
+    given: list[list[ErrorCode]] = []
+    answered: asyncio.Future[dict[str, Any]] | None = None
+
+    def respond(codes: list[ErrorCode]) -> None:
+        if answered is None:
+            given.append(codes)
+        elif not answered.done():
+            answered.set_result(_answer(request, codes, version))
+
     service.coordinator.commit(
         request["GroupId"],
         request.get("GenerationIdOrMemberEpoch", -1),
@@ -38,9 +50,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         request.get("GroupInstanceId"),
         commits,
         version,
-        lambda codes: answered.done() or answered.set_result(codes),
+        respond,
     )
-    return _answer(request, await answered, version)
+    if given:
+        return _answer(request, given[0], version)
+    answered = asyncio.get_running_loop().create_future()
+    return answered
 
 
 def _answer(request: dict[str, Any], codes: list[ErrorCode] | list[int], version: int) -> dict[str, Any]:

@@ -34,9 +34,12 @@ COMMANDS = {
     "broker": "broker",
     "partitions": "partitions",
     "elect": "elect",
+    "reassign": "reassign",
     "events": "events",
     "faults": "faults",
     "clock": "clock",
+    "simulate": "simulate",
+    "scenario": "scenario",
     "produce": "data",
     "consume": "data",
 }

@@ -189,4 +189,9 @@ def _answered_soon(api_key: int, data: dict) -> dict:
         data["TimeoutMs"] = min(max(data.get("TimeoutMs", 0), 0), _SHORT_WAIT_MS)
     elif api_key == 1:
         data["MaxWaitMs"] = min(max(data.get("MaxWaitMs", 0), 0), _SHORT_WAIT_MS)
+    elif api_key == 1004:
+        # SimulatorReplication: a follower that copies late or not at all holds its partitions' high
+        # watermark back, and an OffsetCommit waits for the high watermark of __consumer_offsets.
+        data["DelayMs"] = min(max(data.get("DelayMs", -1), -1), _SHORT_WAIT_MS)
+        data["Unlimited"] = True
     return data

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from placement_sim.cli.connection import add_connection_options, describe_error, run_with_client
 from protocol.client import KafkaClient
 
-__all__ = ["partition_table", "register"]
+__all__ = ["partition_row", "partition_table", "register", "table_lines"]
 
 COLUMNS = (
     "TOPIC",
@@ -47,33 +48,70 @@ def _ids(ids: list[int]) -> str:
     return "[" + ", ".join(map(str, ids)) + "]"
 
 
+def partition_row(
+    topic: str,
+    index: int,
+    leader: int,
+    leader_epoch: int,
+    partition_epoch: int,
+    replicas: Sequence[int],
+    isr: Sequence[int],
+    status: str,
+    recovering: bool,
+    high_watermark: int,
+    offsets: Sequence[tuple[int, int]],
+) -> tuple[str, ...]:
+    """One partition's cells; ``offsets`` are (broker, log end offset) in replica order."""
+    leader_offset = "-"
+    followers = []
+    for broker, leo in offsets:
+        if broker == leader:
+            leader_offset = str(leo)
+        else:
+            followers.append(f"{broker}:{leo}")
+    return (
+        topic,
+        str(index),
+        str(leader) if leader >= 0 else "none",
+        f"{leader_epoch}/{partition_epoch}",
+        _ids(replicas),
+        _ids(isr),
+        status + (" (recovering)" if recovering else ""),
+        str(high_watermark),
+        leader_offset,
+        f"[{', '.join(followers)}]",
+    )
+
+
+def table_lines(rows: Iterable[tuple[str, ...]]) -> list[str]:
+    """The table's lines: a header, then one line per row of :func:`partition_row`."""
+    every = [COLUMNS, *rows]
+    widths = [max(map(len, column)) for column in zip(*every, strict=True)]
+    # One format for every row: a scenario's snapshot prints 100,000 of them.
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [line.format(*row).rstrip() for row in every]
+
+
 def partition_table(topics: list[dict[str, Any]]) -> list[str]:
-    """The table's lines (a header, then one line per partition)."""
-    rows = [COLUMNS]
-    for topic in topics:
-        for p in topic["Partitions"]:
-            if p["ErrorCode"] != 0:
-                continue
-            offsets = {r["BrokerId"]: r["LogEndOffset"] for r in p["ReplicaStates"]}
-            leader = p["LeaderId"]
-            status = p["Status"] + (" (recovering)" if p["LeaderRecoveryState"] == 1 else "")
-            followers = ", ".join(f"{b}:{leo}" for b, leo in offsets.items() if b != leader)
-            rows.append(
-                (
-                    topic["Name"],
-                    str(p["PartitionIndex"]),
-                    str(leader) if leader >= 0 else "none",
-                    f"{p['LeaderEpoch']}/{p['PartitionEpoch']}",
-                    _ids(p["Replicas"]),
-                    _ids(p["Isr"]),
-                    status,
-                    str(p["HighWatermark"]),
-                    str(offsets[leader]) if leader in offsets else "-",
-                    f"[{followers}]",
-                )
-            )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    """The table's lines (a header, then one line per partition) of SimulatorPartitionState's topics."""
+    return table_lines(
+        partition_row(
+            topic["Name"],
+            p["PartitionIndex"],
+            p["LeaderId"],
+            p["LeaderEpoch"],
+            p["PartitionEpoch"],
+            p["Replicas"],
+            p["Isr"],
+            p["Status"],
+            p["LeaderRecoveryState"] == 1,
+            p["HighWatermark"],
+            [(r["BrokerId"], r["LogEndOffset"]) for r in p["ReplicaStates"]],
+        )
+        for topic in topics
+        for p in topic["Partitions"]
+        if p["ErrorCode"] == 0
+    )
 
 
 def describe_command(args: argparse.Namespace) -> int:

@@ -7,11 +7,16 @@ import asyncio
 import contextlib
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from controller.assembly import create_server
-from controller.config import LISTENERS, PLACER, SEED, ServerConfig
+from controller.config import LISTENERS, PLACER, SEED, ConfigError, ServerConfig
 from controller.eventloop import loop_factory, loop_name
 from placement_sim.cli.options import add_property_option
+
+if TYPE_CHECKING:
+    from controller.scenario import Scenario
+    from controller.scenario.player import StepResult
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -34,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p.add_argument(
         "--seed", type=int, metavar="N", help="simulator.seed: makes every placement deterministic"
     )
+    p.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="play a scenario file (docs/scenarios.md): its brokers and settings configure the server (the "
+        "options above win), its steps fire at their times after start",
+    )
     add_property_option(p, "set any property (repeatable)")
     p.set_defaults(func=run)
 
@@ -51,15 +62,35 @@ def overrides_from(args: argparse.Namespace) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     overrides = overrides_from(args)
-    if args.listen and "://" not in args.listen:
-        # The address moves, the listener stays what the configuration makes it: a SASL_SSL listener is
-        # not served as PLAINTEXT because its address was given on the command line.
-        configured = ServerConfig.load(args.config, {k: v for k, v in overrides.items() if k != LISTENERS})
-        overrides[LISTENERS] = f"{configured.listener.name}://{args.listen}"
-    config = ServerConfig.load(args.config, overrides)
+    scenario = None
+    if args.scenario:  # imported only when asked for: a server starts sooner without
+        from controller.scenario import ScenarioError
+        from controller.scenario.simulation import scenario_settings
+        from placement_sim.cli.scenario_file import read_scenario
+
+        try:
+            scenario = read_scenario(args.scenario)
+        except ScenarioError as exc:
+            print(f"placement-sim: {exc}", file=sys.stderr)
+            return 2
+        overrides = {**scenario_settings(scenario), **overrides}
+    try:
+        if args.listen and "://" not in args.listen:
+            # The address moves, the listener stays what the configuration makes it: a SASL_SSL listener
+            # is not served as PLAINTEXT because its address was given on the command line.
+            configured = ServerConfig.load(
+                args.config, {k: v for k, v in overrides.items() if k != LISTENERS}
+            )
+            overrides[LISTENERS] = f"{configured.listener.name}://{args.listen}"
+        config = ServerConfig.load(args.config, overrides)
+    except ConfigError as exc:
+        if scenario is None or exc.key not in scenario.settings:
+            raise
+        print(f"placement-sim: {scenario.error(f'settings.{exc.key}', str(exc))}", file=sys.stderr)
+        return 2
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
-            return runner.run(_serve(config))
+            return runner.run(_serve(config, scenario))
     except BrokenPipeError:
         raise  # its reader went away: handled as for every command
     except OSError as exc:
@@ -67,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-async def _serve(config: ServerConfig) -> int:
+async def _serve(config: ServerConfig, scenario: Scenario | None = None) -> int:
     server = await create_server(config)
     await server.start()
     stop = asyncio.Event()
@@ -88,6 +119,12 @@ async def _serve(config: ServerConfig) -> int:
     endpoints = server.endpoints
     brokers_on = ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items()))
     print(f"brokers on {brokers_on} ({protocol})", flush=True)
+    if scenario is not None:
+        from controller.scenario.player import ScenarioPlayer
+
+        player = ScenarioPlayer(server.controller, scenario, _print_step)
+        start = player.schedule()
+        print(f"scenario {scenario.source}: {len(scenario.steps)} step(s) from {start} ms", flush=True)
     serving = asyncio.ensure_future(server.serve_forever())
     await stop.wait()
     serving.cancel()
@@ -96,3 +133,10 @@ async def _serve(config: ServerConfig) -> int:
     await server.stop()
     print("stopped", flush=True)
     return 0
+
+
+def _print_step(result: StepResult) -> None:
+    """A scenario step's line (and snapshot) as ``simulate`` prints it; a failed one says why."""
+    from placement_sim.cli.commands.simulate import step_lines
+
+    print("\n".join(step_lines(result)), flush=True)

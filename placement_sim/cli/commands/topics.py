@@ -26,7 +26,7 @@ from placement_sim.cli.connection import (
 )
 from placement_sim.cli.options import property_pair
 from protocol.client import KafkaClient
-from protocol.codes import ErrorCode
+from protocol.codes import ApiKey, ErrorCode
 
 __all__ = ["format_topic", "register", "rewrite_argv"]
 
@@ -228,6 +228,7 @@ async def _describe(client: KafkaClient, names: list[str] | None, keep: Partitio
     status = 0
     found = sorted((t for t in response["Topics"] if t["ErrorCode"] == 0), key=lambda t: t["Name"] or "")
     configs = await _non_default_configs(client, [t["Name"] for t in found])
+    moving = await _reassignments(client, [t["Name"] for t in found])
     for topic in sorted(response["Topics"], key=lambda t: t["Name"] or ""):
         if topic["ErrorCode"] != 0:
             print(
@@ -236,7 +237,7 @@ async def _describe(client: KafkaClient, names: list[str] | None, keep: Partitio
             )
             status = 1
             continue
-        lines = format_topic(topic, configs.get(topic["Name"], ""))
+        lines = format_topic(topic, configs.get(topic["Name"], ""), moving.get(topic["Name"]))
         if keep is None:
             print("\n".join(lines))
             continue
@@ -280,11 +281,31 @@ async def _non_default_configs(client: KafkaClient, names: list[str]) -> dict[st
     }
 
 
-def format_topic(topic: dict[str, Any], configs: str = "") -> list[str]:
+async def _reassignments(client: KafkaClient, names: list[str]) -> dict[str, dict[int, dict[str, Any]]]:
+    """The reassignments in progress of the topics ``names`` (ListPartitionReassignments), by topic and
+    partition, as ``kafka-topics.sh --describe`` shows them (none against a server without the API)."""
+    if not names or ApiKey.LIST_PARTITION_REASSIGNMENTS not in client.api_versions:
+        return {}
+    response = await client.send("ListPartitionReassignmentsRequest", {"TimeoutMs": 30_000, "Topics": None})
+    wanted = set(names)
+    return {
+        t["Name"]: {p["PartitionIndex"]: p for p in t["Partitions"]}
+        for t in response["Topics"]
+        if t["Name"] in wanted
+    }
+
+
+def format_topic(
+    topic: dict[str, Any], configs: str = "", reassignments: dict[int, dict[str, Any]] | None = None
+) -> list[str]:
     """Kafka's ``kafka-topics.sh --describe`` lines for one Metadata topic entry, with its non-default
-    ``configs`` (``key=value,...``)."""
+    ``configs`` (``key=value,...``) and the ListPartitionReassignments entries of its partitions being
+    reassigned (their adding and removing replicas; the replication factor leaves out adding ones)."""
     partitions = sorted(topic["Partitions"], key=lambda p: p["PartitionIndex"])
+    moving = reassignments or {}
     rf = len(partitions[0]["ReplicaNodes"]) if partitions else 0
+    if partitions and partitions[0]["PartitionIndex"] in moving:
+        rf -= len(moving[partitions[0]["PartitionIndex"]]["AddingReplicas"])
     topic_id = topic.get("TopicId")
     lines = [
         f"Topic: {topic['Name']}\tTopicId: {kafka_uuid(topic_id) if topic_id else ''}\t"
@@ -296,6 +317,12 @@ def format_topic(topic: dict[str, Any], configs: str = "") -> list[str]:
             f"\tTopic: {topic['Name']}\tPartition: {p['PartitionIndex']}\tLeader: {leader}\t"
             f"Replicas: {_ids(p['ReplicaNodes'])}\tIsr: {_ids(p['IsrNodes'])}"
         )
+        reassignment = moving.get(p["PartitionIndex"])
+        if reassignment is not None:
+            line += (
+                f"\tAdding Replicas: {_ids(reassignment['AddingReplicas'])}"
+                f"\tRemoving Replicas: {_ids(reassignment['RemovingReplicas'])}"
+            )
         if p.get("OfflineReplicas"):
             line += f"\tOffline: {_ids(p['OfflineReplicas'])}"
         lines.append(line)

@@ -22,6 +22,9 @@ def snapshot(sim: Sim) -> list[Any]:
     reader outside the dynamics must on an exclusive clock."""
     sim.dynamics.replication.settle()
     fields = (
+        "replicas",
+        "adding_replicas",
+        "removing_replicas",
         "leader",
         "isr",
         "leader_epoch",
@@ -41,8 +44,8 @@ def snapshot(sim: Sim) -> list[Any]:
 
 
 async def timeline(sim: Sim, slow: bool) -> list[list[Any]]:
-    """The failure simulation's steps (warm-up, crash, restart, a preferred election, a controlled
-    shutdown), with a snapshot after each."""
+    """The failure simulation's steps (warm-up, crash, restart, a preferred election, reassignments, a
+    controlled shutdown), with a snapshot after each."""
     d = sim.dynamics
     sim.topic("t", REPLICAS)
     sim.topic("single", [[3]])
@@ -65,6 +68,9 @@ async def timeline(sim: Sim, slow: bool) -> list[list[Any]]:
     shots.append(snapshot(sim))
     await d.elect_leaders("preferred", None)
     await d.advance(2000)
+    shots.append(snapshot(sim))
+    await d.reassign({("t", 0): [3, 4, 5], ("t", 1): [1, 2, 4, 5]})  # new replicas copy, then complete
+    await d.advance(3000)
     shots.append(snapshot(sim))
     await d.stop_broker(0, "controlled")
     await d.advance(3000)
@@ -106,6 +112,13 @@ async def test_coasting_gives_the_states_and_events_of_the_ticks_one_by_one(
     coasted, coasted_steps = await run(policy, slow, True, monkeypatch)
     for one_by_one, at_once in zip(ticked, coasted, strict=True):
         assert at_once == one_by_one
+    # Kafka's style reassigns (the timeline exercises it): t-0 has its new replicas, completed unless a
+    # rate-limited follower (broker 5) cannot catch up; Fluvio's style refuses reassignments.
+    replicas, adding = next((r, a) for name, r, a, *_ in coasted[4][1] if name == "t-0")
+    if policy == "kafka":
+        assert (replicas, adding) == (([3, 4, 5, 0, 1, 2], [3, 4, 5]) if slow else ([3, 4, 5], []))
+    else:
+        assert (replicas, adding) == ([0, 1, 2], [])
     # Most ticks were not stepped one by one (the partitions of a slow follower's broker are).
     assert coasted_steps < ticked_steps / (2 if slow else 4)
 

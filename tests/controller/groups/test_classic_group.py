@@ -188,6 +188,21 @@ def test_a_member_without_a_common_protocol_is_refused() -> None:
     assert h.join(protocol_type="connect")[0].error is E.INCONSISTENT_GROUP_PROTOCOL
 
 
+def test_the_protocols_a_newcomer_may_use_follow_the_members_joins_changes_and_leaves() -> None:
+    h = Harness()
+    both = (("range", b""), ("sticky", b""))
+    a, _ = h.new_member(client_id="a", protocols=both)
+    b, _ = h.new_member(client_id="b", protocols=both)
+    h.advance(0)
+    assert h.join(protocols=(("range", b""),))[0].error is E.MEMBER_ID_REQUIRED
+    assert h.join(a, protocols=(("sticky", b""),)) == []  # a now supports sticky alone (a rebalance starts)
+    assert h.join(protocols=(("range", b""),))[0].error is E.INCONSISTENT_GROUP_PROTOCOL
+    assert h.join(protocols=(("sticky", b""),))[0].error is E.MEMBER_ID_REQUIRED
+    assert h.coordinator.leave("g", [(a, None)]) == (E.NONE, [E.NONE])
+    assert h.join(protocols=(("range", b""),))[0].error is E.MEMBER_ID_REQUIRED  # b supports range
+    assert h.join(b, protocols=(("other", b""),))[0].error is E.INCONSISTENT_GROUP_PROTOCOL
+
+
 def test_sync_hands_each_member_its_assignment_and_the_group_becomes_stable() -> None:
     h = Harness()
     leader, _ = h.new_member(client_id="a")

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from controller.embedded import ServerThread
-from controller.groups.durable import LOAD_MS, OFFSETS_TOPIC, coordinator_partition, java_string_hash
+from controller.groups.coordinator import OffsetCommit
+from controller.groups.durable import (
+    COMPACT_AT,
+    LOAD_MS,
+    OFFSETS_TOPIC,
+    coordinator_partition,
+    java_string_hash,
+)
 from protocol.client import BlockingClient
 from protocol.codes import ErrorCode
 
@@ -322,3 +329,51 @@ def test_api_key_68_is_not_offered_to_clients_that_send_consumer_group_heartbeat
         assert (68 in keys) is offered
         assert {10, 11, 12, 13, 14, 8, 9, 15, 16, 42, 47} <= keys
         assert 68 in {k["ApiKey"] for k in client.send("ApiVersionsRequest", {}, version=0)["ApiKeys"]}
+
+
+def test_compacted_records_load_and_lose_what_the_whole_log_would(server: ServerThread) -> None:
+    """``__consumer_offsets`` is compacted below every replica's log end offset (the last record of each
+    key kept): the partition holds what a new coordinator needs, not every commit ever made; after an
+    unclean election the new leader loads the last commit below its log end offset and the commits above
+    it are the lost ones, as with the whole log."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        old = find(client, "g")["NodeId"]
+    index = coordinator_partition("g", 50)
+    followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != old]
+    service = server.server.controller.groups
+
+    def commits(start: int, count: int) -> Callable[[], None]:
+        def run() -> None:  # on the server's loop: a commit of offset n to partition n % 3, n from start
+            for n in range(start, start + count):
+                service.coordinator.commit(
+                    "g", -1, "", None, [OffsetCommit("orders", n % 3, n)], 8, lambda codes: None
+                )
+
+        return run
+
+    for start in range(0, 6000, 1000):  # the followers copy each thousand at the next tick
+        server.call(commits(start, 1000))
+        server.advance(100)
+    assert server.partition_state(OFFSETS_TOPIC, index).log_end_offsets == dict.fromkeys(
+        (old, *followers), 6000
+    )
+    # Compacted once, at record COMPACT_AT (the followers had 4,000): 3 keys below 4,000, then every record.
+    assert COMPACT_AT == 4096
+    assert len(service._records[index]) == 3 + 6000 - 4000
+    assert server.committed_offsets("g") == {("orders", 0): 5997, ("orders", 1): 5998, ("orders", 2): 5999}
+    for f in followers:
+        server.set_replication(f, records_per_s=0)
+    server.call(commits(6000, 3))
+    server.advance(45_000)  # the followers leave the ISR: the three commits are durable on the leader alone
+    assert server.partition_state(OFFSETS_TOPIC, index).isr == (old,)
+    server.stop_broker(old, "crash")
+    server.advance(9000)  # an unclean election picks a follower at offset 6,000
+    with BlockingClient.connect(server.bootstrap) as client:
+        assert find(client, "g")["NodeId"] in followers
+    server.advance(LOAD_MS)
+    assert server.committed_offsets("g") == {("orders", 0): 5997, ("orders", 1): 5998, ("orders", 2): 5999}
+    assert [(c.partition, c.offset, c.log_offset) for c in server.lost_commits()] == [
+        (0, 6000, 6000),
+        (1, 6001, 6001),
+        (2, 6002, 6002),
+    ]

@@ -18,7 +18,7 @@ from protocol.codes import ApiKey, ErrorCode
 from tests.support.rawwire import raw_connect, read_response, request_frame
 
 SCHEMAS = load_schemas()
-CONTROL_KEYS = list(range(1000, 1012))
+CONTROL_KEYS = list(range(1000, 1013))
 TOPIC = {"Name": "orders", "NumPartitions": 3, "ReplicationFactor": 3, "Assignments": [], "Configs": []}
 
 
@@ -64,6 +64,7 @@ def test_the_control_keys_are_advertised_on_a_loopback_listener(client):
         "SIMULATOR_FAULTS_ADD",
         "SIMULATOR_FAULTS_LIST",
         "SIMULATOR_FAULTS_CLEAR",
+        "SIMULATOR_SCENARIO_LOAD",
     ]
 
 

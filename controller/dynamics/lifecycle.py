@@ -270,7 +270,7 @@ class KafkaLifecycle(Lifecycle):
             for p in self.cluster.partitions_on(broker)
             if broker in p.isr or p.leader == broker
         ]
-        await self.elections.change(changes, cause)
+        await self.elections.change(changes, cause, results=False)
 
     async def _controlled_shutdown(self, broker: int) -> None:
         await self._leave_in_sync_sets(
@@ -325,7 +325,7 @@ class KafkaLifecycle(Lifecycle):
             for p in self.cluster.partitions()
             if p.leader == NO_LEADER
         ]
-        await self.elections.change(leaderless, f"broker {broker} unfenced")
+        await self.elections.change(leaderless, f"broker {broker} unfenced", results=False)
         self.replication.touch_broker(broker)
 
 

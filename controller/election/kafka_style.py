@@ -83,8 +83,9 @@ class KafkaElection(ElectionService):
         answers: dict[int, tuple[int, ...]],
         failures: dict[int, str],
         cause: str,
+        wanted: bool,
     ) -> list[ChangeResult]:
-        results: list[ChangeResult | None] = []  # None until written
+        results: list[ChangeResult | None] = []  # None until written (or not wanted)
         pending: list[tuple[int, PartitionChange]] = []
         pending_ids: set[int] = set()
 
@@ -93,7 +94,8 @@ class KafkaElection(ElectionService):
             for (position, record), recorded in zip(pending, written, strict=True):
                 p = record.partition
                 self.on_change(p)
-                results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
+                if wanted:
+                    results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
             pending_ids.clear()
 
@@ -112,7 +114,7 @@ class KafkaElection(ElectionService):
                     builder.set_candidates(answers[i])
                 record = builder.build(cause)
             if record is None:
-                results.append(ChangeResult(p, leader=p.leader))
+                results.append(ChangeResult(p, leader=p.leader) if wanted else None)
             else:
                 results.append(None)
                 pending.append((len(results) - 1, record))

@@ -218,8 +218,8 @@ class Replication:
         nothing to do (no workload, every follower at its leader's log end offset, nobody waiting to
         rejoin the in-sync set, or no leader at all) is looked at now, as a tick would, and not
         scheduled: a failover that moves 100,000 leaders leaves no tick over idle partitions behind."""
-        key = (p.topic, p.index)
-        if key not in self._active:
+        active = self._active
+        if not active or (p.topic, p.index) not in active:  # (a failover with no workload: none is)
             leader = p.leader
             if leader == NO_LEADER:
                 return
@@ -229,7 +229,7 @@ class Replication:
                 and self._caught_up_if_idle(p, leader)
             ):
                 return
-            self._active[key] = p
+            active[(p.topic, p.index)] = p
         self._schedule()
 
     def _caught_up_if_idle(self, p: PartitionState, leader: int) -> bool:

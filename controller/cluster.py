@@ -676,13 +676,12 @@ class Cluster:
                     else:
                         self._reassigning_changed(partition, name, value)
                     setattr(partition, name, value)
-                    recorded.append(
-                        (
-                            name,
-                            old if type(old) is int else _plain(old),
-                            value if type(value) is int else _plain(value),
-                        )
-                    )
+                    # As _plain makes them, lists (the ISR) without a call: a failover records 200,000.
+                    if type(old) is not int:
+                        old = tuple(old) if type(old) is list else _plain(old)
+                    if type(value) is not int:
+                        value = tuple(value) if type(value) is list else _plain(value)
+                    recorded.append((name, old, value))
             results.append(recorded)
             if recorded:
                 touched[partition.topic] = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.cluster import PartitionChange
+from controller.cluster import PartitionChange, PartitionState
 from controller.election.api import ElectionStyle, PartitionView, Trigger
 from controller.election.change import ElectionKind, PartitionChangeBuilder, isr_change, leader_is_valid
 from controller.election.service import Change, ChangeResult, ElectionService
@@ -87,7 +87,7 @@ class KafkaElection(ElectionService):
     ) -> list[ChangeResult]:
         results: list[ChangeResult | None] = []  # None until written (or not wanted)
         pending: list[tuple[int, PartitionChange]] = []
-        pending_ids: set[int] = set()
+        pending_partitions: set[PartitionState] = set()  # by identity (eq=False)
 
         def write() -> None:
             written = self.cluster.apply_changes([record for _, record in pending])
@@ -97,11 +97,11 @@ class KafkaElection(ElectionService):
                 if wanted:
                     results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
-            pending_ids.clear()
+            pending_partitions.clear()
 
         for i, (change, builder) in enumerate(zip(batch, plans, strict=True)):
             p = change.partition
-            if pending and id(p) in pending_ids:
+            if pending and p in pending_partitions:
                 write()
             if failures and i in failures:
                 results.append(self._failed(p, failures[i]))
@@ -118,7 +118,7 @@ class KafkaElection(ElectionService):
             else:
                 results.append(None)
                 pending.append((len(results) - 1, record))
-                pending_ids.add(id(p))
+                pending_partitions.add(p)
         if pending:
             write()
         return [r for r in results if r is not None]

@@ -126,6 +126,8 @@ def main() -> int:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.failure_only:
+        if args.failure_seeds < 1:
+            parser.error("--failure-only needs --failure-seeds of 1 or more")
         return _failure_only(args)
     grid = benchmark_grid(args.seeds, args.placers.split(",") if args.placers else None)
     progress = None if args.quiet else ConsoleProgress(interval=10)

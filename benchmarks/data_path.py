@@ -15,11 +15,34 @@ with acks=all (idempotent, as a producer's default is):
 - **produce**: ``--records`` records of 1 KB, linger.ms=5, from the first produce() to the end of
   flush(): MB/s (10^6 bytes of record values);
 - **consume**: the same records read back by a consumer that assigns the partition from the beginning
-  (no group), from the first record received to the last: MB/s;
+  (no group), from the first record received to the last: MB/s. Before it, as the producer delivers a
+  warm-up record before its timing, a consumer reads the warm-up record alone: the server's CPU for it
+  is reported (**warm-up consumer**, not gated), since it holds what a server does once, at its first
+  consumer (the simulator makes each API version's codec on first use, about 10 ms of CPU for a
+  consumer's APIs), which is not a cost per MB;
 - **server CPU per MB**: the server process's CPU time (every thread, ``/proc/PID/task/*/schedstat``)
   over each phase, per MB moved: ms/MB;
 - **memory held**: the server's resident set (``VmRSS``) once both topics hold their records, and its
   growth since before the first record.
+
+A third server shows the **Python floor**: the least a Python asyncio server (uvloop) spends for the
+same bytes. It is this script with ``--floor``: an ``asyncio.BufferedProtocol`` that reads the socket
+into one reused buffer, reads each frame's size, API key and correlation id, and answers a taught
+response for that API key; no decode, no copy of a frame, nothing kept. This process replays to it the
+requests confluent-kafka sends the simulator, with the same shapes and sizes: Produce v10 requests
+carrying one batch of 1 KB records each, as full as librdkafka's ``batch.size`` (1,000,000 bytes)
+lets it be, 5 in flight; and Fetch v16 requests, one at a time, each answered with such a batch. Its
+CPU per MB (over at least 40 MB per phase, after a warm-up) is in the table beside the mock's and the
+simulator's: the simulator's ratio to it is what its own machinery costs, the floor's ratio to the mock
+what Python and its event loop cost. The floor's load is a replay, not a client, so only its CPU rows
+are shown, and they are not gated.
+
+The same replay is then sent to the simulator (to the leader of a topic of its own, RF 3, acks=1; the
+Fetch requests name that topic's id and read its first batch), and to a second floor that keeps each
+Produce request's bytes in a buffer of its own (``--keep``: what any server that serves the records
+back must at least do; on this machine most of that cost is the kernel handing the process fresh
+memory). A second table shows the three side by side, in CPU per MB (not gated): the simulator's
+distance from the floor on exactly the same bytes, without a client's own variation.
 
 Targets, as the issue sets them (the script prints a table and exits 1 if one is missed): the
 simulator's throughput at least the mock's (1.0x) and its server CPU per MB at most the mock's (1.0x),
@@ -35,8 +58,14 @@ that took the most time on the server's thread.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import pickle
+import signal
 import sys
+import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +74,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import peer  # noqa: E402
-from peer import MOCK, SIM, Server, decode, frame, load_codec  # noqa: E402
+from peer import FLOOR, HOST, MOCK, SIM, Server, decode, frame, load_codec  # noqa: E402
 
 VALUE = b"x" * 1024
 MB = 1e6
@@ -73,6 +102,8 @@ class Phase:
 class Figures:
     produce: dict[str, Phase] = field(default_factory=dict)  # acks -> phase
     consume: dict[str, Phase] = field(default_factory=dict)
+    #: acks -> the server's CPU (s) for a consumer reading the warm-up record before the timed consume.
+    consumer_start: dict[str, float] = field(default_factory=dict)
     rss_before_mb: float = 0.0
     rss_after_mb: float = 0.0
 
@@ -187,6 +218,11 @@ def measure(server: Server, records: int) -> Figures:
         cpu, began = server.cpu_ns(), time.perf_counter()
         run()
         figures.produce[acks] = Phase(time.perf_counter() - began, (server.cpu_ns() - cpu) / 1e9, megabytes)
+        # A consumer reads the warm-up record first, as the producer delivered it before its timing: the
+        # server's first answers to a consumer's APIs (its codecs made on first use) are counted apart.
+        cpu = server.cpu_ns()
+        consume(bootstrap, topic, 1)
+        figures.consumer_start[acks] = (server.cpu_ns() - cpu) / 1e9
         cpu = server.cpu_ns()
         first, last = consume(bootstrap, topic, records + 1)
         # The consumer's start (Metadata, ListOffsets) is not counted in its time; its CPU is, in both.
@@ -195,19 +231,324 @@ def measure(server: Server, records: int) -> Figures:
     return figures
 
 
-def report(figures: dict[str, Figures], records: int, tick_ms: int) -> int:
+# -- the Python floor (this script with --floor) -------------------------------------------------------
+
+#: The versions confluent-kafka 2.16 (librdkafka 2.16) sends to the simulator.
+PRODUCE_VERSION = 10
+FETCH_VERSION = 16
+#: librdkafka's ``batch.size``: the most a batch (so a Produce to one partition) carries, in bytes.
+BATCH_BYTES = 1_000_000
+#: librdkafka's ``max.in.flight`` for an idempotent producer: Produce requests pipelined on a connection.
+IN_FLIGHT = 5
+#: The floor is measured over at least this many MB per phase (its CPU per MB is small: more bytes, less noise).
+FLOOR_MEGABYTES = 40.0
+_SIZE = 4
+#: The topic id the floor's Fetch requests name (the floor reads no request).
+FLOOR_TOPIC_ID = uuid.UUID(int=1)
+
+
+def floor_main(path: str, keep: bool) -> None:
+    """Serve the answers in ``path`` (pickled {apiKey: a whole response frame, correlation id 0}) on an
+    ephemeral port, on uvloop when it is installed; print the address; serve until SIGTERM.
+
+    The least a Python asyncio server does for the same bytes: the socket is read straight into one
+    reused buffer (``asyncio.BufferedProtocol``, no copy of a frame, nothing kept), each frame's size
+    prefix, API key and correlation id are read, and the taught answer for its API key goes out with the
+    correlation id patched in. No decode, no checks, no log. With ``keep``, the rest of each Produce
+    frame is read into a buffer of its own, which is kept (what any server that serves the records back
+    must do at least: the memory the records take is the process's, fresh from the system)."""
+    with open(path, "rb") as f:
+        answers: dict[int, bytes] = pickle.load(f)
+    try:
+        import uvloop
+
+        loop = uvloop.new_event_loop()
+    except ImportError:
+        loop = asyncio.new_event_loop()
+
+    class Answering(asyncio.BufferedProtocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.transport = transport
+            self.buffer = bytearray(256 * 1024)
+            self.head = bytearray()  # the first 12 bytes of the frame being read (size, key, version, id)
+            self.remaining = 0  # bytes of the current frame's body still to skip
+            self.kept: list[bytearray] = []  # with keep: each Produce frame's rest
+            self.filling = 0  # bytes of the last kept frame still to read into it
+
+        def get_buffer(self, sizehint: int) -> memoryview:
+            if self.filling:
+                last = self.kept[-1]
+                return memoryview(last)[len(last) - self.filling :]
+            return memoryview(self.buffer)
+
+        def buffer_updated(self, nbytes: int) -> None:
+            if self.filling:
+                self.filling -= nbytes
+                return
+            data = memoryview(self.buffer)[:nbytes]
+            pos, out = 0, []
+            while pos < nbytes:
+                if self.remaining:
+                    skip = min(self.remaining, nbytes - pos)
+                    self.remaining -= skip
+                    pos += skip
+                    continue
+                take = min(12 - len(self.head), nbytes - pos)
+                self.head += data[pos : pos + take]
+                pos += take
+                if len(self.head) == 12:
+                    head = bytes(self.head)
+                    self.head.clear()
+                    self.remaining = int.from_bytes(head[:4], "big") - 8
+                    api_key = int.from_bytes(head[4:6], "big")
+                    if keep and api_key == 0:
+                        kept = bytearray(self.remaining)
+                        here = min(self.remaining, nbytes - pos)
+                        kept[:here] = data[pos : pos + here]
+                        self.kept.append(kept)
+                        pos += here
+                        self.filling, self.remaining = self.remaining - here, 0
+                    answer = answers[api_key]
+                    out.append(answer[:4] + head[8:12] + answer[8:] if len(answer) < 4096 else answer)
+            if out:
+                self.transport.write(b"".join(out) if len(out) > 1 else out[0])  # type: ignore[attr-defined]
+
+    server = loop.run_until_complete(loop.create_server(Answering, HOST, 0))
+    print(f"listening on {HOST}:{server.sockets[0].getsockname()[1]}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: loop.stop())
+    loop.run_forever()
+
+
+def floor_frames(topic: str, topic_id: uuid.UUID = FLOOR_TOPIC_ID) -> tuple[int, bytes, bytes, bytes, bytes]:
+    """The records in a full batch, the Produce request a client sends for a full batch of 1 KB records (``BATCH_BYTES``), the
+    Produce answer, a consumer's Fetch request and the Fetch answer carrying that batch: the same
+    shapes and sizes as the simulator gets and gives (a batch per request, a batch per answer)."""
+    from controller.records.batch import client_batch
+    from protocol.framing import encode_response, response_header_version
+
+    count = 1
+    while len(client_batch([(None, VALUE)] * (count + 1), 0)) <= BATCH_BYTES:
+        count += 1
+    batch = client_batch([(None, VALUE)] * count, int(time.time() * 1000))
+    schemas = peer.SCHEMAS
+    produce_request = frame(
+        0,
+        PRODUCE_VERSION,
+        {
+            "TransactionalId": None,
+            "Acks": 1,
+            "TimeoutMs": 30000,
+            "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": batch}]}],
+        },
+    )
+    produce_answer = schemas.response(0).encode(
+        {
+            "Responses": [
+                {
+                    "Name": topic,
+                    "PartitionResponses": [
+                        {
+                            "Index": 0,
+                            "ErrorCode": 0,
+                            "BaseOffset": 0,
+                            "LogAppendTimeMs": -1,
+                            "LogStartOffset": 0,
+                        }
+                    ],
+                }
+            ],
+            "ThrottleTimeMs": 0,
+        },
+        PRODUCE_VERSION,
+    )
+    fetch_request = frame(
+        1,
+        FETCH_VERSION,
+        {
+            "MaxWaitMs": 500,
+            "MinBytes": 1,
+            "Topics": [
+                {
+                    "TopicId": topic_id,
+                    "Partitions": [{"Partition": 0, "FetchOffset": 0, "PartitionMaxBytes": 1 << 20}],
+                }
+            ],
+        },
+    )
+    partition = {
+        "PartitionIndex": 0,
+        "ErrorCode": 0,
+        "HighWatermark": count,
+        "LastStableOffset": count,
+        "LogStartOffset": 0,
+        "AbortedTransactions": None,
+        "PreferredReadReplica": -1,
+        "Records": batch,
+    }
+    fetch_answer = schemas.response(1).encode(
+        {
+            "ThrottleTimeMs": 0,
+            "ErrorCode": 0,
+            "SessionId": 0,
+            "Responses": [{"TopicId": topic_id, "Partitions": [partition]}],
+        },
+        FETCH_VERSION,
+    )
+    return (
+        count,
+        produce_request,
+        encode_response(0, response_header_version(schemas, 0, PRODUCE_VERSION), produce_answer),
+        fetch_request,
+        encode_response(0, response_header_version(schemas, 1, FETCH_VERSION), fetch_answer),
+    )
+
+
+class _Replay(asyncio.Protocol):
+    """One connection of the floor's load: ``request`` sent ``total`` times, ``in_flight`` at a time."""
+
+    def __init__(self, request: bytes, total: int, in_flight: int, done: asyncio.Future[None]) -> None:
+        self.request, self.total, self.in_flight, self.done = request, total, in_flight, done
+        self.sent = self.answered = 0
+        self.head = b""
+        self.remaining = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        for _ in range(min(self.in_flight, self.total)):
+            self.send()
+
+    def send(self) -> None:
+        self.sent += 1
+        self.transport.write(self.request)  # type: ignore[attr-defined]
+
+    def data_received(self, data: bytes) -> None:
+        pos, n = 0, len(data)
+        while pos < n:
+            if self.remaining:
+                skip = min(self.remaining, n - pos)
+                self.remaining -= skip
+                pos += skip
+                if self.remaining == 0:
+                    self.answered += 1
+                    if self.sent < self.total:
+                        self.send()
+                    elif self.answered == self.total and not self.done.done():
+                        self.done.set_result(None)
+                continue
+            take = min(_SIZE - len(self.head), n - pos)
+            self.head += data[pos : pos + take]
+            pos += take
+            if len(self.head) == _SIZE:
+                self.remaining = int.from_bytes(self.head, "big")
+                self.head = b""
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(ConnectionError(f"the floor closed the connection ({exc})"))
+
+
+async def _replay(address: tuple[str, int], request: bytes, total: int, in_flight: int) -> None:
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    transport, _ = await loop.create_connection(lambda: _Replay(request, total, in_flight, done), *address)
+    try:
+        await done
+    finally:
+        transport.close()
+
+
+def measure_floor(records: int) -> tuple[Phase, Phase, Phase]:
+    """The floor's CPU for producing and for consuming the bytes the clients move (``records`` records
+    of 1 KB, at least ``FLOOR_MEGABYTES``): this process replays the Produce and Fetch requests of
+    :func:`floor_frames` to the floor (pipelined as librdkafka pipelines them), after a warm-up; then the
+    Produce requests again to a floor that keeps their bytes (the third figure)."""
+    per_request, produce_request, produce_answer, fetch_request, fetch_answer = floor_frames(topic_for("1"))
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "answers.pickle")
+        with open(path, "wb") as f:
+            pickle.dump({0: produce_answer, 1: fetch_answer}, f)
+        phases: list[Phase] = []
+        for keep in (False, True):
+            server = Server(FLOOR, [sys.executable, __file__, "--floor", path, *(["--keep"] if keep else [])])
+            server.start()
+            try:
+                phases += replay(
+                    server,
+                    server.address,
+                    per_request,
+                    produce_request,
+                    fetch_request,
+                    records,
+                    fetch=not keep,
+                )
+            finally:
+                server.stop()
+        return phases[0], phases[1], phases[2]
+
+
+def measure_replayed(server: Server, records: int) -> tuple[Phase, Phase]:
+    """The simulator's CPU for the floor's load: the same Produce frames (acks=1) sent to the leader of a
+    topic of its own (RF 3), and Fetch frames for its first batch, over the same bytes."""
+    topic = "bench-data-replayed"
+    create_topic(server, topic)
+    answer = decode(3, 12, peer.ask(server.address, frame(3, 12, {"Topics": [{"Name": topic}]})))
+    found = answer["Topics"][0]
+    leader = found["Partitions"][0]["LeaderId"]
+    broker = next(b for b in answer["Brokers"] if b["NodeId"] == leader)
+    per_request, produce_request, _, fetch_request, _ = floor_frames(topic, found["TopicId"])
+    produced, fetched = replay(
+        server, (broker["Host"], broker["Port"]), per_request, produce_request, fetch_request, records
+    )
+    return produced, fetched
+
+
+def replay(
+    server: Server,
+    address: tuple[str, int],
+    per_request: int,
+    produce_request: bytes,
+    fetch_request: bytes,
+    records: int,
+    fetch: bool = True,
+) -> list[Phase]:
+    """``server``'s CPU for the produce and (``fetch``) the fetch requests replayed to ``address`` (after
+    a warm-up of each), over at least ``FLOOR_MEGABYTES``."""
+    wanted = max(records * len(VALUE) / MB, FLOOR_MEGABYTES)
+    phases = []
+    loads = ((produce_request, IN_FLIGHT), (fetch_request, 1)) if fetch else ((produce_request, IN_FLIGHT),)
+    for request, in_flight in loads:
+        asyncio.run(_replay(address, request, 3, in_flight))  # warm-up
+        count = max(1, round(wanted * MB / (per_request * len(VALUE))))
+        cpu, began = server.cpu_ns(), time.perf_counter()
+        asyncio.run(_replay(address, request, count, in_flight))
+        elapsed = time.perf_counter() - began
+        phases.append(Phase(elapsed, (server.cpu_ns() - cpu) / 1e9, count * per_request * len(VALUE) / MB))
+    return phases
+
+
+def report(
+    figures: dict[str, Figures],
+    floor: tuple[Phase, Phase, Phase],
+    replayed: tuple[Phase, Phase],
+    records: int,
+    tick_ms: int,
+) -> int:
+    """The table: the mock, the Python floor (CPU rows only: its load is a replay, not a client), the
+    simulator, the simulator's ratio to the mock (gated) and to the floor (reported)."""
     mock, sim = figures[MOCK], figures[SIM]
-    rows: list[tuple[str, float, float, float, str, bool]] = []
+    # label, mock, floor (None: not measured), simulator, ratio, target, met
+    rows: list[tuple[str, float, float | None, float, float, str, bool]] = []
     for acks in ACKS:
-        for name, m, s in (
-            ("produce", mock.produce[acks], sim.produce[acks]),
-            ("consume", mock.consume[acks], sim.consume[acks]),
+        for name, m, s, f in (
+            ("produce", mock.produce[acks], sim.produce[acks], floor[0]),
+            ("consume", mock.consume[acks], sim.consume[acks], floor[1]),
         ):
             ratio = s.mb_per_s / m.mb_per_s
             rows.append(
                 (
                     f"{name} acks={acks} (MB/s)",
                     m.mb_per_s,
+                    None,
                     s.mb_per_s,
                     ratio,
                     f">= {TARGET}x",
@@ -219,16 +560,21 @@ def report(figures: dict[str, Figures], records: int, tick_ms: int) -> int:
                 (
                     f"{name} acks={acks} CPU (ms/MB)",
                     m.cpu_ms_per_mb,
+                    f.cpu_ms_per_mb,
                     s.cpu_ms_per_mb,
                     ratio,
                     f"<= {TARGET}x",
                     ratio <= TARGET,
                 )
             )
+    for acks in ACKS:
+        m_ms, s_ms = mock.consumer_start[acks] * 1000, sim.consumer_start[acks] * 1000
+        rows.append((f"warm-up consumer acks={acks} CPU (ms)", m_ms, None, s_ms, s_ms / m_ms, "-", True))
     rows.append(
         (
             "RSS held (MB)",
             mock.rss_after_mb,
+            None,
             sim.rss_after_mb,
             sim.rss_after_mb / mock.rss_after_mb,
             "-",
@@ -237,17 +583,43 @@ def report(figures: dict[str, Figures], records: int, tick_ms: int) -> int:
     )
     grown = (mock.rss_after_mb - mock.rss_before_mb, sim.rss_after_mb - sim.rss_before_mb)
     rows.append(
-        ("RSS growth (MB)", grown[0], grown[1], grown[1] / grown[0] if grown[0] else float("inf"), "-", True)
+        (
+            "RSS growth (MB)",
+            grown[0],
+            None,
+            grown[1],
+            grown[1] / grown[0] if grown[0] else float("inf"),
+            "-",
+            True,
+        )
     )
-    # fmt: skip
-    print(f"{'':30} {MOCK:>16} {SIM:>16} {'ratio':>8}  target")
-    for label, m, s, ratio, target, met in rows:
-        print(f"{label:30} {m:16.2f} {s:16.2f} {ratio:8.2f}  {target}{'' if met else '  MISSED'}")
+    print(f"| | {MOCK} | {FLOOR} | {SIM} | {SIM} / mock | target | {SIM} / floor | floor / mock |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|")
+    for label, m, f, s, ratio, target, met in rows:
+        shown = "-" if f is None else f"{f:.2f}"
+        over_floor = "-" if not f else f"{s / f:.2f}x"
+        floor_over_mock = "-" if f is None else f"{f / m:.2f}x"
+        print(
+            f"| {label} | {m:.2f} | {shown} | {s:.2f} | {ratio:.2f}x | {target}{'' if met else ' **missed**'} "
+            f"| {over_floor} | {floor_over_mock} |"
+        )
     print(
         f"({records} records of {len(VALUE)} bytes per acks, {records * len(VALUE) / MB:.1f} MB; "
-        f"RF 3; mock with {MOCK_BROKERS} brokers; simulator tick {tick_ms} ms)"
+        f"RF 3; mock with {MOCK_BROKERS} brokers; simulator tick {tick_ms} ms; the floor over "
+        f"{floor[0].megabytes:.0f} MB of replayed Produce and Fetch frames per phase)"
     )
-    missed = [r[0] for r in rows if not r[5]]
+    print()
+    print(f"| the floor's load (replayed frames), CPU ms/MB | {FLOOR} | {SIM} | {SIM} / floor |")
+    print("|---|---:|---:|---:|")
+    for label, f, s in (
+        (f"produce: Produce v{PRODUCE_VERSION}, a 1 MB batch each, acks=1", floor[0], replayed[0]),
+        ("produce, the floor keeping each request's bytes", floor[2], replayed[0]),
+        (f"consume: Fetch v{FETCH_VERSION}, answered with a 1 MB batch", floor[1], replayed[1]),
+    ):
+        print(
+            f"| {label} | {f.cpu_ms_per_mb:.2f} | {s.cpu_ms_per_mb:.2f} | {s.cpu_ms_per_mb / f.cpu_ms_per_mb:.2f}x |"
+        )
+    missed = [r[0] for r in rows if not r[6]]
     if missed:
         print("MISSED: " + ", ".join(missed))
         return 1
@@ -287,19 +659,29 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=4000)
     parser.add_argument("--tick-ms", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="profile the simulator under produce load")
+    parser.add_argument("--floor", metavar="ANSWERS", help=argparse.SUPPRESS)
+    parser.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor is not None:
+        floor_main(args.floor, args.keep)
+        return 0
     load_codec()
     if args.profile:
         profile(args.records, args.tick_ms)
         return 0
     figures: dict[str, Figures] = {}
+    replayed: tuple[Phase, Phase] | None = None
     for server in (mock_server(), simulator(args.tick_ms)):
         server.start()
         try:
             figures[server.name] = measure(server, args.records)
+            if server.name == SIM:
+                replayed = measure_replayed(server, args.records)
         finally:
             server.stop()
-    return report(figures, args.records, args.tick_ms)
+    floor = measure_floor(args.records)
+    assert replayed is not None
+    return report(figures, floor, replayed, args.records, args.tick_ms)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ A request is answered with one of:
 - :data:`NO_FRAME`: nothing is sent, and the connection goes on (a Produce with ``acks=0``, which Kafka
   never answers).
 
-A handler answers with response data (a ``dict``), an encoded body (``bytes``), :class:`Sized` data too
-big to encode on the event loop, :data:`NO_RESPONSE` (the request is not answered), or an awaitable of
+A handler answers with response data (a ``dict``), an encoded body (``bytes``, or :class:`Pieces` of it,
+joined once into the frame), :class:`Sized` data too big to encode on the event loop, :data:`NO_RESPONSE` (the request is not answered), or an awaitable of
 one of those; it may raise :class:`Close`.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NO_FRAME", "NO_RESPONSE", "Answer", "Close", "Closing", "Later", "NoResponse", "Sized"]
+__all__ = ["NO_FRAME", "NO_RESPONSE", "Answer", "Close", "Closing", "Later", "NoResponse", "Pieces", "Sized"]
 
 
 class Close(Exception):
@@ -114,3 +114,13 @@ class Sized:
 
     def made(self) -> Any:
         return self.value() if callable(self.value) else self.value
+
+
+class Pieces:
+    """A handler's answer encoded already, as the pieces of its body (a Fetch answer: its fields, and each
+    batch's bytes as the log holds them): the frame is made with one join, so the body is copied once."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: list[bytes | memoryview]) -> None:
+        self.pieces = pieces

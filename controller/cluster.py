@@ -70,7 +70,7 @@ class BrokerState(Enum):
 
 class PartitionStatus(StrEnum):
     """A partition's status: ``Online`` (it has a leader) or ``Offline`` (none), and while Fluvio's SC
-    elects a leader its ``Election`` then ``CandidateFound`` (seed 003's statuses). Compares equal to its
+    elects a leader its ``Election`` then ``CandidateFound`` (Fluvio's partition statuses). Compares equal to its
     name as a string."""
 
     ONLINE = "Online"
@@ -529,11 +529,11 @@ class Cluster:
         start = len(topic.partitions)
         if prepared is None:
             prepared = self.prepare_partitions(name, start, replicas, now)
+        assignments = self._current_assignments()  # before the new partitions join the topic
         added = prepared.partitions
         topic.partitions.extend(added)
         for broker, partitions in prepared.by_broker.items():
             self._on_broker.setdefault(broker, {}).setdefault(name, []).extend(partitions)
-        assignments = self._current_assignments()
         self._assignments = assignments.with_topic(name, (assignments.topic(name) or ()) + prepared.replicas)
         topic.version += 1
         self._changed()

@@ -1,7 +1,8 @@
 """One client connection: frames in, answers out, in order, without ever holding up other connections.
 
-A :class:`Connection` is an ``asyncio.Protocol``: bytes arrive in :meth:`data_received`, are cut into
-frames (a size prefix <= 0 or above ``socket.request.max.bytes`` closes the connection before the body
+A :class:`Connection` is an ``asyncio.BufferedProtocol``: bytes are read into its buffer
+(:meth:`get_buffer`, :meth:`buffer_updated`; a big frame's rest straight into a buffer of its own,
+:data:`BIG_FRAME`, which is the frame then), are cut into frames (a size prefix <= 0 or above ``socket.request.max.bytes`` closes the connection before the body
 is read), and the frames are answered in arrival order. A request whose handler answers at once is
 answered right there; one that must wait (a placement, an election) holds the requests behind it on
 this connection only. At most :data:`TURN_FRAMES` requests are answered per turn of the event loop, and
@@ -32,6 +33,7 @@ import asyncio
 import functools
 import logging
 import struct
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -49,6 +51,29 @@ __all__ = ["Connection", "ConnectionHost", "ConnectionLimits", "TURN_FRAMES"]
 TURN_FRAMES = 64
 #: ... or this much time (seconds), whichever comes first.
 TURN_SECONDS = 0.002
+#: A frame at least this big (bytes) is read from the socket straight into a buffer of its own size,
+#: not through the connection's buffer, and answered from there (a read-only ``memoryview``, where
+#: smaller frames are ``bytes``): a Produce of a 1 MB batch is never copied.
+BIG_FRAME = 64 * 1024
+#: ... and at most this big (a frame announced bigger is read through the connection's buffer, as its
+#: bytes come), once 1/BIG_FRAME_ARRIVED of it has arrived: an announced size alone makes the server
+#: allocate nothing.
+BIG_FRAME_MAX = 4 * 1024 * 1024
+BIG_FRAME_ARRIVED = 16
+#: The most bytes one read of the socket takes outside a big frame.
+READ_BYTES = 64 * 1024
+
+_reads = threading.local()
+
+
+def _read_buffer() -> memoryview:
+    """The buffer the connections of this thread's event loop read into outside big frames: one for them
+    all, since each read is taken out of it (:meth:`Connection.buffer_updated`) before the next starts."""
+    buffer: memoryview | None = getattr(_reads, "buffer", None)
+    if buffer is None:
+        buffer = _reads.buffer = memoryview(bytearray(READ_BYTES))
+    return buffer
+
 
 _SIZE = struct.Struct(">i")
 
@@ -87,7 +112,7 @@ class ConnectionHost(Protocol):
     def log_close(self, conn: Connection, close: Close) -> None: ...
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     """See the module docstring. ``broker`` is the broker whose listener took it (None: the bootstrap).
     The host sets :attr:`answer` when it admits the connection."""
 
@@ -106,6 +131,11 @@ class Connection(asyncio.Protocol):
         self.peer = ""
         self.ip = ""
         self._buffer = bytearray()
+        #: Where the socket is read into (:meth:`get_buffer`): the loop's read buffer, or a big frame's own.
+        self._read = _read_buffer()
+        #: A big frame being read (:data:`BIG_FRAME`): its bytes, and how many have arrived.
+        self._big: bytearray | None = None
+        self._big_filled = 0
         self._frames: deque[bytes] = deque()
         self._held = 0  # bytes of this connection counted against queued.max.request.bytes
         self._out: list[bytes] = []
@@ -153,7 +183,33 @@ class Connection(asyncio.Protocol):
         """Requests taken and not yet answered: queued, and the one being answered."""
         return len(self._frames) + (self._task is not None)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        """Where the next read of the socket goes: the rest of a big frame (read in place: no copy of
+        its bytes until the whole frame is there), else the connection's reused read buffer."""
+        big = self._big
+        if big is not None:
+            return memoryview(big)[self._big_filled :]
+        return self._read
+
+    def buffer_updated(self, nbytes: int) -> None:
+        big = self._big
+        if big is None:
+            self.data_received(self._read[:nbytes])
+            return
+        if self.closed:
+            return
+        self._big_filled += nbytes  # held already (_read_big)
+        if self._big_filled < len(big):
+            return
+        self._big = None
+        # Handed over as it is, read-only: the connection never touches these bytes again.
+        self._frames.append(memoryview(big).toreadonly())  # type: ignore[arg-type]
+        self._busy()
+        if self._admitted:
+            self._pump()
+        self.flow()
+
+    def data_received(self, data: bytes | memoryview) -> None:
         if self.closed:
             return
         self._buffer += data
@@ -190,6 +246,8 @@ class Connection(asyncio.Protocol):
                 )
                 return False
             if end - pos - 4 < size:
+                if BIG_FRAME <= size <= BIG_FRAME_MAX and (end - pos - 4) * BIG_FRAME_ARRIVED >= size:
+                    self._read_big(pos, size)
                 break
             # One copy: slicing the bytearray and then bytes() of the slice would copy a frame twice.
             with memoryview(buffer) as view:
@@ -201,8 +259,27 @@ class Connection(asyncio.Protocol):
             self._busy()
         return True
 
+    def _read_big(self, pos: int, size: int) -> None:
+        """The rest of the big frame at ``pos`` is read into a buffer of its own (:meth:`get_buffer`), when
+        the server has room to hold all of it: its bytes still to come are held from now on, as Kafka's
+        ``MemoryPool`` takes a whole receive buffer at once."""
+        buffer = self._buffer
+        arrived = len(buffer) - pos
+        rest = size + 4 - arrived
+        if self.host.held_bytes + rest > self.limits.queued_max_request_bytes:
+            return  # read through the connection's buffer, as it comes
+        big = self._big = bytearray(size)
+        self._big_filled = arrived - 4
+        with memoryview(buffer) as view:
+            big[: self._big_filled] = view[pos + 4 :]
+        del buffer[pos:]
+        self._held += rest
+        self.host.hold(rest)
+
     def _unfinished(self) -> int:
         """Bytes of a frame the buffer holds only part of (whole frames waiting to be taken do not count)."""
+        if self._big is not None:
+            return 4 + self._big_filled
         buffer = self._buffer
         pos = 0
         end = len(buffer)
@@ -401,6 +478,7 @@ class Connection(asyncio.Protocol):
             self._held = 0
         self._frames.clear()
         self._buffer.clear()
+        self._big = None
 
     def _busy(self) -> None:
         self._idle_since = None

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Pieces, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
@@ -45,7 +45,13 @@ from protocol import UNKNOWN_TAGGED_FIELDS, Capped, DecodeError, EncodeError
 from protocol.caps import CapPath
 from protocol.codec import DecodeCaps, Message
 from protocol.codes import ErrorCode
-from protocol.framing import RequestHeader, encode_response, parse_request_header, response_header_version
+from protocol.framing import (
+    RequestHeader,
+    encode_response,
+    encode_response_pieces,
+    parse_request_header,
+    response_header_version,
+)
 
 if TYPE_CHECKING:
     from controller.app import Controller
@@ -128,8 +134,11 @@ class _Route:
     cap_rules: dict[CapPath, Cap] | None = None
 
     def framed(self, correlation: int, body: bytes) -> bytes:
-        """The one place a response is framed."""
+        """The one place a response is framed (:meth:`framed_pieces` for a body in pieces)."""
         return encode_response(correlation, self.header_version, body)
+
+    def framed_pieces(self, correlation: int, pieces: list[bytes | memoryview]) -> bytes:
+        return encode_response_pieces(correlation, self.header_version, pieces)
 
 
 class Dispatcher:
@@ -184,6 +193,8 @@ class Dispatcher:
             header, offset = parse_request_header(frame, self.schemas)
         except DecodeError as exc:
             raise Close("malformed request header", str(exc)) from None
+        if frame.__class__ is not bytes and (self.faults.armed or not self._in_place(header.api_key)):
+            frame = bytes(frame)  # a big frame (a read-only view: controller.connection) as bytes
         if self.faults.armed and not faulted:
             answer = self.faults.intercept(self, header, frame, offset, origin)
             if answer is not None:
@@ -218,6 +229,9 @@ class Dispatcher:
             origin.principal,
             origin.sasl,
         )
+        decoded = _decode_in_place(route, frame, offset)
+        if decoded is not None:
+            return self._handle(ctx, route, *decoded, key)
         if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
 
             async def decoded() -> _Decoded:
@@ -231,6 +245,12 @@ class Dispatcher:
 
             return Later(decoded(), handled, undecodable)
         return self._handle(ctx, route, *_decode(route, frame, offset), key)
+
+    def _in_place(self, api_key: int) -> bool:
+        """Whether requests of ``api_key`` are read in place (its handler's ``decode``): a big frame, which
+        the connection gives as a read-only view, goes to it as it is; to every other API as bytes."""
+        handler = self.handlers.get(api_key)
+        return handler is not None and handler.decode is not None
 
     def error_answer(
         self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
@@ -401,6 +421,8 @@ class Dispatcher:
         answer off the loop). An answer given now is kept under ``keep`` (its key and broker)."""
         if result is NO_RESPONSE:
             return NO_FRAME
+        if result.__class__ is Pieces:
+            return route.framed_pieces(correlation, result.pieces)
         if isinstance(result, Sized):
             if result.size > BIG:
 
@@ -493,6 +515,19 @@ def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
         raise Close("malformed request body", str(exc)) from None
     capped = _capped(request, route.caps.caps) if route.caps is not None else []
     return request, _unknown_tags(request) if route.flexible else [], end != len(frame), capped
+
+
+def _decode_in_place(route: _Route, frame: bytes, offset: int) -> _Decoded | None:
+    """The request body by the handler's own decoder (its hot path, on the event loop), or None when the
+    handler has none, the route decodes with caps, or the decoder leaves this body to the codec."""
+    decode = route.handler.decode
+    if decode is None or route.caps is not None:
+        return None
+    decoded = decode(frame, offset, route.version)
+    if decoded is None:
+        return None
+    request, end = decoded
+    return request, [], end != len(frame), []
 
 
 def _capped(request: dict[str, Any], caps: Any) -> list[tuple[CapPath, Capped]]:

@@ -8,10 +8,12 @@ AlterPartitionReassignments asks a partition to move to target replicas. As Kafk
    (``removing_replicas``: replicas not among the targets);
 2. the added replicas copy the leader's log at their brokers' replication rates
    (:mod:`controller.dynamics.replication`) and join the ISR as any follower does;
-3. the change that first has every target in the ISR (usually the leader's ISR expansion) completes the
-   reassignment (:func:`controller.election.change.completed_reassignment`): the removed replicas leave
-   the replicas and the ISR, adding and removing become empty, and when the leader was one of the
-   removed replicas the election policy picks a new one (the dynamics' election, one record).
+3. the change that first has every target in the ISR completes the reassignment
+   (:func:`controller.election.change.completed_reassignment`): the removed replicas leave the replicas
+   and the ISR, adding and removing become empty, and when the leader was one of the removed replicas the
+   election policy picks a new one (the dynamics' election, one record). When it is the leader's ISR
+   expansion (the last target caught up), the controller writes it as its next event, at the same clock
+   time, through the election service's slices.
 
 A reassignment whose targets are in the ISR already (a reordering, a replica dropped) completes in its
 first record. Cancelling (null replicas) reverts to the original replicas (``PartitionReassignmentRevert``):
@@ -189,9 +191,9 @@ class Reassignments:
         wanted = list(target.replicas)
         self._check_assignment(wanted)
         if not allow_rf_change:
-            # KIP-860: the count the partition has apart from a reassignment in progress (its original
-            # replicas, without the ones being added).
-            current = len([r for r in p.replicas if r not in p.adding_replicas])
+            # KIP-860 (Kafka's validatePartitionReplicationFactorUnchanged): the count of the replicas the
+            # partition is headed for, the targets of a reassignment in progress (without the removing ones).
+            current = len([r for r in p.replicas if r not in p.removing_replicas])
             if current != len(wanted):
                 raise _Refused(
                     ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -272,9 +274,9 @@ class Reassignments:
     # ------------------------------------------------------------------------------------- completion
 
     def complete_later(self, p: PartitionState, isr: list[int]) -> None:
-        """The replication model's hook: ``p``'s leader asks for ``isr``, which completes its reassignment
-        and removes the leader itself. The controller writes it with an election, as its next event (at
-        the same clock time)."""
+        """The replication model's hook: ``p``'s leader asks for ``isr``, which completes its reassignment.
+        The controller writes it (one record: the ISR, the replicas, and a new leader when the leader was
+        removed, the election policy's), as its next event at the same clock time, in slices."""
         joining = [r for r in isr if r not in p.isr]
         key = (p.topic, p.index)
         before = self._completing.get(key)

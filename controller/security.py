@@ -406,6 +406,8 @@ class SaslSession:
         def guarded(frame: bytes) -> Answer:
             if self.state is State.COMPLETE:
                 return answer(frame)
+            if frame.__class__ is not bytes:  # a big frame, read in place (controller.connection)
+                frame = bytes(frame)
             return self._answer(frame, answer, supports)
 
         return guarded

@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -181,6 +181,18 @@ def encode_response(correlation_id: int, header_version: int, body: bytes) -> by
     header_size = 4 + header_version
     prefix = _SIZE_AND_CORRELATION.pack(header_size + len(body), correlation_id)
     return prefix + (b"\x00" if header_version else b"") + body
+
+
+def encode_response_pieces(
+    correlation_id: int, header_version: int, pieces: Sequence[bytes | memoryview]
+) -> bytes:
+    """:func:`encode_response` for a body in pieces (a Fetch answer's records are the logs' own bytes):
+    the frame is made with one join, the body's bytes copied once."""
+    if header_version not in (0, 1):
+        raise ValueError(f"response header version must be 0 or 1, not {header_version}")
+    size = 4 + header_version + sum(len(piece) for piece in pieces)
+    prefix = _SIZE_AND_CORRELATION.pack(size, correlation_id) + (b"\x00" if header_version else b"")
+    return b"".join([prefix, *pieces])
 
 
 def encode_response_frame(

@@ -301,6 +301,9 @@ class KafkaLifecycle(Lifecycle):
             cause,
             process=Process.UP,
             fenced=True,
+            # A new incarnation registers afresh (Kafka's ClusterControlManager.registerBroker): a controlled
+            # shutdown its old process began and never finished (it crashed) is over.
+            in_controlled_shutdown=False,
             epoch=b.epoch + 1,
             registered_at=now,
             held_fenced=False,

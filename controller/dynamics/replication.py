@@ -109,7 +109,7 @@ class Replication:
         #: Called after a partition's high watermark moved up (acks=all answers wait for it).
         self.on_high_watermark: Callable[[PartitionState], None] = _no_watermark_wait
         #: Called with a partition and the ISR its leader asks for when that ISR completes the partition's
-        #: reassignment and removes the leader (:meth:`controller.reassignment.Reassignments.complete_later`).
+        #: reassignment (:meth:`controller.reassignment.Reassignments.complete_later`).
         self.on_reassignment_complete: Callable[[PartitionState, list[int]], None] = lambda p, isr: None
 
     async def close(self) -> None:
@@ -586,9 +586,10 @@ class Replication:
             isr = [r for r in p.replicas if r in p.isr or r in joining]
             if p.adding_replicas or p.removing_replicas:
                 done = completed_reassignment(p.replicas, p.adding_replicas, p.removing_replicas, isr)
-                if done is not None and p.leader not in done.isr:
-                    # The ISR change completes a reassignment that removes the leader: the controller
-                    # writes it with an election (Kafka answers the leader's AlterPartition so).
+                if done is not None:
+                    # The ISR change completes a reassignment: the controller writes it, with an election
+                    # when the leader leaves (Kafka answers the leader's AlterPartition so), as its next
+                    # event, in slices (a reassignment of 30,000 partitions completes in one tick).
                     self.on_reassignment_complete(p, isr)
                     return
             self._write(self._builder(p).set_target_isr(isr), f"{cause}: broker(s) {joining} caught up")

@@ -1,4 +1,4 @@
-"""Fluvio's style of election: seed 003's handshake, as Fluvio's SC runs it.
+"""Fluvio's style of election: Fluvio's promotion handshake, as Fluvio's SC runs it.
 
 The SC elects only when an SPU goes offline or comes back (or when asked): the replica set goes to
 ``Election`` (without a leader while it elects one), then ``CandidateFound`` with the policy's best

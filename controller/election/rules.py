@@ -4,7 +4,7 @@ change does to a partition's in-sync set (what a change record then holds is
 
 Kafka's rules follow its KRaft controller (``PartitionChangeBuilder``, ELR off): a valid leader is an
 active broker in the target ISR; an unclean election, when allowed, takes any active replica; the last
-ISR member is never removed (the partition becomes leaderless, its ISR kept). Fluvio's follow seed 003 and the SC: a candidate is a live follower in the live replica set (any live
+ISR member is never removed (the partition becomes leaderless, its ISR kept). Fluvio's follow its documentation and the SC: a candidate is a live follower in the live replica set (any live
 follower when an SPU comes back), never the leader that just failed or a candidate that already failed
 to confirm.
 """

@@ -8,7 +8,7 @@ loop free in between, so other clients are served while 100,000 partitions fail 
 :class:`ElectionService` runs the policy (isolated like placers) and checks its answers; how the answer
 becomes partition state is the style's: :class:`~controller.election.kafka_style.KafkaElection` (one
 record of KRaft's ``PartitionChangeBuilder`` per change) or
-:class:`~controller.election.fluvio_style.FluvioElection` (seed 003's handshake), chosen once by the
+:class:`~controller.election.fluvio_style.FluvioElection` (Fluvio's promotion handshake), chosen once by the
 policy's style in :func:`controller.election.styles.start_election_service`.
 """
 

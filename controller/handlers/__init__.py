@@ -23,9 +23,13 @@ package that defines ``API_KEY``, ApiVersions advertises what the registry holds
 - optionally ``decode_caps(config) -> {field path: Cap}``: the most elements each array of the request
   may hold, from the server's settings (:class:`Cap`). The dispatch decodes with them
   (:mod:`protocol.caps`): an array above its cap is not built, and the request is answered with
-  ``error_response`` and the cap's error, without calling ``handle``.
+  ``error_response`` and the cap's error, without calling ``handle``;
+- optionally ``decode(frame, offset, version) -> (request, end) | None``: a decoder of the request's body
+  for a hot path, giving what the spec's codec gives (and where the body ends) without its copies, or
+  None for what it leaves to the codec (Produce: :mod:`protocol.produce_request`). It runs on the event
+  loop whatever the body's size, so its cost must not grow with the body's bytes.
 
-Handlers never see bytes. An answer stays bounded by its request: what the answer repeats for each
+Handlers never see bytes (but records, as the protocol carries them). An answer stays bounded by its request: what the answer repeats for each
 element of the request is bounded by what that element takes in the request, and an error message is
 said once per answer (:class:`SaidOnce`), not once per element.
 """
@@ -163,6 +167,7 @@ HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]
 UnsupportedFn = Callable[[int], tuple[dict[str, Any], int]]
 ErrorFn = Callable[[dict[str, Any], int, int, str], dict[str, Any]]
 CapsFn = Callable[["ServerConfig"], Mapping[CapPath, Cap]]
+DecodeFn = Callable[[bytes, int, int], "tuple[dict[str, Any], int] | None"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,8 @@ class Handler:
     answer_depends_on: AnswerDependsOn | None = None
     #: The request's array caps from the settings (None: none).
     decode_caps: CapsFn | None = None
+    #: The handler's own decoder of its requests' bodies, for a hot path (None: the spec's codec only).
+    decode: DecodeFn | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -238,6 +245,7 @@ def load_handlers(schemas: Schemas, config: ServerConfig | None = None) -> Handl
             getattr(module, "error_response", None),
             AnswerDependsOn(depends) if depends is not None else None,
             getattr(module, "decode_caps", None),
+            getattr(module, "decode", None),
         )
         if handlers[key].decode_caps is not None and handlers[key].error_response is None:
             raise RuntimeError(f"handler {info.name} declares decode_caps without an error_response")

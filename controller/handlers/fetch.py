@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from controller.answers import Sized
+from controller.answers import Pieces, Sized
 from controller.clock import VirtualClock
 from controller.cluster import PartitionState
 from controller.handlers import RequestContext
@@ -48,7 +48,8 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
-from controller.records.log import join_batches
+from controller.offload import BIG
+from protocol import fetch_response
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.FETCH
@@ -72,18 +73,30 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     response, size, done, watched = _answer(ctx, request, version)
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
-        return _sized(response)
+        return _sized(response, version)
     return _long_poll(ctx, request, version, max_wait, watched)
 
 
-def _sized(response: dict[str, Any]) -> Sized:
-    """An answer naming many partitions is encoded off the event loop (:class:`Sized`)."""
-    return Sized(response, sum(len(t["Partitions"]) for t in response["Responses"]))
+def _sized(response: dict[str, Any], version: int) -> Pieces | Sized:
+    """The answer encoded in pieces, the records as the logs hold them (:mod:`protocol.fetch_response`);
+    else (an answer the codec must encode) with each partition's records joined, and one naming many
+    partitions encoded off the event loop (:class:`Sized`)."""
+    partitions = sum(len(t["Partitions"]) for t in response["Responses"])
+    if partitions <= BIG:
+        pieces = fetch_response.encode(response, version)
+        if pieces is not None:
+            return Pieces(pieces)
+    for topic in response["Responses"]:
+        for entry in topic["Partitions"]:
+            records = entry["Records"]
+            if isinstance(records, tuple):
+                entry["Records"] = records[0] if len(records) == 1 else b"".join(records)
+    return Sized(response, partitions)
 
 
 async def _long_poll(
     ctx: RequestContext, request: dict[str, Any], version: int, max_wait: int, watched: list[PartitionState]
-) -> Sized:
+) -> Pieces | Sized:
     data_path = ctx.controller.data_path
     clock = ctx.controller.clock
     loop = asyncio.get_running_loop()
@@ -106,7 +119,7 @@ async def _long_poll(
                     data_path.unwatch(p, future)
             response, size, done, watched = _answer(ctx, request, version)
             if expired.done() or done or size >= request["MinBytes"] or not watched:
-                return _sized(response)
+                return _sized(response, version)
     finally:
         timer.cancel()
         if real is not None:
@@ -176,9 +189,11 @@ def _answer(
             batches = (
                 leader_log.read(offset, hw, budget, min_one=size == 0) if budget > 0 or size == 0 else []
             )
-            records = join_batches(batches) if batches else b""
-            size += len(records)
-            remaining -= len(records)
+            # The batches' bytes as the log holds them, in pieces (joined only if the codec encodes them).
+            records = tuple(piece for batch in batches for piece in batch.pieces())
+            read = sum(batch.size for batch in batches)
+            size += read
+            remaining -= read
             _ok(entry, hw, leader_log.log_start_offset, records)
             watched.append(p)
         responses.append({"Topic": name, "TopicId": topic_id, "Partitions": partitions})
@@ -203,7 +218,9 @@ def _follower(ctx: RequestContext, p: PartitionState, version: int) -> int | Non
     return broker if state is not None and state.serving else None
 
 
-def _ok(entry: dict[str, Any], hw: int, log_start: int, records: bytes) -> None:
+def _ok(
+    entry: dict[str, Any], hw: int, log_start: int, records: bytes | tuple[bytes | memoryview, ...]
+) -> None:
     entry.update(
         ErrorCode=ErrorCode.NONE,
         HighWatermark=hw,

@@ -42,6 +42,7 @@ from controller.handlers._partitions import (
 from controller.records.checks import check_client_batch
 from protocol.codes import ApiKey, ErrorCode
 from protocol.errors import Refusal
+from protocol.produce_request import decode as decode  # the body read in place (the records not copied)
 
 log = logging.getLogger(__name__)
 

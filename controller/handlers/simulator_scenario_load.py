@@ -10,6 +10,7 @@ from typing import Any
 
 from controller.handlers import RequestContext, _control
 from controller.handlers._control import VERSIONS, served
+from controller.offload import BIG_BODY, in_thread
 from controller.scenario import ScenarioError, parse_scenario
 from controller.scenario.player import ScenarioPlayer
 from protocol.codes import ApiKey, ErrorCode
@@ -18,12 +19,12 @@ API_KEY = ApiKey.SIMULATOR_SCENARIO_LOAD
 
 __all__ = ["API_KEY", "MAX_SCENARIO_BYTES", "VERSIONS", "error_response", "handle", "served"]
 
-#: The longest scenario file a server reads, in bytes (a file of thousands of steps is far shorter):
-#: reading one is a single step on the event loop.
+#: The longest scenario file a server reads, in bytes (a file of thousands of steps is far shorter); one
+#: above :data:`~controller.offload.BIG_BODY` is read in a worker thread (the event loop serves on).
 MAX_SCENARIO_BYTES = 1_000_000
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     _control.check(ctx)
     data = request["Scenario"]
     if len(data) > MAX_SCENARIO_BYTES:
@@ -36,7 +37,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             request, version, ErrorCode.INVALID_REQUEST, f"the scenario is not UTF-8 text: {exc.reason}"
         )
     try:
-        scenario = parse_scenario(text, request["Source"] or "<scenario>")
+        source = request["Source"] or "<scenario>"
+        if len(data) > BIG_BODY:
+            scenario = await in_thread(parse_scenario, text, source)
+        else:
+            scenario = parse_scenario(text, source)
     except ScenarioError as exc:
         return error_response(request, version, ErrorCode.INVALID_REQUEST, str(exc))
     ignored = [

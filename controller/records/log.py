@@ -49,6 +49,9 @@ __all__ = ["ACKS_ALL", "Log", "StoredBatch", "TimestampAndOffset", "divergence_o
 
 #: Produce's ``Acks`` for "every in-sync replica" (Kafka's ``acks=all``; 1: the leader, 0: none).
 ACKS_ALL: Final = -1
+#: A batch read in place is kept as a view of its request's frame when it is at least 1/_KEPT_SHARE of
+#: the frame (else copied): what a log holds beyond its batches' bytes is bounded so.
+_KEPT_SHARE: Final = 2
 
 
 class TimestampAndOffset(NamedTuple):
@@ -64,8 +67,9 @@ class StoredBatch:
     """One batch of a log and what a log needs to know of it without reading it. Shared by every replica
     that holds it; never changed.
 
-    A client's batch is kept as the client's bytes (``source``: the request's own ``records`` bytes when
-    they are exactly the batch, so appending copies nothing) and the head the leader stamped over their
+    A client's batch is kept as the client's bytes (``source``: the request's own ``records`` bytes, or a
+    read-only view of the request's frame when the records were read in place and are most of it, so
+    appending copies nothing; a read-only view is taken to be of bytes that never change, as a frame's) and the head the leader stamped over their
     first bytes (``stamped_head``, see :func:`~controller.records.batch.stamp_head`); its bytes as a
     consumer gets them are the head then the rest of the source (:meth:`pieces`, :meth:`render`). A
     synthetic run has neither.
@@ -88,7 +92,7 @@ class StoredBatch:
 
     def __init__(
         self,
-        source: bytes | None,
+        source: bytes | memoryview | None,
         stamped_head: bytes,
         base_offset: int,
         last_offset: int,
@@ -163,7 +167,7 @@ class StoredBatch:
             )
         if not head:
             return read_header(source, 0)
-        return read_header(head + source[len(head) : HEADER_SIZE], 0)
+        return read_header(head + bytes(source[len(head) : HEADER_SIZE]), 0)
 
     def pieces(self) -> tuple[bytes | memoryview, ...]:
         """The batch's bytes in pieces, for joining into a Fetch answer without an extra copy."""
@@ -261,9 +265,17 @@ class Log:
         base = self.log_end_offset
         view, header = batch
         head = stamp_head(view, base, leader_epoch, log_append_time_ms)
-        source = view.obj
-        if not (isinstance(source, bytes) and len(source) == len(view) == header.size):
-            source = bytes(view)  # the request's records held more than the batch: keep only the batch
+        source: bytes | memoryview = view.obj
+        if isinstance(source, bytes) and len(source) == len(view) == header.size:
+            pass  # the request's own records bytes, exactly the batch
+        elif view.readonly and header.size * _KEPT_SHARE >= len(source):
+            # Most of a request's frame, read in place (bytes, or the read-only view of a big frame that
+            # nothing changes: controller.connection): kept as a view, not copied; it keeps the frame
+            # alive while the batch is in some log.
+            source = view if len(view) == header.size else view[: header.size]
+        else:
+            # Bytes that may change, or a small part of a frame (which a view would keep whole): copied.
+            source = bytes(view[: header.size])
         entry = StoredBatch(
             source,
             head,

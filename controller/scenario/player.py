@@ -11,9 +11,10 @@ reported with its error and the scenario carries on.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -46,12 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NOT_SUPPORTED", "PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
-
-#: Why a ``reassign`` step fails while the simulator has no partition reassignments (no ``Dynamics.reassign``).
-NOT_SUPPORTED = (
-    "not supported yet: the simulator has no partition reassignments (AlterPartitionReassignments)"
-)
+__all__ = ["PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
 
 #: The most lines of detail one step reports (the elections of 100,000 partitions are counted, not listed).
 MAX_DETAILS = 20
@@ -137,7 +133,7 @@ class ScenarioPlayer:
         self,
         controller: Controller,
         scenario: Scenario,
-        on_step: Callable[[StepResult], None] | None = None,
+        on_step: Callable[[StepResult], Awaitable[None] | None] | None = None,
     ) -> None:
         self.controller = controller
         self.scenario = scenario
@@ -192,7 +188,9 @@ class ScenarioPlayer:
             summary = f" ({snapshot.summary()})" if snapshot is not None else ""
             log.info("scenario step %d at %d ms: %s%s", step.index, now, step.describe(), summary)
         if self.on_step is not None:
-            self.on_step(result)
+            reported = self.on_step(result)
+            if inspect.isawaitable(reported):  # a reporter that formats a big snapshot off the loop
+                await reported
         return result
 
     # ------------------------------------------------------------------------------------- the steps
@@ -248,11 +246,11 @@ class ScenarioPlayer:
         raise StepFailed(f"unknown step {step.action!r}")  # pragma: no cover - every action is above
 
     async def _reassign(self, step: Reassign) -> list[str]:
-        """AlterPartitionReassignments in-process, where the simulator has it (``Dynamics.reassign``)."""
-        reassign = getattr(self.controller.dynamics, "reassign", None)
-        if reassign is None:
-            raise StepFailed(NOT_SUPPORTED)
-        [outcome] = await reassign({(step.topic, step.partition): list(step.replicas)})
+        """AlterPartitionReassignments in-process (``Dynamics.reassign``): the new replicas then copy at the
+        replication model's rates, and the removed ones leave once every target is in sync."""
+        [outcome] = await self.controller.dynamics.reassign(
+            {(step.topic, step.partition): list(step.replicas)}
+        )
         if outcome.error is not None:
             message = f": {outcome.message}" if outcome.message else ""
             raise StepFailed(f"{step.topic}-{step.partition}: {ErrorCode(outcome.error).name}{message}")

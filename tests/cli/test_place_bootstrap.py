@@ -32,7 +32,7 @@ def test_a_server_placement_is_printed_as_the_in_process_one(capsys, placement_s
     assert code == 0, err
     assert remote.splitlines()[0] == f"{server.bootstrap}: 6 partition(s) x 3 replica(s) on 6 broker(s)"
     assert local.splitlines()[0] == "fluvio: 6 partition(s) x 3 replica(s) on 6 broker(s)"
-    # Seed 000's unbalanced example: the same replica map and per-rack totals either way.
+    # Fluvio's documented unbalanced example: the same replica map and per-rack totals either way.
     assert remote.splitlines()[1:] == local.splitlines()[1:]
     replica_map = re.findall(r"^\|\s+(\d+)\s+\|\s+(\[[\d, ]+\])\s+\|$", remote, re.MULTILINE)
     assert replica_map == [

@@ -198,3 +198,29 @@ def test_bad_files_and_refusals(capsys, server, tmp_path: Path) -> None:
     )
     code, _, err = run(capsys, server, "reassign", "--generate", "--topics", "re-a", "--broker-ids", "0,0")
     assert (code, err) == (1, "placement-sim: Broker list contains duplicate entries: 0\n")
+
+
+def test_kafkas_spellings_for_generate(capsys, server, tmp_path: Path) -> None:
+    code, _, _ = run(
+        capsys, server, "topics", "create", "re-c", "--partitions", "1", "--replication-factor", "1"
+    )
+    assert code == 0
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"topics": [{"topic": "re-c"}], "version": 1}))
+    by_file = run(
+        capsys,
+        server,
+        "reassign",
+        "--generate",
+        "--topics-to-move-json-file",
+        str(topics),
+        "--broker-list",
+        "1",
+    )
+    by_name = run(capsys, server, "reassign", "--generate", "--topics", "re-c", "--broker-ids", "1")
+    assert by_file == by_name
+    assert by_file[0] == 0 and by_file[1].splitlines()[-1] == reassignment(("re-c", 0, [1]))
+    code, _, err = run(capsys, server, "reassign", "--generate", "--topics", "re-c")
+    assert (code, err) == (1, "placement-sim: --generate needs --broker-ids\n")
+    code, _, err = run(capsys, server, "reassign", "--verify", str(tmp_path / "missing.json"))
+    assert code == 1 and err.startswith("placement-sim: [Errno 2] No such file or directory")

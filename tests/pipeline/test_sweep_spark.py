@@ -15,14 +15,14 @@ UNBALANCED = "unbalanced-1-2-3/fluvio-example/s0"
 BALANCED = "balanced-4x3/balanced-example/s0"
 RACKS_4_1_5 = "unbalanced-4-1-5/fluvio-example/s0"
 
-# Seed 000, example 2: 6 SPUs in racks of 1, 2 and 3, 6 partitions x 3 replicas.
+# Fluvio's replica assignment documentation, example 2: 6 SPUs in racks of 1, 2 and 3, 6 partitions x 3 replicas.
 FLUVIO_DOC_UNBALANCED = [[3, 2, 0], [2, 0, 4], [0, 4, 1], [4, 1, 5], [1, 5, 3], [5, 3, 2]]
 # Racks of 4, 1 and 5 brokers (rack-a: 0-3, rack-b: 4, rack-c: 5-9), worked by hand with the documentation's
 # three stages. Matrix, largest rack first: rack-c 5 6 7 8 9 / rack-a 0 1 2 3 / rack-b 4. Read
 # diagonally (a rack's column wraps, SPUs already taken are skipped): 5 1 4 6 2 7 3 8 0 9. Partition p
 # takes 3 consecutive SPUs from position p.
 RACKS_4_1_5_MAP = [[5, 1, 4], [1, 4, 6], [4, 6, 2], [6, 2, 7], [2, 7, 3], [7, 3, 8]]
-# Seed 000, example 1: 12 SPUs in 4 racks of 3, 12 partitions x 4 replicas.
+# Fluvio's replica assignment documentation, example 1: 12 SPUs in 4 racks of 3, 12 partitions x 4 replicas.
 FLUVIO_DOC_BALANCED = [
     [0, 4, 8, 9], [4, 8, 9, 1], [8, 9, 1, 5], [9, 1, 5, 6], [1, 5, 6, 10], [5, 6, 10, 2],
     [6, 10, 2, 3], [10, 2, 3, 7], [2, 3, 7, 11], [3, 7, 11, 0], [7, 11, 0, 4], [11, 0, 4, 8],

@@ -1,4 +1,4 @@
-"""Fluvio's leader choice, as seed 003 describes it and Fluvio's SC implements it.
+"""Fluvio's leader choice, as Fluvio's documentation describes it and its SC implements it.
 
 The candidate is the eligible follower with the smallest lag behind the previous leader's log end
 offset (the last offsets the SC heard), suitable only when that lag is below

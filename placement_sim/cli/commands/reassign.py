@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -163,8 +164,7 @@ def _check_for_execute(entries: list[tuple[Partition, list[int]]]) -> None:
         raise ReassignmentFileError("Partition reassignment list cannot be empty")
     if any(not replicas for _, replicas in entries):
         raise ReassignmentFileError("Partition replica list cannot be empty")
-    seen: set[Partition] = set()
-    twice = sorted({p for p, _ in entries if p in seen or seen.add(p)})  # type: ignore[func-returns-value]
+    twice = sorted(p for p, n in Counter(p for p, _ in entries).items() if n > 1)
     if twice:
         raise ReassignmentFileError(
             f"Partition reassignment contains duplicate topic partitions: {','.join(_name(p) for p in twice)}"

@@ -135,8 +135,12 @@ async def _serve(config: ServerConfig, scenario: Scenario | None = None) -> int:
     return 0
 
 
-def _print_step(result: StepResult) -> None:
-    """A scenario step's line (and snapshot) as ``simulate`` prints it; a failed one says why."""
+async def _print_step(result: StepResult) -> None:
+    """A scenario step's line (and snapshot) as ``simulate`` prints it; a failed one says why. The table
+    of a big snapshot is formatted off the event loop (its copies of the partitions do not change)."""
+    from controller.offload import off_loop
     from placement_sim.cli.commands.simulate import step_lines
 
-    print("\n".join(step_lines(result)), flush=True)
+    size = result.snapshot.partitions if result.snapshot is not None and result.snapshot.table else 0
+    lines = await off_loop(size, step_lines, result)
+    print("\n".join(lines), flush=True)

@@ -121,7 +121,7 @@ async def test_a_move_completes_when_the_new_replica_has_copied_and_the_leader_m
         await sim.close()
 
 
-async def test_a_completion_that_keeps_the_leader_is_the_leaders_isr_change() -> None:
+async def test_a_completion_that_keeps_the_leader_is_one_record_at_the_tick() -> None:
     sim = await make_sim([0, 1, 2, 3], properties=NO_REBALANCE)
     try:
         sim.topic("foo", [[1, 2, 3]])
@@ -129,8 +129,17 @@ async def test_a_completion_that_keeps_the_leader_is_the_leaders_isr_change() ->
         assert shape(sim, "foo") == ([1, 2, 0, 3], [1, 2, 3], 1, [0], [3], 0, 1)
         await sim.dynamics.advance(100)
         assert shape(sim, "foo") == ([1, 2, 0], [1, 2, 0], 1, [], [], 1, 2)
+        # One record: the ISR with the new replica, the replicas without the removed one, the leader kept.
         [event] = [e for e in sim.dynamics.events() if e.subject == "foo-0" and e.time == 100]
-        assert event.cause == "replication: broker(s) [0] caught up"
+        assert event.cause == "reassignment completed: every target replica in sync"
+        assert [name for name, _, _ in event.changes] == [
+            "isr",
+            "replicas",
+            "removing_replicas",
+            "adding_replicas",
+            "leader_epoch",
+            "partition_epoch",
+        ]
     finally:
         await sim.close()
 
@@ -236,12 +245,25 @@ async def test_duplicates_and_the_replication_factor() -> None:
             ),
             ok("foo", 1),
         ]
-        # During a reassignment the count is the original replicas' (3), not the union's (4).
+        # During a reassignment the count is that of its targets (3), not the union's (4).
         assert sim.p("foo", 1).replicas == [3, 2, 1, 0]
         assert await reassign.alter([Target("foo", 1, [3, 2, 0])], allow_rf_change=False) == [ok("foo", 1)]
-        # Allowed, the count may change: dropping a replica completes at once.
+        # Allowed, the count may change; then the targets' count (2) is the one kept.
+        assert await reassign.alter([Target("foo", 0, [1, 3])]) == [ok("foo", 0)]
+        assert shape(sim, "foo", 0) == ([1, 3, 0, 2], [0, 1, 2], 0, [3], [0, 2], 0, 1)
+        outcomes = await reassign.alter([Target("foo", 0, [1, 2, 3])], allow_rf_change=False)
+        assert outcomes == [
+            ReassignOutcome(
+                "foo",
+                0,
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                "The replication factor is changed from 2 to 3",
+            )
+        ]
+        assert await reassign.alter([Target("foo", 0, [2, 3])], allow_rf_change=False) == [ok("foo", 0)]
+        # A replica dropped (no replica added) completes at once.
         assert await reassign.alter([Target("foo", 0, [1, 2])]) == [ok("foo", 0)]
-        assert shape(sim, "foo", 0) == ([1, 2], [1, 2], 1, [], [], 1, 1)
+        assert shape(sim, "foo", 0) == ([1, 2], [1, 2], 1, [], [], 1, 3)
     finally:
         await sim.close()
 
@@ -316,5 +338,27 @@ async def test_the_in_process_call_and_the_partition_snapshot() -> None:
             (),
             (),
         )
+    finally:
+        await sim.close()
+
+
+async def test_partitions_added_to_a_reassigned_topic_keep_the_cluster_view_exact() -> None:
+    sim = await make_sim([0, 1, 2, 3], properties=NO_REBALANCE)
+    try:
+        sim.topic("foo", [[0, 1], [1, 2]])
+        await sim.dynamics.reassign({("foo", 0): [3, 1]})
+        sim.cluster.add_partitions("foo", [[2, 3]])
+        assert dict(sim.cluster.view().assignments) == {
+            ("foo", 0): (3, 1, 0),
+            ("foo", 1): (1, 2),
+            ("foo", 2): (2, 3),
+        }
+        assert sim.cluster.partitions_on(3) == [sim.p("foo", 0), sim.p("foo", 2)]
+        await sim.dynamics.advance(100)
+        assert dict(sim.cluster.view().assignments) == {
+            ("foo", 0): (3, 1),
+            ("foo", 1): (1, 2),
+            ("foo", 2): (2, 3),
+        }
     finally:
         await sim.close()

@@ -1,4 +1,4 @@
-"""Fluvio's election: seed 003 (statuses, live replica set, high watermark) with the numbers of Fluvio's
+"""Fluvio's election as documented (statuses, live replica set, high watermark) with the numbers of Fluvio's
 SC (a candidate must lag the last leader's log end offset by less than 4; ties to the first in order),
 and the candidate tests of Fluvio's partition store (``store.rs``)."""
 
@@ -187,7 +187,7 @@ async def test_a_silent_spu_is_offline_after_the_health_timeout(mode: str) -> No
 async def test_a_follower_coming_back_after_every_spu_stopped_is_elected_if_close_enough(
     back: int, leader_leo: int, statuses: list[str], leader: int
 ) -> None:
-    """Seed 003: an SPU coming back refreshes the Offline replica sets, the candidate taken from the
+    """Fluvio: an SPU coming back refreshes the Offline replica sets, the candidate taken from the
     follower membership list by smallest lag (Fluvio's own Test.MD notes its SC does not do this yet)."""
     sim = await seed_example()
     try:

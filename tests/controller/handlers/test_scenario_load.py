@@ -117,3 +117,17 @@ def test_in_process_a_server_thread_plays_the_same_steps(server: ServerThread) -
     assert 8 not in server.brokers
     server.advance(1)
     assert 8 in server.brokers
+
+
+def test_a_long_file_is_read_off_the_event_loop_and_played_the_same(server: ServerThread) -> None:
+    # 2,000 steps (about 100 KB, above BIG_BODY): parsed in a worker thread.
+    steps = "".join(
+        f'[[steps]]\nt = "{i}ms"\naction = "fault-clear"\nids = [{i + 1000}]\n' for i in range(2000)
+    )
+    assert len(steps) > 32 * 1024
+    with BlockingClient.connect(server.bootstrap, request_timeout=10) as client:
+        answer = client.load_scenario(steps, "long.toml")
+        assert (answer["Steps"], answer["StartMs"], answer["Ignored"]) == (2000, server.now(), [])
+        with pytest.raises(ErrorResponse) as caught:
+            client.load_scenario(steps + "[[steps]]\nt = 0\naction = 'nope'\n", "long.toml")
+        assert caught.value.message.startswith("long.toml:8003: steps[2000].action: 'nope' is not one of ")

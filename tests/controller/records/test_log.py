@@ -310,6 +310,23 @@ def test_appending_keeps_the_clients_bytes_without_copying_them():
     assert stamped.header() == read_header(stamped.render())
 
 
+def test_a_batch_read_in_place_from_a_request_frame_is_kept_as_a_view_of_it():
+    sent = build(3)
+    frame = b"request header and other partitions" + sent + b"more"
+    view = memoryview(frame)[35 : 35 + len(sent)]
+    kept = Log().append_as_leader(check_client_batch(view, 9, DEFAULT_LIMITS, NOW, "t", 0), 2)
+    copied = Log().append_as_leader(check_client_batch(sent, 9, DEFAULT_LIMITS, NOW, "t", 0), 2)
+    assert isinstance(kept.source, memoryview) and kept.source.obj is frame
+    assert kept.render() == copied.render() and kept.header() == copied.header()
+    mutable = Log().append_as_leader(check_client_batch(bytearray(sent), 9, DEFAULT_LIMITS, NOW, "t", 0), 2)
+    assert type(mutable.source) is bytes and mutable.render() == copied.render()  # copied: it could change
+    big = b"x" * (2 * len(sent)) + sent  # a small part of its frame: a view would keep the frame whole
+    small = Log().append_as_leader(
+        check_client_batch(memoryview(big)[-len(sent) :], 9, DEFAULT_LIMITS, NOW, "t", 0), 2
+    )
+    assert type(small.source) is bytes and small.render() == copied.render()
+
+
 def test_a_fetch_answer_joins_the_batches_as_stored():
     log = leader_log(2, 3)
     log.append_synthetic(4, 0, NOW)

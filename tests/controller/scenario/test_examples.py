@@ -51,7 +51,7 @@ async def test_a_follower_within_the_lag_takes_over_and_the_failed_leader_rejoin
         [1, 2],
         [0],
     )
-    # Seed 003's statuses on the way: Election, CandidateFound (broker 1), then Online once it confirmed.
+    # Fluvio's partition statuses on the way: Election, CandidateFound (broker 1), then Online once it confirmed.
     statuses = [e.change("status") for e in events(simulation, "orders-0") if e.change("status")]
     assert statuses == [("Online", "Election"), ("Election", "CandidateFound"), ("CandidateFound", "Online")]
     [rejoined] = partitions(shots["broker 0 is a follower again"])

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.dynamics import Dynamics
 from controller.events import Event
 from controller.scenario import parse_scenario
-from controller.scenario.player import NOT_SUPPORTED, StepResult
+from controller.scenario.player import StepResult
 from controller.scenario.simulation import simulate
 
 SCENARIO = """\
@@ -121,10 +120,6 @@ action = "fault-clear"
 """
 
 
-#: The reassign step's outcome: carried out where the simulator has reassignments (Dynamics.reassign).
-REASSIGNED = None if hasattr(Dynamics, "reassign") else NOT_SUPPORTED
-
-
 async def test_every_step_kind_does_what_it_says_or_fails_with_a_reason_and_the_run_carries_on() -> None:
     run = await simulate(parse_scenario(SCENARIO, "every.toml"))
     results = [e for e in run.entries if isinstance(e, StepResult)]
@@ -149,7 +144,7 @@ async def test_every_step_kind_does_what_it_says_or_fails_with_a_reason_and_the_
         (11, 5000, "orders-5: UNKNOWN_TOPIC_OR_PARTITION: No such partition orders-5", ()),
         (12, 6000, "no broker 9 is registered (done for the 1 other(s))", ()),
         (13, 7000, None, ()),
-        (14, 8000, REASSIGNED, ()),
+        (14, 8000, None, ()),
         (15, 9000, "no topic 'nope'", ()),
         (16, 10_000, None, ("cleared 1 fault(s)",)),
     ]
@@ -162,7 +157,7 @@ async def test_every_step_kind_does_what_it_says_or_fails_with_a_reason_and_the_
     assert ("registered", True, False) in changes("broker 7", 3000)
     assert changes("broker 0", 6000) == [("process", "up", "hung")]
     assert ("process", "hung", "up") in changes("broker 0", 7000)
-    assert run.end_ms == 30_000 and len(run.failed_steps) == 6 + (REASSIGNED is not None)
+    assert run.end_ms == 30_000 and len(run.failed_steps) == 6
 
 
 async def test_a_failed_promotion_leaves_the_candidate_unconfirmed() -> None:
@@ -176,3 +171,42 @@ async def test_a_failed_promotion_leaves_the_candidate_unconfirmed() -> None:
     ]
     [p] = shot.topics[0]["Partitions"]
     assert (p["LeaderId"], p["Status"], shot.offline) == (-1, "CandidateFound", 1)
+
+
+async def test_a_reassign_step_moves_the_partition_through_the_replication_model() -> None:
+    text = """\
+[cluster]
+brokers = 4
+
+[[steps]]
+t = 0
+action = "create-topic"
+topic = "orders"
+assignments = [[0, 1, 2]]
+
+[[steps]]
+t = "1s"
+action = "reassign"
+topic = "orders"
+partition = 0
+replicas = [3, 1, 2]
+
+[[steps]]
+t = "1s"
+action = "reassign"
+topic = "orders"
+partition = 0
+replicas = [1, 9]
+
+[[steps]]
+t = "10s"
+action = "snapshot"
+"""
+    run = await simulate(parse_scenario(text, "move.toml"))
+    results = [e for e in run.entries if isinstance(e, StepResult)]
+    refused = "orders-0: INVALID_REPLICA_ASSIGNMENT: The manual partition assignment includes broker 9, but no such broker is registered."  # fmt: skip
+    assert [r.error for r in results] == [None, None, refused, None]
+    [p] = results[-1].snapshot.topics[0]["Partitions"]
+    assert (p["LeaderId"], p["Replicas"], p["Isr"]) == (3, [3, 1, 2], [3, 1, 2])
+    changes = [e.change("replicas") for e in run.entries if isinstance(e, Event) and e.change("replicas")]
+    assert changes == [((0, 1, 2), (3, 1, 2, 0)), ((3, 1, 2, 0), (3, 1, 2))]

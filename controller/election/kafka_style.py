@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.cluster import PartitionChange
+from controller.cluster import PartitionChange, PartitionState
 from controller.election.api import ElectionStyle, PartitionView, Trigger
 from controller.election.change import ElectionKind, PartitionChangeBuilder, isr_change, leader_is_valid
 from controller.election.service import Change, ChangeResult, ElectionService
@@ -83,23 +83,25 @@ class KafkaElection(ElectionService):
         answers: dict[int, tuple[int, ...]],
         failures: dict[int, str],
         cause: str,
+        wanted: bool,
     ) -> list[ChangeResult]:
-        results: list[ChangeResult | None] = []  # None until written
+        results: list[ChangeResult | None] = []  # None until written (or not wanted)
         pending: list[tuple[int, PartitionChange]] = []
-        pending_ids: set[int] = set()
+        pending_partitions: set[PartitionState] = set()  # by identity (eq=False)
 
         def write() -> None:
             written = self.cluster.apply_changes([record for _, record in pending])
             for (position, record), recorded in zip(pending, written, strict=True):
                 p = record.partition
                 self.on_change(p)
-                results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
+                if wanted:
+                    results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
-            pending_ids.clear()
+            pending_partitions.clear()
 
         for i, (change, builder) in enumerate(zip(batch, plans, strict=True)):
             p = change.partition
-            if pending and id(p) in pending_ids:
+            if pending and p in pending_partitions:
                 write()
             if failures and i in failures:
                 results.append(self._failed(p, failures[i]))
@@ -112,11 +114,11 @@ class KafkaElection(ElectionService):
                     builder.set_candidates(answers[i])
                 record = builder.build(cause)
             if record is None:
-                results.append(ChangeResult(p, leader=p.leader))
+                results.append(ChangeResult(p, leader=p.leader) if wanted else None)
             else:
                 results.append(None)
                 pending.append((len(results) - 1, record))
-                pending_ids.add(id(p))
+                pending_partitions.add(p)
         if pending:
             write()
         return [r for r in results if r is not None]

@@ -97,6 +97,9 @@ class ElectionService:
         self.promotion_faults: set[int] = set()
         #: Called with every partition whose leader or in-sync set changed (replication keeps up with it).
         self.on_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the changes asked for, before anything is read: the replication model brings the
+        #: partitions up to date (coasting, :mod:`controller.dynamics.replication`).
+        self.before_change: Callable[[Sequence[Change]], None] = lambda changes: None
 
     @property
     def policy_label(self) -> str:
@@ -128,18 +131,21 @@ class ElectionService:
 
     # ------------------------------------------------------------------------------------- changes
 
-    async def change(self, changes: Sequence[Change], cause: str) -> list[ChangeResult]:
-        """Applies ``changes`` in order, electing where needed; slices of :data:`SLICE` partitions."""
-        results: list[ChangeResult] = []
+    async def change(self, changes: Sequence[Change], cause: str, results: bool = True) -> list[ChangeResult]:
+        """Applies ``changes`` in order, electing where needed; slices of :data:`SLICE` partitions. With
+        ``results`` False (a caller that reads none: a broker's fencing makes 100,000 changes) a style may
+        leave out the results of changes that went through, and give only the failed ones."""
+        self.before_change(changes)
+        made: list[ChangeResult] = []
         with gc_paused() if len(changes) > GC_PAUSED_ABOVE else contextlib.nullcontext():
             for start in range(0, len(changes), SLICE):
                 batch = changes[start : start + SLICE]
-                results.extend(await self._change_slice(batch, cause))
+                made.extend(await self._change_slice(batch, cause, results))
                 if start + SLICE < len(changes):
                     await asyncio.sleep(0)  # other clients are served between slices
-        return results
+        return made
 
-    async def _change_slice(self, batch: Sequence[Change], cause: str) -> list[ChangeResult]:
+    async def _change_slice(self, batch: Sequence[Change], cause: str, wanted: bool) -> list[ChangeResult]:
         to_elect: list[int] = []
         views: list[PartitionView] = []
         plans = self._prepare(batch, self.alive(), to_elect, views)
@@ -147,7 +153,7 @@ class ElectionService:
         failures: dict[int, str] = {}
         if views:
             await self._ask_policy(to_elect, views, answers, failures)
-        return self._apply(batch, plans, answers, failures, cause)
+        return self._apply(batch, plans, answers, failures, cause, wanted)
 
     async def _ask_policy(
         self,
@@ -193,8 +199,10 @@ class ElectionService:
         answers: dict[int, tuple[int, ...]],
         failures: dict[int, str],
         cause: str,
+        wanted: bool,
     ) -> list[ChangeResult]:
-        """Writes the changes of ``batch`` in order, with the policy's answers; one result per change."""
+        """Writes the changes of ``batch`` in order, with the policy's answers; one result per change
+        (``wanted`` False: at least one per failed change)."""
         raise NotImplementedError
 
     @staticmethod

@@ -355,7 +355,7 @@ async def _simulate(
     seed: int,
 ) -> tuple[dict[str, int], str]:
     tl = plan.timeline
-    clock = VirtualClock()
+    clock = VirtualClock(exclusive=True)  # no server: only the simulation reads the cluster
     observer = _Observer(clock)
     # The server's properties give topic configs (unclean.leader.election.enable, ...) their defaults.
     cluster = Cluster(brokers, seed=seed, events=observer, static_configs=config.properties)
@@ -429,14 +429,15 @@ async def _simulate_all(
         topics.setdefault(topic, []).append(tuple(replicas))
     runs: list[FailoverRun] = []
     replica_lists = list(assignments.values())
+    # The server's properties of each policy, parsed once for every failure kind.
+    config_of = {policy: _config(policy, seed, configs, plan.timeline) for policy in plan.policies}
     for kind in plan.failures:
         target = failure_targets(brokers, scenario, kind)
         if target is None:
             continue
         static = _static(target, brokers, metrics, replica_lists) if kind not in ("none", "rolling") else None
         for policy in plan.policies:
-            config = _config(policy, seed, configs, plan.timeline)
-            figures, error = await _simulate(brokers, topics, kind, target, config, plan, seed)
+            figures, error = await _simulate(brokers, topics, kind, target, config_of[policy], plan, seed)
             disagrees = (
                 None
                 if static is None

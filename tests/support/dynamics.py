@@ -61,6 +61,7 @@ async def make_sim(
     brokers: Sequence[int | tuple[int, str | None] | tuple[int, str | None, bool]],
     policy: str = "kafka",
     properties: Mapping[str, str] | None = None,
+    exclusive: bool = False,
 ) -> Sim:
     entries = []
     for b in brokers:
@@ -74,7 +75,7 @@ async def make_sim(
         **(properties or {}),
     }
     config = ServerConfig.from_properties(props)
-    clock = VirtualClock()
+    clock = VirtualClock(exclusive=exclusive)
     cluster = Cluster(entries, seed=0, events=EventLog(clock.now), static_configs=config.properties)
     dynamics = await Dynamics.start(config, cluster, clock, asyncio.Lock())
     return Sim(dynamics, clock)

@@ -23,6 +23,11 @@ from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolErr
 from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, SpecHeader, Versions
 from protocol.wire import Gaps
 
+#: A body decoder of its own for one API (a handler's ``decode``, e.g. :mod:`protocol.produce_request`):
+#: ``(frame, offset, version)`` -> the request as the codec gives it and where it ended, or None for a
+#: body it leaves to the codec.
+DecodeFn = Callable[[bytes, int, int], "tuple[dict[str, Any], int] | None"]
+
 log = logging.getLogger(__name__)
 
 Caps = Mapping[CapPath, int]

@@ -33,7 +33,7 @@ from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
     from controller.clock import Clock, Timer
-    from controller.handlers import DecodeFn
+    from protocol.codec import DecodeFn
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
     from protocol.spec import FieldSpec

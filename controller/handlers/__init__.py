@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.caps import CapPath
+from protocol.codec import DecodeFn
 from protocol.codes import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
@@ -167,7 +168,6 @@ HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]
 UnsupportedFn = Callable[[int], tuple[dict[str, Any], int]]
 ErrorFn = Callable[[dict[str, Any], int, int, str], dict[str, Any]]
 CapsFn = Callable[["ServerConfig"], Mapping[CapPath, Cap]]
-DecodeFn = Callable[[bytes, int, int], "tuple[dict[str, Any], int] | None"]
 
 
 @dataclass(frozen=True)

@@ -425,6 +425,25 @@ def test_acks_all_times_out_on_the_cluster_clock_when_followers_do_not_copy(virt
     virtual.advance(100)
 
 
+def test_acks_all_is_answered_at_the_tick_of_the_last_followers_copy(virtual) -> None:
+    """The answer needs no clock time past the replication tick at which the last follower copies the
+    batch: it goes out at that tick, as the high watermark reaches the batch's end."""
+    topic = _topic(virtual)
+    leader = _leader(virtual, topic)
+    with _client(virtual, leader) as client:
+        thread, result = _produce_in_background(client, topic, timeout_ms=60_000)
+        virtual.wait_until(lambda: virtual.partition_state(topic, 0).log_end_offsets[leader] == 1, timeout=10)
+        state = virtual.partition_state(topic, 0)
+        assert (state.high_watermark, sorted(state.log_end_offsets.values())) == (0, [0, 0, 1])
+        assert thread.is_alive()  # no clock time has passed: nobody copied, the answer waits
+        virtual.advance(100)  # one tick of simulator.replication.tick.ms: both followers copy
+        thread.join(10)
+        assert not thread.is_alive()
+        assert (result["ErrorCode"], result["BaseOffset"]) == (0, 0)
+        state = virtual.partition_state(topic, 0)
+        assert (state.high_watermark, sorted(state.log_end_offsets.values())) == (1, [1, 1, 1])
+
+
 def test_acks_all_answers_not_leader_when_leadership_moves_while_it_waits(virtual) -> None:
     topic = _topic(virtual)
     for follower in (2, 3):

@@ -42,7 +42,7 @@ from controller.handlers import (
 )
 from controller.logsafe import shown
 from controller.offload import BIG, BIG_BODY, in_thread
-from protocol import UNKNOWN_TAGGED_FIELDS, Capped, DecodeError, EncodeError
+from protocol import UNKNOWN_TAGGED_FIELDS, UNKNOWN_TAGS_FOUND, Capped, DecodeError, EncodeError
 from protocol.caps import CapPath
 from protocol.codec import DecodeCaps, Message
 from protocol.codes import ErrorCode
@@ -516,8 +516,10 @@ _Decoded = tuple[dict[str, Any], list[str], bool, list[tuple[CapPath, Capped]]]
 def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
     """The request body, where it holds tagged fields its spec does not know, whether bytes follow it,
     and the arrays above their caps (each replaced by an empty list). Touches no shared state: big bodies
-    are decoded in a worker thread."""
+    are decoded in a worker thread. The decoders count the tag sections with unknown tags they find
+    (per thread): only a body that had some is walked to say where."""
     assert route.request is not None
+    found = UNKNOWN_TAGS_FOUND.count
     try:
         if route.caps is None:
             request, end = route.request.decode_from(frame, offset, route.version)
@@ -526,7 +528,8 @@ def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
     except DecodeError as exc:
         raise Close("malformed request body", str(exc)) from None
     capped = _capped(request, route.caps.caps) if route.caps is not None else []
-    return request, _unknown_tags(request) if route.flexible else [], end != len(frame), capped
+    unknown = _unknown_tags(request) if UNKNOWN_TAGS_FOUND.count != found else []
+    return request, unknown, end != len(frame), capped
 
 
 def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, in_place: bool) -> _Decoded:

@@ -552,10 +552,10 @@ def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
     return request, unknown, end != len(frame), capped
 
 
-def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, in_place: bool) -> _Decoded:
-    """What :func:`_decode` (or :func:`_decode_in_place`, ``in_place``) gives, for a body decoded already
-    (without caps)."""
-    unknown = _unknown_tags(request) if route.flexible and not in_place else []
+def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, tagged: bool) -> _Decoded:
+    """What :func:`_decode` (or :func:`_decode_in_place`) gives, for a body decoded already (without
+    caps); ``tagged``: its decode found tagged fields the spec does not know."""
+    unknown = _unknown_tags(request) if tagged else []
     return request, unknown, end != len(frame), []
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from controller.answers import Answer, Close, Closing, Later
 from controller.faults.spec import FaultSpec, api_key_of, parse_faults
-from protocol import DecodeError
+from protocol import UNKNOWN_TAGS_FOUND, DecodeError
 from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -377,20 +377,23 @@ class Faults:
             reading = self._readers[api_key] = (host, message, read, host.in_place_decoder(api_key))
         _, message, read, decode = reading
         decoded = decode(frame, offset, version) if decode is not None else None
-        in_place = decoded is not None
+        tagged = False  # the API's own decoder reports no unknown tagged fields
         if decoded is None:
+            found = UNKNOWN_TAGS_FOUND.count
             try:
                 decoded = message.decode_from(frame, offset, version)
             except (DecodeError, ValueError):
                 return  # the usual path closes the connection for it
+            tagged = UNKNOWN_TAGS_FOUND.count != found
         request, end = decoded
         read(request, topics, partitions, groups)
-        self._read = (frame, offset, request, end, in_place)
+        self._read = (frame, offset, request, end, tagged)
 
     def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int, bool] | None:
         """The body of this very frame (the same object), decoded without caps when the faults read its
-        names, where it ended, and whether the API's own decoder read it (else the codec); None when they
-        did not read it. Taken once: the dispatch answers from it."""
+        names, where it ended, and whether the codec found tagged fields the spec does not know in it (the
+        API's own decoder reports none); None when they did not read it. Taken once: the dispatch answers
+        from it."""
         read = self._read
         if read is None or read[0] is not frame or read[1] != offset:
             return None

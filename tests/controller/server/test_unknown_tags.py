@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from protocol import UNKNOWN_TAGGED_FIELDS
+from protocol.codes import ApiKey
 from tests.support.rawwire import raw_connect, read_response, request_frame
 
 
@@ -55,3 +56,25 @@ def test_unknown_tags_are_logged_with_where_they_are(placement_sim, caplog):
         f"{shown}: apiKey 8 v8: unknown tagged field(s) ignored: Topics[0].Partitions[0]: tag(s) [9]",
     ]
     assert placement_sim.stats["requests:unknown tagged fields"] == before + 2
+
+
+def test_a_body_a_fault_read_for_its_names_is_still_checked_for_unknown_tags(placement_sim, caplog):
+    """A fault that names a topic in the body makes the faults decode it (the codec, for OffsetCommit); the
+    dispatch answers from that decode, and says where its unknown tags are as when it decodes itself."""
+    caplog.set_level(logging.WARNING)
+    fault = placement_sim.server.faults.inject_error(
+        ApiKey.OFFSET_COMMIT, "NOT_COORDINATOR", topic="t", partition=7
+    )
+    try:
+        with raw_connect(placement_sim.bootstrap) as sock:
+            host, port = sock.getsockname()
+            sock.sendall(request_frame(8, 8, _commit("", None, None), 1))
+            assert read_response(sock) is not None
+            sock.sendall(request_frame(8, 8, _commit("", {7: b"ab"}, None), 2))
+            assert read_response(sock) is not None
+    finally:
+        placement_sim.server.faults.clear()
+    assert (fault.calls, fault.fired) == (0, 0)  # partition 7 is in neither body
+    assert _warnings(caplog) == [
+        f"{host}:{port}: apiKey 8 v8: unknown tagged field(s) ignored: Topics[0].Partitions[0]: tag(s) [7]"
+    ]

@@ -42,7 +42,7 @@ from controller.handlers import (
 )
 from controller.logsafe import shown
 from controller.offload import BIG, BIG_BODY, in_thread
-from protocol import UNKNOWN_TAGGED_FIELDS, Capped, DecodeError, EncodeError
+from protocol import UNKNOWN_TAGGED_FIELDS, UNKNOWN_TAGS_FOUND, Capped, DecodeError, EncodeError
 from protocol.caps import CapPath
 from protocol.codec import DecodeCaps, Message
 from protocol.codes import ErrorCode
@@ -133,6 +133,11 @@ class _Route:
     #: while ``cap_rules`` is set; the first request prepares them).
     caps: DecodeCaps | None = None
     cap_rules: dict[CapPath, Cap] | None = None
+    #: What decodes a body: ``(frame, offset) -> (request, end)``, the codec's (capped, when caps apply;
+    #: None until they are prepared).
+    decoder: Callable[[bytes, int], tuple[dict[str, Any], int]] | None = None
+    #: The handler's own decoder (``Handler.decode``) where it applies: no caps apply to the route.
+    in_place: DecodeFn | None = None
 
     def framed(self, correlation: int, body: bytes) -> bytes:
         """The one place a response is framed (:meth:`framed_pieces` for a body in pieces)."""
@@ -194,10 +199,12 @@ class Dispatcher:
             header, offset = parse_request_header(frame, self.schemas)
         except DecodeError as exc:
             raise Close("malformed request header", str(exc)) from None
-        if frame.__class__ is not bytes and (self.faults.armed or not self._in_place(header.api_key)):
+        faults = self.faults
+        armed = faults.armed
+        if frame.__class__ is not bytes and (armed or not self._in_place(header.api_key)):
             frame = bytes(frame)  # a big frame (a read-only view: controller.connection) as bytes
-        if self.faults.armed and not faulted:
-            answer = self.faults.intercept(self, header, frame, offset, origin)
+        if armed and not faulted:
+            answer = faults.intercept(self, header, frame, offset, origin)
             if answer is not None:
                 return answer
         route = self._routes.get((header.api_key, header.api_version))
@@ -218,7 +225,7 @@ class Dispatcher:
                 if log.isEnabledFor(logging.DEBUG):
                     _log_request(origin.peer, header)
                 return route.framed(header.correlation_id, body)
-        broker = origin.broker
+        broker, sasl, frozen = origin.broker, origin.sasl, self._frozen
         ctx = RequestContext(
             self.controller,
             self.handlers,
@@ -226,16 +233,17 @@ class Dispatcher:
             origin.peer,
             broker,
             self.endpoints,
-            self._frozen.get(broker) if broker is not None else None,
-            origin.principal,
-            origin.sasl,
+            frozen.get(broker) if frozen and broker is not None else None,
+            sasl.user if sasl is not None else None,  # origin.principal
+            sasl,
         )
-        read = self.faults.take_read(frame, offset) if self.faults.armed and route.caps is None else None
+        read = faults.take_read(frame, offset) if armed and route.caps is None else None
         if read is not None:  # a request fault decoded it already (to read its names)
             return self._handle(ctx, route, *_decoded(route, frame, *read), key)
-        decoded = _decode_in_place(route, frame, offset)
-        if decoded is not None:
-            return self._handle(ctx, route, *decoded, key)
+        if route.in_place is not None:
+            decoded = _decode_in_place(route, frame, offset)
+            if decoded is not None:
+                return self._handle(ctx, route, *decoded, key)
         if len(frame) - offset > BIG_BODY:  # a big body is decoded off the event loop
 
             async def decoded() -> _Decoded:
@@ -317,6 +325,9 @@ class Dispatcher:
                 request.is_flexible(version),
                 handler.answer_depends_on,
                 cap_rules=rules,
+                # With caps, the codecs are compiled in a worker thread (_with_caps).
+                decoder=request.codec(version).decode_from if rules is None else None,
+                in_place=handler.decode if rules is None else None,
             )
         self._routes[(api_key, version)] = route
         return route
@@ -334,7 +345,13 @@ class Dispatcher:
             caps = await in_thread(route.request.prepare_caps, route.version, limits)
             applying = {path: rules[path] for path in caps.caps}
             key = (route.handler.api_key.value, route.version)
-            self._routes[key] = replace(route, caps=caps if applying else None, cap_rules=applying or None)
+            self._routes[key] = replace(
+                route,
+                caps=caps if applying else None,
+                cap_rules=applying or None,
+                decoder=caps.codec.decode_from,
+                in_place=None if applying else route.handler.decode,
+            )
 
         def answered(_: None) -> Answer:
             return self.answer(frame, origin, faulted=True)  # the faults were asked about it already
@@ -431,11 +448,14 @@ class Dispatcher:
     ) -> Answer:
         """The answer to a handler's result: a frame now, or work to wait for (its own, or encoding a big
         answer off the loop). An answer given now is kept under ``keep`` (its key and broker)."""
-        if result is NO_RESPONSE:
+        kind = result.__class__
+        if kind is dict or kind is bytes:  # the usual answers: data, or a body kept encoded
+            pass
+        elif result is NO_RESPONSE:
             return NO_FRAME
-        if result.__class__ is Pieces:
+        elif kind is Pieces:
             return route.framed_pieces(correlation, result.pieces)
-        if isinstance(result, Sized):
+        elif isinstance(result, Sized):
             if result.size > BIG:
 
                 async def encoded() -> bytes:
@@ -516,31 +536,34 @@ _Decoded = tuple[dict[str, Any], list[str], bool, list[tuple[CapPath, Capped]]]
 def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
     """The request body, where it holds tagged fields its spec does not know, whether bytes follow it,
     and the arrays above their caps (each replaced by an empty list). Touches no shared state: big bodies
-    are decoded in a worker thread."""
+    are decoded in a worker thread. The decoders count the tag sections with unknown tags they find
+    (per thread): only a body that had some is walked to say where."""
     assert route.request is not None
+    found = UNKNOWN_TAGS_FOUND.count
     try:
-        if route.caps is None:
+        if route.decoder is not None:
+            request, end = route.decoder(frame, offset)
+        else:  # caps not prepared yet (a fault's error answer to a route's first request)
             request, end = route.request.decode_from(frame, offset, route.version)
-        else:
-            request, end = route.caps.decode_from(frame, offset)
     except DecodeError as exc:
         raise Close("malformed request body", str(exc)) from None
     capped = _capped(request, route.caps.caps) if route.caps is not None else []
-    return request, _unknown_tags(request) if route.flexible else [], end != len(frame), capped
+    unknown = _unknown_tags(request) if UNKNOWN_TAGS_FOUND.count != found else []
+    return request, unknown, end != len(frame), capped
 
 
-def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, in_place: bool) -> _Decoded:
-    """What :func:`_decode` (or :func:`_decode_in_place`, ``in_place``) gives, for a body decoded already
-    (without caps)."""
-    unknown = _unknown_tags(request) if route.flexible and not in_place else []
+def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, tagged: bool) -> _Decoded:
+    """What :func:`_decode` (or :func:`_decode_in_place`) gives, for a body decoded already (without
+    caps); ``tagged``: its decode found tagged fields the spec does not know."""
+    unknown = _unknown_tags(request) if tagged else []
     return request, unknown, end != len(frame), []
 
 
 def _decode_in_place(route: _Route, frame: bytes, offset: int) -> _Decoded | None:
     """The request body by the handler's own decoder (its hot path, on the event loop), or None when the
     handler has none, the route decodes with caps, or the decoder leaves this body to the codec."""
-    decode = route.handler.decode
-    if decode is None or route.caps is not None:
+    decode = route.in_place
+    if decode is None:
         return None
     decoded = decode(frame, offset, route.version)
     if decoded is None:

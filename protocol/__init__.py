@@ -13,10 +13,11 @@ It knows nothing about placement.
 from protocol.codec import DecodeCaps, Message, UnsupportedVersion, VersionCodec
 from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError, SpecError
 from protocol.registry import Schemas, UnknownMessage, load_schemas
-from protocol.wire import UNKNOWN_TAGGED_FIELDS, ZERO_UUID, Capped
+from protocol.wire import UNKNOWN_TAGGED_FIELDS, UNKNOWN_TAGS_FOUND, ZERO_UUID, Capped
 
 __all__ = [
     "UNKNOWN_TAGGED_FIELDS",
+    "UNKNOWN_TAGS_FOUND",
     "ZERO_UUID",
     "CapsError",
     "Capped",

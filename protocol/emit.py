@@ -24,8 +24,8 @@ PRELUDE = """
 from struct import Struct as _Struct
 from uuid import UUID as _UUID
 from protocol.wire import (
-    Capped, Fallback, Malformed, UNKNOWN_TAGGED_FIELDS, array_packers, array_unpackers,
-    checked_unknown_tags, pack_fixed, read_bytes, read_count, read_fixed_array, read_string,
+    Capped, Fallback, Malformed, UNKNOWN_TAGGED_FIELDS, UNKNOWN_TAGS_FOUND, array_packers,
+    array_unpackers, checked_unknown_tags, pack_fixed, read_bytes, read_count, read_fixed_array, read_string,
     read_unknown_tags, read_uvarint, read_uvarlong, read_varint, read_varlong, skip_bytes,
     stream_decode, stream_encode, uuid_from_bytes, uvarint_bytes, write_elements,
     write_tag_section, write_unknown_tags, zigzag32, zigzag64,

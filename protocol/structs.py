@@ -33,7 +33,14 @@ from protocol.types import (
     remaining,
     write_length,
 )
-from protocol.wire import SMALL_ARRAY, UNKNOWN_TAGGED_FIELDS, Capped, checked_unknown_tags, write_tag_section
+from protocol.wire import (
+    SMALL_ARRAY,
+    UNKNOWN_TAGGED_FIELDS,
+    UNKNOWN_TAGS_FOUND,
+    Capped,
+    checked_unknown_tags,
+    write_tag_section,
+)
 
 _MAX_COUNT: Final = 2**31 - 1
 
@@ -471,6 +478,7 @@ class TaggedFields(KafkaType):
                 result[spec.name] = value
         if unknown and result is not None:
             result[UNKNOWN_TAGGED_FIELDS] = unknown
+            UNKNOWN_TAGS_FOUND.count += 1
 
     def write_from(self, value: Mapping[str, Any], stream: IO[bytes], where: str) -> None:
         items: list[tuple[int, bytes]] = []
@@ -512,7 +520,9 @@ class TaggedFields(KafkaType):
             else:
                 unknown = em.local("u")
                 em(f"{unknown}, pos = read_unknown_tags(buf, pos, {bound})")
-                em(f"if {unknown}: {target}[UNKNOWN_TAGGED_FIELDS] = {unknown}")
+                with em.block(f"if {unknown}:"):
+                    em(f"{target}[UNKNOWN_TAGGED_FIELDS] = {unknown}")
+                    em("UNKNOWN_TAGS_FOUND.count += 1")
         with em.block("else:"):
             em("pos += 1")
 
@@ -555,7 +565,9 @@ class TaggedFields(KafkaType):
                 keyword = "elif"
             with fn.block("else:"):
                 if not skip:
-                    fn("if unknown is None: unknown = d[UNKNOWN_TAGGED_FIELDS] = {}")
+                    with fn.block("if unknown is None:"):
+                        fn("unknown = d[UNKNOWN_TAGGED_FIELDS] = {}")
+                        fn("UNKNOWN_TAGS_FOUND.count += 1")
                     fn("unknown[tag] = buf[pos:end]")
                 fn("pos = end")
         fn("return pos")

@@ -430,12 +430,21 @@ class String(KafkaType):
 
     def emit_decode(self, em: Emitter, target: str, bound: str) -> None:
         general = f"read_string(buf, pos, {bound}, {self.compact}, {self.nullable})"
+        n, end = em.local("n"), em.local("e")
         if not self.compact:
-            em(f"{target}, pos = {general}")
+            # The common case inline: a length of 0..0x7FFF (a null, -1, or a bad length has the sign
+            # bit set: the helper tells them apart). Every such length is within MAX_STRING_BYTES.
+            em(f"{n} = buf[pos] << 8 | buf[pos + 1]")
+            with em.block(f"if {n} < 0x8000:"):
+                em(f"{end} = pos + 2 + {n}")
+                em(f"if {end} > {bound}: raise Malformed")
+                em(f"{target} = buf[pos + 2:{end}].decode()")
+                em(f"pos = {end}")
+            with em.block("else:"):
+                em(f"{target}, pos = {general}")
             return
         # The common case inline: a one-byte length, not null. That byte holds the length + 1, so the
         # string ends at pos + byte.
-        n, end = em.local("n"), em.local("e")
         em(f"{n} = buf[pos]")
         with em.block(f"if 0 < {n} < 128:"):
             em(f"{end} = pos + {n}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import struct
 import sys
+import threading
 import uuid
 from array import array
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +55,19 @@ class Capped:
 
     count: int
     limit: int
+
+
+class _UnknownTagsFound(threading.local):
+    """Per thread, how many tag sections decoded so far held tags their spec does not know."""
+
+    count = 0
+
+
+UNKNOWN_TAGS_FOUND: Final = _UnknownTagsFound()
+"""Counted by every decoder (generated and interpreted) that keeps a tag section's unknown tags under
+:data:`UNKNOWN_TAGGED_FIELDS`: a caller compares ``UNKNOWN_TAGS_FOUND.count`` before and after a decode to
+know, without walking the decoded value, whether it holds any. Per thread (a threading.local): decodes
+also run in worker threads, and a decode runs in one thread from start to end."""
 
 
 class Malformed(ValueError):

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from controller.answers import Answer, Close, Closing, Later
 from controller.faults.spec import FaultSpec, api_key_of, parse_faults
-from protocol import DecodeError
+from protocol import UNKNOWN_TAGS_FOUND, DecodeError
 from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
     from controller.clock import Clock, Timer
-    from protocol.codec import DecodeFn
+    from protocol.codec import DecodeFn, Message
     from protocol.framing import RequestHeader
     from protocol.registry import Schemas
     from protocol.spec import FieldSpec
@@ -62,7 +62,7 @@ class _ByHeader:
     every body is read), ``by_topic`` holds them by topic (None: naming none) with their partition and
     group."""
 
-    __slots__ = ("by_topic", "faults", "misses", "pattern", "plain")
+    __slots__ = ("bodies", "by_topic", "faults", "misses", "pattern", "plain")
 
     def __init__(self, faults: tuple[Fault, ...]) -> None:
         self.faults = faults
@@ -87,10 +87,8 @@ class _ByHeader:
         self.pattern: re.Pattern[bytes] | None = None
         if words and not always:
             self.pattern = re.compile(b"|".join(re.escape(w) for w in sorted(words)))
-
-    @property
-    def bodies(self) -> bool:
-        return bool(self.by_topic)
+        #: Whether some of the faults look into the body.
+        self.bodies = bool(self.by_topic)
 
 
 class _State(NamedTuple):
@@ -203,8 +201,10 @@ class Faults:
         #: as one, so that a request is matched against one set of faults while another thread adds or
         #: clears them.
         self._state = _State((), {}, {})
-        #: Per API key, what reads the names of a decoded request (see :func:`_reader`).
-        self._readers: dict[int, _Reader] = {}
+        #: Per API key, how its bodies are read for their names: the host asked for its decoder, the
+        #: request's codec, what reads the names of a decoded request (see :func:`_reader`), and the
+        #: host's own decoder of those bodies (None: the codec's).
+        self._readers: dict[int, tuple[FaultHost, Message, _Reader, DecodeFn | None]] = {}
         #: The last body read for its names: (frame, offset, decoded body, where it ended), for the
         #: dispatch to answer from rather than decode it again (:meth:`take_read`).
         self._read: tuple[bytes, int, dict[str, Any], int, bool] | None = None
@@ -368,28 +368,32 @@ class Faults:
         groups: set[str],
     ) -> None:
         """Adds the names the request's body holds to these sets."""
-        if not self._schemas.has_request(api_key):
-            return
-        message = self._schemas.request(api_key)
-        read = self._readers.get(api_key)
-        if read is None:
-            read = self._readers[api_key] = _reader(_name_fields(message.spec.fields))
-        decode = host.in_place_decoder(api_key)
+        reading = self._readers.get(api_key)
+        if reading is None or reading[0] is not host:
+            if not self._schemas.has_request(api_key):
+                return
+            message = self._schemas.request(api_key)
+            read = _reader(_name_fields(message.spec.fields))
+            reading = self._readers[api_key] = (host, message, read, host.in_place_decoder(api_key))
+        _, message, read, decode = reading
         decoded = decode(frame, offset, version) if decode is not None else None
-        in_place = decoded is not None
+        tagged = False  # the API's own decoder reports no unknown tagged fields
         if decoded is None:
+            found = UNKNOWN_TAGS_FOUND.count
             try:
                 decoded = message.decode_from(frame, offset, version)
             except (DecodeError, ValueError):
                 return  # the usual path closes the connection for it
+            tagged = UNKNOWN_TAGS_FOUND.count != found
         request, end = decoded
         read(request, topics, partitions, groups)
-        self._read = (frame, offset, request, end, in_place)
+        self._read = (frame, offset, request, end, tagged)
 
     def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int, bool] | None:
         """The body of this very frame (the same object), decoded without caps when the faults read its
-        names, where it ended, and whether the API's own decoder read it (else the codec); None when they
-        did not read it. Taken once: the dispatch answers from it."""
+        names, where it ended, and whether the codec found tagged fields the spec does not know in it (the
+        API's own decoder reports none); None when they did not read it. Taken once: the dispatch answers
+        from it."""
         read = self._read
         if read is None or read[0] is not frame or read[1] != offset:
             return None
@@ -488,7 +492,8 @@ def _reader(fields: _NameFields) -> _Reader:
             if names == _STRUCT:
                 item = f"d{depth + 1}"
                 lines.append(f"{indent}    for {item} in {value} if type({value}) is list else ({value},):")
-                lines.append(f"{indent}        if isinstance({item}, Mapping):")
+                # A decoded struct is a dict: the ABC check (slow) only for other mappings.
+                lines.append(f"{indent}        if type({item}) is dict or isinstance({item}, Mapping):")
                 walk(inner, depth + 1, indent + "            ")
             else:
                 target = into[names]

@@ -3,6 +3,7 @@ kept unknown tagged fields, and the compiled codecs."""
 
 from __future__ import annotations
 
+import threading
 import types
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from construct.core import Compiled
 
 from protocol import (
     UNKNOWN_TAGGED_FIELDS,
+    UNKNOWN_TAGS_FOUND,
     DecodeError,
     EncodeError,
     Schemas,
@@ -254,3 +256,27 @@ def test_project_folder_is_the_one_beside_the_protocol_package(tmp_path, monkeyp
     monkeypatch.setattr(schemas, "__path__", [str(foreign), *schemas.__path__])
     expected = Path(protocol.__file__).resolve().parent.parent / "schemas"
     assert Path(str(project_folder())).resolve() == expected
+
+
+def test_decoders_count_the_tag_sections_with_unknown_tags_per_thread(project_schemas):
+    response = project_schemas.response(68)
+    nested = bytes.fromhex(
+        "00000000 0000 00 02 00000001 02 00000002 01 07 03 414243 00"
+    )  # one, in a placement
+    both = bytes.fromhex("00000000 0000 00 02 00000001 02 00000002 01 07 03 414243 02 02 01 ff 09 00")
+    clean = bytes.fromhex("00000000 0000 00 02 00000001 02 00000002 00 00")
+    codec = response.codec(0)
+    for decode in (codec.decode_compiled, codec.decode_interpreted):
+        for body, sections in ((clean, 0), (nested, 1), (both, 2)):
+            before = UNKNOWN_TAGS_FOUND.count
+            decode(body)
+            assert UNKNOWN_TAGS_FOUND.count - before == sections
+    counted: list[int] = []
+    before = UNKNOWN_TAGS_FOUND.count
+    worker = threading.Thread(
+        target=lambda: (response.decode(both, 0), counted.append(UNKNOWN_TAGS_FOUND.count))
+    )
+    worker.start()
+    worker.join(10)
+    assert counted == [2]  # the worker thread's own count...
+    assert UNKNOWN_TAGS_FOUND.count == before  # ...not this thread's

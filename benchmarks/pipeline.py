@@ -21,8 +21,14 @@ grid's added cost is that many times larger; both figures are printed. Then the 
 the static metrics alone (``compute_metrics``), and a simulation in which no time passes (the cluster,
 the policy and the dynamics built and closed: what no speed-up of the replication model removes).
 
+``--failure-scales 2,4`` times both paths with failures again on the failure grid at those seed counts, in
+the same session, and fits each path's seconds to a fixed cost plus a cost per run: where Spark's line
+crosses the single process's is the grid size from which Spark is the faster (the targets stay those of
+the ``--failure-seeds`` grid).
+
     .venv/bin/python benchmarks/pipeline.py --seeds 4 --failure-seeds 1
     .venv/bin/python benchmarks/pipeline.py --failure-only      # the failure grid alone
+    .venv/bin/python benchmarks/pipeline.py --failure-only --failure-scales 2,4
 """
 
 from __future__ import annotations
@@ -122,6 +128,11 @@ def main() -> int:
     parser.add_argument("--policies", default="kafka,fluvio", help="election policies (comma-separated)")
     parser.add_argument(
         "--failure-only", action="store_true", help="only the failure grid (skips the placement grid)"
+    )
+    parser.add_argument(
+        "--failure-scales",
+        default="",
+        help="more seed counts of the failure grid at which both paths are timed (comma-separated)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -228,6 +239,16 @@ def _failure_benchmark(args: argparse.Namespace, spark: object, tmp: Path) -> di
     run_sweep_spark(spark, grid, str(tmp / "f-spark"), write_placements=False, progress=progress)  # type: ignore[arg-type]
     on_spark = time.perf_counter() - started
     spark_simulations = spark.read.parquet(str(tmp / "f-spark" / "failovers")).count()  # type: ignore[attr-defined]
+    scales = [(grid.run_count, local, on_spark)]
+    for seeds in sorted({int(n) for n in args.failure_scales.split(",") if n.strip()} - {args.failure_seeds}):
+        larger = grid.with_seeds(seeds)
+        print(
+            f"  at {seeds} seeds ({larger.run_count:,} runs): single process, then Spark ...", file=sys.stderr
+        )
+        seconds, _ = _timed_local(larger, tmp / f"s{seeds}-local", None)
+        started = time.perf_counter()
+        run_sweep_spark(spark, larger, str(tmp / f"s{seeds}-spark"), write_placements=False)  # type: ignore[arg-type]
+        scales.append((larger.run_count, seconds, time.perf_counter() - started))
     print("  the floor: static metrics, simulations without time ...", file=sys.stderr)
     return {
         **_floor(grid),
@@ -240,6 +261,7 @@ def _failure_benchmark(args: argparse.Namespace, spark: object, tmp: Path) -> di
         "simulations": simulations,
         "spark_simulations": spark_simulations,
         "master": args.master,
+        "scales": scales,
     }
 
 
@@ -329,6 +351,7 @@ def _report_failures(f: dict[str, object]) -> bool:
     ]
     print()
     _print_table(rows)
+    _report_scales(f["scales"], str(f["master"]))  # type: ignore[arg-type]
     ratio = local / on_spark
     met = "meets" if ratio >= 1.0 else "misses"
     print(
@@ -341,6 +364,38 @@ def _report_failures(f: dict[str, object]) -> bool:
         f"simulation): {added_ratio:.2f}x, {'meets' if cheap else 'misses'} it"
     )
     return ratio >= 1.0 and cheap
+
+
+def _fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """Least squares ``seconds = fixed + per_run * runs``: (fixed, per_run)."""
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    spread = sum((x - mean_x) ** 2 for x, _ in points)
+    per_run = sum((x - mean_x) * (y - mean_y) for x, y in points) / spread
+    return mean_y - per_run * mean_x, per_run
+
+
+def _report_scales(scales: list[tuple[int, float, float]], master: str) -> None:
+    """The failure grid at several sizes: both paths' seconds, and where Spark's fitted line crosses."""
+    if len(scales) < 2:
+        return
+    rows = [["runs (failure grid)", "single process s", f"Spark {master} job s", "ratio"]]
+    rows += [[f"{r:,}", f"{a:.1f}", f"{b:.1f}", f"{a / b:.2f}"] for r, a, b in sorted(scales)]
+    print()
+    _print_table(rows)
+    local_fixed, local_each = _fit([(r, a) for r, a, _ in scales])
+    spark_fixed, spark_each = _fit([(r, b) for r, _, b in scales])
+    line = (
+        f"\nFitted: single process {local_fixed:.1f}s + {local_each * 1000:.1f} ms a run; Spark's job "
+        f"{spark_fixed:.1f}s + {spark_each * 1000:.1f} ms a run"
+    )
+    if spark_each < local_each:
+        cross = (spark_fixed - local_fixed) / (local_each - spark_each)
+        line += f": Spark is the faster from about {max(cross, 0):,.0f} runs"
+    else:
+        line += ": Spark costs as much a run or more, and does not overtake at any size"
+    print(line)
 
 
 if __name__ == "__main__":

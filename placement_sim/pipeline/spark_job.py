@@ -177,15 +177,18 @@ def scenario_frame(spark: SparkSession, grid: Grid) -> DataFrame:
     families = spark.createDataFrame(
         [(f.name, json.dumps(family_document(f))) for f in grid.clusters], FAMILY_SCHEMA
     )
-    shapes = families.mapInArrow(expand_families, SHAPE_SCHEMA)
+    # The small sides of the cross joins stay in one partition each: a cartesian product has a task per
+    # pair of partitions and expands the families again in each (a Python task, with a fixed cost of its
+    # own on the worker: about 0.1 s of its CPU, and a second or more of wall clock on a busy machine).
+    shapes = families.coalesce(1).mapInArrow(expand_families, SHAPE_SCHEMA)
     workloads = spark.createDataFrame(
         [(w.name, json.dumps(workload_document(w))) for w in grid.workloads], WORKLOAD_SCHEMA
-    )
+    ).coalesce(1)
     if grid.seeds == tuple(range(len(grid.seeds))):
         seeds = spark.range(len(grid.seeds)).withColumnRenamed("id", "seed")
     else:
-        seeds = spark.createDataFrame([(s,) for s in grid.seeds], "seed long")
-    placers = spark.createDataFrame([(p,) for p in grid.placers], "placer string")
+        seeds = spark.createDataFrame([(s,) for s in grid.seeds], "seed long").coalesce(1)
+    placers = spark.createDataFrame([(p,) for p in grid.placers], "placer string").coalesce(1)
     return shapes.crossJoin(workloads).crossJoin(seeds).crossJoin(placers)
 
 

@@ -90,11 +90,12 @@ class KafkaElection(ElectionService):
         pending_partitions: set[PartitionState] = set()  # by identity (eq=False)
 
         def write() -> None:
-            written = self.cluster.apply_changes([record for _, record in pending])
-            for (position, record), recorded in zip(pending, written, strict=True):
-                p = record.partition
-                self.on_change(p)
-                if wanted:
+            records = [record for _, record in pending]
+            written = self.cluster.apply_changes(records)
+            self.on_changes([record.partition for record in records])
+            if wanted:
+                for (position, record), recorded in zip(pending, written, strict=True):
+                    p = record.partition
                     results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
             pending_partitions.clear()

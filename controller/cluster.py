@@ -755,6 +755,12 @@ class Cluster:
             if not indexes:
                 del self._reassigning[partition.topic]
 
+    @property
+    def reassignment_in_progress(self) -> bool:
+        """Whether some partition has a reassignment in progress (kept as they change, so that a failover
+        of 100,000 partitions asks once per slice instead of looking at each)."""
+        return bool(self._reassigning)
+
     def reassigning(self, topic: str | None = None) -> list[PartitionState]:
         """The partitions with a reassignment in progress (of ``topic``; None: of every topic, in topic
         creation order), in partition order: kept as they change, so that listing them reads no others."""

@@ -162,8 +162,11 @@ class Dynamics:
     def _after_changes(self, partitions: Sequence[PartitionState]) -> None:
         self.on_partitions_changed(partitions)
         self.replication.changed(partitions, "partition change")
-        if self._unclean_timer is None and any(p.leader == NO_LEADER for p in partitions):
-            self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
+        if self._unclean_timer is None:
+            for p in partitions:
+                if p.leader == NO_LEADER:
+                    self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
+                    break
 
     # ------------------------------------------------------------------------------------- controls
 

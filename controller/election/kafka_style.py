@@ -37,6 +37,8 @@ class KafkaElection(ElectionService):
         bulk of a failover: :func:`~controller.election.change.isr_change` writes it)."""
         builders: list[PartitionChangeBuilder | None] = []
         unclean_by_topic: dict[str, bool] = {}
+        # Whether a partition's own reassignment is looked at: not while none is in progress.
+        in_progress = self.cluster.reassignment_in_progress
         for i, change in enumerate(batch):
             p = change.partition
             trigger = change.trigger
@@ -45,8 +47,7 @@ class KafkaElection(ElectionService):
                 change.target_replicas is not None
                 or change.target_adding is not None
                 or change.target_removing is not None
-                or p.adding_replicas
-                or p.removing_replicas
+                or (in_progress and (p.adding_replicas or p.removing_replicas))
             )
             if (
                 trigger is None

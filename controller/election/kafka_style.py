@@ -86,19 +86,20 @@ class KafkaElection(ElectionService):
         cause: str,
         wanted: bool,
     ) -> list[ChangeResult]:
-        results: list[ChangeResult | None] = []  # None until written (or not wanted)
-        pending: list[tuple[int, PartitionChange]] = []
+        results: list[ChangeResult | None] = []  # None until written; only failures when not wanted
+        pending: list[PartitionChange] = []
+        positions: list[int] = []  # where the pending records' results go (when wanted)
         pending_partitions: set[PartitionState] = set()  # by identity (eq=False)
 
         def write() -> None:
-            records = [record for _, record in pending]
-            written = self.cluster.apply_changes(records)
-            self.on_changes([record.partition for record in records])
+            written = self.cluster.apply_changes(pending)
+            self.on_changes([record.partition for record in pending])
             if wanted:
-                for (position, record), recorded in zip(pending, written, strict=True):
+                for position, record, recorded in zip(positions, pending, written, strict=True):
                     p = record.partition
                     results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
+            positions.clear()
             pending_partitions.clear()
 
         for i, (change, builder) in enumerate(zip(batch, plans, strict=True)):
@@ -116,10 +117,13 @@ class KafkaElection(ElectionService):
                     builder.set_candidates(answers[i])
                 record = builder.build(cause)
             if record is None:
-                results.append(ChangeResult(p, leader=p.leader) if wanted else None)
+                if wanted:
+                    results.append(ChangeResult(p, leader=p.leader))
             else:
-                results.append(None)
-                pending.append((len(results) - 1, record))
+                if wanted:
+                    positions.append(len(results))
+                    results.append(None)
+                pending.append(record)
                 pending_partitions.add(p)
         if pending:
             write()

@@ -659,7 +659,7 @@ class Cluster:
         partition that changed, at one clock time), how a failover writes 100,000 of them. What changed,
         per record (nothing recorded when nothing did)."""
         results: list[list[tuple[str, Any, Any]]] = []
-        entries: list[tuple[str, list[tuple[str, Any, Any]], str]] = []
+        entries: list[tuple[str | tuple[str, int], list[tuple[str, Any, Any]], str]] = []
         touched: dict[str, None] = {}
         moved: dict[str, None] = {}  # topics whose replica lists changed (reassignments)
         for partition, cause, fields in changes:
@@ -698,7 +698,7 @@ class Cluster:
             results.append(recorded)
             if recorded:
                 touched[partition.topic] = None
-                entries.append((partition.name, recorded, cause))
+                entries.append(((partition.topic, partition.index), recorded, cause))  # named when read
         self._moved.update(moved)
         if entries:
             self._changed(assignments=bool(moved))

@@ -659,33 +659,46 @@ class Cluster:
         partition that changed, at one clock time), how a failover writes 100,000 of them. What changed,
         per record (nothing recorded when nothing did)."""
         results: list[list[tuple[str, Any, Any]]] = []
-        entries: list[tuple[str, list[tuple[str, Any, Any]], str]] = []
+        entries: list[tuple[str | tuple[str, int], list[tuple[str, Any, Any]], str]] = []
         touched: dict[str, None] = {}
         moved: dict[str, None] = {}  # topics whose replica lists changed (reassignments)
         for partition, cause, fields in changes:
             recorded = []
-            names_and_values = iter(fields)
-            for name, value in zip(names_and_values, names_and_values, strict=True):
-                old = getattr(partition, name)
+            if len(fields) == 4 and fields[0] == "isr" and fields[2] == "partition_epoch":
+                # The ISR alone (isr_change's record, two thirds of a failover's): what the loop below
+                # does, without getattr and setattr (neither field is indexed, the epoch is an int).
+                old, value = partition.isr, fields[1]
                 if old != value:
-                    if name not in _INDEXED_FIELDS:
-                        pass  # one test for the usual fields (isr, epochs, leader): a failover writes 100,000
-                    elif name == "replicas":
-                        self._replicas_changed(partition, old, value)
-                        moved[partition.topic] = None
-                    else:
-                        self._reassigning_changed(partition, name, value)
-                    setattr(partition, name, value)
-                    # As _plain makes them, lists (the ISR) without a call: a failover records 200,000.
-                    if type(old) is not int:
-                        old = tuple(old) if type(old) is list else _plain(old)
-                    if type(value) is not int:
-                        value = tuple(value) if type(value) is list else _plain(value)
-                    recorded.append((name, old, value))
+                    partition.isr = value
+                    recorded.append(("isr", tuple(old), tuple(value)))
+                old, value = partition.partition_epoch, fields[3]
+                if old != value:
+                    partition.partition_epoch = value
+                    recorded.append(("partition_epoch", old, value))
+            else:
+                names_and_values = iter(fields)
+                for name in names_and_values:
+                    value = next(names_and_values)
+                    old = getattr(partition, name)
+                    if old != value:
+                        if name not in _INDEXED_FIELDS:
+                            pass  # one test for the usual fields (isr, epochs, leader)
+                        elif name == "replicas":
+                            self._replicas_changed(partition, old, value)
+                            moved[partition.topic] = None
+                        else:
+                            self._reassigning_changed(partition, name, value)
+                        setattr(partition, name, value)
+                        # As _plain makes them, lists (the ISR) without a call: a failover records 200,000.
+                        if type(old) is not int:
+                            old = tuple(old) if type(old) is list else _plain(old)
+                        if type(value) is not int:
+                            value = tuple(value) if type(value) is list else _plain(value)
+                        recorded.append((name, old, value))
             results.append(recorded)
             if recorded:
                 touched[partition.topic] = None
-                entries.append((partition.name, recorded, cause))
+                entries.append(((partition.topic, partition.index), recorded, cause))  # named when read
         self._moved.update(moved)
         if entries:
             self._changed(assignments=bool(moved))
@@ -741,6 +754,12 @@ class Cluster:
             indexes.pop(partition.index, None)
             if not indexes:
                 del self._reassigning[partition.topic]
+
+    @property
+    def reassignment_in_progress(self) -> bool:
+        """Whether some partition has a reassignment in progress (kept as they change, so that a failover
+        of 100,000 partitions asks once per slice instead of looking at each)."""
+        return bool(self._reassigning)
 
     def reassigning(self, topic: str | None = None) -> list[PartitionState]:
         """The partitions with a reassignment in progress (of ``topic``; None: of every topic, in topic

@@ -49,6 +49,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -176,7 +177,7 @@ class DataPath:
         self.producer_ids = ProducerIdAllocator()
         self.replication.on_log_end_offsets = self.follow
         self.replication.on_high_watermark = self.high_watermark_moved
-        dynamics.on_partition_change = self.partition_changed
+        dynamics.on_partitions_changed = self.partitions_changed
         dynamics.on_topic_deleted = self.topic_deleted
 
     # ------------------------------------------------------------------------------------- reading
@@ -325,6 +326,14 @@ class DataPath:
         self._account_loss(p, data, leader_log, offset, cause)
         leader_log.truncate_to(offset)
         data.producers = None
+
+    def partitions_changed(self, partitions: Sequence[PartitionState]) -> None:
+        """The controller changed ``partitions``: :meth:`partition_changed` for each, in order. Nothing to
+        do while no partition has records and no fetch waits (a failover without data costs nothing here)."""
+        if not self._partitions and not self._watchers:
+            return
+        for p in partitions:
+            self.partition_changed(p)
 
     def partition_changed(self, p: PartitionState) -> None:
         """The controller changed ``p`` (a leader, the epochs, the in-sync set): the logs follow, and

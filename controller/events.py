@@ -55,11 +55,12 @@ class EventLog:
     """The last ``max_events`` events (older ones are dropped, their sequence numbers stay counted).
 
     Events are kept as plain tuples and made :class:`Event` objects when read: a failover records one
-    event per partition (100,000 of them), and recording must cost next to nothing."""
+    event per partition (100,000 of them), and recording must cost next to nothing. A partition's
+    subject may be given as ``(topic, index)``: its name (``orders-0``) is made when read."""
 
     def __init__(self, clock_now: Any, max_events: int = 1_000_000) -> None:
         self._now = clock_now
-        self._events: deque[tuple[int, int, str, str, tuple[tuple[str, Any, Any], ...], str]] = deque(
+        self._events: deque[tuple[int, int, str, Any, tuple[tuple[str, Any, Any], ...], str]] = deque(
             maxlen=max_events
         )
         self._seq = itertools.count(1)
@@ -70,15 +71,18 @@ class EventLog:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("event %s", Event(*entry))
 
-    def record_many(self, kind: str, entries: list[tuple[str, list[tuple[str, Any, Any]], str]]) -> None:
-        """One event per ``(subject, changes, cause)``, in order, at the same clock time."""
+    def record_many(
+        self, kind: str, entries: list[tuple[str | tuple[str, int], list[tuple[str, Any, Any]], str]]
+    ) -> None:
+        """One event per ``(subject, changes, cause)``, in order, at the same clock time (a subject
+        ``(topic, index)`` names a partition, made ``topic-index`` when read)."""
         now = self._now()
         seq = self._seq
         made = [(next(seq), now, kind, subject, tuple(changes), cause) for subject, changes, cause in entries]
         self._events.extend(made)
         if log.isEnabledFor(logging.DEBUG):
             for entry in made:
-                log.debug("event %s", Event(*entry))
+                log.debug("event %s", _event(entry))
 
     def since(self, seq: int = 0) -> list[Event]:
         """The events after sequence number ``seq`` still held, oldest first."""
@@ -87,16 +91,24 @@ class EventLog:
     def iter_since(self, seq: int = 0) -> Iterator[Event]:
         """:meth:`since`, made as they are read (a reader that wants a few pays for a few)."""
         if not self._events or seq < self._events[0][0]:
-            return (Event(*entry) for entry in self._events)
+            return map(_event, self._events)
         start = seq - self._events[0][0] + 1
-        return (Event(*entry) for entry in itertools.islice(self._events, start, None))
+        return map(_event, itertools.islice(self._events, start, None))
 
     @property
     def last_seq(self) -> int:
         return self._events[-1][0] if self._events else 0
 
     def __iter__(self) -> Iterator[Event]:
-        return (Event(*entry) for entry in self._events)
+        return map(_event, self._events)
 
     def __len__(self) -> int:
         return len(self._events)
+
+
+def _event(entry: tuple[Any, ...]) -> Event:
+    """A kept entry as an :class:`Event` (a partition's ``(topic, index)`` subject named ``topic-index``)."""
+    seq, time, kind, subject, changes, cause = entry
+    if type(subject) is tuple:
+        subject = f"{subject[0]}-{subject[1]}"
+    return Event(seq, time, kind, subject, changes, cause)

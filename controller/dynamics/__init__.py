@@ -113,14 +113,14 @@ class Dynamics:
         self.replication = replication(config, cluster, clock)
         self.lifecycle = lifecycle(config, cluster, clock, elections, self.replication)
         self.lifecycle.run_event = self.run_event
-        elections.on_change = self._after_change
+        elections.on_changes = self._after_changes
         elections.before_change = self._before_change
         #: Partition reassignments (AlterPartitionReassignments), completed as replication catches up.
         self.reassignments = Reassignments(cluster, clock, elections, self.run_event)
         self.replication.on_reassignment_complete = self.reassignments.complete_later
-        #: Called with every partition a controller change touched (leader, epochs, in-sync set), before
-        #: replication looks at it: the replicas' logs follow (``controller.data_path``).
-        self.on_partition_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the partitions a controller change touched (leader, epochs, in-sync set), in order,
+        #: before replication looks at them: the replicas' logs follow (``controller.data_path``).
+        self.on_partitions_changed: Callable[[Sequence[PartitionState]], None] = lambda partitions: None
         #: Called with the name of a deleted topic.
         self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         self._rebalance_timer: Timer | None = None
@@ -159,12 +159,14 @@ class Dynamics:
         if self.replication.coasting:
             self.replication.settle(c.partition for c in changes)
 
-    def _after_change(self, partition: PartitionState) -> None:
-        self.on_partition_change(partition)
-        self.replication.refresh(partition, "partition change")
-        self.replication.touch(partition)
-        if partition.leader == NO_LEADER and self._unclean_timer is None:
-            self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
+    def _after_changes(self, partitions: Sequence[PartitionState]) -> None:
+        self.on_partitions_changed(partitions)
+        self.replication.changed(partitions, "partition change")
+        if self._unclean_timer is None:
+            for p in partitions:
+                if p.leader == NO_LEADER:
+                    self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
+                    break
 
     # ------------------------------------------------------------------------------------- controls
 

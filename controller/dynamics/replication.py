@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from controller.clock import Clock, Timer, VirtualClock
@@ -218,34 +218,58 @@ class Replication:
         nothing to do (no workload, every follower at its leader's log end offset, nobody waiting to
         rejoin the in-sync set, or no leader at all) is looked at now, as a tick would, and not
         scheduled: a failover that moves 100,000 leaders leaves no tick over idle partitions behind."""
-        active = self._active
-        if not active or (p.topic, p.index) not in active:  # (a failover with no workload: none is)
-            leader = p.leader
-            if leader == NO_LEADER:
-                return
-            if (
-                not self.load.get(p.topic)
-                and p.leader_recovery_state is LeaderRecoveryState.RECOVERED
-                and self._caught_up_if_idle(p, leader)
-            ):
-                return
-            active[(p.topic, p.index)] = p
-        self._schedule()
+        self._look((p,), None)
 
-    def _caught_up_if_idle(self, p: PartitionState, leader: int) -> bool:
-        """Whether ``p`` is idle; if so its followers that its leader serves had everything as of now
-        (what a tick's fetch would record)."""
+    def changed(self, partitions: Sequence[PartitionState], cause: str) -> None:
+        """After a controller change of ``partitions``: :meth:`refresh` then :meth:`touch` each, in order,
+        reading the clock and the broker sets once (a failover changes 100,000 partitions)."""
+        self._look(partitions, cause)
+
+    def _look(self, partitions: Sequence[PartitionState], cause: str | None) -> None:
+        """:meth:`touch` for each of ``partitions``, after :meth:`refresh` unless ``cause`` is None."""
+        active = self._active
+        load = self.load
+        now = self.clock.now()
+        sets = None
+        scheduled = False
+        for p in partitions:
+            leader = p.leader
+            # refresh(): nothing can raise the high watermark past the leader's log end offset
+            if (
+                cause is not None
+                and leader != NO_LEADER
+                and p.high_watermark < p.leo[p.replicas.index(leader)]
+            ):
+                self._update_hw(p, now, cause)
+            if active and (p.topic, p.index) in active:
+                scheduled = True
+                continue
+            if leader == NO_LEADER:
+                continue
+            if not load.get(p.topic) and p.leader_recovery_state is LeaderRecoveryState.RECOVERED:
+                if sets is None:
+                    sets = self._broker_sets
+                    if sets is None or sets[0] != self.cluster.broker_generation:
+                        sets = self._broker_sets_now()
+                if self._caught_up_if_idle(p, leader, sets, now):
+                    continue
+            active[(p.topic, p.index)] = p
+            scheduled = True
+        if scheduled:
+            self._schedule()
+
+    def _caught_up_if_idle(
+        self, p: PartitionState, leader: int, sets: tuple[int, frozenset[int], frozenset[int], bool], now: int
+    ) -> bool:
+        """Whether ``p`` is idle; if so its followers that its leader serves had everything as of ``now``
+        (what a tick's fetch would record). ``sets`` are :meth:`_broker_sets_now`'s."""
         replicas, leo, isr = p.replicas, p.leo, p.isr
         if min(leo) < leo[replicas.index(leader)]:
             return False
-        sets = self._broker_sets
-        if sets is None or sets[0] != self.cluster.broker_generation:
-            sets = self._broker_sets_now()
         _, serving, joinable, delayed = sets
         for r in replicas:
             if r not in isr and r in joinable:
                 return False
-        now = self.clock.now()
         caught_up = p.caught_up  # bookkeeping, not state a client sees: set in place, no event
         if leader not in serving:
             caught_up[replicas.index(leader)] = now

@@ -297,7 +297,7 @@ class PartitionChangeBuilder:
             p.leader,
             p.leader if p.leader != NO_LEADER else p.last_leader,
             tuple(p.leo),
-            tuple(min(leo, hw) for leo in p.leo),
+            tuple([leo if leo < hw else hw for leo in p.leo]),
             frozenset(self.acceptable),
             eligibility.eligible,
             eligibility.unclean,
@@ -410,7 +410,7 @@ class PartitionChangeBuilder:
                 fields += ("epoch_start_offset", leader_leo)
             # Followers drop what the new leader does not have (Kafka truncates them to the epoch's
             # start); after an unclean election the high watermark can go back to it.
-            truncated = [min(offset, leader_leo) for offset in offsets]
+            truncated = [offset if offset < leader_leo else leader_leo for offset in offsets]
             if truncated != offsets:
                 if new_replicas is not None:  # aligned with the new replicas (a new one starts empty)
                     by_replica = dict(zip(p.replicas, truncated, strict=True))

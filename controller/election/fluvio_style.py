@@ -104,7 +104,7 @@ class FluvioElection(ElectionService):
             elif change.trigger is None:
                 recorded = self._write(self._builder(p).set_target_isr(lrs).build(cause))
                 if recorded:
-                    self.on_change(p)
+                    self.on_changes((p,))
                 results.append(ChangeResult(p, changed=bool(recorded), leader=p.leader, fields=recorded))
             else:
                 results.append(self._elect(change, lrs, alive, answers.get(i, ()), cause))
@@ -130,7 +130,7 @@ class FluvioElection(ElectionService):
         if not candidates:
             offline = self._builder(p).set_status(PartitionStatus.OFFLINE)
             recorded += self._write(offline.build(f"{cause}; no eligible candidate"))
-            self.on_change(p)
+            self.on_changes((p,))
             return ChangeResult(p, changed=True, leader=p.leader, fields=recorded)
         candidate = candidates[0]
         found = self._builder(p).set_status(PartitionStatus.CANDIDATE_FOUND).set_candidate(candidate)
@@ -153,7 +153,7 @@ class FluvioElection(ElectionService):
             .set_target_isr(lrs)
             .build(f"{cause}; candidate {candidate} confirmed its promotion")
         )
-        self.on_change(p)
+        self.on_changes((p,))
         return recorded
 
     def _wait_for_promotion(self, p: PartitionState, candidate: int, change: Change, cause: str) -> None:

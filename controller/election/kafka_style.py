@@ -37,6 +37,8 @@ class KafkaElection(ElectionService):
         bulk of a failover: :func:`~controller.election.change.isr_change` writes it)."""
         builders: list[PartitionChangeBuilder | None] = []
         unclean_by_topic: dict[str, bool] = {}
+        # Whether a partition's own reassignment is looked at: not while none is in progress.
+        in_progress = self.cluster.reassignment_in_progress
         for i, change in enumerate(batch):
             p = change.partition
             trigger = change.trigger
@@ -45,8 +47,7 @@ class KafkaElection(ElectionService):
                 change.target_replicas is not None
                 or change.target_adding is not None
                 or change.target_removing is not None
-                or p.adding_replicas
-                or p.removing_replicas
+                or (in_progress and (p.adding_replicas or p.removing_replicas))
             )
             if (
                 trigger is None
@@ -85,18 +86,20 @@ class KafkaElection(ElectionService):
         cause: str,
         wanted: bool,
     ) -> list[ChangeResult]:
-        results: list[ChangeResult | None] = []  # None until written (or not wanted)
-        pending: list[tuple[int, PartitionChange]] = []
+        results: list[ChangeResult | None] = []  # None until written; only failures when not wanted
+        pending: list[PartitionChange] = []
+        positions: list[int] = []  # where the pending records' results go (when wanted)
         pending_partitions: set[PartitionState] = set()  # by identity (eq=False)
 
         def write() -> None:
-            written = self.cluster.apply_changes([record for _, record in pending])
-            for (position, record), recorded in zip(pending, written, strict=True):
-                p = record.partition
-                self.on_change(p)
-                if wanted:
+            written = self.cluster.apply_changes(pending)
+            self.on_changes([record.partition for record in pending])
+            if wanted:
+                for position, record, recorded in zip(positions, pending, written, strict=True):
+                    p = record.partition
                     results[position] = ChangeResult(p, True, None, None, p.leader, recorded)
             pending.clear()
+            positions.clear()
             pending_partitions.clear()
 
         for i, (change, builder) in enumerate(zip(batch, plans, strict=True)):
@@ -114,10 +117,13 @@ class KafkaElection(ElectionService):
                     builder.set_candidates(answers[i])
                 record = builder.build(cause)
             if record is None:
-                results.append(ChangeResult(p, leader=p.leader) if wanted else None)
+                if wanted:
+                    results.append(ChangeResult(p, leader=p.leader))
             else:
-                results.append(None)
-                pending.append((len(results) - 1, record))
+                if wanted:
+                    positions.append(len(results))
+                    results.append(None)
+                pending.append(record)
                 pending_partitions.add(p)
         if pending:
             write()

@@ -41,9 +41,13 @@ def kafka_eligible(
 ) -> Eligibility:
     """Kafka's valid leaders (``PartitionChangeBuilder.isValidNewLeader``): active replicas in the target
     ISR; when there are none and the election may be unclean, every active replica."""
-    clean = tuple(r for r in replicas if r in isr and r in alive)
+    # Loops, not generators: Python 3.11 makes each a call of its own, and a failover elects 33,000 times.
+    clean = []
+    for r in replicas:
+        if r in isr and r in alive:
+            clean.append(r)
     if clean or not may_be_unclean:
-        return Eligibility(clean)
+        return Eligibility(tuple(clean))
     return Eligibility(tuple(r for r in replicas if r in alive), unclean=True)
 
 
@@ -91,10 +95,10 @@ def eligible_leaders(
 def target_isr_without(isr: Sequence[int], broker: int) -> list[int]:
     """The ISR after ``broker`` leaves it: Kafka never writes an empty ISR (with ELR off), so the last
     member stays listed while the partition goes leaderless."""
-    if broker not in isr:
-        return list(isr)
-    rest = [r for r in isr if r != broker]
-    return rest if rest else list(isr)
+    rest = list(isr)
+    if broker in rest and len(rest) > 1:
+        rest.remove(broker)  # (no comprehension: a failover leaves 100,000 in-sync sets)
+    return rest
 
 
 def election_not_needed(replicas: Sequence[int], leader: int, trigger: Trigger) -> bool:
@@ -112,7 +116,11 @@ def candidates_problem(view: PartitionView, candidates: object) -> str | None:
         # The common answer, checked in one pass: distinct broker ids, each an eligible, alive replica;
         # anything else is looked at below, to name the problem.
         eligible, alive, replicas = view.eligible, view.alive, view.replicas
-        valid = all(type(c) is int and c in eligible and c in alive and c in replicas for c in candidates)
+        valid = True
+        for c in candidates:
+            if type(c) is not int or c not in eligible or c not in alive or c not in replicas:
+                valid = False
+                break
         if valid and len(set(candidates)) == len(candidates):
             return None
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):

@@ -95,8 +95,9 @@ class ElectionService:
         self.runner = runner
         #: Fluvio: brokers whose promotions fail (a fault tests set).
         self.promotion_faults: set[int] = set()
-        #: Called with every partition whose leader or in-sync set changed (replication keeps up with it).
-        self.on_change: Callable[[PartitionState], None] = lambda partition: None
+        #: Called with the partitions whose leader or in-sync set changed, in order, once per batch of
+        #: records written (replication keeps up with them; a failover writes 100,000 in a few hundred).
+        self.on_changes: Callable[[Sequence[PartitionState]], None] = lambda partitions: None
         #: Called with the changes asked for, before anything is read: the replication model brings the
         #: partitions up to date (coasting, :mod:`controller.dynamics.replication`).
         self.before_change: Callable[[Sequence[Change]], None] = lambda changes: None

@@ -275,9 +275,12 @@ class _Observer(EventLog):
         self._seen(kind, subject, changes)
         super().record(kind, subject, changes, cause)
 
-    def record_many(self, kind: str, entries: list[tuple[str, list[tuple[str, Any, Any]], str]]) -> None:
+    def record_many(
+        self, kind: str, entries: list[tuple[str | tuple[str, int], list[tuple[str, Any, Any]], str]]
+    ) -> None:
         for subject, changes, _ in entries:
-            self._seen(kind, subject, changes)
+            name = subject if type(subject) is str else f"{subject[0]}-{subject[1]}"
+            self._seen(kind, name, changes)
         super().record_many(kind, entries)
 
     def _seen(self, kind: str, subject: str, changes: Sequence[tuple[str, Any, Any]]) -> None:

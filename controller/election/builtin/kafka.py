@@ -31,7 +31,9 @@ def kafka_candidates(view: PartitionView) -> tuple[int, ...]:
     # first live replica in assignment order.
     if not view.unclean and view.leader in eligible and view.leader not in order:
         order.append(view.leader)
-    order.extend(r for r in eligible if r not in order)
+    for r in eligible:
+        if r not in order:
+            order.append(r)
     return tuple(order)
 
 

@@ -20,7 +20,7 @@ async def sim_with(partition: dict, acceptable: set[int]) -> Sim:
         [(b, None, b not in acceptable) for b in (1, 2, 3, 4)],
         properties={"auto.leader.rebalance.enable": "false"},
     )
-    sim.dynamics.elections.on_change = lambda p: None  # the builder alone: no replication afterwards
+    sim.dynamics.elections.on_changes = lambda ps: None  # the builder alone: no replication afterwards
     sim.topic("foo", [partition["replicas"]])
     p = sim.p("foo")
     p.isr = list(partition["isr"])

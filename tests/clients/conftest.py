@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -56,6 +58,23 @@ WRONG_PASSWORD = [
     ),
 ]
 WRONG = "not-alices-secret"
+
+
+@contextmanager
+def kafka_python_admin(server: ServerThread, client_id: str = "placement-sim-tests") -> Iterator[Any]:
+    """kafka-python's KafkaAdminClient on ``server``, its timeouts bounded (5 s), closed after."""
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(
+        bootstrap_servers=server.bootstrap,
+        client_id=client_id,
+        request_timeout_ms=5000,
+        bootstrap_timeout_ms=5000,
+    )
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def assert_authenticated(server: ServerThread, mechanism: str | None) -> None:

@@ -13,7 +13,7 @@ from kafka.admin._configs import AlterConfigOp
 from kafka.errors import InvalidConfigurationError
 
 from controller.embedded import ServerThread
-from tests.clients.conftest import WireLog
+from tests.clients.conftest import WireLog, kafka_python_admin
 
 CLIENT = "kafka-python"
 
@@ -32,14 +32,8 @@ def server(wire_log: WireLog) -> Iterator[ServerThread]:
 
 @pytest.fixture(scope="module")
 def admin(server: ServerThread) -> Iterator[KafkaAdminClient]:
-    client = KafkaAdminClient(
-        bootstrap_servers=server.bootstrap,
-        client_id="placement-sim-tests",
-        request_timeout_ms=5000,
-        bootstrap_timeout_ms=5000,
-    )
-    yield client
-    client.close()
+    with kafka_python_admin(server) as client:
+        yield client
 
 
 def topic_configs(admin: KafkaAdminClient, name: str, config_filter: str = "modified", **kwargs) -> dict:

@@ -19,7 +19,7 @@ from kafka.errors import GroupSubscribedToTopicError, NoError, UnknownTopicOrPar
 from kafka.structs import OffsetAndMetadata
 
 from controller.embedded import ServerThread
-from tests.clients.conftest import WireLog
+from tests.clients.conftest import WireLog, kafka_python_admin
 from tests.support.groups import coordinator_of, disjoint_and_complete, group_cluster, wait_for
 
 CLIENT = "kafka-python group admin"
@@ -37,14 +37,8 @@ def server(wire_log: WireLog) -> Iterator[ServerThread]:
 
 @pytest.fixture(scope="module")
 def admin(server: ServerThread) -> Iterator[KafkaAdminClient]:
-    client = KafkaAdminClient(
-        bootstrap_servers=server.bootstrap,
-        client_id=ADMIN_ID,
-        request_timeout_ms=5000,
-        bootstrap_timeout_ms=5000,
-    )
-    yield client
-    client.close()
+    with kafka_python_admin(server, ADMIN_ID) as client:
+        yield client
 
 
 def consumer(server: ServerThread, name: str) -> KafkaConsumer:

@@ -20,6 +20,7 @@ from kafka.errors import (
 )
 
 from controller.embedded import ServerThread
+from tests.clients.conftest import kafka_python_admin
 
 CLIENT = "kafka-python"
 
@@ -39,14 +40,8 @@ def server(wire_log) -> Iterator[ServerThread]:
 
 @pytest.fixture(scope="module")
 def admin(server: ServerThread) -> Iterator[KafkaAdminClient]:
-    client = KafkaAdminClient(
-        bootstrap_servers=server.bootstrap,
-        client_id="placement-sim-tests",
-        request_timeout_ms=5000,
-        bootstrap_timeout_ms=5000,
-    )
-    yield client
-    client.close()
+    with kafka_python_admin(server) as client:
+        yield client
 
 
 def test_a_reassignment_runs_to_completion(admin: KafkaAdminClient, server: ServerThread) -> None:

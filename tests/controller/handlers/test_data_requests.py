@@ -442,6 +442,9 @@ def test_acks_all_is_answered_at_the_tick_of_the_last_followers_copy(virtual) ->
         assert (result["ErrorCode"], result["BaseOffset"]) == (0, 0)
         state = virtual.partition_state(topic, 0)
         assert (state.high_watermark, sorted(state.log_end_offsets.values())) == (1, [1, 1, 1])
+        fetched = _fetch(client, topic, 0)  # a consumer reads the acknowledged record back
+        assert (fetched["ErrorCode"], fetched["HighWatermark"]) == (0, 1)
+        assert _keys(fetched["Records"]) == [(0, b"k0")]
 
 
 def test_acks_all_answers_not_leader_when_leadership_moves_while_it_waits(virtual) -> None:

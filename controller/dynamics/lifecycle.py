@@ -151,7 +151,7 @@ class Lifecycle:
             self.cluster.update_broker(broker, "resumed", process=Process.UP)
             await self._network(broker, Process.UP)
             self._cancel(broker)
-            if b.fenced:
+            if b.fenced or b.in_controlled_shutdown:
                 await self._resumed(broker, now)
             return
         if b.held_fenced:
@@ -191,7 +191,8 @@ class Lifecycle:
         raise NotImplementedError
 
     async def _resumed(self, broker: int, now: int) -> None:
-        """A fenced broker that was hung or isolated is heard from again."""
+        """A broker that was hung or isolated is heard from again: fenced meanwhile, or in the middle of a
+        controlled shutdown."""
         raise NotImplementedError
 
     async def _held_start(self, broker: int, now: int) -> None:
@@ -231,6 +232,14 @@ class KafkaLifecycle(Lifecycle):
         await self._register_again(broker, "new process registered")
 
     async def _resumed(self, broker: int, now: int) -> None:
+        b = self.cluster.broker_state(broker)
+        assert b is not None
+        if b.in_controlled_shutdown:
+            # The process goes on with the shutdown it had begun: its heartbeats still ask to shut down,
+            # and the controller lets it at the next one (it leads nothing and is in no ISR since the
+            # shutdown began; Kafka's BrokerHeartbeatManager.shouldShutDown).
+            self._shut_down_at_next_heartbeat(broker, now)
+            return
         self._unfence_at_next_heartbeat(broker, now, "heartbeats resumed")
 
     async def _held_start(self, broker: int, now: int) -> None:
@@ -278,7 +287,10 @@ class KafkaLifecycle(Lifecycle):
             f"broker {broker} in controlled shutdown: leaders and ISR memberships move away",
             shutdown=True,
         )
-        now = self.clock.now()
+        self._shut_down_at_next_heartbeat(broker, self.clock.now())
+
+    def _shut_down_at_next_heartbeat(self, broker: int, now: int) -> None:
+        """A broker in controlled shutdown stops at its next heartbeat."""
 
         async def shut_down() -> None:
             self.cluster.update_broker(

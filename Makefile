@@ -7,13 +7,16 @@ RUNTIME := $(VENV)/.runtime
 STAMP   := $(VENV)/.installed
 ARGS    ?=
 
-.PHONY: run test test-newest lint bench bytecode system-deps clean
+.PHONY: run test test-newest lint bench bytecode system-deps reference clean
 
-# Debian packages the project needs: Java 17 for PySpark, kcat for the real-client tests, Chromium for
-# the test that lays the sweep's report out in a browser.
+# Debian packages the project needs: Java 17 (a JDK: PySpark, and the reference harness's Java programs),
+# Maven (Apache Kafka's jars for the reference harness), kcat for the real-client tests, Chromium for the
+# test that lays the sweep's report out in a browser.
 system-deps:
 	@need=""; \
 	command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])' || need="$$need openjdk-17-jre-headless"; \
+	command -v javac >/dev/null 2>&1 || need="$$need openjdk-17-jdk-headless"; \
+	command -v mvn >/dev/null 2>&1 || need="$$need maven"; \
 	command -v kcat >/dev/null 2>&1 || need="$$need kcat"; \
 	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
@@ -41,10 +44,24 @@ $(STAMP): $(RUNTIME)
 bytecode: $(RUNTIME)
 	@$(BIN)/python -m compileall -q controller protocol placement_sim >/dev/null
 
+# The reference harness (test and benchmark only): Apache Kafka's jars at the version pinned in
+# harness/kafka/pom.xml, from Maven Central into a project-local cache (its own local repository too).
+CACHE     := .cache/reference
+KAFKA_LIB := $(CACHE)/kafka/lib
+MVN       ?= mvn
+
+$(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
+	rm -rf $(KAFKA_LIB)
+	$(MVN) -q -B -f harness/kafka/pom.xml dependency:copy-dependencies \
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
+	touch $@
+
+reference: $(KAFKA_LIB)/.fetched
+
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)
 
-test: system-deps $(STAMP) bytecode
+test: system-deps $(STAMP) bytecode reference
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
@@ -74,4 +91,4 @@ bench: $(STAMP) bytecode
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(NEWEST_VENV) build *.egg-info
+	rm -rf $(VENV) $(NEWEST_VENV) build *.egg-info .cache

@@ -56,7 +56,16 @@ $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
 	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
 	touch $@
 
-reference: $(KAFKA_LIB)/.fetched
+# The reference cluster's log binding (harness/kafka/logging/pom.xml), on the brokers' class path only.
+KAFKA_LOGGING := $(CACHE)/kafka/logging
+
+$(KAFKA_LOGGING)/.fetched: harness/kafka/logging/pom.xml
+	rm -rf $(KAFKA_LOGGING)
+	$(MVN) -q -B -f harness/kafka/logging/pom.xml dependency:copy-dependencies \
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LOGGING))
+	touch $@
+
+reference: $(KAFKA_LIB)/.fetched $(KAFKA_LOGGING)/.fetched
 
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)

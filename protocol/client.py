@@ -209,6 +209,36 @@ class KafkaClient:
         except DecodeError as exc:
             raise ClientError(f"cannot decode the response: {exc}") from exc
 
+    async def send_without_response(
+        self, name_or_key: str | int, data: dict[str, Any], version: int | None = None
+    ) -> None:
+        """Writes a request the server does not answer (Produce with acks 0) and returns once it is sent;
+        a server that refuses it closes the connection, which the next request on it finds."""
+        message = (
+            self.schemas.request(name_or_key)
+            if isinstance(name_or_key, int)
+            else self.schemas.message(name_or_key)
+        )
+        if message.api_key is None or message.type != "request":
+            raise ValueError(f"{name_or_key!r} is not a request message")
+        if self._closed is not None:
+            raise ConnectionClosedError(f"connection is closed: {self._closed}")
+        version = self.choose_version(message.api_key) if version is None else version
+        body = self.schemas.request(message.api_key).encode(data, version)
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        self._writer.write(
+            encode_request(self.schemas, message.api_key, version, correlation_id, self.client_id, body)
+        )
+        try:
+            async with asyncio.timeout(self.request_timeout):
+                await self._writer.drain()
+        except TimeoutError:
+            raise RequestTimedOutError(
+                f"apiKey {message.api_key} v{version}: not sent within limit"
+            ) from None
+        except ConnectionError as exc:
+            raise ConnectionClosedError(f"connection lost: {exc}") from None
+
     async def send_many(
         self, requests: Iterable[tuple[str | int, dict[str, Any]]], timeout: float | None = None
     ) -> list[dict[str, Any]]:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from harness.kafka_cluster import KafkaCluster
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)
@@ -31,3 +35,37 @@ def spark() -> Iterator[object]:
     )
     yield session
     session.stop()
+
+
+#: What each real Kafka cluster started in this session took (printed at the end of the run).
+_KAFKA_SUMMARIES: list[str] = []
+
+
+def _kafka_cluster(shape: str) -> Iterator[KafkaCluster]:
+    from harness.kafka_cluster import KafkaCluster
+
+    cluster = KafkaCluster.start(shape)
+    _KAFKA_SUMMARIES.append(cluster.summary())
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_single() -> Iterator[KafkaCluster]:
+    """A real Apache Kafka (the pinned 4.x, ``make reference``): one combined controller+broker, node 0,
+    on a loopback ephemeral port; started at its first use, stopped by PID at the end of the session
+    (harness/kafka_cluster.py; docs/reference.md)."""
+    yield from _kafka_cluster("single")
+
+
+@pytest.fixture(scope="session")
+def kafka_three_racks() -> Iterator[KafkaCluster]:
+    """A real Apache Kafka: a dedicated controller (node 100) and brokers 0, 1, 2 in racks a, b, c."""
+    yield from _kafka_cluster("three-racks")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in _KAFKA_SUMMARIES:
+        terminalreporter.write_line(f"reference cluster: {line}")

@@ -1,0 +1,99 @@
+"""The hypothesis state machine over the generator table, and the pairs of clusters it runs on.
+
+Each example is one sequence (:meth:`DifferentialSession.begin` ... :meth:`DifferentialSession.end`):
+its rules draw a generator of the table (weighted) and send what it makes to both clusters, or run one
+of the cluster-wide actions (a broker's failure, a reassignment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from harness.differential.fidelity import FidelityTable
+from harness.differential.generators import ACTIONS, GENERATORS
+from harness.differential.session import DifferentialSession
+from harness.differential.targets import KafkaSide, LoopThread, SimSide
+
+__all__ = ["SIM_PROPERTIES", "machine_for", "paired_session", "sim_for"]
+
+#: The simulator set as the reference cluster is (harness/kafka_cluster.py's BASE_PROPERTIES), where the
+#: simulator has the setting.
+SIM_PROPERTIES: dict[str, str] = {
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "500",
+    "replica.lag.time.max.ms": "4000",
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "3",
+    "auto.create.topics.enable": "false",
+}
+
+SHAPE_BROKERS = {"single": [(0, None)], "three-racks": [(0, "a"), (1, "b"), (2, "c")]}
+
+
+def sim_for(shape: str, seed: int = 0) -> Any:
+    """A simulator shaped as the reference cluster ``shape`` (real clock, the same timeouts)."""
+    from controller.embedded import ServerThread
+
+    brokers = SHAPE_BROKERS[shape]
+    properties = {**SIM_PROPERTIES, "offsets.topic.replication.factor": str(min(3, len(brokers)))}
+    return ServerThread.start(brokers=brokers, properties=properties, seed=seed)
+
+
+@contextmanager
+def paired_session(
+    kafka_cluster: Any, sim: Any, shape: str, *, strict: bool = True
+) -> Iterator[DifferentialSession]:
+    loop = LoopThread()
+    session = DifferentialSession(
+        KafkaSide(kafka_cluster), SimSide(sim), shape, loop, FidelityTable.load(), strict=strict
+    )
+    try:
+        yield session
+    finally:
+        loop.run(session.kafka.close())
+        loop.run(session.sim.close())
+        loop.close()
+
+
+def machine_for(session: DifferentialSession) -> type[RuleBasedStateMachine]:
+    """A state machine class whose examples are sequences on ``session``'s two clusters."""
+    shape = session.cluster
+    names: list[str] = []
+    for gen in GENERATORS.values():
+        if shape in gen.clusters:
+            names += [gen.name] * gen.weight
+    actions: list[str] = []
+    for act in ACTIONS.values():
+        if shape in act.clusters:
+            actions += [act.name] * act.weight
+
+    class DifferentialSequence(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.session = session
+            session.begin()
+
+        @rule(data=st.data())
+        def request(self, data: st.DataObject) -> None:
+            name = data.draw(st.sampled_from(names), label="generator")
+            assert session.model is not None
+            step = GENERATORS[name].make(data.draw, session.model)
+            if step is not None:
+                session.run(step)
+
+        @precondition(lambda self: bool(actions))
+        @rule(data=st.data())
+        def cluster_action(self, data: st.DataObject) -> None:
+            name = data.draw(st.sampled_from(actions or ["none"]), label="action")
+            ACTIONS[name].run(data.draw, session)
+
+        def teardown(self) -> None:
+            session.end()
+
+    DifferentialSequence.__name__ = f"DifferentialSequence_{shape.replace('-', '_')}"
+    return DifferentialSequence

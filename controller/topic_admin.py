@@ -345,7 +345,7 @@ class TopicAdmin:
     ) -> TopicResult:
         topic = self.cluster.topics.get(request.name)
         if topic is None:
-            raise Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE)
+            raise Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # Kafka's controller gives no message
         current = len(topic.partitions)
         if request.count < current:
             raise Refusal(

@@ -6,7 +6,7 @@ of what answering costs. :func:`encode` writes the same bytes as the codec for t
 list of pieces in which each partition's records are the pieces given (the logs' own bytes: a batch's
 stamped head and the rest of the client's bytes), so that the frame is made with one join. It answers
 None for anything else, which the codec then encodes: a partition with a tagged field
-(``DivergingEpoch``, ``CurrentLeader``, ``SnapshotId``), aborted transactions, ``NodeEndpoints``, a
+(``DivergingEpoch``, ``CurrentLeader``, ``SnapshotId``), aborted transactions (an empty list is written as Kafka writes it), ``NodeEndpoints``, a
 version it does not know.
 
 Layout (Kafka's ``FetchResponse.json``, versions 4-18, flexible from 12): ThrottleTimeMs int32,
@@ -79,7 +79,8 @@ def encode(response: Mapping[str, Any], version: int) -> list[bytes | memoryview
         partitions = topic["Partitions"]
         head += uvarint_bytes(len(partitions) + 1) if flexible else _INT32.pack(len(partitions))
         for p in partitions:
-            if p.get("AbortedTransactions") is not None:
+            aborted = p.get("AbortedTransactions")
+            if aborted:
                 return None
             if flexible and any(p.get(name) is not None for name in _TAGGED):
                 return None
@@ -88,7 +89,10 @@ def encode(response: Mapping[str, Any], version: int) -> list[bytes | memoryview
             )
             if version >= _LOG_START:
                 head += _INT64.pack(p.get("LogStartOffset", -1))
-            head += b"\x00" if flexible else b"\xff\xff\xff\xff"  # AbortedTransactions: null
+            if aborted is None:
+                head += b"\x00" if flexible else b"\xff\xff\xff\xff"  # AbortedTransactions: null
+            else:
+                head += b"\x01" if flexible else b"\x00\x00\x00\x00"  # AbortedTransactions: []
             if version >= _READ_REPLICA:
                 head += _INT32.pack(p.get("PreferredReadReplica", -1))
             records = p.get("Records")

@@ -193,6 +193,10 @@ class GroupService:
         COORDINATOR_LOAD_IN_PROGRESS."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
+        if OFFSETS_TOPIC not in self.cluster.topics:
+            # No broker holds the group's partition before FindCoordinator makes the topic: Kafka's group
+            # coordinator answers NOT_COORDINATOR (the partition is not one it loaded).
+            return ErrorCode.NOT_COORDINATOR
         error, leader = self.coordinator_of(group_id)
         if error:
             return error

@@ -2,6 +2,10 @@
 answer: the answer is built here from the handlers the server registered (:mod:`controller.handlers`),
 so a new handler module is advertised with nothing else to change.
 
+Produce is advertised from version 0 although versions 0-2 are refused (the connection closes, as for any
+version not served), as Apache Kafka 4 does since it dropped those versions (KIP-896): older librdkafka
+versions produce without compression to a broker whose Produce range does not start at 0 (KAFKA-18659).
+
 A request of a version the server does not know is answered too, as Kafka does: in v0, with
 UNSUPPORTED_VERSION and ApiVersions' own range, so that the client retries with a version it finds there.
 
@@ -33,6 +37,8 @@ VERSIONS = (0, 4)
 ANSWER_DEPENDS_ON = AnswerDependsOn.REQUEST
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+#: Advertised lower bounds below the versions served (see the module docstring).
+_ADVERTISED_MIN = {ApiKey.PRODUCE: 0}
 #: Clients that would read apiKey 68 as ConsumerGroupHeartbeat (see the module docstring).
 _KIP_848_CLIENTS = re.compile(r"apache-kafka-java|librdkafka|confluent-kafka(?:-.*)?")
 
@@ -46,7 +52,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 return {"ErrorCode": ErrorCode.INVALID_REQUEST, "ApiKeys": [], "ThrottleTimeMs": 0}
     hidden = ApiKey.CREATE_REPLICA_PLACEMENT if heartbeats_on_68(request, version) else None
     keys = [
-        {"ApiKey": key, "MinVersion": handler.min_version, "MaxVersion": handler.max_version}
+        {
+            "ApiKey": key,
+            "MinVersion": _ADVERTISED_MIN.get(key, handler.min_version),
+            "MaxVersion": handler.max_version,
+        }
         for key, handler in ctx.handlers.items()
         if key != hidden
     ]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from controller.config import ServerConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
-VERSIONS = (0, 7)
+VERSIONS = (2, 7)
 
 
 def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from controller.config import ServerConfig
 
 API_KEY = ApiKey.DELETE_TOPICS
-VERSIONS = (0, 6)
+VERSIONS = (1, 6)
 
 
 def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:

@@ -34,14 +34,15 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
     if version >= 1:  # not ignorable: only in the versions that have it
         response["EndpointType"] = endpoint_type
     if endpoint_type != BROKER_ENDPOINTS:
-        response["ErrorCode"] = (
-            ErrorCode.MISMATCHED_ENDPOINT_TYPE
-            if endpoint_type == CONTROLLER_ENDPOINTS
-            else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
-        )
-        response["ErrorMessage"] = (
-            f"The request was sent to a broker endpoint, but asked for endpoint type {endpoint_type}."
-        )
+        # Kafka's error answer: its defaults (no controller, the broker endpoint type) and its messages.
+        if endpoint_type == CONTROLLER_ENDPOINTS:
+            code = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+            message = "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+        else:
+            code, message = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {endpoint_type}"
+        response = error_response(request, version, code, message)
+        if version >= 1:
+            response["EndpointType"] = BROKER_ENDPOINTS
         return response
     include_fenced = bool(request.get("IncludeFencedBrokers", False))
     endpoints = ctx.endpoints

@@ -17,7 +17,7 @@ from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
-VERSIONS = (0, 4)
+VERSIONS = (1, 4)
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:

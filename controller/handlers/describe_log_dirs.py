@@ -21,7 +21,7 @@ from controller.offload import Turns
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
-VERSIONS = (0, 4)
+VERSIONS = (1, 4)
 
 #: Kafka's default ``log.dir``: the directory every replica of a simulated broker is in.
 LOG_DIR = "/tmp/kafka-logs"

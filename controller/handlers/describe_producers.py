@@ -38,6 +38,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
                 entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                entry["ErrorMessage"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message  # as Kafka's ApiError
                 continue
             broker = ctx.listener_broker
             if broker is None:

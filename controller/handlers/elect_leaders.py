@@ -45,7 +45,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     wanted = request.get("TopicPartitions")
     if kind is None:
         return _whole_request_error(
-            version, ErrorCode.INVALID_REQUEST, wanted, f"unknown ElectionType {request['ElectionType']}"
+            version, ErrorCode.INVALID_REQUEST, wanted, f"Unknown election type {request['ElectionType']}"
         )
     partitions = None if wanted is None else [(t["Topic"], p) for t in wanted for p in t["Partitions"]]
     # Many partitions make many objects that outlive a collection or two: none run meanwhile (a full
@@ -62,11 +62,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         for outcome in outcomes:
             await turns.yield_if_due()
             code = ErrorCode.NONE if outcome.error is None else outcome.error
+            # Kafka's ApiError(code) without a message of its own carries the error's default one.
+            message = outcome.message if outcome.message is not None or not code else ErrorCode(code).message
             by_topic.setdefault(outcome.topic, []).append(
                 {
                     "PartitionId": outcome.partition,
                     "ErrorCode": code,
-                    "ErrorMessage": once(code, outcome.message),
+                    "ErrorMessage": once(code, message),
                 }
             )
     response: dict[str, Any] = {

@@ -226,7 +226,7 @@ def _ok(
         HighWatermark=hw,
         LastStableOffset=hw,
         LogStartOffset=log_start,
-        AbortedTransactions=None,
+        AbortedTransactions=[],
         PreferredReadReplica=-1,
         Records=records,
     )
@@ -238,7 +238,7 @@ def _fail(entry: dict[str, Any], code: ErrorCode) -> None:
         HighWatermark=-1,
         LastStableOffset=-1,
         LogStartOffset=-1,
-        AbortedTransactions=None,
+        AbortedTransactions=[],
         PreferredReadReplica=-1,
         Records=b"",
     )

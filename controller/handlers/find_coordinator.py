@@ -47,7 +47,15 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     return entry
 
 
+#: What Kafka writes in ErrorMessage when it found the coordinator: the error's name in v1-3 (its one
+#: ErrorMessage), nothing in v4+ (each coordinator's).
+_FOUND_MESSAGE = {True: "", False: "NONE"}
+
+
 def _answer(ctx: RequestContext, found: list[dict[str, Any]], version: int) -> dict[str, Any]:
+    for entry in found:
+        if entry["ErrorCode"] == ErrorCode.NONE:
+            entry["ErrorMessage"] = _FOUND_MESSAGE[version >= 4]
     if version >= 4:
         data: dict[str, Any] = {"ThrottleTimeMs": 0, "Coordinators": found}
     else:

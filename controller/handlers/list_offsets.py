@@ -6,11 +6,15 @@ As Kafka's ``Partition.fetchOffsetForTimestamp`` for a client (an isolation leve
 record with the largest timestamp below the high watermark, and a timestamp of 0 or more the first record
 at or after it below the high watermark (-1, -1 when there is none). Right after an election, while the
 high watermark is still below the start of the leader's epoch, "latest" and a lookup that finds nothing
-below the high watermark answer OFFSET_NOT_AVAILABLE, as Kafka does. Other negative timestamps (-5,
-earliest pending upload: no tiered storage here) answer -1, -1.
+below the high watermark answer OFFSET_NOT_AVAILABLE, as Kafka does. The tiered storage ones (-5, latest
+tiered, v9+; -6, earliest pending upload, v11+: no tiered storage here, as on a Kafka without it) answer
+-1, -1.
 
-The topic (UNKNOWN_TOPIC_OR_PARTITION), the answering broker's leadership (NOT_LEADER_OR_FOLLOWER) and
-the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) are checked first.
+A special timestamp the request's version does not have (-3 before v7, -4 before v8, -5 before v9, -6
+before v11, any other negative one at every version) is UNSUPPORTED_VERSION, before anything else, as
+Kafka answers it. Then the topic (UNKNOWN_TOPIC_OR_PARTITION), the answering broker's leadership
+(NOT_LEADER_OR_FOLLOWER) and the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH) are checked.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL = -4
 _LEADER_EPOCH = 4
+#: The first version that has each special timestamp (KIP-734, KIP-405, KIP-1005, KIP-1023).
+_SPECIAL_SINCE = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, -5: 9, -6: 11}
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -47,6 +53,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 "LeaderEpoch": -1,
             }
             partitions.append(entry)
+            if asked["Timestamp"] < 0 and version < _SPECIAL_SINCE.get(asked["Timestamp"], version + 1):
+                entry["ErrorCode"] = ErrorCode.UNSUPPORTED_VERSION
+                if version < _LEADER_EPOCH:
+                    entry.pop("LeaderEpoch", None)
+                continue
             epoch = asked.get("CurrentLeaderEpoch", -1) if version >= _LEADER_EPOCH else -1
             p = served_partition(ctx, topic, index, epoch)
             if isinstance(p, ErrorCode):

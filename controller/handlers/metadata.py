@@ -31,7 +31,7 @@ from controller.handlers import NO_OPERATIONS, AnswerDependsOn, Cap, RequestCont
 from controller.image import MetadataImage, PartitionImage, TopicImage
 from controller.offload import BIG, Turns, in_thread
 from controller.topic_admin import NewTopic
-from controller.topic_names import is_internal
+from controller.topic_names import is_internal, topic_name_problem
 from protocol import ZERO_UUID, Message
 from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
@@ -48,6 +48,7 @@ _UNKNOWN_TOPIC_ID = ErrorCode.UNKNOWN_TOPIC_ID
 _LEADER_NOT_AVAILABLE = ErrorCode.LEADER_NOT_AVAILABLE
 _REPLICA_NOT_AVAILABLE = ErrorCode.REPLICA_NOT_AVAILABLE
 _INVALID_REQUEST = ErrorCode.INVALID_REQUEST
+_INVALID_TOPIC = ErrorCode.INVALID_TOPIC_EXCEPTION
 
 
 def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
@@ -194,7 +195,10 @@ class _Entries:
             else:
                 topic = image.topics.get(name)
                 if topic is None:
-                    out.append(_error_entry(name, ZERO_UUID, self.failed.get(name, _UNKNOWN_TOPIC), version))
+                    code = self.failed.get(name, _UNKNOWN_TOPIC)
+                    if code == _UNKNOWN_TOPIC and topic_name_problem(name) is not None:
+                        code = _INVALID_TOPIC  # as Kafka's KafkaApis answers a name it cannot have
+                    out.append(_error_entry(name, ZERO_UUID, code, version))
                     self.errors += 1
                     continue
             out.append(topic)

@@ -11,7 +11,7 @@ from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = (0, 9)
+VERSIONS = (2, 9)
 
 
 def handle(
@@ -20,6 +20,7 @@ def handle(
     """The answer now when the coordinator gives it at once (an error; commits durable already: no task),
     else a future of it (commits wait for the high watermark)."""
     service = ctx.controller.groups
+    topics = ctx.controller.cluster.topics
     commits = [
         OffsetCommit(
             t["Name"],
@@ -31,29 +32,49 @@ def handle(
         for t in request["Topics"]
         for p in t["Partitions"]
     ]
+    # As Kafka's KafkaApis: a partition of a topic the broker does not know is UNKNOWN_TOPIC_OR_PARTITION,
+    # and only the others go to the coordinator (none: the answer is given without it).
+    codes: list[ErrorCode] = []
+    known: list[int] = []
+    for i, commit in enumerate(commits):
+        topic = topics.get(commit.topic)
+        if topic is None or not 0 <= commit.partition < len(topic.partitions):
+            codes.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        else:
+            codes.append(ErrorCode.NONE)
+            known.append(i)
+    if not known:
+        return _answer(request, codes, version)
+
+    def merged(given: list[ErrorCode]) -> list[ErrorCode]:
+        out = list(codes)
+        for i, code in zip(known, given, strict=True):
+            out[i] = code
+        return out
+
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:
-        return _answer(request, [error] * len(commits), version)
+        return _answer(request, merged([error] * len(known)), version)
     given: list[list[ErrorCode]] = []
     answered: asyncio.Future[dict[str, Any]] | None = None
 
-    def respond(codes: list[ErrorCode]) -> None:
+    def respond(result: list[ErrorCode]) -> None:
         if answered is None:
-            given.append(codes)
+            given.append(result)
         elif not answered.done():
-            answered.set_result(_answer(request, codes, version))
+            answered.set_result(_answer(request, merged(result), version))
 
     service.coordinator.commit(
         request["GroupId"],
         request.get("GenerationIdOrMemberEpoch", -1),
         request.get("MemberId", ""),
         request.get("GroupInstanceId"),
-        commits,
+        [commits[i] for i in known],
         version,
         respond,
     )
     if given:
-        return _answer(request, given[0], version)
+        return _answer(request, merged(given[0]), version)
     answered = asyncio.get_running_loop().create_future()
     return answered
 

@@ -10,7 +10,7 @@ from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = (0, 9)
+VERSIONS = (1, 9)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:

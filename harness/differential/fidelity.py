@@ -22,7 +22,10 @@ __all__ = ["FIDELITY_DOC", "Difference", "FidelityTable", "Pattern", "Row"]
 FIDELITY_DOC = ROOT / "docs" / "fidelity.md"
 COLUMNS = ("area", "what Kafka does", "what the simulator does", "why")
 
-_PATTERN = re.compile(r"^(?P<api>[A-Za-z]+)(?: v(?P<low>\d+)(?:-(?P<high>\d+))?)?:(?P<path>\S+)$")
+_PATTERN = re.compile(
+    r"^(?P<api>[A-Za-z]+)(?: v(?P<low>\d+)(?:-(?P<high>\d+))?)?:(?P<path>\S+)"
+    r"(?P<conditions>(?: (?:kafka|sim)=\S+)*)$"
+)
 
 
 @dataclass(frozen=True)
@@ -46,13 +49,26 @@ class Pattern:
     high: int
     path: re.Pattern[str]
     text: str
+    #: ``kafka=VALUE`` / ``sim=VALUE``: the difference's value on that side, as text (``*`` wildcards).
+    kafka: re.Pattern[str] | None = None
+    sim: re.Pattern[str] | None = None
 
     def matches(self, difference: Difference) -> bool:
         return (
             self.api == difference.api
             and self.low <= difference.version <= self.high
             and self.path.fullmatch(difference.path) is not None
+            and (self.kafka is None or self.kafka.fullmatch(_text(difference.kafka)) is not None)
+            and (self.sim is None or self.sim.fullmatch(_text(difference.sim)) is not None)
         )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+def _glob(text: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in text.split("*")))
 
 
 def compile_pattern(text: str) -> Pattern:
@@ -61,8 +77,11 @@ def compile_pattern(text: str) -> Pattern:
         raise ValueError(f"fidelity pattern {text!r} is not `Api:path` or `Api vA-B:path`")
     low = int(found["low"]) if found["low"] is not None else 0
     high = int(found["high"]) if found["high"] is not None else (low if found["low"] is not None else 10**6)
-    path = ".*".join(re.escape(part) for part in found["path"].split("*"))
-    return Pattern(found["api"], low, high, re.compile(path), text)
+    sides: dict[str, re.Pattern[str]] = {}
+    for condition in found["conditions"].split():
+        side, _, value = condition.partition("=")
+        sides[side] = _glob(value)
+    return Pattern(found["api"], low, high, _glob(found["path"]), text, sides.get("kafka"), sides.get("sim"))
 
 
 @dataclass

@@ -30,6 +30,8 @@ SIM_PROPERTIES: dict[str, str] = {
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "3",
     "auto.create.topics.enable": "false",
+    # A cluster id as Kafka's are made (22 characters of base64), so that it stands out in messages.
+    "cluster.id": "SimulatorClusterId0001",
 }
 
 SHAPE_BROKERS = {"single": [(0, None)], "three-racks": [(0, "a"), (1, "b"), (2, "c")]}

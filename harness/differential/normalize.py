@@ -38,7 +38,6 @@ KEY_FIELDS = (
     "TopicName",
     "Path",
     "LogDir",
-    "Key",
 )
 #: Fields whose values depend on timing or load alone.
 DROPPED = frozenset({"ThrottleTimeMs"})
@@ -109,6 +108,8 @@ def normalize(value: Any, names: Names, key: str = "") -> Any:
     if isinstance(value, str):
         if key == "ClusterId":
             return "<cluster>"
+        if key == "LogDir":
+            return "<log-dir>"
         return names.strip(value)
     if isinstance(value, bool) or not isinstance(value, int):
         return value
@@ -141,6 +142,12 @@ def _records(batches: Any, names: Names) -> Any:
 def _key_of(items: list[Any]) -> str | None:
     if not items or not all(isinstance(i, Mapping) for i in items):
         return None
+    if all("ResourceName" in i and "ResourceType" in i for i in items):
+        labels = [f"{i['ResourceType']}:{i['ResourceName']}" for i in items]
+        return "ResourceName" if len(set(labels)) == len(labels) else None
+    if all("Key" in i and "Host" in i for i in items):  # FindCoordinator's coordinators, by key
+        keys = [_key_text(i["Key"]) for i in items]
+        return "Key" if len(set(keys)) == len(keys) else None
     for k in KEY_FIELDS:
         if all(k in i for i in items):
             values = [_key_text(i[k]) for i in items]

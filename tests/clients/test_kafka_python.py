@@ -41,8 +41,8 @@ def test_create_several_topics_one_invalid(admin: KafkaAdminClient, cluster: Ser
     by_name = {t["name"]: t for t in result["topics"]}
     assert [by_name[n]["error_code"] for n in ("kp-orders", "kp bad name", "kp-events")] == [0, 17, 0]
     assert by_name["kp bad name"]["error_message"] == (
-        "Topic name \"kp bad name\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' "
-        "and '-'"
+        "Topic name is invalid: 'kp bad name' contains one or more characters other than ASCII alphanumerics, "
+        "'.', '_' and '-'"
     )
     assert (by_name["kp-orders"]["num_partitions"], by_name["kp-orders"]["replication_factor"]) == (6, 3)
     with pytest.raises(InvalidTopicError):

@@ -15,26 +15,27 @@ def test_legal_names(name):
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("", "Topic name is illegal, it can't be empty"),
-        (".", 'Topic name cannot be "." or ".."'),
-        ("..", 'Topic name cannot be "." or ".."'),
+        ("", "Topic name is invalid: the empty string is not allowed"),
+        (".", "Topic name is invalid: '.' is not allowed"),
+        ("..", "Topic name is invalid: '..' is not allowed"),
         (
             "x" * 250,
-            "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "x" * 250,
+            "Topic name is invalid: the length of '" + "x" * 250 + "' is longer than the max allowed length 249",
         ),
         (
             "orders!",
-            "Topic name \"orders!\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' "
-            "and '-'",
+            "Topic name is invalid: 'orders!' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
         ),
         (
             "caf\u00e9",
-            "Topic name \"caf\u00e9\" is illegal, it contains a character other than ASCII alphanumerics, '.', "
-            "'_' and '-'",
+            "Topic name is invalid: 'caf\u00e9' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
         ),
         (
             "a b",
-            "Topic name \"a b\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+            "Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
         ),
     ],
 )

@@ -547,6 +547,37 @@ TOPIC_CONFIGS: tuple[TopicConfigDef, ...] = (
         "with tiered storage, delete remote data when it is turned off",
         None,
     ),
+    # Kafka 4.x's newer topic configs (asked of Kafka 4.4: type, default, range, synonym).
+    _def(
+        "remote.copy.lag.bytes",
+        _L,
+        "-1",
+        at_least(-1),
+        "with tiered storage, newer local bytes after a segment that make it eligible for upload",
+    ),
+    _def(
+        "remote.copy.lag.ms",
+        _L,
+        "0",
+        at_least(-1),
+        "with tiered storage, time since a segment's latest record that makes it eligible for upload",
+    ),
+    _def(
+        "max.decompressed.message.bytes",
+        _I,
+        "2147483639",
+        between(1, 2147483639),
+        "largest decompressed size of one record the broker accepts",
+        "",
+    ),
+    _def(
+        "errors.deadletterqueue.group.enable",
+        _B,
+        "false",
+        None,
+        "whether share groups may write undeliverable records to this topic (a dead-letter queue)",
+        None,
+    ),
 )
 
 

@@ -1,9 +1,11 @@
 """Produce (0) v3-13: client batches appended at partition leaders, with Kafka's acks rules.
 
-Per partition, in Kafka's order (``KafkaApis.handleProduceRequest``, ``ReplicaManager.appendRecords``,
-``Partition.appendRecordsToLeader``): the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in
-v13), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with KIP-951's CurrentLeader
-and NodeEndpoints in v10+), the batch's checks (:mod:`controller.records.checks`), ``acks=all`` with an ISR
+First, a request with a transactional batch and no TransactionalId is
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition. Then per partition, in Kafka's order
+(``KafkaApis.handleProduceRequest``, ``ReplicaManager.appendRecords``, ``Partition.appendRecordsToLeader``):
+the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in v13), acks other than 0, 1 and -1
+(INVALID_REQUIRED_ACKS), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with
+KIP-951's CurrentLeader and NodeEndpoints in v10+), the batch's checks (:mod:`controller.records.checks`), ``acks=all`` with an ISR
 smaller than ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS, before anything is appended), then the
 idempotent producer's sequence checks and the append (:meth:`controller.data_path.DataPath.append`; a
 retried duplicate is answered with its original offsets).
@@ -15,11 +17,10 @@ REQUEST_TIMED_OUT; when the high watermark covers the batch but the ISR is by th
 (``Partition.checkEnoughReplicasReachOffset``), and a leader change meanwhile answers
 NOT_LEADER_OR_FOLLOWER. ``0`` is never
 answered; a partition that fails closes the connection, as Kafka does, so that the producer notices.
-Any other acks is INVALID_REQUIRED_ACKS for every partition.
 
-Transactions are not simulated: a transactional Produce (a TransactionalId, or a transactional batch)
-is refused for every partition with TRANSACTIONAL_ID_AUTHORIZATION_FAILED / INVALID_TXN_STATE and a
-message that says so.
+Transactions are not simulated: a transactional batch (with a TransactionalId) is refused for its
+partition with INVALID_TXN_STATE and a message that says so. A TransactionalId with batches that are not
+transactional is a plain Produce, as on Kafka.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
+from controller.records.batch import ATTRIBUTES_OFFSET, MAGIC_V2, TRANSACTIONAL_FLAG
 from controller.records.checks import check_client_batch
 from protocol.codes import ApiKey, ErrorCode
 from protocol.errors import Refusal
@@ -59,13 +61,10 @@ _NO_TRANSACTIONS = "transactions are not simulated by placement-sim"
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     acks = request["Acks"]
     by_id = version >= _TOPIC_IDS
-    if acks not in (-1, 0, 1):
-        return _every_partition(request, version, ErrorCode.INVALID_REQUIRED_ACKS, None)
-    if request.get("TransactionalId") is not None:
-        log.warning("%s: transactional Produce refused: %s", ctx.peer, _NO_TRANSACTIONS)
-        return _every_partition(
-            request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONS
-        )
+    if request.get("TransactionalId") is None and _has_transactional_batch(request):
+        # Kafka's KafkaApis: transactional records need a transactional id the client may use.
+        return _every_partition(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+    valid_acks = acks in (-1, 0, 1)
     data_path = ctx.controller.data_path
     now = data_path.now_ms()
     responses = []
@@ -93,6 +92,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
                     None,
                 )
                 failed.append(f"{name}-{index}")
+                continue
+            if not valid_acks:  # ReplicaManager.appendRecords: after the topics are known, before leadership
+                _fail(entry, ErrorCode.INVALID_REQUIRED_ACKS, None)
                 continue
             if not leads(ctx, p):
                 _fail(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER, None)
@@ -218,6 +220,18 @@ def _fail(entry: dict[str, Any], code: ErrorCode, message: str | None) -> None:
     entry["LogAppendTimeMs"] = -1
     entry["LogStartOffset"] = -1
     entry["ErrorMessage"] = message
+
+
+def _has_transactional_batch(request: dict[str, Any]) -> bool:
+    """Whether a partition's records start with a transactional batch (Kafka's
+    ``RequestUtils.hasTransactionalRecords`` looks at each partition's first batch)."""
+    for topic_data in request.get("TopicData") or ():
+        for partition_data in topic_data.get("PartitionData") or ():
+            records = partition_data.get("Records")
+            if records is not None and len(records) > ATTRIBUTES_OFFSET + 1 and records[16] == MAGIC_V2:
+                if records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG:
+                    return True
+    return False
 
 
 def _every_partition(

@@ -1,6 +1,7 @@
 """The table of request generators, one or more per API: what a differential sequence may send.
 
-A generator is ``make(draw, model) -> Step | None``: ``draw`` is hypothesis's (``data.draw``), ``model``
+A generator is ``make(draw, model) -> Step | None``: ``draw`` reads its choices
+(:mod:`harness.differential.choices`, the vocabulary of hypothesis's strategies, imported as ``st``), ``model``
 what the sequence knows (:class:`harness.differential.model.Model`); it returns the request (with
 placeholders for what each cluster names its own way) and, in the step's ``learn``, how Kafka's answer
 changes the model. ``None``: nothing to send in this state. Register one with :func:`generator`; a new
@@ -24,8 +25,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from hypothesis import strategies as st
-
+from harness.differential import choices as st
 from harness.differential.batches import BatchSpec, RecordSpec
 from harness.differential.model import (
     Group,
@@ -62,7 +62,8 @@ SINGLE = frozenset({"single"})
 THREE = frozenset({"three-racks"})
 BOTH = SINGLE | THREE
 
-Draw = Callable[[st.SearchStrategy[Any]], Any]
+#: What a generator draws its choices with (:class:`harness.differential.choices.Chooser`).
+Draw = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -204,14 +205,14 @@ def metadata(draw: Draw, model: Model) -> Step:
         )
         topics = [{"Name": None, "TopicId": TopicId(n)} for n in names]
     else:
-        topics = None
+        topics = [] if v == 0 else None  # every topic: v0 says it with an empty list
     data = {
         "Topics": topics,
         "AllowAutoTopicCreation": False,
         "IncludeClusterAuthorizedOperations": False,
         "IncludeTopicAuthorizedOperations": draw(st.booleans()) if v >= 8 else False,
     }
-    return Step("Metadata", v, data, scoped=topics is None)
+    return Step("Metadata", v, data, scoped=kind == "all")
 
 
 @generator("DescribeCluster")

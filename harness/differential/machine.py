@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
+from harness.differential.choices import TAPE, TAPE_LIMIT, Chooser
 from harness.differential.fidelity import FidelityTable
 from harness.differential.generators import ACTIONS, GENERATORS
 from harness.differential.session import DifferentialSession
@@ -33,6 +34,9 @@ SIM_PROPERTIES: dict[str, str] = {
     # A cluster id as Kafka's are made (22 characters of base64), so that it stands out in messages.
     "cluster.id": "SimulatorClusterId0001",
 }
+
+#: A step's choices (harness/differential/choices.py): one fixed-size list, whatever the cluster answers.
+_TAPE = st.lists(st.integers(0, TAPE_LIMIT - 1), min_size=TAPE, max_size=TAPE)
 
 SHAPE_BROKERS = {"single": [(0, None)], "three-racks": [(0, "a"), (1, "b"), (2, "c")]}
 
@@ -80,19 +84,17 @@ def machine_for(session: DifferentialSession) -> type[RuleBasedStateMachine]:
             self.session = session
             session.begin()
 
-        @rule(data=st.data())
-        def request(self, data: st.DataObject) -> None:
-            name = data.draw(st.sampled_from(names), label="generator")
+        @rule(name=st.sampled_from(names), tape=_TAPE)
+        def request(self, name: str, tape: list[int]) -> None:
             assert session.model is not None
-            step = GENERATORS[name].make(data.draw, session.model)
+            step = GENERATORS[name].make(Chooser(tape), session.model)
             if step is not None:
                 session.run(step)
 
         @precondition(lambda self: bool(actions))
-        @rule(data=st.data())
-        def cluster_action(self, data: st.DataObject) -> None:
-            name = data.draw(st.sampled_from(actions or ["none"]), label="action")
-            ACTIONS[name].run(data.draw, session)
+        @rule(name=st.sampled_from(actions or ["none"]), tape=_TAPE)
+        def cluster_action(self, name: str, tape: list[int]) -> None:
+            ACTIONS[name].run(Chooser(tape), session)
 
         def teardown(self) -> None:
             session.end()

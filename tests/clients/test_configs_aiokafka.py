@@ -111,7 +111,7 @@ async def test_describe_configs_shows_sources_and_synonyms(server: ServerThread)
         broker = await describe(admin, ConfigResourceType.BROKER, "1", ["log.retention.hours", "listeners"])
     finally:
         await admin.close()
-    assert len(every) == 33
+    assert len(every) == 37
 
     def shown(entry: dict) -> tuple:
         synonyms = [

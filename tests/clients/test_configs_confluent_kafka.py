@@ -77,7 +77,7 @@ def test_create_topics_with_configs_and_invalid_ones(handle: Handle, server: Ser
 
 def test_describe_configs_shows_sources_and_synonyms(handle: Handle):
     configs = describe(handle, ResourceType.TOPIC, "ck-cfg")
-    assert len(configs) == 33
+    assert len(configs) == 37
     own, static, default = (
         configs["min.insync.replicas"],
         configs["retention.ms"],

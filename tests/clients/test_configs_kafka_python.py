@@ -75,7 +75,7 @@ def test_describe_configs_modified_all_and_synonyms(admin: KafkaAdminClient):
     modified = topic_configs(admin, "kp-cfg")
     assert {k: v["value"] for k, v in modified.items()} == {"min.insync.replicas": "2"}
     every = topic_configs(admin, "kp-cfg", "all", include_synonyms=True)
-    assert len(every) == 33
+    assert len(every) == 37
     retention = every["retention.ms"]
     assert (retention["value"], retention["config_source"], retention["read_only"]) == (
         str(48 * 3_600_000),

@@ -21,6 +21,7 @@ from controller.placement.api import UsableBroker
 from controller.plugins.properties import ConfigError
 
 #: Kafka 4's topic configs (TopicConfig's names without the ones 4.0 removed).
+#: Apache Kafka 4.4's topic configs (the differential tests ask the real broker for them).
 KAFKA_4_TOPIC_CONFIGS = {
     "cleanup.policy",
     "compression.gzip.level",
@@ -28,6 +29,7 @@ KAFKA_4_TOPIC_CONFIGS = {
     "compression.type",
     "compression.zstd.level",
     "delete.retention.ms",
+    "errors.deadletterqueue.group.enable",
     "file.delete.delay.ms",
     "flush.messages",
     "flush.ms",
@@ -37,6 +39,7 @@ KAFKA_4_TOPIC_CONFIGS = {
     "local.retention.bytes",
     "local.retention.ms",
     "max.compaction.lag.ms",
+    "max.decompressed.message.bytes",
     "max.message.bytes",
     "message.timestamp.after.max.ms",
     "message.timestamp.before.max.ms",
@@ -45,6 +48,8 @@ KAFKA_4_TOPIC_CONFIGS = {
     "min.compaction.lag.ms",
     "min.insync.replicas",
     "preallocate",
+    "remote.copy.lag.bytes",
+    "remote.copy.lag.ms",
     "remote.log.copy.disable",
     "remote.log.delete.on.disable",
     "remote.storage.enable",

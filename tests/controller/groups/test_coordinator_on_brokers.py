@@ -143,7 +143,10 @@ def test_group_requests_before_the_offsets_topic_exists_get_not_coordinator(serv
     # No broker holds the group's partition before FindCoordinator makes the topic (Kafka 4's answer).
     with BlockingClient.connect(server.bootstrap) as client:
         assert commit(client, "early", {0: 1}) == [ErrorCode.NOT_COORDINATOR]
-        assert commit(client, "early", {0: 1, 7: 1}) == [ErrorCode.NOT_COORDINATOR, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+        assert commit(client, "early", {0: 1, 7: 1}) == [
+            ErrorCode.NOT_COORDINATOR,
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ]
 
 
 def test_a_commit_is_answered_once_the_high_watermark_covers_it(server: ServerThread, pool) -> None:

@@ -83,8 +83,13 @@ async def test_describe_cluster_lists_fenced_brokers_only_when_asked(
     assert f"{full['Brokers'][5]['Host']}:{full['Brokers'][5]['Port']}" == server.brokers[5]
     assert (full["ErrorCode"], full["ClusterId"], full["ControllerId"]) == (0, "placement-sim", 0)
     wrong = await client.send("DescribeClusterRequest", {"EndpointType": 2}, version=1)
-    assert wrong["ErrorCode"] == 114 and wrong["Brokers"] == [] and wrong["ErrorMessage"] == (
-        "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+    assert (
+        wrong["ErrorCode"] == 114
+        and wrong["Brokers"] == []
+        and wrong["ErrorMessage"]
+        == (
+            "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+        )
     )
 
 

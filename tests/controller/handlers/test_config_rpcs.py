@@ -54,7 +54,10 @@ async def test_create_topics_refuses_unknown_names_and_bad_values_with_kafkas_me
     for version in (2, 4, 5, 7):
         result = await create(client, f"cfg-bad-{version}", {"retention.ms": "abc"}, version=version)
         assert result["ErrorCode"] == ErrorCode.INVALID_CONFIG
-        assert result["ErrorMessage"] == "Invalid value abc for configuration retention.ms: Not a number of type LONG"
+        assert (
+            result["ErrorMessage"]
+            == "Invalid value abc for configuration retention.ms: Not a number of type LONG"
+        )
     result = await create(client, "cfg-unknown", {"foo.bar": "1"})
     assert (result["ErrorCode"], result["ErrorMessage"]) == (
         ErrorCode.INVALID_CONFIG,
@@ -76,7 +79,7 @@ async def test_created_topics_keep_their_configs_and_v5_answers_carry_every_conf
     configs = {
         c["Name"]: (c["Value"], c["ConfigSource"], c["ReadOnly"], c["IsSensitive"]) for c in result["Configs"]
     }
-    assert len(configs) == 33
+    assert len(configs) == 37
     assert configs["min.insync.replicas"] == ("2", SOURCE_TOPIC, False, False)
     assert configs["cleanup.policy"] == ("compact", SOURCE_TOPIC, False, False)
     assert configs["retention.ms"] == (str(48 * 3_600_000), SOURCE_STATIC, False, False)
@@ -155,7 +158,7 @@ async def test_describe_configs_of_a_topic_in_every_version(client: KafkaClient)
         )
         assert (result["ErrorCode"], result["ResourceType"], result["ResourceName"]) == (0, TOPIC, "dc")
         configs = {c["Name"]: c for c in result["Configs"]}
-        assert len(configs) == 33
+        assert len(configs) == 37
         own, static, default = configs["retention.ms"], configs["segment.ms"], configs["max.message.bytes"]
         assert own["Value"] == "1000" and static["Value"] == "604800000"
         assert not own["ReadOnly"] and not own["IsSensitive"]
@@ -405,7 +408,7 @@ async def test_describing_a_thousand_topics_is_answered_whole(client: KafkaClien
     server.call(add)
     results = await describe(client, *[(TOPIC, f"many-{i}", None) for i in range(1000)])
     assert [r["ResourceName"] for r in results] == [f"many-{i}" for i in range(1000)]
-    assert all(r["ErrorCode"] == 0 and len(r["Configs"]) == 33 for r in results)
+    assert all(r["ErrorCode"] == 0 and len(r["Configs"]) == 37 for r in results)
     retention = [next(c for c in r["Configs"] if c["Name"] == "retention.ms") for r in results]
     assert [(c["Value"], c["ConfigSource"]) for c in retention[:2]] == [
         (str(48 * 3_600_000), SOURCE_STATIC),

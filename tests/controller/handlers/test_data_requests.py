@@ -226,22 +226,60 @@ def test_acks_0_is_never_answered_and_a_refused_one_closes_the_connection(server
         assert read_response(sock) is None
 
 
-def test_invalid_acks_and_transactional_producers_are_refused_for_every_partition(server) -> None:
+def test_invalid_acks_and_transactional_producers_are_refused_as_kafka_refuses_them(server) -> None:
     topic = _topic(server)
+
+    def produce(transactional_id: str | None, records: bytes, partitions=(0,)) -> list[tuple[int, int]]:
+        response = client.send(
+            "ProduceRequest",
+            {
+                "TransactionalId": transactional_id,
+                "Acks": -1,
+                "TimeoutMs": 1000,
+                "TopicData": [
+                    {"Name": topic, "PartitionData": [{"Index": i, "Records": records} for i in partitions]}
+                ],
+            },
+            version=9,
+        )
+        return [(p["Index"], p["ErrorCode"]) for p in response["Responses"][0]["PartitionResponses"]]
+
     with _client(server) as client:
-        assert _produce(client, topic, build(1), acks=2)["ErrorCode"] == ErrorCode.INVALID_REQUIRED_ACKS
+        # A partition that does not exist is told so first, then invalid acks (Kafka's order).
+        response = client.send(
+            "ProduceRequest",
+            {
+                "Acks": 2,
+                "TimeoutMs": 1000,
+                "TopicData": [
+                    {"Name": topic, "PartitionData": [{"Index": i, "Records": build(1)} for i in (0, 99)]}
+                ],
+            },
+            version=9,
+        )
+        codes = [(p["Index"], p["ErrorCode"]) for p in response["Responses"][0]["PartitionResponses"]]
+        assert codes == [(0, ErrorCode.INVALID_REQUIRED_ACKS), (99, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+        # A transactional id with plain batches is a plain Produce, as on Kafka.
+        assert produce("tx", build(1)) == [(0, ErrorCode.NONE)]
+        # Transactional batches without a transactional id: refused for every partition, the unknown too.
+        transactional = build(1, producer=(7, 0, 0), transactional=True)
+        assert produce(None, transactional, (0, 99)) == [
+            (0, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+            (99, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        ]
+        # With one: transactions are not simulated, and the partition says so.
         response = client.send(
             "ProduceRequest",
             {
                 "TransactionalId": "tx",
                 "Acks": -1,
                 "TimeoutMs": 1000,
-                "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": build(1)}]}],
+                "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": transactional}]}],
             },
             version=9,
         )
         [partition] = response["Responses"][0]["PartitionResponses"]
-        assert partition["ErrorCode"] == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        assert partition["ErrorCode"] == ErrorCode.INVALID_TXN_STATE
         assert partition["ErrorMessage"] == "transactions are not simulated by placement-sim"
         init = client.send(
             "InitProducerIdRequest", {"TransactionalId": "tx", "TransactionTimeoutMs": 1000}, version=4

@@ -20,7 +20,9 @@ def test_legal_names(name):
         ("..", "Topic name is invalid: '..' is not allowed"),
         (
             "x" * 250,
-            "Topic name is invalid: the length of '" + "x" * 250 + "' is longer than the max allowed length 249",
+            "Topic name is invalid: the length of '"
+            + "x" * 250
+            + "' is longer than the max allowed length 249",
         ),
         (
             "orders!",

@@ -21,6 +21,7 @@ import functools
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from controller.cluster import Cluster
 from controller.config import SASL_USERS, SSL_KEYSTORE_KEY, settings
@@ -264,9 +265,14 @@ class ConfigAdmin:
             seen: dict[tuple[int, str], int] = {}
             for kind, name, _ in resources:
                 seen[(kind, name)] = seen.get((kind, name), 0) + 1
+            early = _preprocessed(resources) if incremental else {}
             results = []
-            for kind, name, changes in resources:
+            for i, (kind, name, changes) in enumerate(resources):
                 result = ResourceResult(kind, name)
+                if i in early:
+                    result.error, result.message = early[i].code, early[i].message
+                    results.append(result)
+                    continue
                 try:
                     if seen[(kind, name)] > 1:
                         raise Refusal(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
@@ -392,6 +398,59 @@ class ConfigAdmin:
         if not validate_only:
             verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
             self.cluster.set_broker_configs(broker, new, verb)
+
+
+def _preprocessed(resources: Sequence[tuple[int, str, Sequence[ConfigChange]]]) -> dict[int, Refusal]:
+    """IncrementalAlterConfigs' refusals before anything else, as a Kafka 4 broker makes them before it
+    forwards the request to its controller (by position in the request).
+
+    Per resource: an APPEND or SUBTRACT of a config that is not a list (the first in Java ``HashMap`` order
+    of the names, the order Kafka looks at them in: ``Can't SUBTRACT to key max.message.bytes because its
+    type is not LIST.``, before the topic name is looked at); a broker resource with an operation Kafka
+    does not know (``Unknown operations type 7``). Then, if a resource left has such an operation, the
+    controller cannot read the forwarded request: every resource left fails with UNKNOWN_SERVER_ERROR."""
+    refused: dict[int, Refusal] = {}
+    for i, (kind, _, changes) in enumerate(resources):
+        if kind == TOPIC:
+            for change in java_hash_order(changes, key=lambda c: c.name):
+                if change.op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+                    definition = topic_config_def(change.name)
+                    if definition is None or definition.kind is not ConfigType.LIST:
+                        refused[i] = Refusal(
+                            ErrorCode.INVALID_CONFIG,
+                            f"Can't {AlterOp.NAMES[change.op]} to key {change.name} because its type is not LIST.",
+                        )
+                        break
+        elif kind == BROKER:
+            unknown = next((c.op for c in changes if c.op not in AlterOp.NAMES), None)
+            if unknown is not None:
+                refused[i] = Refusal(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown}")
+    left = [i for i in range(len(resources)) if i not in refused]
+    if any(c.op not in AlterOp.NAMES for i in left for c in resources[i][2]):
+        for i in left:
+            refused[i] = Refusal(ErrorCode.UNKNOWN_SERVER_ERROR)
+    return refused
+
+
+def java_hash_order(items: Sequence[Any], key: Callable[[Any], str]) -> list[Any]:
+    """``items`` in the order a Java ``HashMap`` (default capacity, filled one by one) keyed by ``key``
+    iterates them: by bucket of the spread ``String.hashCode``, then in insertion order. Later duplicates of
+    a key are left out, as a map keeps one entry per key."""
+    unique: dict[str, Any] = {}
+    for item in items:
+        unique.setdefault(key(item), item)
+    capacity = 16
+    while len(unique) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(name: str) -> int:
+        h = 0
+        for ch in name:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    names = list(unique)
+    return [unique[n] for n in sorted(names, key=lambda n: (bucket(n), names.index(n)))]
 
 
 def _apply(configs: dict[str, str], change: ConfigChange) -> None:

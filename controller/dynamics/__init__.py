@@ -259,7 +259,7 @@ class Dynamics:
                     if message is None:
                         message = no_such_topic[topic] = f"No such topic as {topic}"
                 else:
-                    message = f"No such partition {topic}-{index}"
+                    message = f"No such partition as {topic}-{index}"
                 outcomes[i] = ElectionOutcome(topic, index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message)
                 continue
             p = t.partitions[index]

@@ -45,7 +45,7 @@ def answer(results: list[ResourceResult]) -> dict[str, Any]:
     }
 
 
-def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
+def error_response(request: dict[str, Any], version: int, code: int, message: str | None) -> dict[str, Any]:
     return {
         "ThrottleTimeMs": 0,
         "Responses": [

@@ -1,7 +1,9 @@
-"""DeleteTopics (20): topics named by name (all versions) or by id (v6+)."""
+"""DeleteTopics (20): topics named by name (all versions) or by id (v6+); a name or id given twice is
+INVALID_REQUEST (``Duplicate topic name.`` / ``Duplicate topic id.``), answered once, as Kafka answers it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +31,26 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         wanted = [(t["Name"], t["TopicId"]) for t in request["Topics"]]
     else:
         wanted = [(name, None) for name in request["TopicNames"]]
-    results = await ctx.controller.topic_admin.delete_topics(wanted)
+    # A topic named (or an id given) twice is INVALID_REQUEST, answered once and not deleted, as Kafka's
+    # controller answers it; the others go on.
+    names = Counter(name for name, _ in wanted if name is not None)
+    ids = Counter(i for name, i in wanted if name is None and i is not None and i != ZERO_UUID)
+    duplicates: list[dict[str, Any]] = []
+    for name in (n for n, count in names.items() if count > 1):
+        duplicates.append(_duplicate(name, ZERO_UUID, "Duplicate topic name."))
+    for topic_id in (i for i, count in ids.items() if count > 1):
+        duplicates.append(_duplicate(None, topic_id, "Duplicate topic id."))
+    unique = [
+        (name, topic_id)
+        for name, topic_id in wanted
+        if (names[name] if name is not None else ids.get(topic_id, 1)) == 1
+    ]
+    results = await ctx.controller.topic_admin.delete_topics(unique)
     once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,
-        "Responses": [
+        "Responses": duplicates
+        + [
             {
                 "Name": r.name,
                 "TopicId": r.topic_id or ZERO_UUID,
@@ -42,6 +59,15 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             }
             for r in results
         ],
+    }
+
+
+def _duplicate(name: str | None, topic_id: Any, message: str) -> dict[str, Any]:
+    return {
+        "Name": name,
+        "TopicId": topic_id,
+        "ErrorCode": ErrorCode.INVALID_REQUEST,
+        "ErrorMessage": message,
     }
 
 

@@ -4,7 +4,9 @@ answers them; see :mod:`controller.config_admin`.
 A topic's configs are resolved as the answering broker has them (the bootstrap listener has no per-broker
 values); a broker id names a registered broker, and the broker that answers only describes itself, as in
 Kafka; the empty name lists the configs set for every broker. Synonyms come with ``IncludeSynonyms``
-(v1+), documentation with ``IncludeDocumentation`` (v3+); v0 has ``IsDefault`` instead of sources.
+(v1+), documentation with ``IncludeDocumentation`` (v3+). A resource type Kafka does not know (it knows
+2 topic, 4 broker, 8 broker logger, 16 client metrics, 32 group) fails the whole request: every resource
+INVALID_REQUEST with that error's message, as Apache Kafka 4 answers.
 """
 
 from __future__ import annotations
@@ -20,7 +22,26 @@ API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (1, 4)
 
 
+#: ``ConfigResource.Type``'s ids.
+_KNOWN_TYPES = frozenset({2, 4, 8, 16, 32})
+
+
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
+    if any(r["ResourceType"] not in _KNOWN_TYPES for r in request["Resources"]):
+        refused = {
+            "ThrottleTimeMs": 0,
+            "Results": [
+                {
+                    "ErrorCode": ErrorCode.INVALID_REQUEST,
+                    "ErrorMessage": ErrorCode.INVALID_REQUEST.message,
+                    "ResourceType": r["ResourceType"],
+                    "ResourceName": r["ResourceName"],
+                    "Configs": [],
+                }
+                for r in request["Resources"]
+            ],
+        }
+        return Sized(refused, len(refused["Results"]))
     synonyms = bool(request.get("IncludeSynonyms", False)) and version >= 1
     documentation = bool(request.get("IncludeDocumentation", False)) and version >= 3
     described = await ctx.controller.config_admin.describe(
@@ -43,7 +64,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             "Results": [
                 {
                     "ErrorCode": ErrorCode.NONE if d.error is None else d.error,
-                    "ErrorMessage": d.message,
+                    "ErrorMessage": d.message if d.message is not None else "",  # Kafka's empty message
                     "ResourceType": d.resource_type,
                     "ResourceName": d.resource_name,
                     "Configs": [entry(e) for e in d.configs],

@@ -15,6 +15,7 @@ from typing import Any
 
 from controller.handlers import RequestContext, SaidOnce
 from controller.handlers._partitions import find_topic, leads, partition_of
+from controller.topic_names import topic_name_problem
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
@@ -37,8 +38,15 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             partitions.append(entry)
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
-                entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                entry["ErrorMessage"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message  # as Kafka's ApiError
+                # As Kafka: a name no topic may have, an unknown topic (the error's message), an unknown
+                # partition of a known topic (no message).
+                problem = topic_name_problem(name) if topic is None else None
+                if problem is not None:
+                    entry["ErrorCode"], entry["ErrorMessage"] = ErrorCode.INVALID_TOPIC_EXCEPTION, problem
+                else:
+                    entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    if topic is None:
+                        entry["ErrorMessage"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
                 continue
             broker = ctx.listener_broker
             if broker is None:

@@ -1,5 +1,8 @@
 """IncrementalAlterConfigs (44): configs set, deleted (back to what the next level gives), or, for lists,
-appended to or subtracted from, one by one; see :mod:`controller.config_admin` for the checks, Kafka's."""
+appended to or subtracted from, one by one; see :mod:`controller.config_admin` for the checks, Kafka's.
+(the first refusals as a Kafka 4 broker makes them before it forwards the request: the list operations,
+and operations it does not know).
+"""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from controller.groups.classic import JoinResult
 from controller.groups.coordinator import JoinRequest
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
-from protocol.codes import ApiKey
+from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.JOIN_GROUP
 VERSIONS = (0, 9)
@@ -24,10 +24,14 @@ def client_host(ctx: RequestContext) -> str:
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     service = ctx.controller.groups
+    session = request["SessionTimeoutMs"]
+    limits = service.coordinator.settings
+    if request["GroupId"] and not limits.min_session_timeout_ms <= session <= limits.max_session_timeout_ms:
+        # Kafka's GroupCoordinatorService checks the request before it asks which broker coordinates.
+        return _answer(ctx, JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request["MemberId"]), version)
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:
         return _answer(ctx, JoinResult(error, request["MemberId"]), version)
-    session = request["SessionTimeoutMs"]
     rebalance = request.get("RebalanceTimeoutMs", -1)
     join = JoinRequest(
         group_id=request["GroupId"],

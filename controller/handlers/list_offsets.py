@@ -19,6 +19,7 @@ UNKNOWN_LEADER_EPOCH) are checked.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from controller.handlers import RequestContext
@@ -39,11 +40,14 @@ _SPECIAL_SINCE = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, -
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    topics = []
+    # A partition asked for twice (in one topic entry or two of the same name) is INVALID_REQUEST, answered
+    # once, and a topic named twice is answered as one (Kafka's ListOffsetsRequest.duplicatePartitions).
+    asked_for = Counter((t["Name"], p["PartitionIndex"]) for t in request["Topics"] for p in t["Partitions"])
+    by_name: dict[str, list[dict[str, Any]]] = {}
     for wanted in request["Topics"]:
         name = wanted["Name"]
         topic = find_topic(ctx, name, None, False)
-        partitions = []
+        partitions = by_name.setdefault(name, [])
         for asked in wanted["Partitions"]:
             index = asked["PartitionIndex"]
             entry: dict[str, Any] = {
@@ -52,6 +56,14 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 "Offset": -1,
                 "LeaderEpoch": -1,
             }
+            if asked_for[(name, index)] > 1:
+                if any(e["PartitionIndex"] == index for e in partitions):
+                    continue
+                partitions.append(entry)
+                entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
+                if version < _LEADER_EPOCH:
+                    entry.pop("LeaderEpoch", None)
+                continue
             partitions.append(entry)
             if asked["Timestamp"] < 0 and version < _SPECIAL_SINCE.get(asked["Timestamp"], version + 1):
                 entry["ErrorCode"] = ErrorCode.UNSUPPORTED_VERSION
@@ -66,7 +78,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             entry["ErrorCode"] = _lookup(ctx, p, asked["Timestamp"], entry)
             if version < _LEADER_EPOCH:
                 entry.pop("LeaderEpoch", None)
-        topics.append({"Name": name, "Partitions": partitions})
+    topics = [{"Name": name, "Partitions": partitions} for name, partitions in by_name.items()]
     return {"ThrottleTimeMs": 0, "Topics": topics}
 
 

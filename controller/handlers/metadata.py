@@ -60,6 +60,9 @@ def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes | Sized | Awaitable[Sized]:
     controller = ctx.controller
     wanted = request.get("Topics")
+    if wanted and any(_refused(item, version) for item in wanted):
+        # Kafka's KafkaApis refuses the whole request: its error answer, every topic INVALID_REQUEST.
+        return error_response(request, version, _INVALID_REQUEST, "")
     every = wanted is None or (version == 0 and not wanted)
     if not every:
         allow_auto = request.get("AllowAutoTopicCreation", True) if version >= 4 else True

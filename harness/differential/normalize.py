@@ -62,6 +62,8 @@ class Names:
     client_times: set[int] = field(default_factory=set)
 
     def strip(self, text: str) -> str:
+        for member, label in self.member_ids.items():  # first: a member id holds a UUID of its own
+            text = text.replace(member, label)
         if self.prefix:
             text = text.replace(self.prefix, "")
         for topic_id, name in self.topic_ids.items():
@@ -71,8 +73,6 @@ class Names:
             text = text.replace(f":{port}", f":<port:{broker}>")
         if self.cluster_id:
             text = text.replace(self.cluster_id, "<cluster>")
-        for member, label in self.member_ids.items():
-            text = text.replace(member, label)
         return text
 
 

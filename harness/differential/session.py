@@ -23,7 +23,20 @@ from harness.differential.model import Model, TopicModel, resolve, wall_ms
 from harness.differential.normalize import differences, flatten, normalize
 from harness.differential.targets import LoopThread, Outcome, Side
 
-__all__ = ["DifferentialSession", "Step", "StepResult", "UnlistedDifferences"]
+__all__ = ["METADATA_CHANGES", "DifferentialSession", "Step", "StepResult", "UnlistedDifferences"]
+
+#: Requests after which the real cluster's brokers are waited for until they applied the change.
+METADATA_CHANGES = frozenset(
+    {
+        "CreateTopics",
+        "CreatePartitions",
+        "DeleteTopics",
+        "AlterConfigs",
+        "IncrementalAlterConfigs",
+        "ElectLeaders",
+        "AlterPartitionReassignments",
+    }
+)
 
 _sequence_numbers = itertools.count(1)
 
@@ -106,6 +119,11 @@ class DifferentialSession:
     #: Per side: topic ids, producer ids and member ids by base name / label.
     ids: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     settle_timeout: float = 60.0
+    #: The steps of the current sequence, described (what led to a difference).
+    history: list[str] = field(default_factory=list)
+    _warm: bool = False
+    _barriers: int = 0
+    _barrier_topics: list[str] = field(default_factory=list)
 
     @property
     def sides(self) -> tuple[Side, Side]:
@@ -114,6 +132,10 @@ class DifferentialSession:
     # ------------------------------------------------------------------------------------- sequences
 
     def begin(self) -> Model:
+        if not self._warm:
+            self.loop.run(self._warm_up())
+            self._warm = True
+        self.history = []
         prefix = f"d{next(_sequence_numbers)}x{int(time.time()) % 100000}-"
         for side in self.sides:
             side.names.prefix = prefix
@@ -150,6 +172,15 @@ class DifferentialSession:
                     await side.send(live, "DeleteGroups", 0, {"GroupsNames": ids}, timeout=30)
 
         await asyncio.gather(one(self.kafka), one(self.sim))
+        if self._barrier_topics:
+            names, self._barrier_topics = self._barrier_topics, []
+            await self.kafka.send(
+                self.kafka.broker_ids()[0],
+                "DeleteTopics",
+                1,
+                {"TopicNames": names, "TimeoutMs": 30000},
+                timeout=40,
+            )
 
     # ----------------------------------------------------------------------------------------- steps
 
@@ -177,6 +208,8 @@ class DifferentialSession:
             return kafka, sim
 
         kafka, sim = self.loop.run(both())
+        if step.api in METADATA_CHANGES and kafka.kind == "answer":
+            self.loop.run(self._barrier())
         for side, outcome in ((self.kafka, kafka), (self.sim, sim)):
             self._learn_ids(side, step, outcome)
         result = self.compare(step, kafka, sim)
@@ -200,8 +233,10 @@ class DifferentialSession:
         counts.listed += len(listed)
         counts.unlisted += len(unlisted)
         result = StepResult(step, kafka, sim, listed, unlisted)
+        self.history.append(step.describe()[:300])
         for difference in unlisted:
-            self.unlisted.append((difference, step.describe()[:500]))
+            context = "\n".join([*self.history[-8:-1], step.describe()[:500]])
+            self.unlisted.append((difference, context))
             self.unlisted_kinds[(difference.api, _generic(difference.path))] += 1
         if unlisted and self.strict:
             raise UnlistedDifferences(result)
@@ -250,6 +285,82 @@ class DifferentialSession:
             # MEMBER_ID_REQUIRED names the id the member is to join with.
             ids["members"][step.label] = body["MemberId"]
             side.names.member_ids[body["MemberId"]] = step.label
+
+    async def _warm_up(self) -> None:
+        """What a fresh Kafka does once and the simulator does not (listed in docs/fidelity.md), done
+        before the first sequence so that sequences compare what they ask: the group coordinator's
+        ``__consumer_offsets`` is made by the first FindCoordinator, then each partition loads
+        (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS meanwhile); the first InitProducerId
+        waits for a block of producer ids from the controller (COORDINATOR_LOAD_IN_PROGRESS)."""
+        deadline = time.monotonic() + self.settle_timeout
+        groups = [f"warm-up-{i}" for i in range(12)]  # enough ids for every __consumer_offsets partition
+        for side in self.sides:
+            broker = side.broker_ids()[0]
+            while True:
+                found = await side.send(broker, "FindCoordinator", 3, {"Key": "warm-up", "KeyType": 0})
+                described = await side.send(broker, "DescribeGroups", 5, {"Groups": groups})
+                producer = await side.send(
+                    broker, "InitProducerId", 4, {"TransactionalId": None, "TransactionTimeoutMs": 60000}
+                )
+                ready = (
+                    found.kind == "answer"
+                    and found.body is not None
+                    and found.body["ErrorCode"] == 0
+                    and described.body is not None
+                    and all(g["ErrorCode"] == 0 for g in described.body["Groups"])
+                    and producer.body is not None
+                    and producer.body["ErrorCode"] == 0
+                )
+                if ready:
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{side.name} did not warm up: {found}, {described}, {producer}")
+                await asyncio.sleep(0.2)
+
+    async def _barrier(self) -> None:
+        """Until every live broker of the real cluster applied the metadata the last step changed.
+
+        Kafka's controller answers once a change is committed; its brokers apply it from the metadata log a
+        moment later, and a request in between sees the old state (a Produce to a topic just created:
+        UNKNOWN_TOPIC_OR_PARTITION). The simulator has one state. So a topic is created after the change,
+        and once each broker names it with a leader, each has applied everything before it (the log is
+        ordered). Barrier topics have a prefix of their own (no sequence compares them) and go at the
+        sequence's end."""
+        assert self.model is not None
+        live = self.model.live_brokers()
+        self._barriers += 1
+        name = f"zbarrier-{self.kafka.names.prefix}{self._barriers}"
+        self._barrier_topics.append(name)
+        topic = {
+            "Name": name,
+            "NumPartitions": -1,
+            "ReplicationFactor": -1,
+            "Assignments": [{"PartitionIndex": 0, "BrokerIds": [live[0]]}],
+            "Configs": [],
+        }
+        await self.kafka.send(
+            live[0], "CreateTopics", 7, {"Topics": [topic], "timeoutMs": 30000, "validateOnly": False}
+        )
+        deadline = time.monotonic() + self.settle_timeout
+        for broker in live:
+            while True:
+                meta = await self.kafka.send(
+                    broker,
+                    "Metadata",
+                    12,
+                    {"Topics": [{"Name": name}], "AllowAutoTopicCreation": False},
+                    timeout=5,
+                )
+                body = meta.body if meta.kind == "answer" else None
+                if (
+                    body
+                    and body["Topics"][0]["ErrorCode"] == 0
+                    and body["Topics"][0]["Partitions"][0]["LeaderId"] >= 0
+                ):
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"broker {broker} did not apply the metadata barrier {name}: {meta}")
+                await asyncio.sleep(0.02)
 
     # -------------------------------------------------------------------------------------- failures
 

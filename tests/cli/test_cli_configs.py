@@ -83,7 +83,7 @@ def test_configs_describe_prints_kafka_configs_lines(capsys, server):
         capsys, server, "configs", "describe", "--entity-type", "topics", "--entity-name", "cfg-desc", "--all"
     )
     lines = out.splitlines()
-    assert code == 0 and lines[0] == "All configs for topic cfg-desc are:" and len(lines) == 1 + 33
+    assert code == 0 and lines[0] == "All configs for topic cfg-desc are:" and len(lines) == 1 + 37
     assert (
         "  max.message.bytes=1048588 sensitive=false synonyms={DEFAULT_CONFIG:message.max.bytes=1048588}"
         in lines

@@ -78,7 +78,7 @@ def test_the_steps_fire_as_the_virtual_clock_moves(
         assert [r.getMessage() for r in caplog.records] == [
             "scenario step 1 (stop-broker 9 (crash)) failed: no broker 9 is registered",
             "scenario step 3 (elect unclean (orders-9)) failed: orders-9: UNKNOWN_TOPIC_OR_PARTITION: "
-            "No such partition orders-9",
+            "No such partition as orders-9",
         ]
 
 

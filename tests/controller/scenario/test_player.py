@@ -141,7 +141,7 @@ async def test_every_step_kind_does_what_it_says_or_fails_with_a_reason_and_the_
         ),
         (9, 4000, None, ("cleared 1 fault(s)",)),
         (10, 5000, None, ("elected 0, not needed 2, failed 0",)),
-        (11, 5000, "orders-5: UNKNOWN_TOPIC_OR_PARTITION: No such partition orders-5", ()),
+        (11, 5000, "orders-5: UNKNOWN_TOPIC_OR_PARTITION: No such partition as orders-5", ()),
         (12, 6000, "no broker 9 is registered (done for the 1 other(s))", ()),
         (13, 7000, None, ()),
         (14, 8000, None, ()),

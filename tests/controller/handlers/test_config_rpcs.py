@@ -318,14 +318,17 @@ async def test_incremental_alter_configs_sets_deletes_appends_and_subtracts(
         ),
     ]
     # An operation Kafka does not know fails the whole request, every resource (Kafka 4's answer).
-    assert outcome(
-        await incremental(
-            client,
-            (TOPIC, "iac", [("segment.ms", SET, "70000")]),
-            (TOPIC, "iac-5", [("retention.ms", 7, "5")]),
-            (BROKER, "0", [("log.retention.ms", SET, "5")]),
+    assert (
+        outcome(
+            await incremental(
+                client,
+                (TOPIC, "iac", [("segment.ms", SET, "70000")]),
+                (TOPIC, "iac-5", [("retention.ms", 7, "5")]),
+                (BROKER, "0", [("log.retention.ms", SET, "5")]),
+            )
         )
-    ) == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 3
+        == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 3
+    )
     assert outcome(
         await incremental(client, (TOPIC, "iac", [("segment.ms", DELETE, None)]), validate_only=True)
     ) == [(0, None)]

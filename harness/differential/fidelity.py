@@ -24,7 +24,7 @@ COLUMNS = ("area", "what Kafka does", "what the simulator does", "why")
 
 _PATTERN = re.compile(
     r"^(?P<api>[A-Za-z]+)(?: v(?P<low>\d+)(?:-(?P<high>\d+))?)?:(?P<path>\S+)"
-    r"(?P<conditions>(?: (?:kafka|sim)=\S+)*)$"
+    r"(?P<conditions>(?: (?:kafka|sim|note)=\S*)*)$"
 )
 
 
@@ -37,6 +37,8 @@ class Difference:
     path: str
     kafka: object
     sim: object
+    #: What the generator meant by the step (``Step.note``): ``note=`` conditions match it.
+    note: str = ""
 
     def __str__(self) -> str:
         return f"{self.api} v{self.version} {self.path}: Kafka {self.kafka!r}, simulator {self.sim!r}"
@@ -52,6 +54,7 @@ class Pattern:
     #: ``kafka=VALUE`` / ``sim=VALUE``: the difference's value on that side, as text (``*`` wildcards).
     kafka: re.Pattern[str] | None = None
     sim: re.Pattern[str] | None = None
+    note: re.Pattern[str] | None = None
 
     def matches(self, difference: Difference) -> bool:
         return (
@@ -60,6 +63,7 @@ class Pattern:
             and self.path.fullmatch(difference.path) is not None
             and (self.kafka is None or self.kafka.fullmatch(_text(difference.kafka)) is not None)
             and (self.sim is None or self.sim.fullmatch(_text(difference.sim)) is not None)
+            and (self.note is None or self.note.fullmatch(difference.note) is not None)
         )
 
 
@@ -81,7 +85,16 @@ def compile_pattern(text: str) -> Pattern:
     for condition in found["conditions"].split():
         side, _, value = condition.partition("=")
         sides[side] = _glob(value)
-    return Pattern(found["api"], low, high, _glob(found["path"]), text, sides.get("kafka"), sides.get("sim"))
+    return Pattern(
+        found["api"],
+        low,
+        high,
+        _glob(found["path"]),
+        text,
+        sides.get("kafka"),
+        sides.get("sim"),
+        sides.get("note"),
+    )
 
 
 @dataclass
@@ -120,9 +133,11 @@ class FidelityTable:
                 raise ValueError(f"{path}:{number + 1}: {len(cells)} cells, expected {len(COLUMNS)}")
             if not all(cells):
                 raise ValueError(f"{path}:{number + 1}: an empty cell (every row says all four things)")
-            patterns = tuple(
-                compile_pattern(p) for p in re.findall(r"`([^`]+)`", cells[0]) if _PATTERN.match(p)
-            )
+            # Every backticked text of the area with a colon is a pattern, and must read as one.
+            try:
+                patterns = tuple(compile_pattern(p) for p in re.findall(r"`([^`]+)`", cells[0]) if ":" in p)
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number + 1}: {exc}") from None
             rows.append(Row(*cells, patterns=patterns, line=number + 1))
         return cls(rows)
 

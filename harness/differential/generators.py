@@ -650,8 +650,13 @@ def produce(draw: Draw, model: Model) -> Step:
     if kind == "good" and draw(st.integers(0, 9)) == 0:
         batches = (spec, _batch(draw, "good"))  # two batches in one partition's records
     entry = {"Index": partition, "Records": Records(batches)}
+    transactional_id = "tx" if draw(st.integers(0, 19)) == 0 else None
+    if transactional_id is not None and kind == "transactional":
+        kind = "transactional"  # a transaction's batch: transactions are in docs/fidelity.md
+    elif kind == "transactional":
+        kind = "transactional-batch-without-id"
     data = {
-        "TransactionalId": "tx" if draw(st.integers(0, 19)) == 0 else None,
+        "TransactionalId": transactional_id,
         "Acks": acks,
         "TimeoutMs": 5000,
         "TopicData": [{**_topic_field(v, 13, topic, name), "PartitionData": [entry]}],
@@ -838,7 +843,9 @@ def init_producer_id(draw: Draw, model: Model) -> Step:
             else:
                 model.producers[label] = ProducerModel(label, answer["ProducerEpoch"])
 
-    return Step("InitProducerId", v, data, label=label, learn=learn)
+    return Step(
+        "InitProducerId", v, data, label=label, learn=learn, note="transactional" if transactional else ""
+    )
 
 
 @generator("DescribeProducers")
@@ -875,7 +882,8 @@ def find_coordinator(draw: Draw, model: Model) -> Step:
         data = {"KeyType": key_type, "CoordinatorKeys": [key]}
     else:
         data = {"Key": key, "KeyType": key_type}
-    return Step("FindCoordinator", v, data)
+    note = {0: "", 1: "transaction-coordinator", 2: "share-coordinator"}[key_type]
+    return Step("FindCoordinator", v, data, note=note)
 
 
 def _member_label(model: Model, group: str) -> str:

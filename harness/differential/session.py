@@ -222,7 +222,7 @@ class DifferentialSession:
         b = flatten(normalize(_scope(step, sim.comparable(), self.sim.names.prefix), self.sim.names))
         listed, unlisted = [], []
         for path, ka, si in differences(a, b):
-            difference = Difference(step.api, step.version, path, ka, si)
+            difference = Difference(step.api, step.version, path, ka, si, step.note)
             row = self.table.match(difference)
             if row is None:
                 unlisted.append(difference)
@@ -297,24 +297,29 @@ class DifferentialSession:
         for side in self.sides:
             broker = side.broker_ids()[0]
             while True:
-                found = await side.send(broker, "FindCoordinator", 3, {"Key": "warm-up", "KeyType": 0})
-                described = await side.send(broker, "DescribeGroups", 5, {"Groups": groups})
+                ready, last = True, None
                 producer = await side.send(
                     broker, "InitProducerId", 4, {"TransactionalId": None, "TransactionTimeoutMs": 60000}
                 )
-                ready = (
-                    found.kind == "answer"
-                    and found.body is not None
-                    and found.body["ErrorCode"] == 0
-                    and described.body is not None
-                    and all(g["ErrorCode"] == 0 for g in described.body["Groups"])
-                    and producer.body is not None
-                    and producer.body["ErrorCode"] == 0
-                )
+                ready = producer.body is not None and producer.body["ErrorCode"] == 0
+                last = producer
+                for group in groups if ready else ():
+                    found = await side.send(broker, "FindCoordinator", 3, {"Key": group, "KeyType": 0})
+                    last = found
+                    if found.body is None or found.body["ErrorCode"] != 0:
+                        ready = False
+                        break
+                    described = await side.send(
+                        found.body["NodeId"], "DescribeGroups", 5, {"Groups": [group]}
+                    )
+                    last = described
+                    if described.body is None or described.body["Groups"][0]["ErrorCode"] != 0:
+                        ready = False
+                        break
                 if ready:
                     break
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"{side.name} did not warm up: {found}, {described}, {producer}")
+                    raise TimeoutError(f"{side.name} did not warm up: {last}")
                 await asyncio.sleep(0.2)
 
     async def _barrier(self) -> None:

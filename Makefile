@@ -87,10 +87,11 @@ $(NEWEST_VENV)/.installed: pyproject.toml setup.py
 	$(NEWEST_VENV)/bin/pip install -q -e '.[test]'
 	touch $@
 
-# Every test but the real-client ones (tests/clients/), which `make test` runs.
+# Every test but the real-client ones (tests/clients/) and the differential ones against a real Kafka
+# (tests/differential/), which `make test` runs.
 test-newest: system-deps $(NEWEST_VENV)/.installed
 	@$(NEWEST_VENV)/bin/python --version
-	$(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients
+	$(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients --ignore=tests/differential
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -138,8 +138,9 @@ def _broker_keys() -> dict[str, _BrokerKey]:
     return keys
 
 
-def _scala_set(names: Sequence[str]) -> str:
-    return "Set(" + ", ".join(names) + ")"
+def _java_list(names: Sequence[str]) -> str:
+    """Names as Kafka 4's (Java) broker writes a list in a message: ``[listeners, no.such.key]``."""
+    return "[" + ", ".join(names) + "]"
 
 
 # ------------------------------------------------------------------------------------ the admin
@@ -388,7 +389,7 @@ class ConfigAdmin:
         fixed = [key for key in new if broker_key_def(key) is None]
         if fixed:
             raise Refusal(
-                ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {_scala_set(fixed)}"
+                ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {_java_list(fixed)}"
             )
         for key, raw in new.items():
             try:

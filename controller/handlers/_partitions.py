@@ -15,6 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from controller.cluster import NO_LEADER, PartitionState, Topic
+from controller.records.log import Log
 from protocol import ZERO_UUID
 from protocol.codes import ErrorCode
 
@@ -106,3 +107,14 @@ def node_endpoints(ctx: RequestContext, brokers: set[int]) -> list[dict[str, Any
             continue
         out.append({"NodeId": broker, "Host": endpoint[0], "Port": endpoint[1], "Rack": state.rack})
     return out
+
+
+def leader_log(ctx: RequestContext, p: PartitionState) -> Log:
+    """The leader's log; for a partition no record reached yet, the empty log a Kafka leader has, whose
+    epoch cache holds the leader's epoch from offset 0 (``Partition.makeLeader`` assigns it)."""
+    data_path = ctx.controller.data_path
+    if data_path.data(p) is not None or p.leader_epoch < 0:
+        return data_path.log_of(p, p.leader)
+    empty = Log()
+    empty.become_leader(p.leader_epoch)
+    return empty

@@ -238,7 +238,7 @@ def _fail(entry: dict[str, Any], code: ErrorCode) -> None:
         HighWatermark=-1,
         LastStableOffset=-1,
         LogStartOffset=-1,
-        AbortedTransactions=[],
+        AbortedTransactions=None,  # Kafka: an empty list with records, none with an error
         PreferredReadReplica=-1,
         Records=b"",
     )

@@ -24,6 +24,7 @@ from typing import Any
 
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
+from controller.handlers._partitions import leader_log as leader_of
 from controller.records.log import TimestampAndOffset
 from protocol.codes import ApiKey, ErrorCode
 
@@ -83,7 +84,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
 
 
 def _lookup(ctx: RequestContext, p: Any, timestamp: int, entry: dict[str, Any]) -> ErrorCode:
-    leader_log = ctx.controller.data_path.log_of(p, p.leader)
+    leader_log = leader_of(ctx, p)
     hw = p.high_watermark
     lagging = p.epoch_start_offset > hw  # the leader's epoch starts past the high watermark
     found: TimestampAndOffset | None

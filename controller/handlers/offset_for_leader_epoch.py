@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.handlers import RequestContext
-from controller.handlers._partitions import find_topic, served_partition
-from controller.records.log import Log
+from controller.handlers._partitions import find_topic, leader_log, served_partition
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
@@ -36,22 +35,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 entry["ErrorCode"] = p
                 continue
             entry["ErrorCode"] = ErrorCode.NONE
-            found = _leader_log(ctx, p).end_offset_for_epoch(asked["LeaderEpoch"])
+            found = leader_log(ctx, p).end_offset_for_epoch(asked["LeaderEpoch"])
             if found is not None:
                 entry["LeaderEpoch"], entry["EndOffset"] = found
         topics.append({"Topic": name, "Partitions": partitions})
     return {"ThrottleTimeMs": 0, "Topics": topics}
-
-
-def _leader_log(ctx: RequestContext, p: Any) -> Log:
-    """The leader's log; for a partition no record reached yet, the empty log a Kafka leader has, whose
-    epoch cache holds the leader's epoch from offset 0 (``Partition.makeLeader`` assigns it)."""
-    data_path = ctx.controller.data_path
-    if data_path.data(p) is not None or p.leader_epoch < 0:
-        return data_path.log_of(p, p.leader)
-    empty = Log()
-    empty.become_leader(p.leader_epoch)
-    return empty
 
 
 def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:

@@ -298,11 +298,13 @@ class DifferentialSession:
             broker = side.broker_ids()[0]
             while True:
                 ready, last = True, None
-                producer = await side.send(
-                    broker, "InitProducerId", 4, {"TransactionalId": None, "TransactionTimeoutMs": 60000}
-                )
-                ready = producer.body is not None and producer.body["ErrorCode"] == 0
-                last = producer
+                for each in side.broker_ids():  # each broker has a block of producer ids of its own
+                    producer = await side.send(
+                        each, "InitProducerId", 4, {"TransactionalId": None, "TransactionTimeoutMs": 60000}
+                    )
+                    last = producer
+                    if producer.body is None or producer.body["ErrorCode"] != 0:
+                        ready = False
                 for group in groups if ready else ():
                     found = await side.send(broker, "FindCoordinator", 3, {"Key": group, "KeyType": 0})
                     last = found
@@ -412,8 +414,9 @@ class DifferentialSession:
         assert self.model is not None
         self.loop.run(_gather(*(self._wait(s, predicate) for s in self.sides)))
         step = Step(
-            "Metadata", 12, {"Topics": None, "AllowAutoTopicCreation": False}, note=f"settled after {what}"
+            "Metadata", 12, {"Topics": None, "AllowAutoTopicCreation": False}, note="settled", scoped=True
         )
+        self.history.append(f"(settled after {what})")
         result = self.run(step)
         self._learn_leaders(result.kafka)
         return result

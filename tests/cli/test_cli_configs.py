@@ -191,7 +191,7 @@ def test_configs_of_brokers_and_the_cluster_default(capsys, server):
     )
     assert (code, err) == (
         1,
-        "placement-sim: INVALID_REQUEST (42): Cannot update these configs dynamically: Set(listeners)\n",
+        "placement-sim: INVALID_REQUEST (42): Cannot update these configs dynamically: [listeners]\n",
     )
     run(
         capsys,

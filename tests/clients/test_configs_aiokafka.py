@@ -215,7 +215,7 @@ async def test_alter_configs_on_a_broker(server: ServerThread) -> None:
         assert (entry["config_value"], entry["config_source"]) == ("90", DYNAMIC_BROKER)
         static = ConfigResource(ConfigResourceType.BROKER, "0", {"listeners": "PLAINTEXT://:1"})
         assert resources(await admin.alter_configs([static])) == [
-            (4, "0", ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(listeners)")
+            (4, "0", ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [listeners]")
         ]
         assert server.call(server.server.controller.cluster.broker_configs, 0) == {
             "log.retention.minutes": "90"

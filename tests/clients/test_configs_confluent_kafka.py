@@ -149,7 +149,7 @@ def test_alter_and_incremental_alter_configs(handle: Handle, server: ServerThrea
     error = raised.value.args[0]
     assert (error.code(), error.str()) == (
         KafkaError.INVALID_REQUEST,
-        "Cannot update these configs dynamically: Set(listeners)",
+        "Cannot update these configs dynamically: [listeners]",
     )
 
 

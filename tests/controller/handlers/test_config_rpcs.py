@@ -364,7 +364,7 @@ async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient,
             (BROKER, "", [("log.retention.ms", APPEND, "1")]),
         )
     ) == [
-        (ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(listeners, no.such.key)"),
+        (ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [listeners, no.such.key]"),
         (
             ErrorCode.INVALID_REQUEST,
             "Invalid value soon for configuration log.retention.ms: Not a number of type LONG",

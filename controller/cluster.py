@@ -495,6 +495,11 @@ class Cluster:
                 by_broker.setdefault(r, []).append(p)
         return Prepared(prepared, tuple(tuple(p.replicas) for p in prepared), by_broker)
 
+    def new_topic_id(self) -> uuid.UUID:
+        """A fresh topic id from the cluster's (seeded) source: what a CreateTopics that only validates
+        answers, as Kafka's controller does."""
+        return self._uuid_source.next()
+
     def add_topic(
         self,
         name: str,

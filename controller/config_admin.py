@@ -266,7 +266,7 @@ class ConfigAdmin:
             seen: dict[tuple[int, str], int] = {}
             for kind, name, _ in resources:
                 seen[(kind, name)] = seen.get((kind, name), 0) + 1
-            early = _preprocessed(resources) if incremental else {}
+            early = _preprocessed(resources, answering_broker) if incremental else {}
             results = []
             for i, (kind, name, changes) in enumerate(resources):
                 result = ResourceResult(kind, name)
@@ -352,19 +352,8 @@ class ConfigAdmin:
         incremental: bool,
         answering_broker: int | None,
     ) -> None:
-        broker: int | None = None
-        if name:
-            try:
-                broker = int(name)
-            except ValueError:
-                raise Refusal(
-                    ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}"
-                ) from None
-            if answering_broker is not None and broker != answering_broker:
-                raise Refusal(
-                    ErrorCode.INVALID_REQUEST,
-                    f"Unexpected broker id, expected {answering_broker}, but received {name}",
-                )
+        broker = _broker_of(name, answering_broker)
+        if broker is not None:
             if broker not in {b.id for b in self.cluster.brokers}:
                 raise Refusal(ErrorCode.BROKER_ID_NOT_REGISTERED, f"No node with id {broker} found.")
         current = dict(self.cluster.broker_configs(broker))
@@ -401,14 +390,33 @@ class ConfigAdmin:
             self.cluster.set_broker_configs(broker, new, verb)
 
 
-def _preprocessed(resources: Sequence[tuple[int, str, Sequence[ConfigChange]]]) -> dict[int, Refusal]:
+def _broker_of(name: str, answering_broker: int | None) -> int | None:
+    """The broker a broker resource names (None: every broker, the empty name), or Kafka's refusal of a
+    name that is not a number or, on a broker's own listener, not that broker."""
+    if not name:
+        return None
+    try:
+        broker = int(name)
+    except ValueError:
+        raise Refusal(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}") from None
+    if answering_broker is not None and broker != answering_broker:
+        raise Refusal(
+            ErrorCode.INVALID_REQUEST,
+            f"Unexpected broker id, expected {answering_broker}, but received {name}",
+        )
+    return broker
+
+
+def _preprocessed(
+    resources: Sequence[tuple[int, str, Sequence[ConfigChange]]], answering_broker: int | None
+) -> dict[int, Refusal]:
     """IncrementalAlterConfigs' refusals before anything else, as a Kafka 4 broker makes them before it
     forwards the request to its controller (by position in the request).
 
     Per resource: an APPEND or SUBTRACT of a config that is not a list (the first in Java ``HashMap`` order
     of the names, the order Kafka looks at them in: ``Can't SUBTRACT to key max.message.bytes because its
     type is not LIST.``, before the topic name is looked at); a broker resource with an operation Kafka
-    does not know (``Unknown operations type 7``). Then, if a resource left has such an operation, the
+    does not know (``Unknown operations type 7``), or a broker id the answering broker refuses. Then, if a resource left has such an operation, the
     controller cannot read the forwarded request: every resource left fails with UNKNOWN_SERVER_ERROR."""
     refused: dict[int, Refusal] = {}
     for i, (kind, _, changes) in enumerate(resources):
@@ -423,6 +431,11 @@ def _preprocessed(resources: Sequence[tuple[int, str, Sequence[ConfigChange]]]) 
                         )
                         break
         elif kind == BROKER:
+            try:
+                _broker_of(resources[i][1], answering_broker)
+            except Refusal as refusal:
+                refused[i] = refusal
+                continue
             unknown = next((c.op for c in changes if c.op not in AlterOp.NAMES), None)
             if unknown is not None:
                 refused[i] = Refusal(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown}")

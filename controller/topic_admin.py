@@ -260,7 +260,7 @@ class TopicAdmin:
         else:
             replicas = await self._placed_topic(topic, timeout_ms, deadline)
         if validate_only:
-            return TopicResult(name, replicas=replicas, configs=configs)
+            return TopicResult(name, topic_id=self.cluster.new_topic_id(), replicas=replicas, configs=configs)
         now = self._now()
         size = len(replicas) * (len(replicas[0]) if replicas else 0)
         prepared = await off_loop(size, self.cluster.prepare_partitions, name, 0, replicas, now)

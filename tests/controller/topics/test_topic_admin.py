@@ -51,7 +51,8 @@ async def test_minus_one_takes_the_server_defaults():
 async def test_validate_only_computes_without_creating():
     admin = await make_admin()
     [result] = await admin.create_topics([NewTopic("dry", 3, 2)], validate_only=True)
-    assert result.ok and len(result.replicas) == 3 and result.topic_id is None
+    # Kafka's controller answers a fresh topic id for a topic it only validated.
+    assert result.ok and len(result.replicas) == 3 and result.topic_id is not None
     assert "dry" not in admin.cluster.topics
 
 
@@ -173,7 +174,7 @@ async def test_create_partitions_errors():
     assert [(r.name, r.error, r.message) for r in results] == [
         ("t", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
         ("u", ErrorCode.INVALID_PARTITIONS, "Topic already has 1 partition(s)."),
-        ("missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."),
+        ("missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None),  # Kafka's controller gives no message
     ]
     [shrink] = await admin.create_partitions([NewPartitions("t", 2)])
     assert shrink.message == "The topic t currently has 3 partition(s); 2 would not be an increase."

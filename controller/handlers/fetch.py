@@ -53,6 +53,7 @@ from protocol import fetch_response
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.FETCH
+_READ_COMMITTED = 1
 VERSIONS = (4, 18)
 
 _TOPIC_IDS = 13
@@ -134,6 +135,9 @@ def _answer(
     by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
     remaining = request.get("MaxBytes", 0x7FFFFFFF)
+    # Kafka answers read_committed fetches with their aborted transactions (none here: an empty list),
+    # read_uncommitted ones without (null).
+    aborted: list[Any] | None = [] if request.get("IsolationLevel", 0) == _READ_COMMITTED else None
     size = 0
     done = False
     watched: list[PartitionState] = []
@@ -177,7 +181,7 @@ def _answer(
                 end = leader_log.end_offset_for_epoch(last_fetched)
                 end_epoch, end_offset = end if end is not None else (-1, -1)
                 if end_epoch < last_fetched or end_offset < offset:
-                    _ok(entry, hw, leader_log.log_start_offset, b"")
+                    _ok(entry, hw, leader_log.log_start_offset, b"", aborted)
                     entry["DivergingEpoch"] = {"Epoch": end_epoch, "EndOffset": end_offset}
                     done = True
                     continue
@@ -194,7 +198,7 @@ def _answer(
             read = sum(batch.size for batch in batches)
             size += read
             remaining -= read
-            _ok(entry, hw, leader_log.log_start_offset, records)
+            _ok(entry, hw, leader_log.log_start_offset, records, aborted)
             watched.append(p)
         responses.append({"Topic": name, "TopicId": topic_id, "Partitions": partitions})
     response: dict[str, Any] = {
@@ -219,14 +223,18 @@ def _follower(ctx: RequestContext, p: PartitionState, version: int) -> int | Non
 
 
 def _ok(
-    entry: dict[str, Any], hw: int, log_start: int, records: bytes | tuple[bytes | memoryview, ...]
+    entry: dict[str, Any],
+    hw: int,
+    log_start: int,
+    records: bytes | tuple[bytes | memoryview, ...],
+    aborted: list[Any] | None,
 ) -> None:
     entry.update(
         ErrorCode=ErrorCode.NONE,
         HighWatermark=hw,
         LastStableOffset=hw,
         LogStartOffset=log_start,
-        AbortedTransactions=[],
+        AbortedTransactions=aborted,
         PreferredReadReplica=-1,
         Records=records,
     )
@@ -238,7 +246,7 @@ def _fail(entry: dict[str, Any], code: ErrorCode) -> None:
         HighWatermark=-1,
         LastStableOffset=-1,
         LogStartOffset=-1,
-        AbortedTransactions=None,  # Kafka: an empty list with records, none with an error
+        AbortedTransactions=None,
         PreferredReadReplica=-1,
         Records=b"",
     )

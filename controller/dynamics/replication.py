@@ -607,7 +607,7 @@ class Replication:
             and self._may_rejoin_at(p, p.leo[i])
         ]
         if joining:
-            isr = [r for r in p.replicas if r in p.isr or r in joining]
+            isr = self._asked_isr([r for r in p.replicas if r in p.isr or r in joining])
             if p.adding_replicas or p.removing_replicas:
                 done = completed_reassignment(p.replicas, p.adding_replicas, p.removing_replicas, isr)
                 if done is not None:
@@ -617,6 +617,10 @@ class Replication:
                     self.on_reassignment_complete(p, isr)
                     return
             self._write(self._builder(p).set_target_isr(isr), f"{cause}: broker(s) {joining} caught up")
+
+    def _asked_isr(self, isr: list[int]) -> list[int]:
+        """The ISR in the order the leader asks the controller for it (the controller keeps that order)."""
+        return isr
 
     def _builder(self, p: PartitionState) -> PartitionChangeBuilder:
         """A change a leader asks for (Kafka's AlterPartition): it never moves the leadership."""
@@ -655,6 +659,21 @@ class KafkaReplication(Replication):
     the leader's epoch; the high watermark waits for ``min.insync.replicas`` and counts caught-up
     followers about to join; every ``replica.lag.time.max.ms`` / 2 the followers that are not caught up
     leave the ISR."""
+
+    def _asked_isr(self, isr: list[int]) -> list[int]:
+        """A Kafka leader's AlterPartition names the ISR from a ``java.util.HashSet<Integer>``: in the
+        order the set iterates, by bucket of the id (ascending ids up to the set's capacity), whatever the
+        replicas' order; the controller writes it so. (Fencing, elections and the controller's own
+        changes keep the ISR's order.)"""
+        capacity = 16
+        while len(isr) > capacity * 3 // 4:
+            capacity *= 2
+
+        def bucket(broker: int) -> int:
+            h = broker & 0xFFFFFFFF
+            return (h ^ (h >> 16)) & (capacity - 1)
+
+        return sorted(isr, key=lambda b: (bucket(b), isr.index(b)))
 
     def _schedule(self) -> None:
         super()._schedule()
@@ -705,7 +724,7 @@ class KafkaReplication(Replication):
                 and now - p.caught_up[i] > self.lag_ms
             ]
             if lagging:
-                isr = [r for r in p.isr if r not in lagging]
+                isr = self._asked_isr([r for r in p.isr if r not in lagging])
                 cause = f"broker(s) {lagging} not caught up for replica.lag.time.max.ms={self.lag_ms}"
                 self._write(self._builder(p).set_target_isr(isr), cause)
                 self._update_hw(p, now, "ISR shrink")

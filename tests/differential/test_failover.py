@@ -112,6 +112,11 @@ def _reads(session: DifferentialSession) -> None:
             )
 
 
+def _orders(session: DifferentialSession, metadata: dict) -> dict:
+    [topic] = [t for t in metadata["Topics"] if t["Name"] == session.kafka.names.prefix + "orders"]
+    return topic
+
+
 @pytest.mark.parametrize("differential", ["three-racks"], indirect=True)
 @pytest.mark.parametrize("mode", ["crash", "hang", "controlled"])
 def test_a_broker_failure_settles_as_on_kafka(differential: DifferentialSession, mode: str) -> None:
@@ -144,13 +149,13 @@ def test_a_broker_failure_settles_as_on_kafka(differential: DifferentialSession,
     _reads(session)
 
     settled = session.fail(0, mode)
-    [topic] = settled.kafka.body["Topics"]
+    topic = _orders(session, settled.kafka.body)
     assert all(p["LeaderId"] != 0 for p in topic["Partitions"]), "Kafka's leaders did not move off broker 0"
     for p in range(3):
         _produce(session, p, [b"during-%d" % p])
     _reads(session)
 
     back = session.recover(0)
-    [topic] = back.kafka.body["Topics"]
+    topic = _orders(session, back.kafka.body)
     assert all(sorted(p["IsrNodes"]) == [0, 1, 2] for p in topic["Partitions"])
     _reads(session)

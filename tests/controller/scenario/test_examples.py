@@ -106,5 +106,5 @@ async def test_a_rolling_restart_with_controlled_shutdowns_never_leaves_a_partit
     final = snapshots(simulation)["every broker restarted, preferred leaders back"]
     assert (final.offline, final.under_replicated, final.leaders) == (0, 0, {0: 1, 1: 1, 2: 1})
     for p in partitions(final):
-        assert p["LeaderId"] == p["Replicas"][0] and p["Isr"] == p["Replicas"]
+        assert p["LeaderId"] == p["Replicas"][0] and sorted(p["Isr"]) == sorted(p["Replicas"])
         assert {r["LogEndOffset"] for r in p["ReplicaStates"]} == {p["HighWatermark"]} == {3995}

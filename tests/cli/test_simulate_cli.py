@@ -77,8 +77,8 @@ EXPECTED = """\
 25000 ms #7 broker 0: process crashed -> up, epoch 0 -> 1, registered_at 0 -> 25000, state offline -> fenced (new process registered)
 27000 ms #8 broker 0: fenced True -> False, state fenced -> running (broker 0 unfenced: first heartbeat after registration)
 27000 ms #9 orders-0: isr [2,1] -> [0,1,2], partition_epoch 1 -> 2 (replication: broker(s) [0] caught up)
-27000 ms #10 orders-1: isr [1,2] -> [1,0,2], partition_epoch 1 -> 2 (replication: broker(s) [0] caught up)
-27000 ms #11 orders-2: isr [2,1] -> [2,1,0], partition_epoch 1 -> 2 (replication: broker(s) [0] caught up)
+27000 ms #10 orders-1: isr [1,2] -> [0,1,2], partition_epoch 1 -> 2 (replication: broker(s) [0] caught up)
+27000 ms #11 orders-2: isr [2,1] -> [0,1,2], partition_epoch 1 -> 2 (replication: broker(s) [0] caught up)
 # end at 30000 ms; 1 step(s) failed
 """
 

@@ -368,6 +368,41 @@ class DifferentialSession:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"broker {broker} did not apply the metadata barrier {name}: {meta}")
                 await asyncio.sleep(0.02)
+        # A broker names a partition in Metadata a moment before its replica manager leads it: each leader
+        # of the sequence's partitions is asked for the partition's end until it answers for it.
+        meta = await self.kafka.send(
+            live[0], "Metadata", 12, {"Topics": None, "AllowAutoTopicCreation": False}
+        )
+        if meta.kind != "answer" or meta.body is None:
+            return
+        for topic in _ours(meta.body, self.kafka.names.prefix)["Topics"]:
+            for p in topic["Partitions"]:
+                if p["LeaderId"] not in live:
+                    continue
+                asked = {
+                    "ReplicaId": -1,
+                    "IsolationLevel": 0,
+                    "Topics": [
+                        {
+                            "Name": topic["Name"],
+                            "Partitions": [
+                                {
+                                    "PartitionIndex": p["PartitionIndex"],
+                                    "CurrentLeaderEpoch": -1,
+                                    "Timestamp": -1,
+                                }
+                            ],
+                        }
+                    ],
+                }
+                while True:
+                    found = await self.kafka.send(p["LeaderId"], "ListOffsets", 9, asked, timeout=5)
+                    code = found.body["Topics"][0]["Partitions"][0]["ErrorCode"] if found.body else -1
+                    if code not in _NOT_LED_YET:
+                        break
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"broker {p['LeaderId']} does not lead {topic['Name']}: {found}")
+                    await asyncio.sleep(0.02)
 
     # -------------------------------------------------------------------------------------- failures
 
@@ -476,6 +511,10 @@ class DifferentialSession:
 async def _gather(*coroutines: Any) -> list[Any]:
     return list(await asyncio.gather(*coroutines))
 
+
+#: What a broker answers for a partition it has not begun to lead: NOT_LEADER_OR_FOLLOWER,
+#: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, and -1 (no answer).
+_NOT_LED_YET = frozenset({6, 3, 5, -1})
 
 _NAMED = ("Name", "Topic", "GroupId", "TopicName")
 

@@ -153,7 +153,10 @@ def _answer(
             partitions.append(entry)
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
-                _fail(entry, unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                # KafkaApis' own refusal: its answer carries an empty AbortedTransactions list.
+                _fail(
+                    entry, unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []
+                )
                 done = True
                 continue
             reader = p.leader if leads(ctx, p) else _follower(ctx, p, version)
@@ -240,13 +243,15 @@ def _ok(
     )
 
 
-def _fail(entry: dict[str, Any], code: ErrorCode) -> None:
+def _fail(entry: dict[str, Any], code: ErrorCode, aborted: list[Any] | None = None) -> None:
+    """A partition's error; ``aborted`` as Kafka answers it: null from the replica manager (leadership,
+    epochs, offsets), an empty list from KafkaApis (an unknown topic or partition)."""
     entry.update(
         ErrorCode=code,
         HighWatermark=-1,
         LastStableOffset=-1,
         LogStartOffset=-1,
-        AbortedTransactions=None,
+        AbortedTransactions=aborted,
         PreferredReadReplica=-1,
         Records=b"",
     )

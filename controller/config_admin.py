@@ -410,38 +410,45 @@ def _broker_of(name: str, answering_broker: int | None) -> int | None:
 def _preprocessed(
     resources: Sequence[tuple[int, str, Sequence[ConfigChange]]], answering_broker: int | None
 ) -> dict[int, Refusal]:
-    """IncrementalAlterConfigs' refusals before anything else, as a Kafka 4 broker makes them before it
-    forwards the request to its controller (by position in the request).
+    """IncrementalAlterConfigs' first refusals, as Kafka 4 makes them (by position in the request).
 
-    Per resource: an APPEND or SUBTRACT of a config that is not a list (the first in Java ``HashMap`` order
-    of the names, the order Kafka looks at them in: ``Can't SUBTRACT to key max.message.bytes because its
-    type is not LIST.``, before the topic name is looked at); a broker resource with an operation Kafka
-    does not know (``Unknown operations type 7``), or a broker id the answering broker refuses. Then, if a resource left has such an operation, the
-    controller cannot read the forwarded request: every resource left fails with UNKNOWN_SERVER_ERROR."""
+    The broker refuses a broker resource whose id it will not take, or with an operation it does not
+    know (``Unknown operations type 7``), and forwards the rest to its controller. The controller goes
+    through each topic resource's configs in Java ``HashMap`` order of their names: an APPEND or SUBTRACT
+    of a config that is not a list refuses that resource (``Can't SUBTRACT to key max.message.bytes
+    because its type is not LIST.``, before its name is looked at); an operation it does not know, met
+    first, fails the whole forwarded request, every forwarded resource UNKNOWN_SERVER_ERROR."""
     refused: dict[int, Refusal] = {}
-    for i, (kind, _, changes) in enumerate(resources):
-        if kind == TOPIC:
-            for change in java_hash_order(changes, key=lambda c: c.name):
-                if change.op in (AlterOp.APPEND, AlterOp.SUBTRACT):
-                    definition = topic_config_def(change.name)
-                    if definition is None or definition.kind is not ConfigType.LIST:
-                        refused[i] = Refusal(
-                            ErrorCode.INVALID_CONFIG,
-                            f"Can't {AlterOp.NAMES[change.op]} to key {change.name} because its type is not LIST.",
-                        )
-                        break
-        elif kind == BROKER:
+    forwarded: list[int] = []
+    unreadable = False
+    for i, (kind, name, changes) in enumerate(resources):
+        if kind == BROKER:
             try:
-                _broker_of(resources[i][1], answering_broker)
+                _broker_of(name, answering_broker)
             except Refusal as refusal:
                 refused[i] = refusal
                 continue
             unknown = next((c.op for c in changes if c.op not in AlterOp.NAMES), None)
             if unknown is not None:
                 refused[i] = Refusal(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown}")
-    left = [i for i in range(len(resources)) if i not in refused]
-    if any(c.op not in AlterOp.NAMES for i in left for c in resources[i][2]):
-        for i in left:
+                continue
+        forwarded.append(i)
+        if kind != TOPIC:
+            continue
+        for change in java_hash_order(changes, key=lambda c: c.name):
+            if change.op not in AlterOp.NAMES:
+                unreadable = True
+                break
+            if change.op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+                definition = topic_config_def(change.name)
+                if definition is None or definition.kind is not ConfigType.LIST:
+                    refused[i] = Refusal(
+                        ErrorCode.INVALID_CONFIG,
+                        f"Can't {AlterOp.NAMES[change.op]} to key {change.name} because its type is not LIST.",
+                    )
+                    break
+    if unreadable:
+        for i in forwarded:
             refused[i] = Refusal(ErrorCode.UNKNOWN_SERVER_ERROR)
     return refused
 

@@ -3,8 +3,8 @@
 The wire handlers (CreateTopics, CreatePartitions, DeleteTopics, Metadata's auto-creation) translate
 requests into these calls and the results back into responses. Every placement goes through
 :class:`~controller.placement.service.PlacementService` with the topic's name and its first new partition.
-Checks follow Kafka's controller, in Kafka's order and wording; manual assignments follow Fluvio's
-rules for assigned replica maps (:mod:`controller.placement.manual`). One topic's failure never affects
+Checks follow Kafka's controller, in Kafka's order and wording (manual assignments:
+:mod:`controller.placement.manual`). One topic's failure never affects
 another in the same call; each is refused with a :class:`~protocol.errors.Refusal`.
 
 Calls are serialised by a lock, so a check and the change it guards are never interleaved with another
@@ -28,7 +28,7 @@ from controller.config.topic_configs import InvalidConfig, validate_topic_config
 from controller.logsafe import shown
 from controller.offload import Turns, gc_paused, off_loop
 from controller.placement.api import PlacementSpec, UsableBroker
-from controller.placement.manual import check_brokers, check_new_partitions, check_replica_map
+from controller.placement.manual import check_new_partitions, check_replica_map
 from controller.placement.rules import partition_limit_refusal, replica_limit_refusal, unable_to_replicate
 from controller.placement.service import DEFAULT_TIMEOUT_MS, PlacementFailure, PlacementService
 from controller.topic_names import topic_name_problem
@@ -434,9 +434,7 @@ def _checked_replica_map(
     assignments: Sequence[tuple[int, Sequence[int]]], brokers: Mapping[int, UsableBroker]
 ) -> list[list[int]]:
     """A manual assignment's replica lists, checked (touches no shared state: may run off the loop)."""
-    replicas = check_replica_map(assignments)
-    check_brokers(replicas, brokers)
-    return replicas
+    return check_replica_map(assignments, brokers)
 
 
 def _checked_new_partitions(
@@ -447,6 +445,4 @@ def _checked_new_partitions(
     brokers: Mapping[int, UsableBroker],
 ) -> list[list[int]]:
     """CreatePartitions' assignments, checked (touches no shared state: may run off the loop)."""
-    replicas = check_new_partitions(assignments, current, count, rf)
-    check_brokers(replicas, brokers, start_partition=current)
-    return replicas
+    return check_new_partitions(assignments, current, count, rf, brokers)

@@ -8,7 +8,7 @@ from controller.handlers import RequestContext
 from protocol.codes import ApiKey
 
 API_KEY = ApiKey.DELETE_GROUPS
-VERSIONS = (0, 2)
+VERSIONS = (0, 3)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """DescribeGroups (15): a group's state, protocol and members; members' metadata and assignments only
-while it is Stable (as Kafka). An unknown group is described as Dead, without an error (before v6)."""
+while it is Stable (as Kafka). An unknown group is described as Dead, without an error before v6 and
+GROUP_ID_NOT_FOUND from v6 (KIP-1043); a coordinator error leaves the state empty."""
 
 from __future__ import annotations
 
@@ -11,15 +12,21 @@ from controller.handlers import NO_OPERATIONS, RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
-VERSIONS = (0, 5)
+VERSIONS = (0, 6)
+
+#: From this version an unknown group is GROUP_ID_NOT_FOUND (KIP-1043).
+_NOT_FOUND = 6
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    data = {"ThrottleTimeMs": 0, "Groups": [_describe(ctx, group_id) for group_id in request["Groups"]]}
+    data = {
+        "ThrottleTimeMs": 0,
+        "Groups": [_describe(ctx, group_id, version) for group_id in request["Groups"]],
+    }
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 
 
-def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+def _describe(ctx: RequestContext, group_id: str, version: int) -> dict[str, Any]:
     service = ctx.controller.groups
     entry: dict[str, Any] = {
         "ErrorCode": ErrorCode.NONE,
@@ -32,10 +39,13 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     }
     error = service.check(group_id, ctx.listener_broker)
     if error:
-        entry["ErrorCode"] = error
+        entry["ErrorCode"], entry["GroupState"] = error, ""
         return entry
     group = service.coordinator.groups.get(group_id)
     if group is None:
+        if version >= _NOT_FOUND:
+            entry["ErrorCode"] = ErrorCode.GROUP_ID_NOT_FOUND
+            entry["ErrorMessage"] = f"Group {group_id} not found."
         return entry
     stable = group.is_in(GroupState.STABLE)
     entry.update(

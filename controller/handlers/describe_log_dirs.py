@@ -21,7 +21,7 @@ from controller.offload import Turns
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
-VERSIONS = (1, 4)
+VERSIONS = (1, 5)
 
 #: Kafka's default ``log.dir``: the directory every replica of a simulated broker is in.
 LOG_DIR = "/tmp/kafka-logs"
@@ -56,6 +56,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 "Topics": [{"Name": name, "Partitions": parts} for name, parts in by_topic.items()],
                 "TotalBytes": -1,
                 "UsableBytes": -1,
+                "IsCordoned": False,
             }
         )
     return Sized({"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "Results": results}, count)

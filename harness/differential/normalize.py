@@ -140,20 +140,31 @@ def _records(batches: Any, names: Names) -> Any:
 
 
 def _key_of(items: list[Any]) -> str | None:
+    """The identifying field of a list of structs (its values may repeat: see :func:`_labels`)."""
     if not items or not all(isinstance(i, Mapping) for i in items):
         return None
     if all("ResourceName" in i and "ResourceType" in i for i in items):
-        labels = [f"{i['ResourceType']}:{i['ResourceName']}" for i in items]
-        return "ResourceName" if len(set(labels)) == len(labels) else None
+        return "ResourceName"
     if all("Key" in i and "Host" in i for i in items):  # FindCoordinator's coordinators, by key
-        keys = [_key_text(i["Key"]) for i in items]
-        return "Key" if len(set(keys)) == len(keys) else None
+        return "Key"
     for k in KEY_FIELDS:
         if all(k in i for i in items):
-            values = [_key_text(i[k]) for i in items]
-            if len(set(values)) == len(values):
-                return k
+            return k
     return None
+
+
+def _labels(items: list[Mapping[str, Any]], key: str) -> list[str]:
+    """Each item's label: its key's value (a resource's type and name), and ``~2``, ``~3`` ... on the
+    second and later items with the same value (a request that names one thing twice)."""
+    seen: dict[str, int] = {}
+    labels = []
+    for item in items:
+        label = _key_text(item[key])
+        if key == "ResourceName" and "ResourceType" in item:
+            label = f"{item['ResourceType']}:{label}"
+        seen[label] = seen.get(label, 0) + 1
+        labels.append(label if seen[label] == 1 else f"{label}~{seen[label]}")
+    return labels
 
 
 def _key_text(value: Any) -> str:
@@ -175,11 +186,7 @@ def flatten(value: Any, path: str = "") -> dict[str, Any]:
             return out
         key = _key_of(value)
         if key is not None:
-            # Two structs of one list with a second identifying field (a resource's type and name)
-            for item in value:
-                label = _key_text(item[key])
-                if key == "ResourceName" and "ResourceType" in item:
-                    label = f"{item['ResourceType']}:{label}"
+            for item, label in zip(value, _labels(value, key), strict=True):
                 out.update(flatten(item, f"{path}[{label}]"))
         elif all(not isinstance(i, Mapping | list) for i in value):
             out[path] = list(value)

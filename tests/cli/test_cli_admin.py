@@ -96,12 +96,15 @@ def test_replica_assignment_file(capsys, server, tmp_path):
     code, out, err = run(capsys, server, "topics", "create", "cli-gap", "--replica-assignment", gap)
     assert (code, out) == (1, "")
     assert err == (
-        "placement-sim: topic cli-gap: INVALID_REPLICA_ASSIGNMENT (39): assigned partition ids must be in sequence "
-        "and without gaps\n"
+        "placement-sim: topic cli-gap: INVALID_REPLICA_ASSIGNMENT (39): partitions should be a consecutive "
+        "0-based integer sequence\n"
     )
     unknown = write(tmp_path / "unknown.json", [{"id": 0, "replicas": [0, 8]}])
     _, _, err = run(capsys, server, "topics", "create", "cli-unknown", "--replica-assignment", unknown)
-    assert err.endswith("INVALID_REPLICA_ASSIGNMENT (39): invalid spu id: 8\n")
+    assert err.endswith(
+        "INVALID_REPLICA_ASSIGNMENT (39): The manual partition assignment includes broker 8, but no such broker "
+        "is registered.\n"
+    )
 
 
 def test_bad_assignment_files_and_option_mixes_are_usage_errors(capsys, server, tmp_path):

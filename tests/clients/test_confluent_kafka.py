@@ -99,7 +99,7 @@ def test_create_partitions_then_delete(admin: AdminClient):
     error = error_of(manual["ck-grow"])
     assert (error.code(), error.str()) == (
         KafkaError.INVALID_REPLICA_ASSIGNMENT,
-        "duplicate spu ids found in assigned partition with id: 6",
+        "The manual partition assignment includes the broker 2 more than once.",
     )
     deleted = admin.delete_topics(["ck-grow"], request_timeout=TIMEOUT)
     assert deleted["ck-grow"].result(TIMEOUT) is None

@@ -89,6 +89,9 @@ def peer_for(message: Message, version: int) -> KafkaPythonCodec | None:
         return None
     if cls is RequestHeader and version == 0:  # kafka-python's request header starts at version 1
         return None
+    known = getattr(cls, "valid_versions", None)
+    if isinstance(known, tuple) and not known[0] <= version <= known[1]:
+        return None  # a version newer (or older) than kafka-python knows: nothing to compare with
     return KafkaPythonCodec(cls, version)
 
 

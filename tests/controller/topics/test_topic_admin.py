@@ -135,8 +135,11 @@ async def test_manual_assignments():
     offline = admin.cluster.offline_replicas
     assert [(p.leader, p.isr, offline(p)) for p in partitions] == [(1, [1, 0], []), (1, [1], [2])]
     assert [(r.error, r.message) for r in bad] == [
-        (ErrorCode.INVALID_REPLICA_ASSIGNMENT, "invalid spu id: 7"),
-        (ErrorCode.INVALID_REPLICA_ASSIGNMENT, "assigned partition ids must be in sequence and without gaps"),
+        (
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            "The manual partition assignment includes broker 7, but no such broker is registered.",
+        ),
+        (ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence"),
         (
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
             "All brokers specified in the manual partition assignment for partition 0 are fenced or in "

@@ -4,9 +4,9 @@
 The broker whose listener receives the request answers for itself (the bootstrap listener is no broker:
 it answers with no directory). Its directory is Kafka's default, ``/tmp/kafka-logs``. A replica's
 ``OffsetLag`` is 0, as Kafka's: ``getLogEndOffsetLag`` compares a current log's end offset with that
-replica's own high watermark, which never passes it (a follower's is at most its log end offset). The
-simulator keeps no log bytes yet, so ``PartitionSize`` is 0 and the
-volume's ``TotalBytes`` / ``UsableBytes`` are -1 (unknown). Null ``Topics`` means every replica the broker
+replica's own high watermark, which never passes it (a follower's is at most its log end offset).
+``PartitionSize`` is the bytes of the batches the replica's log holds (Kafka's ``UnifiedLog.size``); the
+volume's ``TotalBytes`` / ``UsableBytes`` are -1 (unknown: no disk). Null ``Topics`` means every replica the broker
 holds; otherwise the partitions named, those it does not hold left out. A broker with many replicas is
 answered in turns of the event loop, the answer encoded off it.
 """
@@ -36,6 +36,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         only = None if wanted is None else {(t["Topic"], p) for t in wanted for p in t["Partitions"]}
         by_topic: dict[str, list[dict[str, Any]]] = {}
         turns = Turns()
+        data_path = ctx.controller.data_path
         for p in ctx.controller.cluster.partitions_on(broker):
             await turns.yield_if_due()
             if only is not None and (p.topic, p.index) not in only:
@@ -43,7 +44,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             by_topic.setdefault(p.topic, []).append(
                 {
                     "PartitionIndex": p.index,
-                    "PartitionSize": 0,
+                    "PartitionSize": data_path.log_of(p, broker).size_bytes,
                     "OffsetLag": 0,
                     "IsFutureKey": False,
                 }

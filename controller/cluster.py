@@ -282,7 +282,8 @@ class Cluster:
         self.topics: dict[str, Topic] = {}
         self._topics_by_id: dict[uuid.UUID, Topic] = {}
         # Topic names with '.' and '_' unified -> the topic holding that key (Kafka's collision rule).
-        self._collision_keys: dict[str, str] = {}
+        #: Topic names by their collision key ('.' and '_' unified): two may share one (made in one request).
+        self._collision_keys: dict[str, list[str]] = {}
         #: Bumped on every change of brokers, topics or partitions, so that readers can cache what they derive.
         self.generation = 0
         #: Bumped on every change of a broker only: what readers derive from brokers alone stays cached
@@ -433,8 +434,8 @@ class Cluster:
 
     def colliding_topic(self, name: str) -> str | None:
         """The existing topic whose name equals ``name`` up to '.' versus '_', if any (not ``name`` itself)."""
-        other = self._collision_keys.get(collision_key(name))
-        return other if other is not None and other != name else None
+        others = [n for n in self._collision_keys.get(collision_key(name), ()) if n != name]
+        return others[0] if others else None
 
     def view(self) -> ClusterView:
         """What a placer sees: the usable brokers and every current assignment (immutable, cached)."""
@@ -518,7 +519,7 @@ class Cluster:
         self._created += 1
         self.topics[name] = topic
         self._topics_by_id[topic.topic_id] = topic
-        self._collision_keys.setdefault(collision_key(name), name)
+        self._collision_keys.setdefault(collision_key(name), []).append(name)
         self.add_partitions(name, replicas, now=now, cause="topic created", prepared=prepared)
         return topic
 
@@ -548,8 +549,11 @@ class Cluster:
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name)
         self._topics_by_id.pop(topic.topic_id, None)
-        if self._collision_keys.get(collision_key(name)) == name:
-            del self._collision_keys[collision_key(name)]
+        sharing = self._collision_keys.get(collision_key(name), [])
+        if name in sharing:
+            sharing.remove(name)
+            if not sharing:
+                del self._collision_keys[collision_key(name)]
         self._moved.discard(name)
         self._assignments = self._assignments.without_topic(name)
         self._configs_changed()  # a topic of this name made later starts from its own configs

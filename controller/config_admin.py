@@ -412,8 +412,9 @@ def _preprocessed(
 ) -> dict[int, Refusal]:
     """IncrementalAlterConfigs' first refusals, as Kafka 4 makes them (by position in the request).
 
-    The broker refuses a broker resource whose id it will not take, or with an operation it does not
-    know (``Unknown operations type 7``), and forwards the rest to its controller. The controller goes
+    The broker refuses a resource that names a config twice, a broker resource whose id it will not take
+    or with an operation it does not know (``Unknown operations type 7``), and forwards the rest to its
+    controller. The controller goes
     through each topic resource's configs in Java ``HashMap`` order of their names: an APPEND or SUBTRACT
     of a config that is not a list refuses that resource (``Can't SUBTRACT to key max.message.bytes
     because its type is not LIST.``, before its name is looked at); an operation it does not know, met
@@ -422,6 +423,10 @@ def _preprocessed(
     forwarded: list[int] = []
     unreadable = False
     for i, (kind, name, changes) in enumerate(resources):
+        names = [c.name for c in changes]
+        if len(set(names)) != len(names):  # the broker's check, before anything else
+            refused[i] = Refusal(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+            continue
         if kind == BROKER:
             try:
                 _broker_of(name, answering_broker)

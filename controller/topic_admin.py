@@ -142,11 +142,16 @@ class TopicAdmin:
         deadline = self._deadline(timeout_ms)
         async with self._lock:
             created: list[str] = []
+            # Collisions are with the topics there before the request (Kafka's controller checks every
+            # name first): two colliding names in one request are both created, as on Kafka.
+            colliding = {t.name: self.cluster.colliding_topic(t.name) for t in topics}
             try:
                 with gc_paused() if len(topics) > 200 else contextlib.nullcontext():
                     results = await self._each_distinct(
                         topics,
-                        lambda topic: self._create_topic(topic, validate_only, timeout_ms, deadline, created),
+                        lambda topic: self._create_topic(
+                            topic, validate_only, timeout_ms, deadline, created, colliding.get(topic.name)
+                        ),
                     )
             except BaseException:
                 self._undo(created)
@@ -231,14 +236,19 @@ class TopicAdmin:
             raise refusal
 
     async def _create_topic(
-        self, topic: NewTopic, validate_only: bool, timeout_ms: int, deadline: float, created: list[str]
+        self,
+        topic: NewTopic,
+        validate_only: bool,
+        timeout_ms: int,
+        deadline: float,
+        created: list[str],
+        other: str | None,
     ) -> TopicResult:
         name = topic.name
         problem = topic_name_problem(name)
         if problem is not None:
             raise Refusal(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
-        other = self.cluster.colliding_topic(name)
-        if other is not None:
+        if other is not None and name not in self.cluster.topics:
             raise Refusal(
                 ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}"
             )

@@ -58,6 +58,15 @@ $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
 	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
 	touch $@
 
+# The reference cluster's log binding (harness/kafka/logging/pom.xml), on the brokers' class path only.
+KAFKA_LOGGING := $(CACHE)/kafka/logging
+
+$(KAFKA_LOGGING)/.fetched: harness/kafka/logging/pom.xml
+	rm -rf $(KAFKA_LOGGING)
+	$(MVN) -q -B -f harness/kafka/logging/pom.xml dependency:copy-dependencies \
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LOGGING))
+	touch $@
+
 # The Go side (harness/go, one module: franz-go's kgo, kadm and kfake at the versions go.mod pins): its
 # programs built into $(GO_BIN). The module cache, the build cache and the binaries stay in the project
 # (GOMODCACHE, GOCACHE); the machine's own Go toolchain builds it (GOTOOLCHAIN=local: go.mod's version or
@@ -73,7 +82,7 @@ $(GO_BIN)/.built: $(GO_SOURCES)
 	cd harness/go && $(GO_ENV) $(GO) build -trimpath -o $(abspath $(GO_BIN))/ ./cmd/...
 	touch $@
 
-reference: $(KAFKA_LIB)/.fetched $(GO_BIN)/.built
+reference: $(KAFKA_LIB)/.fetched $(KAFKA_LOGGING)/.fetched $(GO_BIN)/.built
 
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)

@@ -2,11 +2,13 @@
 cluster, same client, same workload, measured in the same run.
 
 The peer is the mock cluster inside confluent-kafka's librdkafka (``test.mock.num.brokers=3``), started
-in its own process as ``benchmarks/peer.py --mock 3`` starts it. The simulator is ``placement-sim serve``
+in its own process by ``benchmarks/peers.py --mock 3``. The simulator is ``placement-sim serve``
 (its default cluster, seed 1) in another process, with the replication model ticking every
 ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``), so that an acks=all answer waits for a
 follower's copy, not for a coarse tick. This process is the client for both: confluent-kafka, the same
-configuration against each.
+configuration against each. Beside them, not gated (``--peers``, both by default): franz-go's kfake and a
+real Apache Kafka cluster (3 brokers under a dedicated controller, its JVMs with the full JIT), started
+by ``benchmarks/peers.py``, each given the same topics by CreateTopics; Kafka's CPU is all its JVMs'.
 
 Workloads, each on partition 0 of its own topic with 3 replicas (created with CreateTopics on the
 simulator, auto-created by Metadata on the mock, which has no CreateTopics), once with acks=1 and once

@@ -1,8 +1,11 @@
 """Server CPU per request: placement-sim against librdkafka's mock cluster (C), same requests, same load.
 
-The peer is the mock cluster that ships inside confluent-kafka's librdkafka: a client created with
-``test.mock.num.brokers=6`` starts it in its own process (this script with ``--mock``), which prints
-the first broker's address and then idles. The simulator is ``placement-sim serve`` (6 brokers in 3
+The gating peer is the mock cluster that ships inside confluent-kafka's librdkafka: a client created
+with ``test.mock.num.brokers=6`` starts it in its own process (``benchmarks/peers.py --mock``), which
+prints the first broker's address and then idles. Beside it (``--peers``, both by default, not gated):
+franz-go's kfake (Go) with 6 brokers, and a real Apache Kafka cluster (6 brokers in 3 racks under a
+dedicated controller, ``harness/kafka_cluster.py``), whose CPU is that of all its JVMs; every peer is
+started, stopped and read by ``benchmarks/peers.py``. The simulator is ``placement-sim serve`` (6 brokers in 3
 racks, striped, seed 1) in another process. This process is the load generator for both: one
 pre-encoded request frame per case, the same bytes to both servers, sent in a closed loop of 8
 connections x 8 requests in flight. Before and after each run it reads the server process's CPU time
@@ -13,7 +16,8 @@ about ``--seconds`` on the slower one, raised (up to 4x that) until the cheaper 
 100 ticks, so that one tick is at most 1% of either figure. The mock's own thread (``rdk:mock``,
 which serves all its brokers) is also read alone: the rest of its process is the client hosting it.
 
-Topics: the simulator gets them through CreateTopics (4 partitions x RF 3 each); the mock has no
+Topics: the simulator, kfake and Kafka get them through CreateTopics (4 partitions x RF 3 each, sent
+to the broker Metadata names controller, then until Metadata shows every partition led); the mock has no
 CreateTopics handler, so they are auto-created by one Metadata request naming them (the mock's
 defaults are 4 partitions and RF min(3, brokers) = 3). Both then hold the same topic names with 4
 partitions x 3 replicas each, checked before any load.
@@ -28,12 +32,14 @@ and its event loop cost, which no server in Python goes below.
 Cases: ApiVersions v2; Metadata v12 for all topics; Metadata v12 for 5 named topics. Start: from the
 process spawn to the first ApiVersions v2 answer on the printed bootstrap address (same interpreter,
 same site-packages for both; median of several runs), as wall time and as the CPU the process used
-until then; the Python floor's start (the least process that answers it) beside them. Targets: the
+until then; the Python floor's start (the least process that answers it) beside them; kfake's the same
+way; Kafka's for one combined controller+broker node, from its JVM's launch (its storage formatted
+before, not counted) to its Metadata answer naming itself, median of ``--kafka-starts``. Targets: the
 simulator's CPU per request and its start (wall and CPU) at most 1.0x the mock's (the script exits 1 if any is missed). ``--topics 10,100,1000``
 adds a table of how Metadata's cost grows with the topic count; that table reports its ratios
 against the same target but never fails the run (the gate is the 100-topic table).
 
-    .venv/bin/python benchmarks/peer.py [--seconds 8] [--topics 10,100,1000] [--starts 5]
+    .venv/bin/python benchmarks/peer.py [--seconds 8] [--topics 10,100,1000] [--starts 5] [--peers kfake,kafka]
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [p for p in (str(ROOT), str(ROOT / "benchmarks")) if p not in sys.path]
@@ -168,10 +169,23 @@ def one_round(server: Peer, address: tuple[str, int], partitions: int) -> Round:
     return round_
 
 
-def run(server: Peer, partitions: int, repeat: int) -> tuple[list[Round], dict[str, float]]:
+def fencings(server: KafkaPeer) -> dict[int, int]:
+    """How often Kafka's controller fenced each broker for a session timeout, from its log: the victim
+    once a round; any other count means a broker missed its heartbeats (a starved machine)."""
+    counts: dict[int, int] = {}
+    for node in server.cluster.nodes.values():
+        if node.spec.is_controller and node.log_file.exists():
+            for line in node.log_file.read_text(errors="replace").splitlines():
+                if "Fencing broker " in line and "session has timed out" in line:
+                    broker = int(line.split("Fencing broker ", 1)[1].split()[0])
+                    counts[broker] = counts.get(broker, 0) + 1
+    return counts
+
+
+def run(server: Peer, partitions: int, repeat: int) -> tuple[list[Round], dict[str, Any]]:
     began = time.perf_counter()
     server.start()
-    notes = {"start_s": time.perf_counter() - began}
+    notes: dict[str, Any] = {"start_s": time.perf_counter() - began}
     try:
         per_topic = partitions // TOPICS
         names = [f"failover-{i}" for i in range(TOPICS)]
@@ -183,6 +197,8 @@ def run(server: Peer, partitions: int, repeat: int) -> tuple[list[Round], dict[s
         notes["create_s"] = time.perf_counter() - began
         notes["rss_mb"] = server.rss_mb()
         rounds = [one_round(server, address, per_topic * TOPICS) for _ in range(repeat)]
+        if isinstance(server, KafkaPeer):
+            notes["fencings"] = fencings(server)
     finally:
         server.stop()
     return rounds, notes
@@ -220,6 +236,12 @@ def main() -> int:
             f"{settled - SESSION_MS / 1000:.2f} | {statistics.median(r.polls for r in rounds):.0f} | "
             f"{notes['start_s']:.1f} | {notes['create_s']:.1f} | {notes['rss_mb']:.0f} |"
         )
+    for name, (_, notes) in results.items():
+        if "fencings" in notes:
+            print(
+                f"{name}: fenced for a session timeout (controller's log), by broker: {notes['fencings']} "
+                f"(broker {VICTIM}: once a round is the crash; any other is a broker starved of its heartbeats)"
+            )
     ratio = medians[SIM] / medians[KAFKA]
     print(
         "\nrounds, crash to all moved (s): "

@@ -138,7 +138,7 @@ def restart(server: Peer) -> None:
             c.start_broker(VICTIM)
 
 
-def one_round(server: Peer, address: tuple[str, int], partitions: int) -> Round:
+def one_round(server: Peer, address: tuple[str, int], partitions: int, last: bool) -> Round:
     elect_preferred(server, address)
     moved = sum(lead == VICTIM for lead, _ in leaders(address))
     crash(server)
@@ -164,8 +164,9 @@ def one_round(server: Peer, address: tuple[str, int], partitions: int) -> Round:
         file=sys.stderr,
         flush=True,
     )
-    restart(server)
-    wait_healthy(address, partitions)
+    if not last:  # the next round starts from a whole cluster
+        restart(server)
+        wait_healthy(address, partitions)
     return round_
 
 
@@ -196,7 +197,7 @@ def run(server: Peer, partitions: int, repeat: int) -> tuple[list[Round], dict[s
         wait_healthy(address, per_topic * TOPICS)
         notes["create_s"] = time.perf_counter() - began
         notes["rss_mb"] = server.rss_mb()
-        rounds = [one_round(server, address, per_topic * TOPICS) for _ in range(repeat)]
+        rounds = [one_round(server, address, per_topic * TOPICS, i == repeat - 1) for i in range(repeat)]
         if isinstance(server, KafkaPeer):
             notes["fencings"] = fencings(server)
     finally:

@@ -13,7 +13,9 @@ connections x 8 requests in flight. Before and after each run it reads the serve
 wall time (measured for both processes together, with no load) and divides by the requests: µs of
 server CPU per request. Both servers get the same request count per case, after a 1 s warm-up each:
 about ``--seconds`` on the slower one, raised (up to 4x that) until the cheaper one spends at least
-100 ticks, so that one tick is at most 1% of either figure. The mock's own thread (``rdk:mock``,
+100 ticks, so that one tick is at most 1% of either figure. The other peers get the same count too, or, if
+one is slower, what it answers in about ``--seconds`` (at least 1,000 requests): their counts and CPU
+ticks are in the load table. The mock's own thread (``rdk:mock``,
 which serves all its brokers) is also read alone: the rest of its process is the client hosting it.
 
 Topics: the simulator, kfake and Kafka get them through CreateTopics (4 partitions x RF 3 each, sent
@@ -93,6 +95,8 @@ MIN_TICKS = 100
 FLOOR = "Python floor"
 #: The other peers a run can add beside the mock (``--peers``): franz-go's kfake and a real Kafka cluster.
 OTHERS = {"kfake": KFAKE, "kafka": KAFKA}
+#: The least requests an other peer answers per case (when it is slower than the gate's count allows).
+OTHER_MIN_REQUESTS = 1000
 
 
 # -- the floor's process (this script with --floor) -------------------------------------------------
@@ -667,12 +671,16 @@ def load_all(
                 try:
                     sizes[(case.label, FLOOR)] = case.check(floor)
                     floor_idle = idle_cpu([floor], 1.0)[FLOOR]
-                    warm = [warm_up(server, case, 1.0) for server in (mock, sim, floor, *others)]
+                    warm = [warm_up(server, case, 1.0) for server in (mock, sim, floor)]
                     total = args.requests or request_count(warm, args.seconds)
                     m = measure(mock, case, total, idle[mock.name])
                     s = measure(sim, case, total, idle[sim.name])
                     f = measure(floor, case, total, floor_idle)
-                    extra[case.label] = {o.name: measure(o, case, total, idle[o.name]) for o in others}
+                    extra[case.label] = {}
+                    for o in others:  # the same count, or what a slower peer answers in about --seconds
+                        rate, _ = warm_up(o, case, 1.0)
+                        count = min(total, max(OTHER_MIN_REQUESTS, int(rate * args.seconds)))
+                        extra[case.label][o.name] = measure(o, case, count, idle[o.name])
                 finally:
                     floor.stop()
             row = (case.label, total, m, s, f)

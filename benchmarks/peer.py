@@ -424,6 +424,7 @@ class Result:
     p99_ms: float
     busy: float  # server CPU over wall time, idle subtracted
     raw_ticks: int
+    requests: int = 0
 
 
 def warm_up(server: Peer, case: Case, seconds: float) -> tuple[float, float]:
@@ -457,6 +458,7 @@ def measure(server: Peer, case: Case, total: int, idle_per_s: float) -> Result:
         thread_us = (thread_after - thread_before) / CLK_TCK / total * 1e6
     q = statistics.quantiles(latencies, n=100)
     return Result(
+        requests=total,
         cpu_us=cpu / total * 1e6,
         thread_us=thread_us,
         rate=total / elapsed,
@@ -550,12 +552,14 @@ def other_names(others: Others) -> list[str]:
 
 
 def print_load_table(rows: list[Row], sizes: dict[tuple[str, str], int], others: Others) -> None:
-    print("| case | server | response bytes | requests/s | p50 ms | p99 ms | server CPU busy | CPU ticks |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| case | server | response bytes | requests | requests/s | p50 ms | p99 ms | server CPU busy | CPU ticks |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, _, m, s, f in rows:
         for name, r in ((MOCK, m), (SIM, s), (FLOOR, f), *others[label].items()):
             print(
-                f"| {label} | {name} | {sizes[(label, name)]:,} | {r.rate:,.0f} | {r.p50_ms:.2f} | "
+                f"| {label} | {name} | {sizes[(label, name)]:,} | {r.requests:,} | {r.rate:,.0f} | {r.p50_ms:.2f} | "
                 f"{r.p99_ms:.2f} | {r.busy:.0%} | {r.raw_ticks} |"
             )
 

@@ -4,7 +4,8 @@ The gating peer is the mock cluster that ships inside confluent-kafka's librdkaf
 with ``test.mock.num.brokers=6`` starts it in its own process (``benchmarks/peers.py --mock``), which
 prints the first broker's address and then idles. Beside it (``--peers``, both by default, not gated):
 franz-go's kfake (Go) with 6 brokers, and a real Apache Kafka cluster (6 brokers in 3 racks under a
-dedicated controller, ``harness/kafka_cluster.py``), whose CPU is that of all its JVMs; every peer is
+dedicated controller, ``harness/kafka_cluster.py``, its JVMs with the full JIT), whose CPU is that of
+all its JVMs, its idle CPU (heartbeats, the controller's no-op records) subtracted; every peer is
 started, stopped and read by ``benchmarks/peers.py``. The simulator is ``placement-sim serve`` (6 brokers in 3
 racks, striped, seed 1) in another process. This process is the load generator for both: one
 pre-encoded request frame per case, the same bytes to both servers, sent in a closed loop of 8
@@ -628,7 +629,7 @@ def main() -> None:
     if "kfake" in chosen:
         others.append(kfake_server(BROKERS, PARTITIONS))
     if "kafka" in chosen:
-        others.append(kafka_peer(BROKERS))
+        others.append(kafka_peer(BROKERS, throughput=True))  # steady state: the full JIT
     try:
         for server in (mock, sim, *others):
             server.start()
@@ -683,8 +684,8 @@ def load_all(
                     extra[case.label] = {}
                     for o in others:  # the same count, or what a slower peer answers in about --seconds
                         rate, _ = warm_up(o, case, 1.0)
-                        count = min(total, max(OTHER_MIN_REQUESTS, int(rate * args.seconds)))
-                        extra[case.label][o.name] = measure(o, case, count, idle[o.name])
+                        asked = min(total, max(OTHER_MIN_REQUESTS, int(rate * args.seconds)))
+                        extra[case.label][o.name] = measure(o, case, asked, idle[o.name])
                 finally:
                     floor.stop()
             row = (case.label, total, m, s, f)

@@ -256,7 +256,6 @@ def simulator(*extra: str) -> Server:
 
 #: JVM options for steady throughput: the full JIT (the harness's default keeps C1 only, for a quick start).
 THROUGHPUT_JVM_OPTIONS = (
-    "-Xms256m",
     "-XX:+UseSerialGC",
     "-XX:+ExitOnOutOfMemoryError",
     "-Djava.awt.headless=true",

@@ -74,8 +74,8 @@ $(KAFKA_LOGGING)/.fetched: harness/kafka/logging/pom.xml
 GO        ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 GO_CACHE  := $(CACHE)/go
 GO_BIN    := $(GO_CACHE)/bin
-GO_ENV    := GOMODCACHE=$(abspath $(GO_CACHE))/mod GOCACHE=$(abspath $(GO_CACHE))/build GOFLAGS=-modcacherw \
-             GOTOOLCHAIN=local GOWORK=off
+GO_ENV    := GOMODCACHE=$(abspath $(GO_CACHE))/mod GOCACHE=$(abspath $(GO_CACHE))/build \
+             GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local GOWORK=off
 GO_SOURCES := harness/go/go.mod harness/go/go.sum $(shell find harness/go -name '*.go' 2>/dev/null)
 
 $(GO_BIN)/.built: $(GO_SOURCES)

@@ -121,6 +121,10 @@ class Dynamics:
         #: Called with the partitions a controller change touched (leader, epochs, in-sync set), in order,
         #: before replication looks at them: the replicas' logs follow (``controller.data_path``).
         self.on_partitions_changed: Callable[[Sequence[PartitionState]], None] = lambda partitions: None
+        #: Also called with the partitions a controller change touched, after replication looked at them:
+        #: coordinators whose state lives in a topic's partitions take over as their leaders move (the
+        #: transaction coordinator on ``__transaction_state``).
+        self.partition_watchers: list[Callable[[Sequence[PartitionState]], None]] = []
         #: Called with the name of a deleted topic.
         self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         #: Called before log end offsets move without records (a synthetic workload, a set offset): whoever
@@ -165,6 +169,8 @@ class Dynamics:
     def _after_changes(self, partitions: Sequence[PartitionState]) -> None:
         self.on_partitions_changed(partitions)
         self.replication.changed(partitions, "partition change")
+        for watcher in self.partition_watchers:
+            watcher(partitions)
         if self._unclean_timer is None:
             for p in partitions:
                 if p.leader == NO_LEADER:

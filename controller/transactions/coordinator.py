@@ -73,12 +73,15 @@ class TransactionCoordinator:
         state_log: StateLog,
         markers: MarkerChannel,
         producer_ids: Callable[[], ProducerIdAllocator],
+        wall_ms: Callable[[], int],
     ) -> None:
         self.config = config
         self.clock = clock
         self.state_log = state_log
         self.markers = markers
         self._producer_ids = producer_ids
+        #: The brokers' wall-clock time (ms): what start and update times are, as Kafka's are.
+        self._now = wall_ms
         state_log.on_loaded = self._complete_loaded
         state_log.on_unloaded = markers.cancel_partition
         self._abort_timer: Timer | None = None
@@ -102,9 +105,6 @@ class TransactionCoordinator:
                 timer.cancel()
         self.markers.close()
         self.state_log.close()
-
-    def _now(self) -> int:
-        return self.clock.now()
 
     def _allocate(self) -> int:
         return self._producer_ids().allocate()

@@ -66,7 +66,12 @@ class TransactionService:
         self.state_log = StateLog(config, cluster, clock, dynamics.replication, topic_admin)
         self.markers = MarkerChannel(cluster, clock, config.replication_tick_ms, data_path, groups)
         self.coordinator = TransactionCoordinator(
-            config, clock, self.state_log, self.markers, lambda: data_path().producer_ids
+            config,
+            clock,
+            self.state_log,
+            self.markers,
+            lambda: data_path().producer_ids,
+            lambda: data_path().now_ms(),
         )
         dynamics.partition_watchers.append(self.state_log.partitions_changed)
 
@@ -115,8 +120,8 @@ class TransactionService:
     def transactions(self) -> dict[str, dict[str, Any]]:
         """Every transactional id the coordinators hold now, by id: ``state``, ``producer_id``,
         ``producer_epoch``, ``partitions`` (sorted (topic, partition) pairs), ``pending_markers`` (the
-        partitions whose marker is still being written), ``timeout_ms``, ``start_ms`` (cluster clock, -1:
-        no transaction), ``coordinator`` (the broker) and ``coordinator_partition``."""
+        partitions whose marker is still being written), ``timeout_ms``, ``start_ms`` (wall-clock ms, as
+        record timestamps are; -1: no transaction), ``coordinator`` (the broker) and ``coordinator_partition``."""
         self.state_log.follow_all()
         out: dict[str, dict[str, Any]] = {}
         for metadata in self.state_log.all_metadata():

@@ -14,7 +14,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from controller.coordinator_topic import coordinator_partition
 from controller.embedded import ServerThread
+from controller.topic_names import GROUP_METADATA_TOPIC_NAME
 from controller.transactions.state_log import TRANSACTION_STATE_TOPIC
+from protocol.client import BlockingClient
 
 BROKERS = [(0, "a"), (1, "b"), (2, "c")]
 PROPERTIES: dict[str, Any] = {
@@ -41,6 +43,23 @@ def create(server: ServerThread, topic: str, partitions: int = 3) -> None:
 def coordinator_of(server: ServerThread, transactional_id: str) -> int:
     """The broker leading the transactional id's ``__transaction_state`` partition."""
     return server.partition_state(TRANSACTION_STATE_TOPIC, coordinator_partition(transactional_id, 50)).leader
+
+
+def group_apart_from(server: ServerThread, transactional_id: str, prefix: str) -> str:
+    """A group id (``prefix-N``) whose coordinator is not the transactional id's (both internal topics made
+    first), so that a test can crash the transaction coordinator's broker and leave the group's."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        for key_type, key in ((1, transactional_id), (0, prefix)):
+            answer = client.send(
+                "FindCoordinatorRequest", {"Key": key, "KeyType": key_type}, version=3, timeout=10
+            )
+            assert answer["ErrorCode"] == 0, answer
+    txn = coordinator_of(server, transactional_id)
+    for n in range(100):
+        group = f"{prefix}-{n}"
+        if server.partition_state(GROUP_METADATA_TOPIC_NAME, coordinator_partition(group, 50)).leader != txn:
+            return group
+    raise AssertionError("every group's coordinator is the transaction coordinator")
 
 
 def read_committed(

@@ -11,8 +11,7 @@ ARGS    ?=
 
 # Debian packages the project needs: Java 17 (a JDK: PySpark, and the reference harness's Java programs),
 # Maven (Apache Kafka's jars for the reference harness), kcat and node with npm for the real-client tests
-# (kafkajs), Chromium for the
-# test that lays the sweep's report out in a browser.
+# (kafkajs), Chromium for the test that lays the sweep's report out in a browser.
 system-deps:
 	@need=""; \
 	command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])' || need="$$need openjdk-17-jre-headless"; \

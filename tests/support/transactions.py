@@ -25,8 +25,6 @@ PROPERTIES: dict[str, Any] = {
     "group.initial.rebalance.delay.ms": 0,
     "broker.session.timeout.ms": 1000,
     "broker.heartbeat.interval.ms": 250,
-    "message.timestamp.before.max.ms": 10**12,
-    "message.timestamp.after.max.ms": 10**12,
 }
 
 

@@ -452,8 +452,8 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "transaction_version",
         "2",
         integer(minimum=0, maximum=2),
-        "the `transaction.version` feature level the brokers advertise (2: KIP-890 part 2, an epoch bump "
-        "at every transaction end; 0 or 1: clients add partitions themselves)",
+        "the transaction version of the aborts the coordinator starts itself (timeouts, fencing): 2 bumps "
+        "the epoch as KIP-890 part 2 does; a client's own ends follow its EndTxn version",
     ),
     Setting(
         ELECTION_POLICY,

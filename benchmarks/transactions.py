@@ -84,7 +84,7 @@ def create_topic(server: peer.Server) -> None:
     """The topic with 3 replicas: CreateTopics on the simulator, a Metadata auto-creation on the mock."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    bootstrap = "%s:%d" % server.address
+    bootstrap = "{}:{}".format(*server.address)
     if server.name == peer.SIM:
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3)])[TOPIC].result(TIMEOUT)
@@ -102,7 +102,7 @@ def transactional_producer(server: peer.Server, name: str) -> object:
 
     producer = Producer(
         {
-            "bootstrap.servers": "%s:%d" % server.address,
+            "bootstrap.servers": "{}:{}".format(*server.address),
             "transactional.id": name,
             "linger.ms": 0,
             "socket.timeout.ms": 10_000,

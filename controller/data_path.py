@@ -183,6 +183,7 @@ class DataPath:
         self.replication.on_high_watermark = self.high_watermark_moved
         dynamics.on_partitions_changed = self.partitions_changed
         dynamics.on_topic_deleted = self.topic_deleted
+        dynamics.last_stable_offset = self.last_stable_offset
 
     # ------------------------------------------------------------------------------------- reading
 

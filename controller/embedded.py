@@ -264,7 +264,7 @@ class ServerThread:
 
     def partition_state(self, topic: str, partition: int) -> PartitionSnapshot:
         """One partition now: ``.leader``, ``.leader_epoch``, ``.partition_epoch``, ``.replicas``, ``.isr``,
-        ``.high_watermark``, ``.log_end_offsets``, ``.status``."""
+        ``.high_watermark``, ``.last_stable_offset``, ``.log_end_offsets``, ``.status``."""
         state: PartitionSnapshot = self._on_loop(
             _value(lambda: self.dynamics.partition_state(topic, partition))
         )
@@ -303,7 +303,8 @@ class ServerThread:
         """Every transactional id its coordinator holds now, by id: ``state`` (Kafka's names: ``Ongoing``,
         ``CompleteCommit``, ...), ``producer_id``, ``producer_epoch``, ``partitions`` ((topic, partition)
         pairs of the open or ending transaction), ``pending_markers`` (partitions whose marker is not yet
-        written), ``timeout_ms``, ``start_ms``, ``coordinator`` (broker id) and ``coordinator_partition``
+        written), ``timeout_ms``, ``start_ms`` (wall-clock ms, -1: none), ``coordinator`` (broker id) and
+        ``coordinator_partition``
         (of ``__transaction_state``); empty before any transactional request."""
         found: dict[str, dict[str, Any]] = self._on_loop(_value(self.server.transactions))
         return found

@@ -80,6 +80,8 @@ class PartitionSnapshot:
     #: A reassignment in progress: the replicas being added and removed (both empty when none is).
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    #: The last stable offset: the high watermark, or the first offset of an open transaction below it.
+    last_stable_offset: int = -1
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,8 @@ class Dynamics:
         #: Called before log end offsets move without records (a synthetic workload, a set offset): whoever
         #: follows the logs with records is made ready first (the Controller builds its data path).
         self.before_workload: Callable[[], object] = lambda: None
+        #: A partition's last stable offset (the data path's, once it exists: transactions).
+        self.last_stable_offset: Callable[[PartitionState], int] = lambda p: p.high_watermark
         self._rebalance_timer: Timer | None = None
         if elections.preferred_rebalance and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
@@ -342,6 +346,7 @@ class Dynamics:
             p.leader_recovery_state,
             tuple(p.adding_replicas),
             tuple(p.removing_replicas),
+            self.last_stable_offset(p),
         )
 
     def topic_deleted(self, topic: str) -> None:

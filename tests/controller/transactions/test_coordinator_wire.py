@@ -14,6 +14,7 @@ import pytest
 
 from controller.embedded import ServerThread
 from controller.groups.durable import OFFSETS_TOPIC, coordinator_partition
+from placement_sim.cli.commands.partitions import partition_table
 from protocol.codes import ErrorCode
 from tests.support.transactions import (
     TRANSACTION_STATE_TOPIC,
@@ -216,6 +217,10 @@ def test_the_last_stable_offset_in_list_offsets_and_the_open_transaction_in_desc
             return int(answer["Topics"][0]["Partitions"][0]["Offset"])
 
         assert (latest(0), latest(1)) == (2, 0)
+        assert server.partition_state(TOPIC, 0).last_stable_offset == 0
+        [shown] = leader.client.partition_state([TOPIC])[0]["Partitions"][:1]
+        assert (shown["HighWatermark"], shown["LastStableOffset"]) == (2, 0)
+        assert "2 (LSO 0)" in partition_table(leader.client.partition_state([TOPIC]))[1]
         described = leader.send(
             "DescribeProducersRequest", {"Topics": [{"Name": TOPIC, "PartitionIndexes": [0]}]}, 0
         )
@@ -228,6 +233,7 @@ def test_the_last_stable_offset_in_list_offsets_and_the_open_transaction_in_desc
         assert wire.end("tx", producer, commit=True)["ErrorCode"] == 0
         wait_for(lambda: server.transactions()["tx"]["state"] == "CompleteCommit", server)
         assert (latest(0), latest(1)) == (3, 3)
+        assert server.partition_state(TOPIC, 0).last_stable_offset == 3
         described = leader.send(
             "DescribeProducersRequest", {"Topics": [{"Name": TOPIC, "PartitionIndexes": [0]}]}, 0
         )

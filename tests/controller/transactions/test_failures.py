@@ -283,3 +283,55 @@ def test_an_unclean_election_of_the_transaction_log_reports_the_records_it_lost(
             assert any(e.kind == "transaction" for e in server.events())
         finally:
             wire.close()
+
+
+def test_a_committed_transaction_lost_by_an_unclean_election_is_reported_for_that_partition(
+    pool: ThreadPoolExecutor,
+) -> None:
+    properties = {
+        "unclean.leader.election.enable": "true",
+        "transaction.state.log.min.isr": 1,
+        "replica.lag.time.max.ms": 4000,
+    }
+    with virtual_cluster(**properties) as server:
+        wire = Wire(server, pool)
+        try:
+            make_topic(wire)
+            assert wire.find(TXN)["ErrorCode"] == 0
+            init = wire.init(TXN)
+            producer = (init["ProducerId"], init["ProducerEpoch"])
+            # Partition 0's followers stop copying: its records stay on its leader alone (the in-sync set
+            # shrinks to it after replica.lag.time.max.ms, and acks=all is then answered).
+            state = server.partition_state(TOPIC, 0)
+            followers = [b for b in state.replicas if b != state.leader]
+            for b in followers:
+                server.set_replication(b, records_per_s=0)
+            assert set(wire.add(TXN, producer, {TOPIC: [0, 1, 2]}).values()) == {0}
+            for p in range(3):
+                leader = Wire(server, pool, leader_address(server, TOPIC, p))
+                try:
+                    assert (
+                        leader.produce(TXN, TOPIC, p, txn_batch(producer, 0, [b"v%d" % p]))["ErrorCode"] == 0
+                    )
+                finally:
+                    leader.close()
+            coordinator_wire = Wire(server, pool, server.brokers[coordinator(server)])
+            try:
+                assert coordinator_wire.end(TXN, producer, commit=True)["ErrorCode"] == 0
+            finally:
+                coordinator_wire.close()
+            wait_for(lambda: server.transactions()[TXN]["state"] == "CompleteCommit", server)
+            assert [read_committed(server, pool, p) for p in range(3)] == [[b"v0"], [b"v1"], [b"v2"]]
+            # Partition 0's leader goes; a follower without the transaction is elected uncleanly.
+            server.stop_broker(state.leader, "crash")
+            for b in followers:
+                server.set_replication(b, records_per_s=None)
+            wait_for(lambda: server.partition_state(TOPIC, 0).leader in followers, server, limit_ms=600_000)
+            lost = [r for r in server.lost_records() if r.topic == TOPIC]
+            assert {r.partition for r in lost} == {0}
+            assert all(r.producer_id == producer[0] for r in lost)
+            assert sum(r.count for r in lost) == 2  # the record and its commit marker
+            assert read_committed(server, pool, 0) == []
+            assert [read_committed(server, pool, p) for p in (1, 2)] == [[b"v1"], [b"v2"]]
+        finally:
+            wire.close()

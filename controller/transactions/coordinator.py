@@ -43,6 +43,7 @@ from controller.records.producers import ProducerIdAllocator
 from controller.topic_names import GROUP_METADATA_TOPIC_NAME
 from controller.transactions.markers import MarkerChannel, MarkerJob
 from controller.transactions.metadata import (
+    MAX_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     TopicPartition,
@@ -368,7 +369,7 @@ class TransactionCoordinator:
         retry_on_overflow = (
             v2
             and metadata.previous_producer_id == producer_id
-            and producer_epoch == 32766
+            and producer_epoch == MAX_EPOCH - 1
             and metadata.producer_epoch == 0
         )
         retry_on_bump = (

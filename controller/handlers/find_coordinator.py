@@ -37,7 +37,9 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     entry: dict[str, Any] = {"Key": key, "NodeId": -1, "Host": "", "Port": -1, "ErrorMessage": None}
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
-        entry["ErrorMessage"] = f"Share group coordinators (KeyType {key_type}) are not simulated."
+        entry["ErrorMessage"] = (
+            f"KeyType {key_type} is not simulated: only group (0) and transaction (1) coordinators are."
+        )
         return entry
     if not key:
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST

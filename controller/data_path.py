@@ -479,6 +479,8 @@ class DataPath:
         hw = p.high_watermark
         if hw > data.committed:
             data.committed = hw
+        if data.transactional and data.producers is not None:
+            data.producers.forget_completed(hw)
         pending = data.unreplicated
         while pending and pending[0].last_offset < hw:
             pending.popleft()
@@ -528,6 +530,8 @@ class DataPath:
         for replica_log in data.logs.values():
             if replica_log.size_bytes > retention:
                 replica_log.retain_bytes(retention, p.high_watermark)
+        if data.transactional and data.producers is not None:
+            data.producers.forget_aborted(leader_log.log_start_offset)
 
     # ------------------------------------------------------------------------------------- producing
 

@@ -258,14 +258,26 @@ class ProducerStates:
         """Open transactions: producer id -> first offset."""
         return dict(self._ongoing)
 
-    def first_unstable_offset(self, high_watermark: int) -> int | None:
-        """The first offset a read_committed consumer may not pass (Kafka's ``firstUnstableOffset``): the
-        first offset of the oldest transaction open, or completed with its marker not yet below
-        ``high_watermark``; None when there is none. Completed transactions whose markers are below it
-        are forgotten here."""
+    def forget_completed(self, high_watermark: int) -> None:
+        """Completed transactions whose markers are below ``high_watermark`` no longer hold the last
+        stable offset back (Kafka's ``onHighWatermarkUpdated``): forgotten."""
         completed = self._completed
         while completed and completed[0][1] < high_watermark:
             completed.popleft()
+
+    def forget_aborted(self, log_start_offset: int) -> None:
+        """Aborted transactions whose markers left the log (retention, DeleteRecords) are forgotten, as
+        Kafka's transaction index goes with its segments."""
+        aborted = self._aborted
+        if aborted and aborted[0].last_offset < log_start_offset:
+            del aborted[: bisect.bisect_left(aborted, log_start_offset, key=_LAST_OFFSET)]
+
+    def first_unstable_offset(self, high_watermark: int) -> int | None:
+        """The first offset a read_committed consumer may not pass (Kafka's ``firstUnstableOffset``): the
+        first offset of the oldest transaction open, or completed with its marker not yet below
+        ``high_watermark``; None when there is none."""
+        self.forget_completed(high_watermark)
+        completed = self._completed
         first = min(self._ongoing.values(), default=None)
         if completed:
             oldest = min(start for start, _ in completed)

@@ -27,19 +27,22 @@ import logging
 import socket
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Close
 from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.connection import Connection, ConnectionLimits
-from controller.data_path import LostRecords
 from controller.dispatch import Dispatcher, Origin
-from controller.faults import Faults
-from controller.groups.durable import LostCommit
 from controller.logsafe import shown
 from controller.security import Security
+
+if TYPE_CHECKING:
+    from controller.data_path import LostRecords
+    from controller.faults import Faults
+    from controller.groups.durable import LostCommit
+    from controller.transactions.state_log import LostTxnRecord
 
 log = logging.getLogger(__name__)
 
@@ -235,16 +238,21 @@ class Server:
         """A consumer group now (None: no such group): ``state``, ``generation``, ``protocol``, ``leader``,
         ``members`` (member id -> instance id, client id, host, assignment) and ``coordinator`` (broker id);
         read on the server's loop."""
-        return self.controller.groups.group_state(group_id)
+        groups = self.controller.built("groups")
+        return groups.group_state(group_id) if groups is not None else None
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """A group's committed offsets: (topic, partition) -> offset; read on the server's loop."""
-        return self.controller.groups.committed_offsets(group_id)
+        groups = self.controller.built("groups")
+        return groups.committed_offsets(group_id) if groups is not None else {}
 
     def lost_commits(self) -> list[LostCommit]:
         """Commits lost when a group coordinator moved to a replica that lacked their records."""
-        self.controller.groups.follow_all()
-        return list(self.controller.groups.lost_commits)
+        groups = self.controller.built("groups")
+        if groups is None:
+            return []
+        groups.follow_all()
+        return list(groups.lost_commits)
 
     # ------------------------------------------------------------------------------------- listeners
 
@@ -335,9 +343,21 @@ class Server:
             self.dispatcher.advertise(broker_id, None)
             self._ports.pop(broker_id, None)
 
+    def transactions(self) -> dict[str, dict[str, Any]]:
+        """Every transactional id its coordinator holds (:meth:`TransactionService.transactions`): state,
+        producer id and epoch, partitions, pending markers, coordinator; read on the server's loop."""
+        transactions = self.controller.built("transactions")
+        return transactions.transactions() if transactions is not None else {}
+
+    def lost_transaction_records(self) -> list[LostTxnRecord]:
+        """Replicated records of ``__transaction_state`` an unclean election took away."""
+        transactions = self.controller.built("transactions")
+        return transactions.lost_records() if transactions is not None else []
+
     def lost_records(self) -> list[LostRecords]:
         """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""
-        return self.controller.data_path.lost_records()
+        data_path = self.controller.built("data_path")
+        return data_path.lost_records() if data_path is not None else []
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

@@ -226,7 +226,7 @@ def test_acks_0_is_never_answered_and_a_refused_one_closes_the_connection(server
         assert read_response(sock) is None
 
 
-def test_invalid_acks_and_transactional_producers_are_refused_as_kafka_refuses_them(server) -> None:
+def test_invalid_acks_and_stray_transactional_batches_are_refused_as_kafka_refuses_them(server) -> None:
     topic = _topic(server)
 
     def produce(transactional_id: str | None, records: bytes, partitions=(0,)) -> list[tuple[int, int]]:
@@ -241,6 +241,7 @@ def test_invalid_acks_and_transactional_producers_are_refused_as_kafka_refuses_t
                 ],
             },
             version=9,
+            timeout=10,
         )
         return [(p["Index"], p["ErrorCode"]) for p in response["Responses"][0]["PartitionResponses"]]
 
@@ -259,35 +260,15 @@ def test_invalid_acks_and_transactional_producers_are_refused_as_kafka_refuses_t
         )
         codes = [(p["Index"], p["ErrorCode"]) for p in response["Responses"][0]["PartitionResponses"]]
         assert codes == [(0, ErrorCode.INVALID_REQUIRED_ACKS), (99, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
-        # A transactional id with plain batches is a plain Produce, as on Kafka.
-        assert produce("tx", build(1)) == [(0, ErrorCode.NONE)]
-        # Transactional batches without a transactional id: refused for every partition, the unknown too.
-        transactional = build(1, producer=(7, 0, 0), transactional=True)
-        assert produce(None, transactional, (0, 99)) == [
+        # Transactional batches without a transactional id: Kafka refuses the whole request.
+        stray = build(1, producer=(7, 0, 0), transactional=True)
+        assert produce(None, stray, (0, 99)) == [
             (0, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
             (99, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
         ]
-        # With one: transactions are not simulated, and the partition says so.
-        response = client.send(
-            "ProduceRequest",
-            {
-                "TransactionalId": "tx",
-                "Acks": -1,
-                "TimeoutMs": 1000,
-                "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": transactional}]}],
-            },
-            version=9,
-        )
-        [partition] = response["Responses"][0]["PartitionResponses"]
-        assert partition["ErrorCode"] == ErrorCode.INVALID_TXN_STATE
-        assert partition["ErrorMessage"] == "transactions are not simulated by placement-sim"
-        init = client.send(
-            "InitProducerIdRequest", {"TransactionalId": "tx", "TransactionTimeoutMs": 1000}, version=4
-        )
-        assert (init["ErrorCode"], init["ProducerId"]) == (
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            -1,
-        )
+        # A TransactionalId on a request of plain batches is no transaction: the batch is appended.
+        assert produce("tx", build(1)) == [(0, ErrorCode.NONE)]
+        assert server.transactions() == {}
 
 
 def test_idempotent_producers_get_new_ids_and_retried_batches_their_original_offsets(server) -> None:

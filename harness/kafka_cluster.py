@@ -569,10 +569,15 @@ def _read_exactly(s: socket.socket, size: int) -> bytes:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (as ``random-uuid``)."""
+    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (as ``random-uuid``), drawn
+    again when it starts with '-' (as Kafka's ``Uuid.randomUuid``: a command line would read it as an
+    option)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _check_version() -> None:

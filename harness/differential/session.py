@@ -290,8 +290,9 @@ class DifferentialSession:
         """What a fresh Kafka does once and the simulator does not (listed in docs/fidelity.md), done
         before the first sequence so that sequences compare what they ask: the group coordinator's
         ``__consumer_offsets`` is made by the first FindCoordinator, then each partition loads
-        (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS meanwhile); the first InitProducerId
-        waits for a block of producer ids from the controller (COORDINATOR_LOAD_IN_PROGRESS)."""
+        (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS meanwhile), and the transaction
+        coordinator's ``__transaction_state`` alike; the first InitProducerId of each broker waits for a
+        block of producer ids from the controller (COORDINATOR_LOAD_IN_PROGRESS)."""
         deadline = time.monotonic() + self.settle_timeout
         groups = [f"warm-up-{i}" for i in range(12)]  # enough ids for every __consumer_offsets partition
         for side in self.sides:
@@ -305,6 +306,10 @@ class DifferentialSession:
                     last = producer
                     if producer.body is None or producer.body["ErrorCode"] != 0:
                         ready = False
+                if ready:  # the transaction coordinator's topic, made (and loaded) at its first use
+                    found = await side.send(broker, "FindCoordinator", 3, {"Key": "warm-up-tx", "KeyType": 1})
+                    last = found
+                    ready = found.body is not None and found.body["ErrorCode"] == 0
                 for group in groups if ready else ():
                     found = await side.send(broker, "FindCoordinator", 3, {"Key": group, "KeyType": 0})
                     last = found

@@ -650,7 +650,7 @@ def produce(draw: Draw, model: Model) -> Step:
     if kind == "good" and draw(st.integers(0, 9)) == 0:
         batches = (spec, _batch(draw, "good"))  # two batches in one partition's records
     entry = {"Index": partition, "Records": Records(batches)}
-    transactional_id = "tx" if draw(st.integers(0, 19)) == 0 else None
+    transactional_id = Group("tx") if draw(st.integers(0, 19)) == 0 else None
     if transactional_id is not None and kind == "transactional":
         kind = "transactional"  # a transaction's batch: transactions are in docs/fidelity.md
     elif kind == "transactional":
@@ -824,11 +824,11 @@ def delete_records(draw: Draw, model: Model) -> Step:
 def init_producer_id(draw: Draw, model: Model) -> Step:
     v = version(draw, "InitProducerId")
     transactional = draw(st.integers(0, 9)) == 0
-    label = None if transactional else model.label("pid")
+    label = model.label("pid")  # a transactional producer's id is named too (its batches are not sent)
     bump = v >= 3 and model.producers and draw(st.integers(0, 3)) == 0
     producer = model.producers[draw(st.sampled_from(sorted(model.producers)))] if bump else None
     data = {
-        "TransactionalId": "tx" if transactional else None,
+        "TransactionalId": Group("tx") if transactional else None,
         "TransactionTimeoutMs": draw(st.sampled_from([60000, 60000, -1, 0, 2**31 - 1])),
         "ProducerId": Pid(producer.label) if producer is not None else -1,
         "ProducerEpoch": producer.epoch if producer is not None else -1,
@@ -836,7 +836,7 @@ def init_producer_id(draw: Draw, model: Model) -> Step:
 
     def learn(model: Model, kafka: Outcome, sim: Outcome) -> None:
         answer = kafka_ok(kafka)
-        if label is not None and answer is not None and answer["ErrorCode"] == 0:
+        if not transactional and answer is not None and answer["ErrorCode"] == 0:
             if producer is not None and answer["ProducerId"] == producer.label:
                 producer.epoch = answer["ProducerEpoch"]
                 producer.sequences.clear()
@@ -877,7 +877,7 @@ def find_coordinator(draw: Draw, model: Model) -> Step:
     key: Any = Group(draw(st.sampled_from(GROUPS)))
     key_type = draw(st.sampled_from([0, 0, 0, 1, 2])) if v >= 1 else 0
     if key_type == 1:
-        key = "tx"
+        key = Group("tx")  # a transactional id of the sequence's own
     if v >= 4:
         data = {"KeyType": key_type, "CoordinatorKeys": [key]}
     else:

@@ -30,6 +30,8 @@ SIM_PROPERTIES: dict[str, str] = {
     "replica.lag.time.max.ms": "4000",
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "3",
+    "transaction.state.log.num.partitions": "3",
+    "transaction.state.log.min.isr": "1",
     "auto.create.topics.enable": "false",
     # A cluster id as Kafka's are made (22 characters of base64), so that it stands out in messages.
     "cluster.id": "SimulatorClusterId0001",
@@ -46,7 +48,12 @@ def sim_for(shape: str, seed: int = 0) -> Any:
     from controller.embedded import ServerThread
 
     brokers = SHAPE_BROKERS[shape]
-    properties = {**SIM_PROPERTIES, "offsets.topic.replication.factor": str(min(3, len(brokers)))}
+    replication = str(min(3, len(brokers)))
+    properties = {
+        **SIM_PROPERTIES,
+        "offsets.topic.replication.factor": replication,
+        "transaction.state.log.replication.factor": replication,
+    }
     return ServerThread.start(brokers=brokers, properties=properties, seed=seed)
 
 

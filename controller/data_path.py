@@ -109,20 +109,26 @@ class TopicSettings:
 @dataclass(frozen=True, slots=True)
 class Appended:
     """Where a client's batch went: ``base_offset`` and ``last_offset`` (those of the original batch for
-    a retried duplicate), the LogAppendTime stamped (-1: CreateTime) and the log start offset."""
+    a retried duplicate), the LogAppendTime stamped (-1: CreateTime) and the log start offset.
+    ``replicated`` (``acks=all`` only): the outcome of the wait for the in-sync replicas, registered at
+    the append itself (see :meth:`DataPath.append`)."""
 
     base_offset: int
     last_offset: int
     log_append_time: int
     log_start_offset: int
     duplicate: bool = False
+    replicated: asyncio.Future[ErrorCode] | None = None
 
 
 @dataclass(slots=True)
 class _Waiter:
-    """An ``acks=all`` answer waiting for the high watermark to pass ``end`` (the batch's last offset + 1)."""
+    """An ``acks=all`` answer waiting for the high watermark to pass ``end`` (the batch's last offset + 1)
+    in the leader epoch it was appended in; ``entry`` is the batch, acknowledged when the wait succeeds."""
 
     end: int
+    leader_epoch: int
+    entry: StoredBatch | None
     future: asyncio.Future[ErrorCode]
 
 
@@ -478,15 +484,28 @@ class DataPath:
         while pending and pending[0].last_offset < hw:
             pending.popleft()
         if data.waiters:
+            if data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+                self._leader_changed(p, data)  # fails every waiter of the old epoch
             still = []
             for waiter in data.waiters:
-                if waiter.end <= hw:
-                    if not waiter.future.done():
-                        waiter.future.set_result(ErrorCode.NONE)
-                elif not waiter.future.done():
+                if waiter.future.done():
+                    continue  # the answer gave up waiting (its timeout)
+                if waiter.leader_epoch != p.leader_epoch:
+                    waiter.future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                elif waiter.end <= hw:
+                    self._acknowledge(waiter.entry)
+                    waiter.future.set_result(ErrorCode.NONE)
+                else:
                     still.append(waiter)
             data.waiters = still
         self._wake((p.topic, p.index))
+
+    @staticmethod
+    def _acknowledge(entry: StoredBatch | None) -> None:
+        """An ``acks=all`` wait for ``entry`` succeeded: its producer is told it was written, and from now
+        on a loss of it is a loss of acknowledged records."""
+        if entry is not None and entry.acks == 0:
+            entry.acks = ACKS_ALL
 
     def topic_deleted(self, topic: str) -> None:
         for key in [key for key in self._partitions if key[0] == topic]:
@@ -533,7 +552,12 @@ class DataPath:
         min.insync.replicas): Kafka's producer-state checks first (a retried duplicate is answered with
         its original offsets and nothing is appended), then the append with the Produce's ``acks`` kept
         on the batch (an ``acks=1`` batch is watched until committed, see :meth:`lost_records`); the
-        model's leader log end offset follows and replication is told there is work."""
+        model's leader log end offset follows and replication is told there is work.
+
+        With ``acks=all`` the wait for the in-sync replicas is registered in this same step
+        (``Appended.replicated``, :meth:`_wait`), for a retried duplicate too: nothing can change the
+        leader between the append and the wait, and the wait compares leader epochs when it completes,
+        so a new leader's high watermark never answers for a batch the old leader appended."""
         data = self._partitions.get((p.topic, p.index))
         if data is None:
             data = self._make(p)
@@ -546,15 +570,23 @@ class DataPath:
         if isinstance(checked, Refusal):
             return checked
         if isinstance(checked, BatchMetadata):
+            original = leader_log.batch_at(checked.first_offset)
             return Appended(
                 checked.first_offset,
                 checked.last_offset,
                 checked.timestamp if settings.limits.log_append_time else -1,
                 leader_log.log_start_offset,
                 duplicate=True,
+                replicated=self._wait(p, data, checked.last_offset + 1, original)
+                if acks == ACKS_ALL
+                else None,
             )
         append_time = self.now_ms() if settings.limits.log_append_time else None
-        entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time, acks)
+        # An acks=all batch is not acknowledged until its wait succeeds (0 until then: see _acknowledge).
+        entry = leader_log.append_as_leader(
+            batch, p.leader_epoch, append_time, 0 if acks == ACKS_ALL else acks
+        )
+        replicated = self._wait(p, data, entry.last_offset + 1, entry) if acks == ACKS_ALL else None
         producers.record(entry.header(), entry.base_offset)
         if acks == 1:
             data.unreplicated.append(entry)
@@ -570,6 +602,7 @@ class DataPath:
             entry.last_offset,
             append_time if append_time is not None else -1,
             leader_log.log_start_offset,
+            replicated=replicated,
         )
 
     @staticmethod
@@ -578,18 +611,20 @@ class DataPath:
             data.producers = ProducerStates.from_batches(leader_log.batches())
         return data.producers
 
-    def wait_for_high_watermark(self, p: PartitionState, end: int) -> asyncio.Future[ErrorCode]:
-        """A future set when the high watermark reaches ``end`` (NONE), or the leader changes
-        (NOT_LEADER_OR_FOLLOWER) first. The caller bounds the wait."""
+    def _wait(
+        self, p: PartitionState, data: PartitionData, end: int, entry: StoredBatch | None
+    ) -> asyncio.Future[ErrorCode]:
+        """Kafka's ``DelayedProduce``, registered in the step of the append: a future set NONE when the
+        high watermark reaches ``end`` in the current leader epoch (``entry`` is then acknowledged), or
+        NOT_LEADER_OR_FOLLOWER when the leader changes first (:meth:`_leader_changed`,
+        :meth:`high_watermark_moved`). The caller bounds the wait (and cancels the future when it gives
+        up: the batch then stays unacknowledged)."""
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         if p.high_watermark >= end:
+            self._acknowledge(entry)
             future.set_result(ErrorCode.NONE)
-            return future
-        data = self._partitions.get((p.topic, p.index))
-        if data is None:
-            future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            return future
-        data.waiters.append(_Waiter(end, future))
+        else:
+            data.waiters.append(_Waiter(end, p.leader_epoch, entry, future))
         return future
 
     def watch(self, p: PartitionState) -> asyncio.Future[None]:

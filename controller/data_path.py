@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionState
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
 from controller.records.checks import ClientBatch, TopicLimits
@@ -380,26 +380,28 @@ class DataPath:
         leader_log = logs.get(p.leader)
         if leader_log is None:
             leader_log = logs[p.leader] = Log()
-        why = f"leader {p.leader} elected with epoch {p.leader_epoch}"
+        cause = f"{self._election_kind(p)}: leader {p.leader} elected with epoch {p.leader_epoch}"
+        self._account_unreplicated(p, data, leader_log.log_end_offset, leader_log, cause)
         if leader_log.log_end_offset < data.committed:
             longest = max(logs.values(), key=lambda replica_log: replica_log.log_end_offset)
-            # Kafka's controller elects outside the ISR only when allowed (unclean); Fluvio's may elect a
-            # replica within its lag bound that lacks committed records.
-            style = self.dynamics.elections.style
-            kind = "unclean election" if style is ElectionStyle.KAFKA else f"{style} election"
-            cause = f"{kind}: {why}"
-            self._account_unreplicated(p, data, leader_log.log_end_offset, leader_log, cause)
             self._account_loss(p, data, longest, leader_log.log_end_offset, cause)
-        else:
-            self._account_unreplicated(
-                p, data, leader_log.log_end_offset, leader_log, f"clean election: {why}"
-            )
         leader_log.become_leader(p.leader_epoch)
         for r, replica_log in logs.items():
             if r != p.leader:
                 cut = divergence_offset(replica_log, leader_log)
                 if cut < replica_log.log_end_offset:
                     replica_log.truncate_to(cut)
+
+    def _election_kind(self, p: PartitionState) -> str:
+        """The kind of the election that made ``p``'s current leader, as its losses are labelled:
+        ``unclean election`` under Kafka's style when the new leader was outside the ISR (Kafka marks its
+        log RECOVERING then, KIP-704: ``LeaderRecoveryState``), else ``clean election``; under Fluvio's
+        style ``fluvio election`` (Fluvio's SC promotes by log-end-offset lag and knows no unclean kind)."""
+        if self.dynamics.elections.style is not ElectionStyle.KAFKA:
+            return f"{self.dynamics.elections.style} election"
+        if p.leader_recovery_state is LeaderRecoveryState.RECOVERING:
+            return "unclean election"
+        return "clean election"
 
     def _account_loss(
         self, p: PartitionState, data: PartitionData, source: Log, offset: int, cause: str

@@ -188,8 +188,9 @@ class ServerThread:
         self._on_loop(self.dynamics.stop_broker(broker_id, mode))
 
     def start_broker(self, broker_id: int) -> None:
-        """Starts a stopped broker again (same address), resumes a hung or isolated one, or unfences one
-        configured fenced."""
+        """Starts a stopped broker again (same address), resumes a hung or isolated one, restarts one in
+        controlled shutdown (Kafka's style: its new process registers at once, the shutdown is over), or
+        unfences one configured fenced."""
         self._on_loop(self.dynamics.start_broker(broker_id))
 
     def add_broker(self, broker_id: int, rack: str | None = None) -> None:

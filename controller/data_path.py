@@ -101,6 +101,9 @@ class TopicSettings:
     """What the data path reads of a topic's configs (see :meth:`DataPath.topic_settings`)."""
 
     limits: TopicLimits
+    #: The in-sync replicas an ``acks=all`` Produce needs (NOT_ENOUGH_REPLICAS below): the topic's
+    #: ``min.insync.replicas`` under Kafka's style; 1 under Fluvio's, whose leader has no such minimum (it
+    #: waits for every replica: :class:`controller.dynamics.replication.FluvioReplication`).
     min_insync_replicas: int
     #: Bytes a replica's log holds at most before its oldest batches below the high watermark go.
     retention_bytes: int
@@ -231,7 +234,8 @@ class DataPath:
         topic_retention = value(RETENTION_BYTES)
         if topic_retention >= 0:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
-        return TopicSettings(TopicLimits.read(value), value(MIN_INSYNC_REPLICAS), retention)
+        min_insync = value(MIN_INSYNC_REPLICAS) if self.dynamics.elections.style is ElectionStyle.KAFKA else 1
+        return TopicSettings(TopicLimits.read(value), min_insync, retention)
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the

@@ -409,14 +409,17 @@ class PartitionChangeBuilder:
             if leader_leo != p.epoch_start_offset:
                 fields += ("epoch_start_offset", leader_leo)
             # Followers drop what the new leader does not have (Kafka truncates them to the epoch's
-            # start); after an unclean election the high watermark can go back to it.
+            # start). The high watermark is never above the new leader's log end: it goes back to it
+            # after an unclean election, or a promotion of a replica behind it (Fluvio's promoted
+            # follower keeps its own high watermark, which FollowerReplicaState::update_from_leader
+            # never sets above its log end); a clean Kafka election's leader always holds it.
             truncated = [offset if offset < leader_leo else leader_leo for offset in offsets]
             if truncated != offsets:
                 if new_replicas is not None:  # aligned with the new replicas (a new one starts empty)
                     by_replica = dict(zip(p.replicas, truncated, strict=True))
                     truncated = [by_replica.get(r, 0) for r in new_replicas]
                 fields += ("leo", truncated)
-            if unclean and p.high_watermark > leader_leo:
+            if p.high_watermark > leader_leo:
                 fields += ("high_watermark", leader_leo)
         if recovery is not None:
             fields += ("leader_recovery_state", recovery)

@@ -60,14 +60,12 @@ UNCOPIED = [
 
 def _check_reads(data: DataPath, p, policy: str) -> None:  # type: ignore[no-untyped-def]
     """What a consumer can read (Fetch reads the leader's log below the high watermark) is held, batch
-    for batch, by every in-sync replica. Under Kafka's elections the high watermark never passes the
-    leader's log end (a Fluvio-style election of a replica behind it leaves the high watermark where it
-    was: not checked there)."""
+    for batch, by every in-sync replica. The high watermark never passes the leader's log end, under
+    either style (a Fluvio promotion of a replica behind it brings it down to the new leader's)."""
     if p.leader == NO_LEADER:
         return
     leader_log = data.log_of(p, p.leader)
-    if policy == "kafka":
-        assert p.high_watermark <= leader_log.log_end_offset
+    assert p.high_watermark <= leader_log.log_end_offset
     visible = list(leader_log.read(leader_log.log_start_offset, p.high_watermark, 1 << 40))
     assert all(batch.base_offset < p.high_watermark for batch in visible)
     for r in p.isr:

@@ -33,7 +33,9 @@ def _produce(sim, data, count: int, acks: int):  # type: ignore[no-untyped-def]
     return appended
 
 
-async def test_an_offline_replica_holds_the_high_watermark_and_the_spu_elected_after_keeps_it_below_its_log() -> None:
+async def test_an_offline_replica_holds_the_high_watermark_and_the_spu_elected_after_keeps_it_below_its_log() -> (
+    None
+):
     sim, data = await _sim()
     try:
         sim.topic("t", [[2, 3]], min_insync_replicas="2")
@@ -57,7 +59,9 @@ async def test_an_offline_replica_holds_the_high_watermark_and_the_spu_elected_a
         assert p.high_watermark <= p.leo[p.replicas.index(3)]
         assert acks_all.replicated.result() is ErrorCode.NOT_LEADER_OR_FOLLOWER  # never acknowledged
         assert acks_1.last_offset == 2
-        assert data.lost_records() == [LostRecords("t", 0, 2, 2, 0, 1, -1, "fluvio election: leader 3 elected with epoch 2")]
+        assert data.lost_records() == [
+            LostRecords("t", 0, 2, 2, 0, 1, -1, "fluvio election: leader 3 elected with epoch 2")
+        ]
         await sim.dynamics.start_broker(2)  # back as a follower: truncated to the new leader's log
         await sim.dynamics.advance(1_000)
         assert (p.leo, sorted(p.isr), p.high_watermark) == ([2, 2], [2, 3], 2)

@@ -278,16 +278,18 @@ class ServerThread:
         return state
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """A group's committed offsets: (topic, partition) -> offset."""
+        """A group's committed offsets: (topic, partition) -> offset, as OffsetFetch answers them (commits
+        whose records ``__consumer_offsets`` has replicated)."""
         offsets: dict[tuple[str, int], int] = self._on_loop(
             _value(lambda: self.server.committed_offsets(group_id))
         )
         return offsets
 
     def lost_commits(self) -> list[LostCommit]:
-        """Commits lost when a group's coordinator moved to a replica without their records (an unclean
-        election, or records not yet copied): ``group_id``, ``topic``, ``partition``, ``offset``, where the
-        record was (``log_partition``, ``log_offset``) and ``lost_at`` (clock ms)."""
+        """Answered commits lost when a group's coordinator moved to a replica without their records (an
+        unclean election; a commit not answered yet is answered NOT_COORDINATOR instead): ``group_id``,
+        ``topic``, ``partition``, ``offset``, where the record was (``log_partition``, ``log_offset``) and
+        ``lost_at`` (clock ms)."""
         lost: list[LostCommit] = self._on_loop(_value(self.server.lost_commits))
         return lost
 

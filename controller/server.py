@@ -238,11 +238,12 @@ class Server:
         return self.controller.groups.group_state(group_id)
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """A group's committed offsets: (topic, partition) -> offset; read on the server's loop."""
+        """A group's committed offsets, as OffsetFetch answers them: (topic, partition) -> offset; read on
+        the server's loop."""
         return self.controller.groups.committed_offsets(group_id)
 
     def lost_commits(self) -> list[LostCommit]:
-        """Commits lost when a group coordinator moved to a replica that lacked their records."""
+        """Answered commits lost when a group coordinator moved to a replica that lacked their records."""
         self.controller.groups.follow_all()
         return list(self.controller.groups.lost_commits)
 

@@ -10,13 +10,16 @@ Every record Kafka's coordinator writes (a group's generation and assignment, on
 tombstones) is appended to that partition's leader as one synthetic record: the leader's log end offset
 moves one on, followers copy it as they copy anything (:mod:`controller.dynamics.replication`), and the
 log offset of each record is remembered. An OffsetCommit is answered once the partition's high watermark
-covers its records (Kafka appends with acks=all).
+covers its records (Kafka appends with acks=all), and only then shown (OffsetFetch,
+:meth:`GroupService.committed_offsets`), as Kafka shows committed offsets.
 
 When the partition's leader changes (a crash, a hang, an isolation, an election), requests to the old
 broker get NOT_COORDINATOR and FindCoordinator names the new leader, which loads the partition's groups:
 for :data:`LOAD_MS` on the cluster's clock it answers COORDINATOR_LOAD_IN_PROGRESS; what it loads is the
-records up to its own log end offset. Records above it (an unclean election, or commits not yet copied)
-are lost: lost commits are listed in :attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup
+records up to its own log end offset (commits still waiting for their answer are applied when they get
+it). Records above it are gone: a commit not answered yet is answered NOT_COORDINATOR (its client
+retries), and an answered commit that goes (only an unclean election can take one) is listed in
+:attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup
 requests of the moved groups are answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
 """
 
@@ -74,7 +77,8 @@ def coordinator_partition(group_id: str, partitions: int) -> int:
 
 @dataclass(frozen=True)
 class LostCommit:
-    """A commit whose record was above the new leader's log end offset when the coordinator moved."""
+    """An answered commit whose record was above the new leader's log end offset when the coordinator
+    moved (only an unclean election takes one)."""
 
     group_id: str
     topic: str
@@ -135,7 +139,9 @@ class GroupService:
         self._compact_at: dict[int, int] = {}
         self._holder: dict[int, int] = {}
         self._loaded_at: dict[int, int] = {}
-        self._waiting: dict[int, deque[tuple[int, Callable[[], None]]]] = {}
+        #: Per partition, the writes of commits waiting for the high watermark, in log order: the offsets
+        #: of their first and last records and who answers them.
+        self._waiting: dict[int, deque[tuple[int, int, Callable[[ErrorCode], None]]]] = {}
         self._poll: Timer | None = None
         self._creating: asyncio.Future[ErrorCode] | None = None
 
@@ -236,19 +242,26 @@ class GroupService:
         for record in self._records.get(index, ()):
             (kept if record.offset < end else lost).append(record)
         self._records[index] = kept
+        # Commits still waiting were never answered: one the move loses is answered NOT_COORDINATOR (as
+        # Kafka answers a commit whose append fails with NOT_LEADER_OR_FOLLOWER) and is no lost commit;
+        # one the new leader holds waits on for its high watermark, and is applied then, not loaded now.
+        unanswered: set[int] = set()
+        waiting: deque[tuple[int, int, Callable[[ErrorCode], None]]] = deque()
+        for first, last, respond in self._waiting.pop(index, ()):
+            unanswered.update(range(first, last + 1))
+            if last < end:
+                waiting.append((first, last, respond))
+            else:
+                respond(ErrorCode.NOT_COORDINATOR)
+        self._waiting[index] = waiting
         for record in lost:
-            if record.kind == "offset" and record.value[1] is not None:
+            if record.kind == "offset" and record.value[1] is not None and record.offset not in unanswered:
                 (topic, partition), value = record.value
                 self.lost_commits.append(
                     LostCommit(record.group_id, topic, partition, value.offset, index, record.offset, now)
                 )
-        waiting = self._waiting.pop(index, deque())
-        self._waiting[index] = deque((offset, respond) for offset, respond in waiting if offset < end)
-        for offset, respond in waiting:
-            if offset >= end:
-                respond()  # answered; the commit itself is gone (as with acks=all and a lost write)
         for group_id in sorted(groups):
-            self._load(group_id, [r for r in kept if r.group_id == group_id])
+            self._load(group_id, [r for r in kept if r.group_id == group_id and r.offset not in unanswered])
         self.cluster.events.record(
             "group",
             f"{OFFSETS_TOPIC}-{index}",
@@ -331,18 +344,21 @@ class GroupService:
         self,
         group_id: str,
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
-        respond: Callable[[], None],
+        respond: Callable[[ErrorCode], None],
     ) -> None:
+        """Appends a commit's records; ``respond`` with NONE once the high watermark covers the last of
+        them (Kafka appends with acks=all), with NOT_COORDINATOR when the coordinator moves to a replica
+        without them first (:meth:`_follow`)."""
         last = self._append(group_id, "offset", offsets)
         if last is None:
-            respond()
+            respond(ErrorCode.NONE)
             return
         index = self.partition_of(group_id)
         p = self.cluster.topics[OFFSETS_TOPIC].partitions[index]
         if last < p.high_watermark:
-            respond()
+            respond(ErrorCode.NONE)
             return
-        self._waiting.setdefault(index, deque()).append((last, respond))
+        self._waiting.setdefault(index, deque()).append((last - len(offsets) + 1, last, respond))
         if self._poll is None:
             self._poll = self.clock.call_later(
                 self.config.replication_tick_ms, self._on_poll, "commits wait for HW"
@@ -355,8 +371,8 @@ class GroupService:
         for index in list(self._waiting):
             entries = self._waiting[index]
             hw = topic.partitions[index].high_watermark if topic is not None else 1 << 62
-            while entries and entries[0][0] < hw:
-                entries.popleft()[1]()
+            while entries and entries[0][1] < hw:
+                entries.popleft()[2](ErrorCode.NONE)
             if not entries:
                 del self._waiting[index]
         if self._waiting and self._poll is None:
@@ -399,7 +415,9 @@ class GroupService:
         }
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> committed offset."""
+        """(topic, partition) -> committed offset: what OffsetFetch answers, commits whose records the
+        high watermark of ``__consumer_offsets`` covers (one still waiting for its followers is not
+        shown)."""
         self.follow_all()
         return {
             key: value.offset for key, value in sorted(self.coordinator.offsets.get(group_id, {}).items())

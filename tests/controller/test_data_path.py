@@ -338,3 +338,36 @@ async def test_an_acks_all_batch_whose_answer_failed_is_no_acknowledged_loss() -
         assert data.lost_records() == [LostRecords("t", 0, 2, 4, 0, -1, -1, cause)]
     finally:
         await sim.close()
+
+
+async def test_an_unclean_loss_inside_a_run_ends_at_the_last_committed_record() -> None:
+    """The committed records end inside the leader's last run (the synthetic workload's records are cut
+    anywhere): the loss names exactly the committed records the new leader lacks, up to the high
+    watermark - 1, not the record at the high watermark (never committed, never acknowledged)."""
+    sim, data = await _sim(
+        **{
+            "unclean.leader.election.enable": "true",
+            "replica.lag.time.max.ms": "1000",
+            "min.insync.replicas": "2",
+        }
+    )
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 5)
+        await sim.dynamics.advance(100)  # everybody at 5
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 10)
+        await sim.dynamics.advance(1500)  # broker 2 leaves the ISR; [0, 1] commits up to 10
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 20)  # the leader's run is now [0, 20)
+        await sim.dynamics.advance(1500)  # broker 1 (at the high watermark) leaves and rejoins: no commits
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([20, 10, 5], 10)
+        assert [(b.base_offset, b.last_offset) for b in data.log_of(p, 0).batches()] == [(0, 19)]
+        await sim.fence(1, 0)  # no ISR member left: broker 2 (log end 5) is elected uncleanly
+        assert (p.leader, p.high_watermark) == (2, 5)
+        [lost] = data.lost_records()
+        assert (lost.first_offset, lost.last_offset, lost.acks) == (5, 9, -1)
+        assert lost.cause.startswith("unclean election: leader 2")
+    finally:
+        await sim.close()

@@ -209,6 +209,31 @@ class KafkaClient:
         except DecodeError as exc:
             raise ClientError(f"cannot decode the response: {exc}") from exc
 
+    async def send_unanswered(
+        self, name_or_key: str | int, data: dict[str, Any], version: int | None = None
+    ) -> None:
+        """Sends a request the server never answers (a Produce with ``Acks`` 0), without waiting."""
+        if self._closed is not None:
+            raise ConnectionClosedError(f"connection is closed: {self._closed}")
+        message = (
+            self.schemas.request(name_or_key)
+            if isinstance(name_or_key, int)
+            else self.schemas.message(name_or_key)
+        )
+        if message.api_key is None or message.type != "request":
+            raise ValueError(f"{name_or_key!r} is not a request message")
+        if version is None:
+            version = self.choose_version(message.api_key)
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        body = self.schemas.request(message.api_key).encode(data, version)
+        self._writer.write(
+            encode_request(self.schemas, message.api_key, version, correlation_id, self.client_id, body)
+        )
+        try:
+            await self._writer.drain()
+        except ConnectionError as exc:
+            raise ConnectionClosedError(f"connection lost: {exc}") from None
+
     async def send_many(
         self, requests: Iterable[tuple[str | int, dict[str, Any]]], timeout: float | None = None
     ) -> list[dict[str, Any]]:

@@ -177,13 +177,15 @@ async def _wait_for_replicas(
         timer = ctx.controller.clock.call_later(
             timeout_ms, lambda: expired.done() or expired.set_result(None), "produce timeout"
         )
-        gathered = asyncio.gather(*pending)
+        remaining: set[asyncio.Future[Any]] = set(pending)
         try:
-            await asyncio.wait({gathered, expired}, return_when=asyncio.FIRST_COMPLETED)
+            while remaining and not expired.done():
+                done, _ = await asyncio.wait(remaining | {expired}, return_when=asyncio.FIRST_COMPLETED)
+                remaining -= done
         finally:
             timer.cancel()
-            if not gathered.done():
-                gathered.cancel()
+            for future in remaining:  # given up: their batches stay unacknowledged
+                future.cancel()
             expired.cancel()
     _settle(waits)
     return response

@@ -243,12 +243,12 @@ class NoLossThatDidNotHappen(Check):
         for a in run.missing():
             missing[(a.topic, a.partition, a.offset)].append(a)
         present = run.read_values()
-        # Per (topic, partition, producer id): how many unanswered writes are missing, each explaining one
-        # lost offset at most.
-        unexplained: dict[tuple[str, int, int], int] = defaultdict(int)
+        # Per partition, the producer ids of the unanswered writes that are missing: each explains one lost
+        # offset at most.
+        unexplained: dict[tuple[str, int], list[int]] = defaultdict(list)
         for u in run.unanswered:
             if u.value not in present[(u.topic, u.partition)]:
-                unexplained[(u.topic, u.partition, u.producer_id)] += 1
+                unexplained[(u.topic, u.partition)].append(u.producer_id)
         for loss in run.losses:
             for offset in range(loss.first_offset, loss.last_offset + 1):
                 key = (loss.topic, loss.partition, offset)
@@ -260,13 +260,12 @@ class NoLossThatDidNotHappen(Check):
                         )
                     )
                     continue
-                if any(
-                    loss.producer_id < 0 or a.producer_id == loss.producer_id for a in missing.get(key, ())
-                ):
+                if any(_same_producer(a.producer_id, loss.producer_id) for a in missing.get(key, ())):
                     continue
-                pool = (loss.topic, loss.partition, loss.producer_id)
-                if unexplained[pool] > 0:
-                    unexplained[pool] -= 1
+                pool = unexplained[(loss.topic, loss.partition)]
+                match = next((i for i, pid in enumerate(pool) if _same_producer(pid, loss.producer_id)), None)
+                if match is not None:
+                    del pool[match]
                     continue
                 found.append(
                     self._violation(
@@ -275,6 +274,11 @@ class NoLossThatDidNotHappen(Check):
                     )
                 )
         return found
+
+
+def _same_producer(written_by: int, lost_of: int) -> bool:
+    """Whether a write's producer may be the lost batch's (-1: not known, e.g. a real client's, or none)."""
+    return written_by < 0 or lost_of < 0 or written_by == lost_of
 
 
 class NoDuplicateSequence(Check):

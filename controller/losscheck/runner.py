@@ -283,12 +283,12 @@ class _Producer:
         if self.acks == 0:
             with contextlib.suppress(ClientError, OSError):
                 await client.send_unanswered("ProduceRequest", request, version=9)
-            self.unanswered(batch, batch.values)
+            self.unanswered(batch, batch.values, -1)
             self.batch = None  # never answered: never acknowledged
             return
         batch.task = asyncio.ensure_future(client.send("ProduceRequest", request, version=9, timeout=600))
-        values = tuple(batch.values)
-        batch.task.add_done_callback(lambda task: self._answered(batch, task, values))
+        values, producer_id = tuple(batch.values), self.producer_id
+        batch.task.add_done_callback(lambda task: self._answered(batch, task, values, producer_id))
 
     async def _init(self) -> bool:
         """InitProducerId: a new producer id, its sequences from 0 (a batch not yet acknowledged is sent
@@ -319,26 +319,25 @@ class _Producer:
             return True
         return False
 
-    def unanswered(self, batch: _Batch, values: tuple[bytes, ...] | list[bytes]) -> None:
-        """A write of ``batch`` (of ``values``) got no answer (it may have been appended all the same)."""
+    def unanswered(self, batch: _Batch, values: tuple[bytes, ...] | list[bytes], producer_id: int) -> None:
+        """A write of ``batch`` (of ``values``, by ``producer_id``: -1 without idempotence) got no answer
+        (it may have been appended all the same)."""
         for value in values:
             self.runner.run.unanswered.append(
-                Unanswered(
-                    self.runner.topic, batch.partition, value, self.producer_id if self.idempotent else -1
-                )
+                Unanswered(self.runner.topic, batch.partition, value, producer_id)
             )
 
     def _answered(
-        self, batch: _Batch, task: asyncio.Future[dict[str, Any]], values: tuple[bytes, ...]
+        self, batch: _Batch, task: asyncio.Future[dict[str, Any]], values: tuple[bytes, ...], producer_id: int
     ) -> None:
         if batch.task is task:
             batch.task = None
         if task.cancelled():
-            self.unanswered(batch, values)
+            self.unanswered(batch, values, producer_id)
             return  # given up (the client's timeout): retried
         error = task.exception()
         if error is not None:
-            self.unanswered(batch, values)
+            self.unanswered(batch, values, producer_id)
             self.connections.drop(batch.broker)
             return  # the connection went: retried
         if batch is not self.batch:

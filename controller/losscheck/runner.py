@@ -26,7 +26,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.assembly import create_server
 from controller.cluster import NO_LEADER, PartitionState, Process
@@ -50,9 +50,11 @@ from controller.losscheck.checks import (
 from controller.losscheck.schedule import CONFIGURATIONS, Configuration, Step, make_schedule
 from controller.records.batch import client_batch, iter_batches
 from controller.records.records import read_batch_records
-from controller.server import Server
 from protocol.client import ClientError, KafkaClient
 from protocol.codes import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from controller.server import Server
 
 log = logging.getLogger(__name__)
 

@@ -80,7 +80,14 @@ def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int
         rows = []
         for seed in seeds:
             started = time.perf_counter()
-            result = await run_seed(seed)
+            try:
+                result = await run_seed(seed)
+            except Exception as exc:  # noqa: BLE001 - named in the report, the other seeds go on
+                label = CONFIGURATIONS[seed % len(CONFIGURATIONS)].label
+                rows.append(
+                    (seed, label, False, 0, 0, 0, time.perf_counter() - started, f"seed {seed}: {exc!r}")
+                )
+                continue
             lost_all = sum(1 for a in result.run.missing() if a.acks == -1)
             rows.append(
                 (
@@ -404,7 +411,13 @@ def main() -> int:
         for seed in range(args.first, args.first + args.client_seeds):
             configuration = CONFIGURATIONS[seed % len(CONFIGURATIONS)]
             t = time.perf_counter()
-            ok, acknowledged, lost_all, lost_one, description = real_client_seed(library, seed, configuration)
+            try:
+                ok, acknowledged, lost_all, lost_one, description = real_client_seed(
+                    library, seed, configuration
+                )
+            except Exception as exc:  # noqa: BLE001 - named in the report, the other seeds go on
+                ok, acknowledged, lost_all, lost_one = False, 0, 0, 0
+                description = f"{library} seed {seed}: {exc!r}"
             client_rows.append(
                 (configuration.label, ok, acknowledged, lost_all, lost_one, time.perf_counter() - t)
             )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import random
 from collections import defaultdict
@@ -612,9 +613,25 @@ async def run_seed(
     checks: Iterable[Check] = DEFAULT_CHECKS,
 ) -> SeedResult:
     """One run (see the module docstring): ``configuration`` defaults to the seed's turn in
-    :data:`~controller.losscheck.schedule.CONFIGURATIONS`. Runs on the caller's event loop."""
+    :data:`~controller.losscheck.schedule.CONFIGURATIONS`. Runs on the caller's event loop.
+
+    A broker started again listens on its old port (its address stays the same); when another process
+    took that port meanwhile (``EADDRINUSE``), the seed runs again from the start, up to three times."""
     if configuration is None:
         configuration = CONFIGURATIONS[seed % len(CONFIGURATIONS)]
+    for attempt in range(3):
+        try:
+            return await _run_once(seed, configuration, setup, checks)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == 2:
+                raise
+            log.warning("seed %d: %s; running it again", seed, exc)
+    raise AssertionError("not reached")
+
+
+async def _run_once(
+    seed: int, configuration: Configuration, setup: Setup, checks: Iterable[Check]
+) -> SeedResult:
     steps = make_schedule(seed, setup.brokers, setup.partitions, setup.producers, setup.steps)
     errors = _ErrorRecords()
     for name in _SERVER_LOGGERS:

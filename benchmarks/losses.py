@@ -101,6 +101,8 @@ def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int
                     "" if result.ok else result.describe(),
                 )
             )
+            if len(rows) % 100 == 0:
+                print(f"  {len(rows)} of {len(seeds)} seeds of this worker run", file=sys.stderr, flush=True)
         return rows
 
     return asyncio.run(run_all())

@@ -359,6 +359,7 @@ class FluvioLifecycle(Lifecycle):
     soon as it is heard from."""
 
     async def _controlled_shutdown(self, broker: int) -> None:
+        self._cancel(broker)  # a health timer of the process before it (hung or isolated) is over
         self.cluster.update_broker(broker, "shut down", process=Process.STOPPED)
         await self._network(broker, Process.STOPPED)
         await self._spu_offline(broker, "SPU shut down: its connection to the SC closed")
@@ -378,6 +379,8 @@ class FluvioLifecycle(Lifecycle):
         )
 
     async def _restarted(self, broker: int, now: int) -> None:
+        # The old process's health timer (it hung, then crashed) must not take the new one offline.
+        self._cancel(broker)
         self.cluster.update_broker(broker, "SPU started", process=Process.UP)
         await self._spu_online(broker, "SPU registered with the SC")
 

@@ -261,3 +261,25 @@ async def test_a_removed_spu_does_not_stay_leader() -> None:
         assert (state.leader, state.status, state.isr) == (2, "Online", (2, 3))
     finally:
         await sim.close()
+
+
+async def test_an_spu_started_again_is_not_taken_offline_by_the_health_timer_of_its_old_process() -> None:
+    """Found by the seeded loss checker (seed 2440): an SPU hung (its health timer started), then shut
+    down and started again; the old process's health timer fired after the new one registered and took
+    the running SPU offline for good (nothing brings a running SPU back), leaving the replica sets it
+    alone could lead Offline."""
+    sim = await make_sim(
+        [0, 1, 2], policy="fluvio", properties={"simulator.election.fluvio.health.timeout.ms": "1500"}
+    )
+    try:
+        sim.topic("stream", [[0, 1, 2]])
+        await sim.dynamics.stop_broker(0, "hang")  # silent: offline after the health timeout
+        await sim.dynamics.advance(500)
+        await sim.dynamics.stop_broker(0, "controlled")  # shut down meanwhile: offline at once
+        await sim.dynamics.start_broker(0)  # a new process: online at once
+        await sim.dynamics.advance(5_000)  # past the old process's health timeout
+        b = sim.cluster.broker_state(0)
+        assert (b.fenced, b.process.value) == (False, "up")
+        assert 0 in sim.dynamics.partition_state("stream", 0).isr
+    finally:
+        await sim.close()

@@ -339,7 +339,14 @@ def real_client_seed(
             for broker in range(SETUP.brokers):
                 server.set_replication(broker, records_per_s=None)
             for _ in range(10):
-                stopped = [b for b in range(SETUP.brokers) if server.broker_state(b) != "running"]
+                # Its process, not its state: a crashed broker reads "running" until its session expires.
+                stopped = server.call(
+                    lambda: [
+                        b.id
+                        for b in (cluster.broker_state(i) for i in range(SETUP.brokers))
+                        if b.process is not Process.UP or b.in_controlled_shutdown or b.fenced
+                    ]
+                )
                 if not stopped:
                     break
                 for broker in stopped:

@@ -45,7 +45,7 @@ def test_a_stale_index_row_is_told_when_its_file_is_read(tmp_path) -> None:
     path.write_text(Path(load_schemas().request(18).source).read_text(encoding="utf-8"), encoding="utf-8")
     header = SpecHeader("ApiVersionsRequest", "request", 18, Versions(0, 2), str(path), None, path.read_text)
     with pytest.raises(SpecError, match="stale"):
-        Message(header).spec
+        Message(header).codec(0)
 
 
 def test_every_error_of_the_table_is_a_member_with_its_code_retriability_and_message() -> None:

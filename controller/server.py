@@ -27,7 +27,8 @@ import logging
 import socket
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Close
 from controller.app import Controller
@@ -40,6 +41,9 @@ from controller.faults import Faults
 from controller.groups.durable import LostCommit
 from controller.logsafe import shown
 from controller.security import Security
+
+if TYPE_CHECKING:
+    from controller.topic_admin import TopicResult
 
 log = logging.getLogger(__name__)
 
@@ -338,6 +342,20 @@ class Server:
     def lost_records(self) -> list[LostRecords]:
         """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""
         return self.controller.data_path.lost_records()
+
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str] | None = None,
+        assignments: Sequence[Sequence[int]] | Mapping[int, Sequence[int]] | None = None,
+    ) -> TopicResult:
+        """Creates a topic as CreateTopics does (:meth:`TopicAdmin.create_topic`): its result (``topic_id``,
+        ``replicas``), or :class:`protocol.errors.Refusal` with the code and message a client would get."""
+        return await self.controller.topic_admin.create_topic(
+            name, partitions, replication_factor, configs, assignments
+        )
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

@@ -142,6 +142,11 @@ class KafkaClient:
                 raise
         return client
 
+    @property
+    def closed(self) -> bool:
+        """Whether the connection ended (closed by either side, or lost)."""
+        return self._closed is not None
+
     async def __aenter__(self) -> KafkaClient:
         return self
 

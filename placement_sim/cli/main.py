@@ -106,9 +106,42 @@ def _command_named(argv: Sequence[str] | None) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
+class _Stderr(logging.Handler):
+    """Log lines on the ``sys.stderr`` of the moment (a test's capture, say), one handler per process.
+
+    Without ``-v`` a line reads as the command's other messages (``placement-sim: warning: ...``); with
+    ``-v`` it carries the time, level and logger, as a log does."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - as logging.Handler: a log line never breaks the command
+            self.handleError(record)
+
+
+_DETAILED = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+_handler: _Stderr | None = None
+
+
+class _Plain(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"placement-sim: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        return f"{text}\n{record.exc_text}" if record.exc_text else text
+
+
 def setup_logging(verbosity: int) -> None:
+    """Warnings and errors on stderr (with ``-v`` info too, ``-vv`` debug)."""
+    global _handler
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()
+    if _handler is None:
+        _handler = _Stderr()
+        root.addHandler(_handler)
+    _handler.setFormatter(_Plain() if verbosity == 0 else _DETAILED)
+    root.setLevel(level)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -60,14 +60,13 @@ def _versioned(name: str, data: Mapping[str, Any]) -> bytes:
 
 
 def _read_versioned(name: str, data: bytes) -> dict[str, Any]:
-    """A newer version is read as the newest known (versions only add fields at the end)."""
+    """A newer version is read as the newest known, what follows ignored (versions only add fields at the
+    end), as Kafka's ``ConsumerProtocol`` reads them."""
     if len(data) < 2:
         raise ValueError(f"{name}: {len(data)} bytes, no version")
     (version,) = struct.unpack_from(">h", data)
-    decoded: dict[str, Any] = (
-        load_schemas().message(name).decode(bytes(data[2:]), min(version, _NEWEST_KNOWN))
-    )
-    return decoded
+    decoded, _ = load_schemas().message(name).decode_from(bytes(data), 2, min(version, _NEWEST_KNOWN))
+    return dict(decoded)
 
 
 def encode_subscription(topics: Sequence[str]) -> bytes:
@@ -205,7 +204,7 @@ class GroupMember:
         for member in members:
             try:
                 subscriptions[member["MemberId"]] = decode_subscription(member["Metadata"])
-            except (ValueError, Exception) as exc:  # noqa: BLE001 - another client's bytes
+            except Exception as exc:  # noqa: BLE001 - another client's bytes, whatever is wrong with them
                 raise Failed(
                     f"group {self.group}: member {member['MemberId']}'s subscription: {exc}"
                 ) from None

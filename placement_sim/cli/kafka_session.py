@@ -250,7 +250,7 @@ class Session:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise Failed(f"{problem} (still so after {self.timeout:g} s of retries)") from None
-                self.waiting(f"{what}: waiting: {problem}")
+                self.waiting(f"{what}: waiting: {str(problem).removeprefix(what + ': ')}")
                 await asyncio.sleep(backoff if left is None else min(backoff, left))
                 backoff = min(backoff * 2, BACKOFF_MAX_S)
 

@@ -65,10 +65,12 @@ def run_with_client(args: argparse.Namespace, action: Callable[[KafkaClient], Aw
 
 
 def run_with_session(
-    args: argparse.Namespace, action: Callable[[Session, asyncio.Event], Awaitable[int]]
+    args: argparse.Namespace,
+    action: Callable[[Session, asyncio.Event], Awaitable[int]],
+    client_id: str = "placement-sim-client",
 ) -> int:
     """Connects a :class:`~placement_sim.cli.kafka_session.Session` to ``--bootstrap`` and runs
-    ``action(session, interrupted)``: the first Ctrl-C sets ``interrupted`` (the action finishes what it
+    ``action(session, interrupted)`` (its connections identified as ``client_id``): the first Ctrl-C sets ``interrupted`` (the action finishes what it
     must and returns), a second one stops it at once (exit 130). A connection that cannot be made, or a
     request that failed for good (``Failed``), prints one line and exits 1."""
     from placement_sim.cli.kafka_session import Failed, Session
@@ -89,7 +91,7 @@ def run_with_session(
             handled = True
         try:
             try:
-                session = await Session.connect(args.bootstrap, args.timeout)
+                session = await Session.connect(args.bootstrap, args.timeout, client_id)
             except ClientError as exc:
                 print(f"placement-sim: {exc}", file=sys.stderr)
                 return 1

@@ -29,7 +29,6 @@ from protocol.codes import ErrorCode
 __all__ = ["ConsoleConsumer", "Formatter"]
 
 FETCH_VERSION = 11
-LIST_OFFSETS_VERSION = 7
 EARLIEST = -2
 LATEST = -1
 #: Kafka's consumer defaults: ``fetch.max.wait.ms`` and ``auto.commit.interval.ms``.
@@ -181,37 +180,7 @@ class ConsoleConsumer:
 
     async def _list_offsets(self, partitions: Iterable[int], timestamp: int) -> dict[int, int]:
         """Each partition's offset for ``timestamp`` (-2 the log start, -1 the end), from its leader."""
-        found: dict[int, int] = {}
-        for partition in partitions:
-            found[partition] = await self.session.retry(
-                f"{self.topic}-{partition}",
-                lambda p=partition: self._list_offset(p, timestamp),  # type: ignore[misc]
-                self._deadline(),
-            )
-        return found
-
-    async def _list_offset(self, partition: int, timestamp: int) -> int:
-        leader = await self.session.leader(self.topic, partition)
-        response = await self.session.send(
-            leader,
-            "ListOffsetsRequest",
-            {
-                "ReplicaId": -1,
-                "IsolationLevel": 0,
-                "Topics": [
-                    {
-                        "Name": self.topic,
-                        "Partitions": [
-                            {"PartitionIndex": partition, "CurrentLeaderEpoch": -1, "Timestamp": timestamp}
-                        ],
-                    }
-                ],
-            },
-            LIST_OFFSETS_VERSION,
-        )
-        [answer] = response["Topics"][0]["Partitions"]
-        check(answer["ErrorCode"], None, f"{self.topic}-{partition}")
-        return int(answer["Offset"])
+        return await self.session.offsets(self.topic, partitions, timestamp, self._deadline())
 
     # ------------------------------------------------------------------------------------ fetching
 

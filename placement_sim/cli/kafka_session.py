@@ -38,6 +38,7 @@ __all__ = [
 T = TypeVar("T")
 
 METADATA_VERSION = 12
+LIST_OFFSETS_VERSION = 7
 FIND_COORDINATOR_VERSION = 3
 #: Kafka's ``retry.backoff.ms`` and ``retry.backoff.max.ms``.
 BACKOFF_S = 0.1
@@ -88,9 +89,12 @@ class TopicInfo:
 class Session:
     """Connections to one cluster. Use :meth:`connect`; :meth:`close` at the end."""
 
-    def __init__(self, bootstrap: str, client: KafkaClient, timeout: float) -> None:
+    def __init__(
+        self, bootstrap: str, client: KafkaClient, timeout: float, client_id: str = "placement-sim-client"
+    ) -> None:
         self.bootstrap = bootstrap
         self.timeout = timeout
+        self.client_id = client_id
         self._bootstrap_client: KafkaClient | None = client
         self._brokers: dict[int, tuple[str, int]] = {}
         self._clients: dict[int, KafkaClient] = {}
@@ -99,10 +103,14 @@ class Session:
         self._said: set[str] = set()
 
     @classmethod
-    async def connect(cls, bootstrap: str, timeout: float) -> Session:
+    async def connect(
+        cls, bootstrap: str, timeout: float, client_id: str = "placement-sim-client"
+    ) -> Session:
         """Connects to ``bootstrap`` (ConnectError when it cannot: nothing to retry with)."""
-        client = await KafkaClient.connect(bootstrap, connect_timeout=timeout, request_timeout=timeout)
-        return cls(bootstrap, client, timeout)
+        client = await KafkaClient.connect(
+            bootstrap, client_id=client_id, connect_timeout=timeout, request_timeout=timeout
+        )
+        return cls(bootstrap, client, timeout, client_id)
 
     async def close(self) -> None:
         clients = [*self._clients.values()]
@@ -122,7 +130,10 @@ class Session:
             return self._bootstrap_client
         try:
             self._bootstrap_client = await KafkaClient.connect(
-                self.bootstrap, connect_timeout=self.timeout, request_timeout=self.timeout
+                self.bootstrap,
+                client_id=self.client_id,
+                connect_timeout=self.timeout,
+                request_timeout=self.timeout,
             )
             return self._bootstrap_client
         except ClientError as exc:
@@ -142,7 +153,10 @@ class Session:
             raise Retriable(f"broker {node}: its address is not known yet")
         try:
             client = await KafkaClient.connect(
-                f"{address[0]}:{address[1]}", connect_timeout=self.timeout, request_timeout=self.timeout
+                f"{address[0]}:{address[1]}",
+                client_id=self.client_id,
+                connect_timeout=self.timeout,
+                request_timeout=self.timeout,
             )
         except ClientError as exc:
             raise Retriable(f"broker {node}: {exc}") from None
@@ -225,6 +239,49 @@ class Session:
             self._stale = True
             raise Retriable(f"{topic}-{partition}: {error_text(5)}")  # LEADER_NOT_AVAILABLE
         return leader
+
+    def address(self, node: int) -> tuple[str, int]:
+        """A broker's host and port as the metadata advertised it (``("?", 0)`` when not known)."""
+        return self._brokers.get(node, ("?", 0))
+
+    async def brokers(self) -> list[int]:
+        """The ids of the brokers the cluster's metadata names (asked afresh)."""
+        await self.refresh([])
+        return sorted(self._brokers)
+
+    async def offset(self, topic: str, partition: int, timestamp: int) -> int:
+        """One attempt at ``topic``-``partition``'s offset for ``timestamp`` (-2 the log start, -1 the end:
+        the high watermark), asked of its leader (ListOffsets); Retriable or Failed."""
+        leader = await self.leader(topic, partition)
+        request = {
+            "ReplicaId": -1,
+            "IsolationLevel": 0,
+            "Topics": [
+                {
+                    "Name": topic,
+                    "Partitions": [
+                        {"PartitionIndex": partition, "CurrentLeaderEpoch": -1, "Timestamp": timestamp}
+                    ],
+                }
+            ],
+        }
+        response = await self.send(leader, "ListOffsetsRequest", request, LIST_OFFSETS_VERSION)
+        [answer] = response["Topics"][0]["Partitions"]
+        check(answer["ErrorCode"], None, f"{topic}-{partition}")
+        return int(answer["Offset"])
+
+    async def offsets(
+        self, topic: str, partitions: Iterable[int], timestamp: int, deadline: float | None
+    ) -> dict[int, int]:
+        """:meth:`offset` of each partition, retried until ``deadline``."""
+        found: dict[int, int] = {}
+        for partition in partitions:
+            found[partition] = await self.retry(
+                f"{topic}-{partition}",
+                lambda p=partition: self.offset(topic, p, timestamp),  # type: ignore[misc]
+                deadline,
+            )
+        return found
 
     async def coordinator(self, group: str) -> int:
         """The broker coordinating ``group`` (FindCoordinator; Retriable while there is none)."""

@@ -42,6 +42,7 @@ COMMANDS = {
     "scenario": "scenario",
     "produce": "data",
     "consume": "data",
+    "consumer-groups": "consumer_groups",
 }
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).

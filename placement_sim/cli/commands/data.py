@@ -324,7 +324,7 @@ def produce_command(args: argparse.Namespace) -> int:
             return EXIT_INTERRUPTED
         return 1 if bad_line else status
 
-    return run_with_session(args, action)
+    return run_with_session(args, action, client_id="console-producer")
 
 
 # ---------------------------------------------------------------------------------------------- consume
@@ -391,4 +391,4 @@ def consume_command(args: argparse.Namespace) -> int:
             print(f"Processed a total of {consumer.printed} messages", file=sys.stderr)
         return EXIT_INTERRUPTED if interrupted.is_set() else 0
 
-    return run_with_session(args, action)
+    return run_with_session(args, action, client_id="console-consumer")

@@ -40,6 +40,7 @@ COMMANDS = {
     "clock": "clock",
     "simulate": "simulate",
     "scenario": "scenario",
+    "load": "load",
     "produce": "data",
     "consume": "data",
     "consumer-groups": "consumer_groups",

@@ -25,6 +25,10 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         parents=[common],
         help="run the controller simulator",
         description="Run the simulator. With no options: 6 brokers in 3 racks, the striped placer, 127.0.0.1:9092.",
+        epilog="The cluster: --set simulator.brokers=0:rack-a,1:rack-b,2:rack-c (ID or ID:RACK, comma-separated; "
+        "--set simulator.brokers=0,1,2 for brokers without racks), --set simulator.brokers.fenced=2 for brokers "
+        "that start fenced. Every setting, its default and meaning: placement-sim settings "
+        "(docs/configuration.md).",
     )
     p.add_argument("--config", metavar="FILE", help="server.properties file")
     p.add_argument(

@@ -131,7 +131,7 @@ def wanted_partitions(names: list[str]) -> list[str | tuple[str, list[int]]] | N
             some.setdefault(topic, []).append(int(partition))
         else:
             whole.append(name)
-    return [*dict.fromkeys(whole), *((t, ps) for t, ps in some.items() if t not in whole)]
+    return [*dict.fromkeys(whole), *((t, sorted(set(ps))) for t, ps in some.items() if t not in whole)]
 
 
 def describe_command(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from controller.assembly import create_server
 from controller.config import LISTENERS, PLACER, SEED, ConfigError, ServerConfig
+from controller.config.values import parse_listener
 from controller.eventloop import loop_factory, loop_name
 from placement_sim.cli.options import add_property_option
 
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         overrides = {**scenario_settings(scenario), **overrides}
     try:
         if args.listen and "://" not in args.listen:
+            parse_listener(args.listen, "--listen")  # a mistake is told in the words the user typed
             # The address moves, the listener stays what the configuration makes it: a SASL_SSL listener
             # is not served as PLAINTEXT because its address was given on the command line.
             configured = ServerConfig.load(

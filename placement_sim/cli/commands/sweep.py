@@ -168,13 +168,20 @@ def run(args: argparse.Namespace) -> int:
         return 2
     py_files = [f.strip() for f in (args.py_files or "").split(",") if f.strip()]
     from placement_sim.pipeline.progress import ConsoleProgress
-    from placement_sim.pipeline.sweep import run_sweep
+    from placement_sim.pipeline.sweep import add_local_py_files, check_placers, check_policies, run_sweep
+
+    # A placer or policy that cannot be loaded is told before anything is printed or run (one line, exit 2).
+    add_local_py_files(py_files)
+    check_placers(grid.placers, grid.placer_configs)
+    if grid.failures:
+        check_policies(grid.election_policies, grid.placer_configs)
 
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
     master = args.master or ("the spark-submit master" if submitted else "local[*]")
     mode = "in this process" if args.no_spark else f"on Spark ({master})"
     print(
-        f"sweep: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers = {grid.run_count:,} runs {mode}",
+        f"sweep: {_count(grid.scenario_count, 'scenario')} x {_count(len(grid.placers), 'placer')} = "
+        f"{_count(grid.run_count, 'run')} {mode}",
         file=sys.stderr,
     )
     if grid.failures:
@@ -199,5 +206,14 @@ def run(args: argparse.Namespace) -> int:
     )
     _print_summary(result)
     _print_failovers(result)
-    print(f"{result.runs:,} runs in {result.seconds:.1f}s; tables in {result.out}; report: {result.report}")
+    runs_seconds = result.info.get("seconds")
+    timing = f"{result.seconds:.1f}s"
+    if runs_seconds is not None:  # the report's time: the runs alone, before the report and Spark's stop
+        timing = f"{runs_seconds}s ({result.seconds:.1f}s with the report)"
+    print(f"{_count(result.runs, 'run')} in {timing}; tables in {result.out}; report: {result.report}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 placer``, ``2 placers``, ``1,000 runs``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

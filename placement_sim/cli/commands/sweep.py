@@ -120,17 +120,26 @@ def _print_summary(result: SweepResult) -> None:
 
 def _print_failovers(result: SweepResult) -> None:
     """One line per simulated failure kind: the placer and policy with the fewest partition-seconds
-    without a leader (the report's choice)."""
+    without a leader, or the pairs that tie and what broke the tie (the report's sentence)."""
     table = result.aggregates.get("failover_impact")
     if table is None or table.num_rows == 0:
         return
-    from placement_sim.pipeline.failover_report import FAILURE_TITLES, best_per_failure
+    from placement_sim.pipeline.failover_report import FAILURE_TITLES, MEASURE_NAMES, figure_value, standings
 
-    for kind, (placer, policy, seconds) in best_per_failure(table.to_pandas()).items():
-        print(
-            f"{FAILURE_TITLES.get(kind, kind)}: best {placer} with the {policy} election policy, "
-            f"{seconds:,.1f} partition-seconds without a leader on average"
-        )
+    for kind, s in standings(table.to_pandas()).items():
+        title = FAILURE_TITLES.get(kind, kind)
+        figure = f"{figure_value(s.value)} partition-seconds without a leader on average"
+        placer, policy = s.best
+        if len(s.tied) == 1:
+            print(f"{title}: best {placer} with the {policy} election policy, {figure}")
+        elif s.broken_by is None:
+            pairs = ", ".join(f"{p} with {q}" for p, q in s.tied)
+            print(f"{title}: {len(s.tied)} pairs tie on every measure, {figure}: {pairs}")
+        else:
+            print(
+                f"{title}: {len(s.tied)} pairs tie at {figure}; the fewest {MEASURE_NAMES[s.broken_by]} picks "
+                f"{placer} with the {policy} election policy"
+            )
 
 
 def _rows(result: SweepResult, aggregate: str) -> list[dict[str, object]]:

@@ -19,6 +19,7 @@ import atexit
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -213,6 +214,85 @@ def _delete(spark: SparkSession, path: str) -> None:
     if fs.exists(hadoop_path):
         fs.delete(hadoop_path, True)
         log.info("deleted %s", path)
+
+
+class Interrupts:
+    """What :func:`cancel_on_interrupt` saw: whether Ctrl-C came, and the session whose jobs it cancels."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.session: SparkSession | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.event.is_set()
+
+
+class _KeepsOurInterruptHandler:
+    """What PySpark's context module sees as ``signal`` while a sweep runs: ``signal.signal(SIGINT, ...)``
+    keeps the sweep's handler (PySpark's would call the JVM from inside the signal handler); the rest is
+    the real module."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(signal, name)
+
+    @staticmethod
+    def signal(signum: int, handler: object) -> object:
+        if signum == signal.SIGINT:
+            return signal.getsignal(signum)
+        return signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+@contextmanager
+def cancel_on_interrupt() -> Iterator[Interrupts]:
+    """While inside, Ctrl-C (SIGINT) cancels the Spark jobs of ``interrupts.session`` (once it is set)
+    instead of interrupting the driver: the call waiting on Spark then fails, and ``interrupted`` says
+    why. PySpark's own handler calls the JVM from the signal handler, on the connection the interrupted
+    call is reading (``reentrant call``, and a page of py4j errors): it is kept from being installed by a
+    SparkContext made inside, and the cancel is sent from a thread of its own, on its own connection. More
+    Ctrl-Cs while it cancels are ignored. Only the main thread can handle signals: elsewhere this does
+    nothing."""
+    interrupts = Interrupts()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupts
+        return
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        if interrupts.event.is_set():
+            return
+        interrupts.event.set()
+        if interrupts.session is not None:
+            threading.Thread(
+                target=_cancel_all, args=(interrupts.session,), name="sweep-cancel", daemon=True
+            ).start()
+
+    import pyspark.core.context as pyspark_context
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    their_signal = getattr(pyspark_context, "signal", None)
+    pyspark_context.signal = _KeepsOurInterruptHandler()  # type: ignore[attr-defined]
+    try:
+        yield interrupts
+    finally:
+        if their_signal is not None:
+            pyspark_context.signal = their_signal  # type: ignore[attr-defined]
+        signal.signal(signal.SIGINT, previous)
+
+
+def _cancel_all(spark: SparkSession) -> None:
+    """Cancels every job, its log silenced first: each cancelled write logs an error with its stack."""
+    try:
+        spark.sparkContext.setLogLevel("OFF")
+        spark.sparkContext.cancelAllJobs()
+    except Exception as exc:  # noqa: BLE001 - the session may be stopping already: nothing more to cancel
+        log.debug("cancelling the sweep's jobs: %s", exc)
+
+
+def remove_tables(spark: SparkSession, out: str) -> None:
+    """Deletes every table a sweep writes under ``out`` (any Hadoop path): after an interrupted sweep, no
+    table of it, nor one of an earlier sweep it had begun to replace, is left to look complete."""
+    for name in (output.METRICS, *(split.name for split in SPLITS), output.AGGREGATES):
+        _delete(spark, f"{out}/{name}")
 
 
 def default_partitions(spark: SparkSession, runs: int) -> int:

@@ -177,7 +177,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     py_files = [f.strip() for f in (args.py_files or "").split(",") if f.strip()]
     from placement_sim.pipeline.progress import ConsoleProgress
-    from placement_sim.pipeline.sweep import add_local_py_files, check_placers, check_policies, run_sweep
+    from placement_sim.pipeline.sweep import (
+        SweepInterrupted,
+        add_local_py_files,
+        check_placers,
+        check_policies,
+        run_sweep,
+    )
 
     # A placer or policy that cannot be loaded is told before anything is printed or run (one line, exit 2).
     add_local_py_files(py_files)
@@ -199,20 +205,24 @@ def run(args: argparse.Namespace) -> int:
             f"{len(grid.election_policies)} election policy(ies)",
             file=sys.stderr,
         )
-    result = run_sweep(
-        grid,
-        args.out,
-        use_spark=not args.no_spark,
-        master=args.master,
-        conf=conf,
-        py_files=py_files,
-        partitions=args.partitions,
-        write_placements=not args.no_placements,
-        report=args.report,
-        report_scenario=args.report_scenario,
-        progress=None if args.quiet else ConsoleProgress(),
-        quiet=args.quiet,
-    )
+    try:
+        result = run_sweep(
+            grid,
+            args.out,
+            use_spark=not args.no_spark,
+            master=args.master,
+            conf=conf,
+            py_files=py_files,
+            partitions=args.partitions,
+            write_placements=not args.no_placements,
+            report=args.report,
+            report_scenario=args.report_scenario,
+            progress=None if args.quiet else ConsoleProgress(),
+            quiet=args.quiet,
+        )
+    except SweepInterrupted as stopped:
+        print(f"placement-sim sweep: {stopped}", file=sys.stderr)
+        return 130
     _print_summary(result)
     _print_failovers(result)
     runs_seconds = result.info.get("seconds")

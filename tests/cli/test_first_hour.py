@@ -3,6 +3,7 @@ typed, one line and a clear exit code, never an internal name, a raw errno or a 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -146,3 +147,35 @@ def test_partitions_describe_takes_topic_colon_partition_as_elect_does(capsys) -
             0,
             "orders-2: no election needed\n",
         )
+
+
+def test_help_loads_no_commands_work() -> None:
+    """``placement-sim --help`` registers every command but imports what each one does only when it runs."""
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from placement_sim.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('placement_sim', 'protocol')))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    loaded = set(json.loads(done.stdout))
+    work = {
+        "placement_sim.cli.kafka_session",
+        "placement_sim.cli.producer",
+        "placement_sim.cli.consumer",
+        "placement_sim.cli.group_member",
+        "placement_sim.cli.group_admin",
+        "protocol.partitioner",
+    }
+    assert (
+        "placement_sim.cli.commands.consumer_groups" in loaded and "placement_sim.cli.commands.data" in loaded
+    )
+    assert loaded & work == set()

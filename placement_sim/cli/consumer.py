@@ -23,7 +23,7 @@ from typing import Any
 
 from controller.records.records import Record, iter_records
 from placement_sim.cli.group_member import GroupMember
-from placement_sim.cli.kafka_session import Failed, Retriable, Session, check
+from placement_sim.cli.kafka_session import Failed, GaveUp, Retriable, Session, check
 from protocol.codes import ErrorCode
 
 __all__ = ["ConsoleConsumer", "Formatter"]
@@ -122,8 +122,8 @@ class ConsoleConsumer:
                     continue
                 await self._fetch_round()
                 await self._maybe_commit()
-        except Failed as failure:
-            if self.idle_timeout is not None and "still so after" in str(failure) and self._done():
+        except GaveUp:
+            if self.idle_timeout is not None and self._done():
                 return self.printed  # the wait ran out while retrying: as a timeout without records
             raise
         return self.printed

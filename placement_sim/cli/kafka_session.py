@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "Failed",
+    "GaveUp",
     "PartitionInfo",
     "Retriable",
     "Session",
@@ -53,6 +54,10 @@ def error_text(code: int, message: str | None = None) -> str:
 
 class Failed(Exception):
     """A request that cannot succeed (an error that is not retriable, or the deadline passed): its text."""
+
+
+class GaveUp(Failed):
+    """A retriable problem that outlasted the deadline."""
 
 
 class Retriable(Exception):
@@ -306,7 +311,7 @@ class Session:
                 self._stale = True
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
-                    raise Failed(f"{problem} (still so after {self.timeout:g} s of retries)") from None
+                    raise GaveUp(f"{problem} (still so after {self.timeout:g} s of retries)") from None
                 self.waiting(f"{what}: waiting: {str(problem).removeprefix(what + ': ')}")
                 await asyncio.sleep(backoff if left is None else min(backoff, left))
                 backoff = min(backoff * 2, BACKOFF_MAX_S)

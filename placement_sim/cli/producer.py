@@ -208,8 +208,9 @@ class ConsoleProducer:
                 )
             queue.popleft()
 
-    async def _producer(self) -> tuple[int, int, int] | None:
-        """(producer id, epoch, next sequence) for an idempotent producer: InitProducerId the first time."""
+    async def _idempotence_state(self) -> _Idempotence | None:
+        """An idempotent producer's id, epoch and sequences (InitProducerId the first time, and again after a
+        batch failed for good); None for a producer without idempotence (acks=1)."""
         if not self._idempotent:
             return None
         if self._idempotence is None:
@@ -221,15 +222,14 @@ class ConsoleProducer:
             )
             check(response["ErrorCode"], None, "InitProducerId")
             self._idempotence = _Idempotence(response["ProducerId"], response["ProducerEpoch"])
-        return self._idempotence.producer_id, self._idempotence.epoch, 0
+        return self._idempotence
 
     async def _produce(self, batch: _Batch) -> int:
         """One attempt at writing ``batch``: its base offset, or Retriable / Failed."""
-        producer = await self._producer()
-        sequence = None
-        if producer is not None and self._idempotence is not None:
-            sequence = self._idempotence.sequences.get(batch.partition, 0)
-            producer = (producer[0], producer[1], sequence)
+        state = await self._idempotence_state()
+        producer = None
+        if state is not None:
+            producer = (state.producer_id, state.epoch, state.sequences.get(batch.partition, 0))
         leader = await self.session.leader(self.topic, batch.partition)
         records = client_batch([(line.key, line.value) for line in batch.lines], batch.timestamp_ms, producer)
         left_ms = int((batch.deadline - time.monotonic()) * 1000)
@@ -251,8 +251,8 @@ class ConsoleProducer:
         except Retriable:
             self.session.invalidate()
             raise
-        if sequence is not None and self._idempotence is not None:
-            self._idempotence.sequences[batch.partition] = sequence + len(batch.lines)
+        if state is not None and producer is not None:
+            state.sequences[batch.partition] = producer[2] + len(batch.lines)
         return int(answer["BaseOffset"])
 
     def _report(self, batch: _Batch, error: str) -> None:

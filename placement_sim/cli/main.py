@@ -12,7 +12,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.plugins.loader import PluginLoadError
@@ -109,7 +109,7 @@ def _command_named(argv: Sequence[str] | None) -> str | None:
 
 
 class _Stderr(logging.Handler):
-    """Log lines on the ``sys.stderr`` of the moment (a test's capture, say), one handler per process.
+    """Log lines on the ``sys.stderr`` of the moment (a test's capture, say), while a command runs.
 
     Without ``-v`` a line reads as the command's other messages (``placement-sim: warning: ...``); with
     ``-v`` it carries the time, level and logger, as a log does."""
@@ -123,7 +123,6 @@ class _Stderr(logging.Handler):
 
 
 _DETAILED = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-_handler: _Stderr | None = None
 
 
 class _Plain(logging.Formatter):
@@ -134,16 +133,22 @@ class _Plain(logging.Formatter):
         return f"{text}\n{record.exc_text}" if record.exc_text else text
 
 
-def setup_logging(verbosity: int) -> None:
-    """Warnings and errors on stderr (with ``-v`` info too, ``-vv`` debug)."""
-    global _handler
+def setup_logging(verbosity: int) -> Callable[[], None]:
+    """Warnings and errors on stderr (with ``-v`` info too, ``-vv`` debug); returns what undoes it (a
+    command run in a test's process leaves the logging as it found it)."""
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
     root = logging.getLogger()
-    if _handler is None:
-        _handler = _Stderr()
-        root.addHandler(_handler)
-    _handler.setFormatter(_Plain() if verbosity == 0 else _DETAILED)
+    handler = _Stderr()
+    handler.setFormatter(_Plain() if verbosity == 0 else _DETAILED)
+    previous = root.level
+    root.addHandler(handler)
     root.setLevel(level)
+
+    def undo() -> None:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+
+    return undo
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -197,8 +202,11 @@ def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    setup_logging(args.verbose + getattr(args, "verbose_after", 0))
-    return run_command(args)
+    undo = setup_logging(args.verbose + getattr(args, "verbose_after", 0))
+    try:
+        return run_command(args)
+    finally:
+        undo()
 
 
 if __name__ == "__main__":

@@ -98,10 +98,16 @@ def _quiet_log4j2_file() -> str:
     return path
 
 
+#: Set once a sweep is interrupted: the JVM's stderr, where it goes through :func:`_stderr_without`, is
+#: dropped from then on (a JVM shutting down with cancelled jobs prints stack traces of its own).
+_JVM_STDERR_MUTED = threading.Event()
+
+
 @contextmanager
 def _stderr_without(prefixes: Sequence[bytes]) -> Iterator[None]:
     """Processes started inside (the driver JVM, and the Python workers it starts later) write their
-    stderr through a thread that drops the lines starting with ``prefixes`` and passes the rest on."""
+    stderr through a thread that drops the lines starting with ``prefixes`` (every line once
+    :data:`_JVM_STDERR_MUTED` is set) and passes the rest on."""
     sys.stderr.flush()
     real = os.dup(2)
     read_end, write_end = os.pipe()
@@ -111,7 +117,7 @@ def _stderr_without(prefixes: Sequence[bytes]) -> Iterator[None]:
     def forward() -> None:
         with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
             for line in lines:  # until every process holding the write end has exited
-                if not line.startswith(tuple(prefixes)):
+                if not _JVM_STDERR_MUTED.is_set() and not line.startswith(tuple(prefixes)):
                     out.write(line)
 
     threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
@@ -159,6 +165,7 @@ def spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     if quiet and launches_jvm:
+        _JVM_STDERR_MUTED.clear()  # a new JVM: an earlier sweep's interruption is over
         with _stderr_without(JVM_BANNER):
             spark = builder.getOrCreate()
     else:
@@ -280,7 +287,10 @@ def cancel_on_interrupt() -> Iterator[Interrupts]:
 
 
 def _cancel_all(spark: SparkSession) -> None:
-    """Cancels every job, its log silenced first: each cancelled write logs an error with its stack."""
+    """Cancels every job, its log silenced first: each cancelled write logs an error with its stack, and
+    a JVM stopping with cancelled work prints stack traces of its own (dropped where its stderr goes
+    through this process: a quiet sweep's)."""
+    _JVM_STDERR_MUTED.set()
     try:
         spark.sparkContext.setLogLevel("OFF")
         spark.sparkContext.cancelAllJobs()

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from controller.reassignment import ReassignOutcome
     from controller.scenario import Scenario
     from controller.server import Server
+    from controller.topic_admin import TopicResult
     from controller.transactions.state_log import LostTxnRecord
 
 __all__ = ["ServerThread", "server_properties"]
@@ -301,6 +302,24 @@ class ServerThread:
         leader epoch, acks, producer id and cause."""
         lost: list[LostRecords] = self._on_loop(_value(self.server.lost_records))
         return lost
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str] | None = None,
+        assignments: Sequence[Sequence[int]] | Mapping[int, Sequence[int]] | None = None,
+    ) -> TopicResult:
+        """Creates a topic as CreateTopics does: placed by the configured placer (-1: the server's
+        ``num.partitions`` / ``default.replication.factor``), or ``assignments`` (partition 0's replicas,
+        partition 1's, ..., or a map partition -> replicas; then leave ``partitions`` and
+        ``replication_factor`` out). Its result (``.topic_id``, ``.replicas``), or
+        :class:`protocol.errors.Refusal` (``.code``, ``.message``) as a client would be refused."""
+        result: TopicResult = self._on_loop(
+            self.server.create_topic(name, partitions, replication_factor, configs, assignments)
+        )
+        return result
 
     def transactions(self) -> dict[str, dict[str, Any]]:
         """Every transactional id its coordinator holds now, by id: ``state`` (Kafka's names: ``Ongoing``,

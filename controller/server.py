@@ -27,6 +27,7 @@ import logging
 import socket
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controller.answers import Close
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from controller.data_path import LostRecords
     from controller.faults import Faults
     from controller.groups.durable import LostCommit
+    from controller.topic_admin import TopicResult
     from controller.transactions.state_log import LostTxnRecord
 
 log = logging.getLogger(__name__)
@@ -359,6 +361,20 @@ class Server:
         """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""
         data_path = self.controller.built("data_path")
         return data_path.lost_records() if data_path is not None else []
+
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str] | None = None,
+        assignments: Sequence[Sequence[int]] | Mapping[int, Sequence[int]] | None = None,
+    ) -> TopicResult:
+        """Creates a topic as CreateTopics does (:meth:`TopicAdmin.create_topic`): its result (``topic_id``,
+        ``replicas``), or :class:`protocol.errors.Refusal` with the code and message a client would get."""
+        return await self.controller.topic_admin.create_topic(
+            name, partitions, replication_factor, configs, assignments
+        )
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

@@ -15,6 +15,8 @@ SPECS: tuple[tuple[str, str, str, int | None, int, int], ...] = (
     ("AlterPartitionReassignmentsResponse.json", "AlterPartitionReassignmentsResponse", "response", 45, 0, 1),
     ("ApiVersionsRequest.json", "ApiVersionsRequest", "request", 18, 0, 4),
     ("ApiVersionsResponse.json", "ApiVersionsResponse", "response", 18, 0, 4),
+    ("ConsumerProtocolAssignment.json", "ConsumerProtocolAssignment", "data", None, 0, 3),
+    ("ConsumerProtocolSubscription.json", "ConsumerProtocolSubscription", "data", None, 0, 3),
     ("CreatePartitionsRequest.json", "CreatePartitionsRequest", "request", 37, 0, 3),
     ("CreatePartitionsResponse.json", "CreatePartitionsResponse", "response", 37, 0, 3),
     ("CreateReplicaPlacementRequest.json", "CreateReplicaPlacementRequest", "request", 68, 0, 0),

@@ -155,7 +155,7 @@ class Side(ABC):
             return Outcome("closed", detail=f"connect: {exc}")
         try:
             if not expect_response:
-                await client.send_without_response(f"{api}Request", data, version)
+                await client.send_unanswered(f"{api}Request", data, version)
                 # The next request on the connection shows whether the server kept it (acks=0 refused:
                 # Kafka closes the connection).
                 await client.send("ApiVersionsRequest", {}, version=0, timeout=timeout)

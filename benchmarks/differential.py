@@ -10,6 +10,11 @@ found that docs/fidelity.md lists, and those it does not; then how often each ro
 The script exits 1 on any unlisted difference.
 
     .venv/bin/python benchmarks/differential.py [--sequences 10000] [--three 100] [--steps 12] [--seed 1]
+        [--minutes M]
+
+``--minutes`` bounds the run: once the time is up the sequence under way ends, the table shows what ran
+(and says how many sequences that was), and the exit status is 1 too: a bounded run did not meet the
+target.
 """
 
 from __future__ import annotations
@@ -31,12 +36,20 @@ from harness.differential.session import DifferentialSession, _generic  # noqa: 
 from harness.kafka_cluster import KafkaCluster  # noqa: E402
 
 
-def run_sequences(session: DifferentialSession, count: int, steps: int, seed: int, label: str) -> float:
+def run_sequences(
+    session: DifferentialSession, count: int, steps: int, seed: int, label: str, deadline: float
+) -> tuple[float, int]:
+    """Runs up to ``count`` sequences (fewer if ``deadline``, a ``time.monotonic()``, passes): the
+    seconds they took and how many ran."""
     shape = session.cluster
     names = [g.name for g in GENERATORS.values() if shape in g.clusters for _ in range(g.weight)]
     actions = [a.name for a in ACTIONS.values() if shape in a.clusters for _ in range(a.weight)]
     began = time.monotonic()
+    ran = 0
     for n in range(count):
+        if time.monotonic() > deadline:
+            print(f"  {label}: time is up after {n} of {count} sequences", flush=True)
+            break
         rng = random.Random(seed * 1_000_003 + n)
         session.begin()
         try:
@@ -51,6 +64,7 @@ def run_sequences(session: DifferentialSession, count: int, steps: int, seed: in
                     session.run(step)
         finally:
             session.end()
+        ran = n + 1
         if (n + 1) % max(1, count // 20) == 0:
             elapsed = time.monotonic() - began
             print(
@@ -58,10 +72,15 @@ def run_sequences(session: DifferentialSession, count: int, steps: int, seed: in
                 f"{sum(session.unlisted_kinds.values())} unlisted difference(s) so far",
                 flush=True,
             )
-    return time.monotonic() - began
+    return time.monotonic() - began, ran
 
 
-def report(sessions: list[DifferentialSession], seconds: dict[str, float], sequences: dict[str, int]) -> int:
+def report(
+    sessions: list[DifferentialSession],
+    seconds: dict[str, float],
+    sequences: dict[str, int],
+    asked: dict[str, int],
+) -> int:
     totals: dict[str, list[int]] = {}
     for session in sessions:
         for api, counts in session.counts.items():
@@ -80,8 +99,10 @@ def report(sessions: list[DifferentialSession], seconds: dict[str, float], seque
     )
     for shape, secs in seconds.items():
         print(
-            f"{shape}: {sequences[shape]} sequences in {secs:.0f} s ({sequences[shape] / secs:.1f} per second)"
+            f"{shape}: {sequences[shape]} of {asked[shape]} sequences in {secs:.0f} s "
+            f"({sequences[shape] / max(secs, 1e-9):.2f} per second)"
         )
+    short = [shape for shape in asked if sequences.get(shape, 0) < asked[shape]]
     used: Counter[int] = Counter()
     table = sessions[0].table
     for session in sessions:
@@ -93,6 +114,9 @@ def report(sessions: list[DifferentialSession], seconds: dict[str, float], seque
     unlisted = [(d, context) for s in sessions for d, context in s.unlisted]
     if not unlisted:
         print("\nno unlisted difference")
+        if short:
+            print(f"but the run was cut short by --minutes ({', '.join(short)}): not the target")
+            return 1
         return 0
     kinds: Counter[tuple[str, str]] = Counter()
     for session in sessions:
@@ -115,8 +139,10 @@ def main() -> int:
     parser.add_argument("--three", type=int, default=100, help="sequences on the three-rack cluster")
     parser.add_argument("--steps", type=int, default=12, help="steps per sequence")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this long, table of what ran")
     args = parser.parse_args()
-    sessions, seconds, counts = [], {}, {}
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes is not None else float("inf")
+    sessions, seconds, counts, asked = [], {}, {}, {}
     for shape, count in (("single", args.sequences), ("three-racks", args.three)):
         if count <= 0:
             continue
@@ -125,13 +151,15 @@ def main() -> int:
         sim = sim_for(shape, seed=args.seed)
         try:
             with paired_session(cluster, sim, shape, strict=False) as session:
-                seconds[shape] = run_sequences(session, count, args.steps, args.seed, shape)
-                counts[shape] = count
+                asked[shape] = count
+                seconds[shape], counts[shape] = run_sequences(
+                    session, count, args.steps, args.seed, shape, deadline
+                )
                 sessions.append(session)
         finally:
             sim.stop()
             cluster.stop()
-    return report(sessions, seconds, counts)
+    return report(sessions, seconds, counts, asked)
 
 
 if __name__ == "__main__":

@@ -127,6 +127,8 @@ TOPICS = ("t0", "t1", "t2", "c.x", "c_x")
 #: Names no topic may have (sent as they are).
 INVALID_TOPICS = ("", ".", "..", "a" * 250, "bad name", "t0/x", "ü")
 GROUPS = ("g0", "g1")
+#: Transactional ids a sequence uses (prefixed as groups are): one its transactions use, one never used.
+TRANSACTIONAL_IDS = ("tx", "tx", "tx", "tx-unused")
 
 
 def topic_name(draw: Draw, model: Model, existing_bias: bool = True) -> Any:
@@ -823,25 +825,36 @@ def delete_records(draw: Draw, model: Model) -> Step:
 @generator("InitProducerId", weight=2)
 def init_producer_id(draw: Draw, model: Model) -> Step:
     v = version(draw, "InitProducerId")
-    transactional = draw(st.integers(0, 9)) == 0
-    label = model.label("pid")  # a transactional producer's id is named too (its batches are not sent)
-    bump = v >= 3 and model.producers and draw(st.integers(0, 3)) == 0
-    producer = model.producers[draw(st.sampled_from(sorted(model.producers)))] if bump else None
+    transactional = model.cluster == "single" and draw(st.integers(0, 3)) == 0
+    transactional_id = draw(st.sampled_from(TRANSACTIONAL_IDS)) if transactional else None
+    label = model.label("pid")
+    if transactional:
+        known = model.transactional.get(transactional_id)  # type: ignore[arg-type]
+        bump = v >= 3 and known is not None and draw(st.integers(0, 2)) == 0
+        producer = known if bump else None
+    else:
+        bump = v >= 3 and bool(model.producers) and draw(st.integers(0, 3)) == 0
+        producer = model.producers[draw(st.sampled_from(sorted(model.producers)))] if bump else None
     data = {
-        "TransactionalId": Group("tx") if transactional else None,
-        "TransactionTimeoutMs": draw(st.sampled_from([60000, 60000, -1, 0, 2**31 - 1])),
+        "TransactionalId": Group(transactional_id) if transactional_id is not None else None,
+        "TransactionTimeoutMs": draw(st.sampled_from([60000, 60000, 60000, -1, 0, 2**31 - 1])),
         "ProducerId": Pid(producer.label) if producer is not None else -1,
         "ProducerEpoch": producer.epoch if producer is not None else -1,
     }
 
     def learn(model: Model, kafka: Outcome, sim: Outcome) -> None:
         answer = kafka_ok(kafka)
-        if not transactional and answer is not None and answer["ErrorCode"] == 0:
-            if producer is not None and answer["ProducerId"] == producer.label:
-                producer.epoch = answer["ProducerEpoch"]
-                producer.sequences.clear()
-            else:
-                model.producers[label] = ProducerModel(label, answer["ProducerEpoch"])
+        if answer is None or answer["ErrorCode"] != 0:
+            return
+        if transactional_id is not None:
+            # A transactional producer's new epoch ends (aborts) whatever it had begun.
+            model.transactional[transactional_id] = ProducerModel(label, answer["ProducerEpoch"])
+            model.in_transaction[transactional_id] = set()
+        elif producer is not None and answer["ProducerId"] == producer.label:
+            producer.epoch = answer["ProducerEpoch"]
+            producer.sequences.clear()
+        else:
+            model.producers[label] = ProducerModel(label, answer["ProducerEpoch"])
 
     return Step(
         "InitProducerId", v, data, label=label, learn=learn, note="transactional" if transactional else ""
@@ -866,6 +879,191 @@ def describe_log_dirs(draw: Draw, model: Model) -> Step | None:
         return None
     data = {"Topics": [{"Topic": Topic(topic.name), "Partitions": list(range(topic.partitions + 1))}]}
     return Step("DescribeLogDirs", v, data, broker=draw(st.sampled_from(model.live_brokers())))
+
+
+# ---------------------------------------------------------------------------------- transactions
+#
+# One broker only: the transaction coordinator of an id is a different broker in each cluster of three.
+# A transaction's steps take the producer id and epoch Kafka gave (now and then a stale or wrong one), the
+# partitions it added, and its offsets' group.
+
+
+def _transactional(draw: Draw, model: Model) -> tuple[str, ProducerModel | None]:
+    """A transactional id of the sequence's and its producer as Kafka last answered (None: never given)."""
+    transactional_id = draw(st.sampled_from(TRANSACTIONAL_IDS))
+    return transactional_id, model.transactional.get(transactional_id)
+
+
+def _txn_producer(draw: Draw, producer: ProducerModel | None) -> dict[str, Any]:
+    """The producer id and epoch a transactional request names: mostly the right ones."""
+    if producer is None:
+        return {
+            "ProducerId": draw(st.sampled_from([-1, 4242])),
+            "ProducerEpoch": draw(st.sampled_from([-1, 0])),
+        }
+    wrong = draw(st.integers(0, 9))
+    return {
+        "ProducerId": Pid(producer.label) if wrong != 0 else 4242,
+        "ProducerEpoch": producer.epoch if wrong != 1 else producer.epoch + draw(st.sampled_from([1, -1])),
+    }
+
+
+@generator("AddPartitionsToTxn", clusters=SINGLE, weight=2)
+def add_partitions_to_txn(draw: Draw, model: Model) -> Step:
+    v = version(draw, "AddPartitionsToTxn", high=3)  # v4+ is the brokers' own batched form
+    transactional_id, producer = _transactional(draw, model)
+    topic = existing(draw, model)
+    name = Topic(topic.name) if topic is not None else topic_name(draw, model)
+    partitions = draw(st.lists(st.integers(0, 3), min_size=1, max_size=2, unique=True))
+    data = {
+        "TransactionalId": Group(transactional_id),
+        **_txn_producer(draw, producer),
+        "Topics": [{"Name": name, "Partitions": partitions}],
+    }
+
+    def learn(model: Model, kafka: Outcome, sim: Outcome) -> None:
+        if topic is None:
+            return
+        for result in kafka_ok(kafka, "Results") or []:
+            for each in result["Results"]:
+                if each["ErrorCode"] == 0:
+                    model.in_transaction.setdefault(transactional_id, set()).add(
+                        (topic.name, each["PartitionIndex"])
+                    )
+
+    return Step("AddPartitionsToTxn", v, data, learn=learn)
+
+
+@generator("Produce", clusters=SINGLE, weight=3)
+def produce_in_transaction(draw: Draw, model: Model) -> Step | None:
+    """A transactional producer's batch: to a partition its transaction added (now and then to one it did
+    not), with the sequence it is at (now and then another)."""
+    transactional_id, producer = _transactional(draw, model)
+    if producer is None:
+        return None
+    v = version(draw, "Produce", low=3)
+    added = sorted(model.in_transaction.get(transactional_id, ()))
+    if added and draw(st.integers(0, 5)) != 0:
+        topic_name_, partition = draw(st.sampled_from(added))
+        topic = model.topics.get(topic_name_)
+    else:
+        topic = existing(draw, model)
+        partition = partition_of(draw, topic)
+    if topic is None:
+        return None
+    key = (topic.name, partition)
+    expected = producer.sequences.get(key, 0)
+    spec = _batch(draw, "good").with_(
+        transactional=True,
+        producer_id=Pid(producer.label),
+        producer_epoch=producer.epoch,
+        base_sequence=draw(st.sampled_from([expected] * 6 + [expected + 2])),
+    )
+    data = {
+        "TransactionalId": Group(transactional_id) if draw(st.integers(0, 9)) else Group("tx-unused"),
+        "Acks": draw(st.sampled_from([-1, -1, 1])),
+        "TimeoutMs": 5000,
+        "TopicData": [
+            {
+                **_topic_field(v, 13, topic, Topic(topic.name)),
+                "PartitionData": [{"Index": partition, "Records": Records((spec,))}],
+            }
+        ],
+    }
+
+    def learn(model: Model, kafka: Outcome, sim: Outcome) -> None:
+        answer = kafka_ok(kafka, "Responses", 0, "PartitionResponses", 0)
+        if answer is not None and answer["ErrorCode"] == 0:
+            model.log_end[key] = answer["BaseOffset"] + len(spec.records) + 1  # and the marker to come
+            producer.sequences[key] = spec.base_sequence + len(spec.records)  # type: ignore[operator]
+            model.in_transaction.setdefault(transactional_id, set()).add(key)
+
+    return Step("Produce", v, data, learn=learn, note="in-transaction")
+
+
+@generator("AddOffsetsToTxn", clusters=SINGLE)
+def add_offsets_to_txn(draw: Draw, model: Model) -> Step:
+    v = version(draw, "AddOffsetsToTxn")
+    transactional_id, producer = _transactional(draw, model)
+    data = {
+        "TransactionalId": Group(transactional_id),
+        **_txn_producer(draw, producer),
+        "GroupId": Group(draw(st.sampled_from(GROUPS))),
+    }
+    return Step("AddOffsetsToTxn", v, data)
+
+
+@generator("TxnOffsetCommit", clusters=SINGLE)
+def txn_offset_commit(draw: Draw, model: Model) -> Step:
+    v = version(draw, "TxnOffsetCommit")
+    transactional_id, producer = _transactional(draw, model)
+    topic = existing(draw, model)
+    name = Topic(topic.name) if topic is not None else topic_name(draw, model)
+    data = {
+        "TransactionalId": Group(transactional_id),
+        "GroupId": Group(draw(st.sampled_from(GROUPS))),
+        **_txn_producer(draw, producer),
+        "GenerationId": -1,
+        "MemberId": "",
+        "GroupInstanceId": None,
+        "Topics": [
+            {
+                "Name": name,
+                "Partitions": [
+                    {
+                        "PartitionIndex": partition_of(draw, topic),
+                        "CommittedOffset": draw(st.sampled_from([0, 2, 7])),
+                        "CommittedLeaderEpoch": -1,
+                        "CommittedMetadata": draw(st.sampled_from([None, "", "m"])),
+                    }
+                ],
+            }
+        ],
+    }
+    return Step("TxnOffsetCommit", v, data)
+
+
+@generator("EndTxn", clusters=SINGLE, weight=2)
+def end_txn(draw: Draw, model: Model) -> Step:
+    v = version(draw, "EndTxn")
+    transactional_id, producer = _transactional(draw, model)
+    committed = draw(st.booleans())
+    data = {
+        "TransactionalId": Group(transactional_id),
+        **_txn_producer(draw, producer),
+        "Committed": committed,
+    }
+
+    def learn(model: Model, kafka: Outcome, sim: Outcome) -> None:
+        answer = kafka_ok(kafka)
+        if answer is None or answer["ErrorCode"] != 0 or producer is None:
+            return
+        model.in_transaction[transactional_id] = set()
+        if answer.get("ProducerEpoch", -1) >= 0:  # v5: the epoch the transaction's end bumped to
+            producer.epoch = answer["ProducerEpoch"]
+            producer.sequences.clear()
+
+    return Step("EndTxn", v, data, learn=learn, note="commit" if committed else "abort")
+
+
+@generator("DescribeTransactions", clusters=SINGLE)
+def describe_transactions(draw: Draw, model: Model) -> Step:
+    v = version(draw, "DescribeTransactions")
+    ids = draw(st.lists(st.sampled_from(["tx", "tx-unused"]), min_size=1, max_size=2, unique=True))
+    return Step("DescribeTransactions", v, {"TransactionalIds": [Group(i) for i in ids]})
+
+
+@generator("ListTransactions", clusters=SINGLE)
+def list_transactions(draw: Draw, model: Model) -> Step:
+    v = version(draw, "ListTransactions")
+    data = {
+        "StateFilters": draw(
+            st.sampled_from([[], ["Ongoing"], ["CompleteCommit", "CompleteAbort", "Empty"]])
+        ),
+        "ProducerIdFilters": [],
+        "DurationFilter": draw(st.sampled_from([-1, -1, 0, 3_600_000])),
+    }
+    return Step("ListTransactions", v, data, scoped=True)
 
 
 # ---------------------------------------------------------------------------------------- groups

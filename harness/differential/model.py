@@ -109,6 +109,10 @@ class Model:
     log_start: dict[tuple[str, int], int] = field(default_factory=dict)
     producers: dict[str, ProducerModel] = field(default_factory=dict)
     groups: dict[str, GroupModel] = field(default_factory=dict)
+    #: Transactional producers by transactional id (the sequence's own, unprefixed), once Kafka gave one
+    #: an id; the partitions a transaction has added are in :attr:`in_transaction`.
+    transactional: dict[str, ProducerModel] = field(default_factory=dict)
+    in_transaction: dict[str, set[tuple[str, int]]] = field(default_factory=dict)
     #: Brokers stopped on purpose, by mode.
     failed: dict[int, str] = field(default_factory=dict)
     #: Leaders and epochs as Kafka last told them at a settled point.

@@ -306,10 +306,26 @@ class DifferentialSession:
                     last = producer
                     if producer.body is None or producer.body["ErrorCode"] != 0:
                         ready = False
-                if ready:  # the transaction coordinator's topic, made (and loaded) at its first use
-                    found = await side.send(broker, "FindCoordinator", 3, {"Key": "warm-up-tx", "KeyType": 1})
+                # The transaction coordinator's topic, made at its first use; then each of its partitions
+                # loads (a transactional InitProducerId on every one of them).
+                for transactional_id in groups if ready else ():
+                    found = await side.send(
+                        broker, "FindCoordinator", 3, {"Key": transactional_id, "KeyType": 1}
+                    )
                     last = found
-                    ready = found.body is not None and found.body["ErrorCode"] == 0
+                    if found.body is None or found.body["ErrorCode"] != 0:
+                        ready = False
+                        break
+                    producer = await side.send(
+                        found.body["NodeId"],
+                        "InitProducerId",
+                        4,
+                        {"TransactionalId": transactional_id, "TransactionTimeoutMs": 60000},
+                    )
+                    last = producer
+                    if producer.body is None or producer.body["ErrorCode"] != 0:
+                        ready = False
+                        break
                 for group in groups if ready else ():
                     found = await side.send(broker, "FindCoordinator", 3, {"Key": group, "KeyType": 0})
                     last = found
@@ -521,7 +537,7 @@ async def _gather(*coroutines: Any) -> list[Any]:
 #: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, and -1 (no answer).
 _NOT_LED_YET = frozenset({6, 3, 5, -1})
 
-_NAMED = ("Name", "Topic", "GroupId", "TopicName")
+_NAMED = ("Name", "Topic", "GroupId", "TopicName", "TransactionalId")
 
 
 def _scope(step: Step, body: Any, prefix: str) -> Any:

@@ -556,9 +556,10 @@ class TransactionCoordinator:
             "TransactionalId": transactional_id,
             "TransactionState": "",
             "TransactionTimeoutMs": 0,
-            "TransactionStartTimeMs": -1,
-            "ProducerId": -1,
-            "ProducerEpoch": -1,
+            # An error's entry keeps the message's defaults, zeros (as Kafka 4.4 answers).
+            "TransactionStartTimeMs": 0,
+            "ProducerId": 0,
+            "ProducerEpoch": 0,
             "Topics": [],
         }
         if not transactional_id:

@@ -915,18 +915,20 @@ def add_partitions_to_txn(draw: Draw, model: Model) -> Step:
     topic = existing(draw, model)
     name = Topic(topic.name) if topic is not None else topic_name(draw, model)
     partitions = draw(st.lists(st.integers(0, 3), min_size=1, max_size=2, unique=True))
+    producer_fields = _txn_producer(draw, producer)
     data = {
-        "TransactionalId": Group(transactional_id),
-        **_txn_producer(draw, producer),
-        "Topics": [{"Name": name, "Partitions": partitions}],
+        "V3AndBelowTransactionalId": Group(transactional_id),
+        "V3AndBelowProducerId": producer_fields["ProducerId"],
+        "V3AndBelowProducerEpoch": producer_fields["ProducerEpoch"],
+        "V3AndBelowTopics": [{"Name": name, "Partitions": partitions}],
     }
 
     def learn(model: Model, kafka: Outcome, sim: Outcome) -> None:
         if topic is None:
             return
-        for result in kafka_ok(kafka, "Results") or []:
-            for each in result["Results"]:
-                if each["ErrorCode"] == 0:
+        for result in kafka_ok(kafka, "ResultsByTopicV3AndBelow") or []:
+            for each in result["ResultsByPartition"]:
+                if each["PartitionErrorCode"] == 0:
                     model.in_transaction.setdefault(transactional_id, set()).add(
                         (topic.name, each["PartitionIndex"])
                     )

@@ -210,6 +210,9 @@ class DifferentialSession:
         kafka, sim = self.loop.run(both())
         if step.api in METADATA_CHANGES and kafka.kind == "answer":
             self.loop.run(self._barrier())
+        if step.api == "EndTxn" and kafka.body is not None and kafka.body.get("ErrorCode") == 0:
+            transactional_id = resolve(step.data["TransactionalId"], self.kafka.names, {}, now)
+            self.loop.run(self._markers_written(broker, transactional_id))
         for side, outcome in ((self.kafka, kafka), (self.sim, sim)):
             self._learn_ids(side, step, outcome)
         result = self.compare(step, kafka, sim)
@@ -344,6 +347,22 @@ class DifferentialSession:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{side.name} did not warm up: {last}")
                 await asyncio.sleep(0.2)
+
+    async def _markers_written(self, broker: int, transactional_id: str) -> None:
+        """Until the real cluster's transaction coordinator has written the markers of the transaction an
+        EndTxn ended: Kafka answers once the transaction is prepared and writes the markers after, the
+        simulator answers once they are written (docs/fidelity.md)."""
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            described = await self.kafka.send(
+                broker, "DescribeTransactions", 0, {"TransactionalIds": [transactional_id]}
+            )
+            states = (described.body or {}).get("TransactionStates") or [{}]
+            if states[0].get("TransactionState") not in ("PrepareCommit", "PrepareAbort"):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Kafka did not complete {transactional_id}'s transaction: {described}")
+            await asyncio.sleep(0.05)
 
     async def _barrier(self) -> None:
         """Until every live broker of the real cluster applied the metadata the last step changed.

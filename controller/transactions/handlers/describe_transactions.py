@@ -29,9 +29,9 @@ def error_response(request: dict[str, Any], version: int, error_code: int, messa
                 "TransactionalId": tid,
                 "TransactionState": "",
                 "TransactionTimeoutMs": 0,
-                "TransactionStartTimeMs": -1,
-                "ProducerId": -1,
-                "ProducerEpoch": -1,
+                "TransactionStartTimeMs": 0,  # Kafka leaves an error's entry at its defaults
+                "ProducerId": 0,
+                "ProducerEpoch": 0,
                 "Topics": [],
             }
             for tid in request.get("TransactionalIds") or []

@@ -1,7 +1,7 @@
 """Produce (0) v3-13: client batches appended at partition leaders, with Kafka's acks rules.
 
 First, a request with a transactional batch and no TransactionalId is
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition. Then per partition, in Kafka's order
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (with acks=0 the connection is closed). Then per partition, in Kafka's order
 (``KafkaApis.handleProduceRequest``, ``ReplicaManager.appendRecords``, ``Partition.appendRecordsToLeader``):
 the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in v13), acks other than 0, 1 and -1
 (INVALID_REQUIRED_ACKS), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with
@@ -72,7 +72,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     transactional_id = request.get("TransactionalId")
     if transactional_id is None and _has_transactional_batch(request):
         # Kafka's KafkaApis: transactional records need a transactional id the client may use.
-        return _every_partition(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+        return _refuse_request(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     if transactional_id is not None:
         return _transactional(ctx, request, version, transactional_id)
     return _produce(ctx, request, version, None)
@@ -102,7 +102,7 @@ def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, t
             if not states.has_ongoing_transaction(header.producer_id):
                 unverified.append(((p.topic, p.index), header.producer_id, header.producer_epoch))
     if len(producers) > 1:
-        return _every_partition(
+        return _refuse_request(
             request,
             version,
             ErrorCode.INVALID_PRODUCER_ID_MAPPING,
@@ -315,6 +315,16 @@ def _has_transactional_batch(request: dict[str, Any]) -> bool:
                 if records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG:
                     return True
     return False
+
+
+def _refuse_request(
+    request: dict[str, Any], version: int, code: ErrorCode, message: str | None
+) -> dict[str, Any] | NoResponse:
+    """A refusal of the whole request: every partition ``code``; with acks=0, which has no answer, the
+    connection closed (as Kafka's error response to an acks=0 Produce is none and it closes instead)."""
+    if request.get("Acks") == 0:
+        raise Close("acks=0 produce refused", f"a Produce with acks=0 refused as a whole: {code.name}")
+    return _every_partition(request, version, code, message)
 
 
 def _every_partition(

@@ -224,6 +224,20 @@ def test_acks_0_is_never_answered_and_a_refused_one_closes_the_connection(server
     with raw_connect(server.bootstrap) as sock:
         sock.sendall(request_frame(0, 9, unknown, correlation_id=9))
         assert read_response(sock) is None
+    # A request refused as a whole (a transactional batch without a transactional id) closes it too, as
+    # Kafka 4.4 does (the differential tests found it).
+    stray = {
+        **produce,
+        "TopicData": [
+            {
+                "Name": topic,
+                "PartitionData": [{"Index": 0, "Records": build(1, producer=(7, 0, 0), transactional=True)}],
+            }
+        ],
+    }
+    with raw_connect(server.brokers[_leader(server, topic)]) as sock:
+        sock.sendall(request_frame(0, 9, stray, correlation_id=10))
+        assert read_response(sock) is None
 
 
 def test_invalid_acks_and_stray_transactional_batches_are_refused_as_kafka_refuses_them(server) -> None:

@@ -45,7 +45,26 @@ def run_sequences(
     names = [g.name for g in GENERATORS.values() if shape in g.clusters for _ in range(g.weight)]
     actions = [a.name for a in ACTIONS.values() if shape in a.clusters for _ in range(a.weight)]
     began = time.monotonic()
-    ran = 0
+    progress = [0]  # sequences ended
+    try:
+        _sequences(session, count, steps, seed, label, deadline, names, actions, began, progress)
+    except KeyboardInterrupt:  # Ctrl-C: the table of what ran
+        print(f"  {label}: interrupted after {progress[0]} of {count} sequences", flush=True)
+    return time.monotonic() - began, progress[0]
+
+
+def _sequences(
+    session: DifferentialSession,
+    count: int,
+    steps: int,
+    seed: int,
+    label: str,
+    deadline: float,
+    names: list[str],
+    actions: list[str],
+    began: float,
+    progress: list[int],
+) -> None:
     for n in range(count):
         if time.monotonic() > deadline:
             print(f"  {label}: time is up after {n} of {count} sequences", flush=True)
@@ -61,10 +80,15 @@ def run_sequences(
                 assert session.model is not None
                 step = GENERATORS[rng.choice(names)].make(chooser, session.model)
                 if step is not None:
+                    known = len(session.unlisted_kinds)
                     session.run(step)
+                    if len(session.unlisted_kinds) > known:  # a new kind: shown at once, with its steps
+                        difference, context = session.unlisted[-1]
+                        print(f"  new unlisted kind (sequence {n}): {difference}", flush=True)
+                        print("    after: " + context.replace("\n", "\n           "), flush=True)
         finally:
             session.end()
-        ran = n + 1
+        progress[0] = n + 1
         if (n + 1) % max(1, count // 20) == 0:
             elapsed = time.monotonic() - began
             print(
@@ -72,7 +96,6 @@ def run_sequences(
                 f"{sum(session.unlisted_kinds.values())} unlisted difference(s) so far",
                 flush=True,
             )
-    return time.monotonic() - began, ran
 
 
 def report(

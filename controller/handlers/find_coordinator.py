@@ -1,7 +1,9 @@
 """FindCoordinator (10): the broker that coordinates a group: the leader of its ``__consumer_offsets``
 partition (made at the first request; see :mod:`controller.groups.durable`). Many keys at once from v4.
 
-Only group coordinators (KeyType 0) are simulated: other key types are answered INVALID_REQUEST.
+Group coordinators (KeyType 0, share groups' too) and share coordinators (KeyType 2, a share-partition key
+``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition, :mod:`controller.share`)
+are simulated; transaction coordinators (KeyType 1) are answered INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
 
 GROUP_KEY = 0
+SHARE_KEY = 2
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -23,12 +26,16 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     key_type = request.get("KeyType", GROUP_KEY)
     if key_type == GROUP_KEY and any(keys):
         await ctx.controller.groups.ensure_topic()
+    if key_type == SHARE_KEY and any(keys):
+        await ctx.controller.share.coordinator.ensure_topic()
     found = [_coordinator(ctx, key, key_type) for key in keys]
     return _answer(ctx, found, version)
 
 
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"Key": key, "NodeId": -1, "Host": "", "Port": -1, "ErrorMessage": None}
+    if key_type == SHARE_KEY:
+        return _share_coordinator(ctx, key, entry)
     if key_type != GROUP_KEY:
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
         entry["ErrorMessage"] = f"Only group coordinators (KeyType 0) are simulated, not KeyType {key_type}."
@@ -38,6 +45,22 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
         entry["ErrorMessage"] = "The group id is empty."
         return entry
     error, broker = ctx.controller.groups.coordinator_of(key)
+    endpoint = ctx.endpoints.get(broker) if not error else None
+    if endpoint is None:
+        entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        entry["ErrorMessage"] = "The coordinator is not available."
+        return entry
+    entry.update(ErrorCode=ErrorCode.NONE, NodeId=broker, Host=endpoint[0], Port=endpoint[1])
+    return entry
+
+
+def _share_coordinator(ctx: RequestContext, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    parts = key.split(":")
+    if len(parts) < 3 or not parts[-1].lstrip("-").isdigit() or not parts[-2]:
+        entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
+        entry["ErrorMessage"] = f"Invalid share coordinator key: {key} (groupId:topicId:partition)."
+        return entry
+    error, broker = ctx.controller.share.coordinator.coordinator_of(key)
     endpoint = ctx.endpoints.get(broker) if not error else None
     if endpoint is None:
         entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE

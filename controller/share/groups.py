@@ -290,8 +290,7 @@ class ShareGroups:
         timer = self._sessions.pop((group.group_id, member_id), None)
         if timer is not None:
             timer.cancel()
-        if group.members:
-            self._refresh_target(group)
+        self._refresh_target(group)
         if self.log is not None:
             self.log.write_share_group(group, group.group_id)
         self._gone(group.group_id, member_id, expired)

@@ -136,6 +136,34 @@ class ShareService:
         self.group_log.follow_all()
         return group_id in self.groups.groups
 
+    def list_groups(
+        self, broker: int | None, states: Iterable[str], types: Iterable[str]
+    ) -> list[dict[str, Any]]:
+        """ListGroups' entries of the share groups ``broker`` coordinates (None: every one), filtered by
+        state and type case-insensitively (empty: all)."""
+        self.group_log.follow_all()
+        wanted_states = {s.lower() for s in states}
+        wanted_types = {t.lower() for t in types}
+        if wanted_types and "share" not in wanted_types:
+            return []
+        return [
+            {"GroupId": gid, "ProtocolType": "share", "GroupState": g.state, "GroupType": "share"}
+            for gid, g in sorted(self.groups.groups.items())
+            if (not wanted_states or g.state.lower() in wanted_states)
+            and (broker is None or self.group_log.coordinator_of(gid) == (ErrorCode.NONE, broker))
+        ]
+
+    def ensure_group(self, group_id: str) -> ShareGroup | None:
+        """The share group ``group_id``, made empty when there is none (as AlterShareGroupOffsets makes
+        it); None when the id is a classic group's."""
+        if group_id in self.group_log.coordinator.groups:
+            return None
+        group = self.groups.groups.get(group_id)
+        if group is None:
+            group = self.groups.groups[group_id] = ShareGroup(group_id)
+            self.write_share_group(group, group_id)
+        return group
+
     def write_share_group(self, group: ShareGroup | None, group_id: str) -> None:
         """The group's state (or its removal) on its ``__consumer_offsets`` partition."""
         self.group_log.append(group_id, "share", [None if group is None else group.snapshot()])

@@ -143,6 +143,8 @@ class SharePartition:
         self.group = group
         self.topic = topic
         self.partition = partition
+        #: The topic's id (a topic made again under the same name is another share-partition).
+        self.topic_id: object = None
         #: The leader (and its epoch) whose memory this state is: a new leader loads the persisted state.
         self.leader = leader
         self.leader_epoch = leader_epoch
@@ -180,24 +182,23 @@ class SharePartition:
         return self.end_offset < high_watermark and self.in_flight() < max_in_flight
 
     def snapshot(self) -> ShareState:
-        """The persisted form of this state now (:class:`ShareState`)."""
-        batches: list[StateBatch] = []
+        """The persisted form of this state now (:class:`ShareState`), in runs of one state and count."""
+        runs: list[list[int]] = []  # [first, last, state, count]
+        available, acquired = RecordState.AVAILABLE, RecordState.ACQUIRED
         for offset in sorted(self._records):
             record = self._records[offset]
-            state = RecordState.AVAILABLE if record.state is RecordState.ACQUIRED else record.state
-            if state is RecordState.AVAILABLE and record.delivery_count == 0:
+            state = available if record.state is acquired else record.state
+            count = record.delivery_count
+            if state is available and count == 0:
                 continue
-            last = batches[-1] if batches else None
-            if (
-                last is not None
-                and last.last_offset == offset - 1
-                and last.state is state
-                and last.delivery_count == record.delivery_count
-            ):
-                batches[-1] = last._replace(last_offset=offset)
-            else:
-                batches.append(StateBatch(offset, offset, state, record.delivery_count))
-        return ShareState(self.start_offset, self.state_epoch, self.leader_epoch, tuple(batches))
+            if runs:
+                last = runs[-1]
+                if last[1] == offset - 1 and last[2] is state and last[3] == count:
+                    last[1] = offset
+                    continue
+            runs.append([offset, offset, state, count])
+        batches = tuple(StateBatch(a, b, RecordState(c), d) for a, b, c, d in runs)
+        return ShareState(self.start_offset, self.state_epoch, self.leader_epoch, batches)
 
     # ------------------------------------------------------------------------------------- acquiring
 
@@ -372,12 +373,25 @@ class SharePartition:
                 deadline,
             )
 
-    def save(self) -> tuple[dict[int, tuple[RecordState, int, str | None, int]], int, int]:
-        return (
-            {o: (r.state, r.delivery_count, r.member, r.deadline) for o, r in self._records.items()},
-            self.start_offset,
-            self.end_offset,
-        )
+    def save(
+        self, batches: Iterable[tuple[int, int, list[int]]]
+    ) -> tuple[dict[int, tuple[RecordState, int, str | None, int]], int, int]:
+        """What an acknowledgement of ``batches`` may change, to :meth:`restore` it."""
+        saved = {}
+        for first, last, _ in batches:
+            for offset in range(first, last + 1):
+                r = self._records.get(offset)
+                if r is not None:
+                    saved[offset] = (r.state, r.delivery_count, r.member, r.deadline)
+        start = self.start_offset
+        for offset in range(start, self.end_offset):  # what the start offset may move past
+            r = self._records.get(offset)
+            if r is None or r.state not in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED):
+                if offset not in saved:
+                    break
+            elif offset not in saved:
+                saved[offset] = (r.state, r.delivery_count, r.member, r.deadline)
+        return saved, start, self.end_offset
 
     def reset(self, start_offset: int) -> None:
         """An admin set the start offset (AlterShareGroupOffsets): nothing in flight, a new state epoch."""

@@ -259,7 +259,7 @@ class ShareService:
         from ``share.auto.offset.reset``) when the leader has none yet."""
         key = (group, p.topic, p.index)
         sp = self.partitions.get(key)
-        if sp is not None and sp.leader == p.leader and sp.leader_epoch == p.leader_epoch:
+        if _current(sp, p, topic_id):
             return ErrorCode.NONE, sp
         if await self.coordinator.ensure_topic():
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, None
@@ -268,13 +268,14 @@ class ShareService:
         if error:
             return error, None
         sp = self.partitions.get(key)  # made while this waited
-        if sp is not None and sp.leader == p.leader and sp.leader_epoch == p.leader_epoch:
+        if _current(sp, p, topic_id):
             return ErrorCode.NONE, sp
         self._check_lost(ckey, group, p, state)
         fresh = state is None
         if state is None:
             state = ShareState(self._initial_offset(group, p), 0, p.leader_epoch)
         sp = SharePartition(group, p.topic, p.index, state, p.leader, p.leader_epoch, self.archived.append)
+        sp.topic_id = topic_id
         self.partitions[key] = sp
         self._bound_to_log(sp, p)
         if fresh:
@@ -405,7 +406,7 @@ class ShareService:
         limit = self.cluster.group_config(group, "share.delivery.count.limit")
         lock_ms = self.cluster.group_config(group, "share.record.lock.duration.ms")
         now = self.clock.now()
-        saved = sp.save()
+        saved = sp.save(batches)
         error, message = sp.acknowledge(member, batches, limit, now + lock_ms, now)
         if error:
             return error, message
@@ -548,6 +549,17 @@ class ShareService:
             self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e))
             await future
         return ErrorCode.NONE
+
+
+def _current(sp: SharePartition | None, p: PartitionState, topic_id: uuid.UUID) -> bool:
+    """Whether ``sp`` is the share-partition of ``p`` as its leader now holds it (a new leader, or a topic
+    deleted and made again under its name, loads its own)."""
+    return (
+        sp is not None
+        and sp.leader == p.leader
+        and sp.leader_epoch == p.leader_epoch
+        and sp.topic_id == topic_id
+    )
 
 
 def _int(static: dict[str, str] | Any, key: str, default: int) -> int:

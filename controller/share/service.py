@@ -108,6 +108,8 @@ class ShareService:
         self.lost_acknowledgements: list[LostAcknowledgement] = []
         self._locks: dict[tuple[str, str, int], Timer] = {}
         self._changed: list[asyncio.Future[None]] = []
+        #: The offset of the last share group record written (what a heartbeat's answer waits for).
+        self._written: int | None = None
         controller.groups.families["share"] = self
 
     def close(self) -> None:
@@ -127,10 +129,20 @@ class ShareService:
         """The group coordinator's checks (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...)."""
         return self.group_log.check(group_id, broker)
 
-    def heartbeat(self, request: Heartbeat) -> dict[str, Any]:
+    def heartbeat(self, request: Heartbeat) -> tuple[dict[str, Any], asyncio.Future[None] | None]:
+        """The answer to a heartbeat, and a future to wait for before giving it when it changed the group
+        (answered once the change is durable on ``__consumer_offsets``, as Kafka's coordinator answers
+        after its write is committed)."""
         if request.group_id in self.group_log.coordinator.groups:
             raise Refusal(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
-        return self.groups.heartbeat(request)
+        self._written = None
+        answer = self.groups.heartbeat(request)
+        written, self._written = self._written, None
+        if written is None:
+            return answer, None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.group_log.when_durable(request.group_id, written, lambda: future.done() or future.set_result(None))
+        return answer, future
 
     def is_share_group(self, group_id: str) -> bool:
         self.group_log.follow_all()
@@ -166,7 +178,7 @@ class ShareService:
 
     def write_share_group(self, group: ShareGroup | None, group_id: str) -> None:
         """The group's state (or its removal) on its ``__consumer_offsets`` partition."""
-        self.group_log.append(group_id, "share", [None if group is None else group.snapshot()])
+        self._written = self.group_log.append(group_id, "share", [None if group is None else group.snapshot()])
 
     def moved(self, index: int, kept: list[LogRecord], lost: list[LogRecord], now: int) -> int:
         """The group coordinator of ``__consumer_offsets`` partition ``index`` moved: its share groups are

@@ -1,10 +1,12 @@
 """ShareGroupHeartbeat (76) v1: a share group member joins (epoch 0, its own UUID as member id), heartbeats
 and leaves (epoch -1); see :mod:`controller.share.groups`. The group's coordinator is the one of classic
 groups (the leader of its ``__consumer_offsets`` partition): NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
-COORDINATOR_LOAD_IN_PROGRESS as for them; a classic group of that id is GROUP_ID_NOT_FOUND."""
+COORDINATOR_LOAD_IN_PROGRESS as for them; a classic group of that id is GROUP_ID_NOT_FOUND. A heartbeat
+that changed the group is answered once the change is durable on ``__consumer_offsets``."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from controller.handlers import RequestContext
@@ -17,7 +19,7 @@ API_KEY = ApiKey.SHARE_GROUP_HEARTBEAT
 VERSIONS = (1, 1)
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Awaitable[Any]:
     share = ctx.controller.share
     group_id = request["GroupId"]
     if not group_id:
@@ -27,7 +29,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         return error_response(request, version, error, None)
     subscribed = request.get("SubscribedTopicNames")
     try:
-        answer = share.heartbeat(
+        answer, durable = share.heartbeat(
             Heartbeat(
                 group_id,
                 request["MemberId"],
@@ -40,7 +42,15 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         )
     except Refusal as refused:
         return error_response(request, version, refused.code, refused.message)
-    return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "ErrorMessage": None, **answer}
+    data = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "ErrorMessage": None, **answer}
+    if durable is None:
+        return data
+
+    async def later() -> dict[str, Any]:
+        await durable
+        return data
+
+    return later()
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str | None) -> dict[str, Any]:

@@ -141,7 +141,9 @@ class ShareService:
         if written is None:
             return answer, None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.group_log.when_durable(request.group_id, written, lambda: future.done() or future.set_result(None))
+        self.group_log.when_durable(
+            request.group_id, written, lambda: future.done() or future.set_result(None)
+        )
         return answer, future
 
     def is_share_group(self, group_id: str) -> bool:
@@ -178,7 +180,9 @@ class ShareService:
 
     def write_share_group(self, group: ShareGroup | None, group_id: str) -> None:
         """The group's state (or its removal) on its ``__consumer_offsets`` partition."""
-        self._written = self.group_log.append(group_id, "share", [None if group is None else group.snapshot()])
+        self._written = self.group_log.append(
+            group_id, "share", [None if group is None else group.snapshot()]
+        )
 
     def moved(self, index: int, kept: list[LogRecord], lost: list[LogRecord], now: int) -> int:
         """The group coordinator of ``__consumer_offsets`` partition ``index`` moved: its share groups are

@@ -1,17 +1,20 @@
 """The group coordinator as a broker: ``__consumer_offsets`` on the replication model.
 
-The internal topic's machinery (placement, appends, waiting for the high watermark, moves, compaction) is
-:mod:`controller.coordinator_log`'s, shared with the share coordinator. As in Kafka, a group belongs to partition ``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions``
-of ``__consumer_offsets`` (Java's ``String.hashCode``; ``Utils.abs`` maps ``Integer.MIN_VALUE`` to 0), and
-its coordinator is that partition's leader. The topic is made at the first FindCoordinator, with
-``offsets.topic.num.partitions`` partitions and ``offsets.topic.replication.factor`` replicas (capped by the
-brokers there are), placed by the configured placer.
+As in Kafka, a group belongs to partition ``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions``
+of ``__consumer_offsets`` and its coordinator is that partition's leader (the topic and its records on the
+replication model are :class:`~controller.coordinator_topic.CoordinatorTopic`'s, shared with the
+transaction coordinator). The topic is made at the first FindCoordinator, with
+``offsets.topic.num.partitions`` partitions and ``offsets.topic.replication.factor`` replicas.
 
 Every record Kafka's coordinator writes (a group's generation and assignment, one per committed partition,
-tombstones) is appended to that partition's leader as one synthetic record: the leader's log end offset
-moves one on, followers copy it as they copy anything (:mod:`controller.dynamics.replication`), and the
-log offset of each record is remembered. An OffsetCommit is answered once the partition's high watermark
-covers its records (Kafka appends with acks=all).
+tombstones) is appended to that partition's leader as one synthetic record, and the log offset of each
+record is remembered. An OffsetCommit is answered once the partition's high watermark covers its records
+(Kafka appends with acks=all).
+
+Transactional offsets (TxnOffsetCommit) are records too, pending until the transaction's marker reaches
+the partition (:meth:`GroupService.complete_transaction`): a commit marker makes them the group's
+offsets, an abort marker drops them; while some are pending, OffsetFetch with RequireStable answers
+UNSTABLE_OFFSET_COMMIT for their partitions (Kafka's ``OffsetMetadataManager``).
 
 When the partition's leader changes (a crash, a hang, an isolation, an election), requests to the old
 broker get NOT_COORDINATOR and FindCoordinator names the new leader, which loads the partition's groups:
@@ -19,28 +22,19 @@ for :data:`LOAD_MS` on the cluster's clock it answers COORDINATOR_LOAD_IN_PROGRE
 records up to its own log end offset. Records above it (an unclean election, or commits not yet copied)
 are lost: lost commits are listed in :attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup
 requests of the moved groups are answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
-Share groups (:mod:`controller.share`) keep their records here too, as Kafka's coordinator does: they join
-as a family (:attr:`GroupService.families`), loaded and accounted for by their own module on each move.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.clock import Clock
-from controller.cluster import Cluster
+from controller.cluster import NO_LEADER, Cluster
 from controller.config import ServerConfig
-from controller.coordinator_log import (
-    COMPACT_AT,
-    LOAD_MS,
-    CoordinatorLog,
-    LogRecord,
-    coordinator_partition,
-    java_string_hash,
-)
+from controller.coordinator_topic import LOAD_MS, CoordinatorTopic, coordinator_partition, java_string_hash
 from controller.dynamics.replication import Replication
 from controller.groups.classic import ClassicGroup, GroupState
 from controller.groups.coordinator import CommittedOffset, GroupCoordinator, GroupSettings
@@ -51,7 +45,6 @@ from protocol.codes import ErrorCode
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "COMPACT_AT",
     "LOAD_MS",
     "OFFSETS_TOPIC",
     "GroupService",
@@ -78,15 +71,22 @@ class LostCommit:
     lost_at: int
 
 
-#: A family whose groups also live on ``__consumer_offsets`` (share groups): told when a partition's
-#: coordinator moves, with the records of its own kinds, so that it loads them (and drops what it held).
-GroupFamily = Any
+class _Record(NamedTuple):
+    """One record of ``__consumer_offsets`` (a tuple: one is made per partition committed)."""
+
+    offset: int
+    group_id: str
+    #: ("group", snapshot or None for a tombstone) or ("offset", ((topic, partition), CommittedOffset | None)).
+    kind: str
+    value: Any
 
 
-class GroupService(CoordinatorLog):
+#: A partition's records are compacted once they are this many, and then again once they have doubled.
+COMPACT_AT = 4096
+
+
+class GroupService:
     """The coordinator of every group, placed on the brokers (see the module docstring)."""
-
-    event_kind = "group"
 
     def __init__(
         self,
@@ -96,17 +96,24 @@ class GroupService(CoordinatorLog):
         replication: Replication,
         topic_admin: TopicAdmin,
     ) -> None:
-        super().__init__(
+        self.config = config
+        self.cluster = cluster
+        self.clock = clock
+        self.replication = replication
+        self.topic_admin = topic_admin
+        self.partitions = config.offsets_partitions
+        #: ``__consumer_offsets`` on the replication model.
+        self.topic = CoordinatorTopic(
             OFFSETS_TOPIC,
             config.offsets_partitions,
             config.offsets_replication_factor,
+            {},
             cluster,
             clock,
             replication,
             topic_admin,
             config.replication_tick_ms,
         )
-        self.config = config
         self.coordinator = GroupCoordinator(
             clock,
             GroupSettings(
@@ -118,13 +125,32 @@ class GroupService(CoordinatorLog):
             events=cluster.events,
         )
         self.coordinator.log = self
+        #: Other group families on this topic (share groups, :mod:`controller.share`), by the record kind
+        #: they write: each is told of a move with its own records (``moved(index, kept, lost, now)``).
+        self.families: dict[str, Any] = {}
         self.lost_commits: list[LostCommit] = []
-        #: Other group families on this topic (:data:`GroupFamily`), by the record kinds they write.
-        self.families: dict[str, GroupFamily] = {}
+        self._records: dict[int, list[_Record]] = {}
+        #: How many records a partition may hold before it is compacted again.
+        self._compact_at: dict[int, int] = {}
+        self._holder: dict[int, int] = {}
+        self._loaded_at: dict[int, int] = {}
 
     def close(self) -> None:
-        super().close()
+        self.topic.close()
         self.coordinator.close()
+
+    # ------------------------------------------------------------------------------------- placement
+
+    def partition_of(self, group_id: str) -> int:
+        return coordinator_partition(group_id, self.partitions)
+
+    async def ensure_topic(self) -> ErrorCode:
+        """Makes ``__consumer_offsets`` if it is not there yet (:meth:`CoordinatorTopic.ensure`)."""
+        return await self.topic.ensure()
+
+    def coordinator_of(self, group_id: str) -> tuple[ErrorCode, int]:
+        """The coordinator's broker id, or COORDINATOR_NOT_AVAILABLE (no topic yet, no serving leader)."""
+        return self.topic.coordinator_of(group_id)
 
     def check(self, group_id: str, broker: int | None) -> ErrorCode:
         """Whether ``broker`` (None: the bootstrap listener, which answers for any broker) may take a request
@@ -132,45 +158,101 @@ class GroupService(CoordinatorLog):
         COORDINATOR_LOAD_IN_PROGRESS."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
-        return self.check_partition(self.partition_of(group_id), broker)
+        error, leader = self.coordinator_of(group_id)
+        if error:
+            return error
+        if broker is not None and broker != leader:
+            return ErrorCode.NOT_COORDINATOR
+        index = self.partition_of(group_id)
+        self._follow(index, leader)
+        if self.clock.now() < self._loaded_at.get(index, 0):
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def follow_all(self) -> None:
+        """Brings every partition's groups to their current leader (what a check does for one)."""
+        topic = self.cluster.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            return
+        serving = self.cluster.serving_ids()
+        for p in topic.partitions:
+            if p.index in self._holder and p.leader != NO_LEADER and p.leader in serving:
+                self._follow(p.index, p.leader)
 
     # ------------------------------------------------------------------------------------- moves
 
-    def moved(self, index: int, kept: list[LogRecord], lost: list[LogRecord], now: int) -> str:
-        groups = {r.key for r in self._records.get(index, ()) if r.kind in ("group", "offset")}
-        groups |= {r.key for r in lost if r.kind in ("group", "offset")}
+    def _follow(self, index: int, leader: int) -> None:
+        holder = self._holder.get(index)
+        if holder == leader:
+            return
+        self._holder[index] = leader
+        if holder is None:
+            return  # the partition's first coordinator: nothing to load
+        now = self.clock.now()
+        self._loaded_at[index] = now + LOAD_MS
+        p = self.cluster.partition(OFFSETS_TOPIC, index)
+        end = p.leo_of(leader)
+        groups = {r.group_id for r in self._records.get(index, ()) if r.kind not in self.families}
         groups |= {g for g in self.coordinator.groups if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.offsets if self.partition_of(g) == index}
+        groups |= {g for g in self.coordinator.pending_offsets if self.partition_of(g) == index}
+        groups.discard("")  # the end record of a transaction that held no offsets of this partition
         for group_id in sorted(groups):
             self.coordinator.unload(group_id, ErrorCode.NOT_COORDINATOR)
+        kept, lost = [], []
+        for record in self._records.get(index, ()):
+            (kept if record.offset < end else lost).append(record)
+        self._records[index] = kept
         for record in lost:
             if record.kind == "offset" and record.value[1] is not None:
                 (topic, partition), value = record.value
                 self.lost_commits.append(
-                    LostCommit(record.key, topic, partition, value.offset, index, record.offset, now)
+                    LostCommit(record.group_id, topic, partition, value.offset, index, record.offset, now)
                 )
+            elif record.kind == "txn_end" and record.value[1]:
+                # A commit marker lost: the offsets it made the group's go with it.
+                for (topic, partition), value in record.value[2]:
+                    self.lost_commits.append(
+                        LostCommit(record.group_id, topic, partition, value.offset, index, record.offset, now)
+                    )
+        waiting = self.topic.take_waiting(index)
+        for offset, respond in waiting:
+            if offset < end:
+                self.topic.wait(index, offset, respond)
+            else:
+                respond()  # answered; the commit itself is gone (as with acks=all and a lost write)
         for group_id in sorted(groups):
-            self._load(group_id, [r for r in kept if r.key == group_id and r.kind in ("group", "offset")])
-        loaded = [f"{len(groups)} group(s)"]
+            self._load(group_id, [r for r in kept if r.group_id == group_id and r.kind not in self.families])
+        loaded = f"{len(groups)} group(s)"
         for kind, family in self.families.items():
             count = family.moved(
                 index, [r for r in kept if r.kind == kind], [r for r in lost if r.kind == kind], now
             )
-            loaded.append(f"{count} {kind} group(s)")
-        return ", ".join(loaded)
+            loaded += f", {count} {kind} group(s)"
+        self.cluster.events.record(
+            "group",
+            f"{OFFSETS_TOPIC}-{index}",
+            [("coordinator", holder, leader), ("lost records", 0, len(lost))],
+            f"partition leader moved; loading {loaded} from its log up to offset {end}",
+        )
+        self.topic.check_waiting()
 
-    def compaction_key(self, record: LogRecord) -> Hashable:
-        if record.kind == "offset":
-            return (record.key, record.kind, record.value[0])
-        return (record.key, record.kind, None)
-
-    def _load(self, group_id: str, records: list[LogRecord]) -> None:
+    def _load(self, group_id: str, records: list[_Record]) -> None:
         offsets: dict[tuple[str, int], CommittedOffset] = {}
+        pending: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
         snapshot: dict[str, Any] | None = None
         written = False
         for record in records:
             if record.kind == "group":
                 snapshot, written = record.value, True
+            elif record.kind == "txn_offset":
+                producer_id, key, value = record.value
+                pending.setdefault(producer_id, {})[key] = value
+            elif record.kind == "txn_end":
+                producer_id, commit, committed = record.value
+                pending.pop(producer_id, None)
+                if commit:  # the record holds what it made the group's (its offset records may be compacted)
+                    offsets.update(committed)
             else:
                 key, value = record.value
                 if value is None:
@@ -180,14 +262,81 @@ class GroupService(CoordinatorLog):
         self.coordinator.offsets.pop(group_id, None)
         if offsets:
             self.coordinator.offsets[group_id] = offsets
+        self.coordinator.pending_offsets.pop(group_id, None)
+        if pending:
+            self.coordinator.pending_offsets[group_id] = pending
         if snapshot is None and offsets and not written:
             snapshot = ClassicGroup(group_id).snapshot()  # a group that only committed: a simple group
         self.coordinator.load(group_id, snapshot)
 
     # ------------------------------------------------------------------------------------- the log
 
+    def _append(self, group_id: str, kind: str, values: list[Any]) -> int | None:
+        """Appends one record per value to the group's partition (its leader's log end offset moves on by
+        as many); the offset of the last, or None when there is no partition to append to."""
+        return self._append_to(self.partition_of(group_id), group_id, kind, values)
+
+    def _append_to(self, index: int, group_id: str, kind: str, values: list[Any]) -> int | None:
+        p = self.topic.partition(index)
+        if p is None or p.leader == NO_LEADER:
+            return None  # no coordinator partition (groups driven in-process only): kept in memory
+        offset = p.leo[p.replicas.index(p.leader)]
+        last = self.topic.append(index, len(values), "group coordinator append")
+        assert last is not None
+        records = self._records.get(index)
+        if records is None:
+            records = self._records[index] = []
+        records.extend(_Record(offset + n, group_id, kind, value) for n, value in enumerate(values))
+        if len(records) >= self._compact_at.get(index, COMPACT_AT):
+            self._compact(index, min(p.leo))
+        self._holder.setdefault(index, p.leader)
+        return last
+
+    def _compact(self, index: int, below: int) -> None:
+        """Kafka compacts ``__consumer_offsets`` (``cleanup.policy=compact``): of the records every replica
+        has (below ``below``, the lowest log end offset), only the last of each key (a group's metadata, a
+        group's partition) is kept. What any replica loads after a move, and what a move loses, are the
+        same as before (those records are below every replica's log end offset)."""
+        records = self._records[index]
+        last: dict[tuple[Any, ...], int] = {}
+        # Transactional offsets stay while their transaction is open; those of ended transactions go with
+        # their end (a commit's offsets are in its end record).
+        open_txns: dict[tuple[str, int], list[int]] = {}
+        for n, record in enumerate(records):
+            if record.offset >= below:
+                break
+            if record.kind == "txn_offset":
+                open_txns.setdefault((record.group_id, record.value[0]), []).append(n)
+                continue
+            if record.kind == "txn_end":
+                open_txns.pop((record.group_id, record.value[0]), None)
+                if record.value[1]:  # a commit: its offsets are the group's now
+                    for key, _ in record.value[2]:
+                        last[(record.group_id, "offset", key)] = n
+                continue
+            key = (record.group_id, record.kind, record.value[0] if record.kind == "offset" else None)
+            last[key] = n
+        else:
+            n = len(records)
+        kept_txn = [k for indexes in open_txns.values() for k in indexes]
+        if len(last) + len(kept_txn) < n:
+            keep = sorted(set(last.values()) | set(kept_txn))
+            self._records[index] = records = [records[k] for k in keep] + records[n:]
+        self._compact_at[index] = max(COMPACT_AT, 2 * len(records))
+
+    def append(self, group_id: str, kind: str, values: list[Any]) -> int | None:
+        """Another family's records (``kind``) on the group's partition: the offset of the last, or None."""
+        return self._append(group_id, kind, values)
+
+    def when_durable(self, group_id: str, last: int | None, respond: Callable[[], None]) -> None:
+        """Calls ``respond`` once the group's partition's high watermark passes ``last`` (at once when None)."""
+        if last is None:
+            respond()
+        else:
+            self.topic.wait(self.partition_of(group_id), last, respond)
+
     def write_group(self, group: ClassicGroup) -> None:
-        self.append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
 
     def write_offsets(
         self,
@@ -195,7 +344,64 @@ class GroupService(CoordinatorLog):
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
         respond: Callable[[], None],
     ) -> None:
-        self.when_durable(group_id, self.append(group_id, "offset", offsets), respond)
+        last = self._append(group_id, "offset", offsets)
+        if last is None:
+            respond()
+            return
+        self.topic.wait(self.partition_of(group_id), last, respond)
+
+    # ------------------------------------------------------------------------------------- transactions
+
+    def write_txn_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        offsets: list[tuple[tuple[str, int], CommittedOffset]],
+        respond: Callable[[], None],
+    ) -> None:
+        """Transactional offsets of ``producer_id``'s open transaction (pending in the coordinator already);
+        ``respond`` once they are durable."""
+        last = self._append(group_id, "txn_offset", [(producer_id, key, value) for key, value in offsets])
+        if last is None:
+            respond()
+            return
+        self.topic.wait(self.partition_of(group_id), last, respond)
+
+    def complete_transaction(
+        self, index: int, producer_id: int, commit: bool, respond: Callable[[ErrorCode], None]
+    ) -> None:
+        """The transaction marker of ``producer_id`` written to partition ``index`` of ``__consumer_offsets``
+        (its leader: the caller checked there is one): the pending offsets of that producer of every group
+        of the partition become the groups' (commit) or go (abort), as the records say; ``respond`` gets
+        NONE once the marker is durable, NOT_LEADER_OR_FOLLOWER when a move lost it first."""
+        self.follow_all()
+        groups = sorted(
+            g
+            for g, by_producer in self.coordinator.pending_offsets.items()
+            if producer_id in by_producer and self.partition_of(g) == index
+        )
+        ends: list[tuple[str, Any]] = []
+        for group_id in groups or [""]:
+            ended = self.coordinator.end_transaction(group_id, producer_id, commit) if group_id else {}
+            ends.append((group_id, (producer_id, commit, tuple(sorted(ended.items())))))
+        last = None
+        for group_id, value in ends:
+            last = self._append_to(index, group_id, "txn_end", [value])
+        if last is None:
+            respond(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            return
+        record = self._records[index][-1]
+
+        def durable() -> None:
+            kept = self._records.get(index, ())
+            survived = any(r is record for r in reversed(kept))
+            respond(ErrorCode.NONE if survived else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+        self.topic.wait(index, last, durable)
+
+    def has_pending_offsets(self, group_id: str, key: tuple[str, int]) -> bool:
+        """Whether an open transaction holds an offset of the group's partition ``key`` (RequireStable)."""
+        return any(key in offsets for offsets in self.coordinator.pending_offsets.get(group_id, {}).values())
 
     # ------------------------------------------------------------------------------------- reading
 

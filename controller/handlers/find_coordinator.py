@@ -1,9 +1,11 @@
-"""FindCoordinator (10): the broker that coordinates a group: the leader of its ``__consumer_offsets``
-partition (made at the first request; see :mod:`controller.groups.durable`). Many keys at once from v4.
+"""FindCoordinator (10): the broker that coordinates a group (KeyType 0: the leader of its
+``__consumer_offsets`` partition, :mod:`controller.groups.durable`) or a transactional id (KeyType 1: the
+leader of its ``__transaction_state`` partition, :mod:`controller.transactions.state_log`); the topic is
+made at the first request for it. Many keys at once from v4.
 
-Group coordinators (KeyType 0, share groups' too) and share coordinators (KeyType 2, a share-partition key
-``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition, :mod:`controller.share`)
-are simulated; transaction coordinators (KeyType 1) are answered INVALID_REQUEST.
+Share groups find their group coordinator with KeyType 0; KeyType 2 names a share coordinator (a
+share-partition key ``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition,
+:mod:`controller.share`). An empty key is INVALID_REQUEST, as Kafka answers it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
 
 GROUP_KEY = 0
+TRANSACTION_KEY = 1
 SHARE_KEY = 2
 
 
@@ -26,7 +29,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     key_type = request.get("KeyType", GROUP_KEY)
     if key_type == GROUP_KEY and any(keys):
         await ctx.controller.groups.ensure_topic()
-    if key_type == SHARE_KEY and any(keys):
+    elif key_type == TRANSACTION_KEY and any(keys):
+        await ctx.controller.transactions.state_log.ensure_topic()
+    elif key_type == SHARE_KEY and any(keys):
         await ctx.controller.share.coordinator.ensure_topic()
     found = [_coordinator(ctx, key, key_type) for key in keys]
     return _answer(ctx, found, version)
@@ -36,15 +41,22 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     entry: dict[str, Any] = {"Key": key, "NodeId": -1, "Host": "", "Port": -1, "ErrorMessage": None}
     if key_type == SHARE_KEY:
         return _share_coordinator(ctx, key, entry)
-    if key_type != GROUP_KEY:
+    if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
-        entry["ErrorMessage"] = f"Only group coordinators (KeyType 0) are simulated, not KeyType {key_type}."
+        entry["ErrorMessage"] = (
+            f"KeyType {key_type} is not simulated: only group (0), transaction (1) and share (2) coordinators are."
+        )
         return entry
     if not key:
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
-        entry["ErrorMessage"] = "The group id is empty."
+        entry["ErrorMessage"] = (
+            "The group id is empty." if key_type == GROUP_KEY else "The transactional id is empty."
+        )
         return entry
-    error, broker = ctx.controller.groups.coordinator_of(key)
+    if key_type == TRANSACTION_KEY:
+        error, broker = ctx.controller.transactions.state_log.coordinator_of(key)
+    else:
+        error, broker = ctx.controller.groups.coordinator_of(key)
     endpoint = ctx.endpoints.get(broker) if not error else None
     if endpoint is None:
         entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE

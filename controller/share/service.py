@@ -20,8 +20,8 @@ record a share coordinator's move made deliverable again (:mod:`controller.share
 acknowledged as accepted is delivered again otherwise.
 
 **Isolation.** ``share.isolation.level=read_committed`` reads up to the last stable offset
-(:meth:`ShareService.read_bound`); until transactions are simulated that is the high watermark, as for
-``read_uncommitted``.
+(:meth:`ShareService.read_bound`): nothing of an open transaction is acquired; records of aborted
+transactions below it are still delivered (Kafka archives them).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 from controller.clock import Timer
 from controller.cluster import PartitionState
 from controller.config.group_configs import parse_duration_ms
-from controller.coordinator_log import LogRecord
 from controller.share.coordinator import LostAcknowledgement, ShareCoordinator, kafka_uuid, share_key
 from controller.share.groups import Heartbeat, ShareGroup, ShareGroups, TopicInfo
 from controller.share.partition import Acquired, Archived, SharePartition, ShareState
@@ -184,14 +183,14 @@ class ShareService:
             group_id, "share", [None if group is None else group.snapshot()]
         )
 
-    def moved(self, index: int, kept: list[LogRecord], lost: list[LogRecord], now: int) -> int:
+    def moved(self, index: int, kept: list[Any], lost: list[Any], now: int) -> int:
         """The group coordinator of ``__consumer_offsets`` partition ``index`` moved: its share groups are
         loaded from what the new leader's log holds."""
         names = {g for g in self.groups.groups if self.group_log.partition_of(g) == index}
-        names |= {r.key for r in kept} | {r.key for r in lost}
+        names |= {r.group_id for r in kept} | {r.group_id for r in lost}
         latest: dict[str, Any] = {}
         for record in kept:
-            latest[record.key] = record.value
+            latest[record.group_id] = record.value
         for name in names:
             self.groups.load(name, latest.get(name))
         return sum(1 for name in names if name in self.groups.groups)
@@ -339,7 +338,11 @@ class ShareService:
 
     def read_bound(self, group: str, p: PartitionState) -> int:
         """Where a share group may read to: the last stable offset with ``share.isolation.level=
-        read_committed`` (the high watermark until transactions are simulated), else the high watermark."""
+        read_committed`` (no record of an open transaction is acquired), else the high watermark. Records
+        of aborted transactions below it are still delivered (not yet archived as Kafka's share-partition
+        archives them: docs/fidelity.md)."""
+        if self.cluster.group_config(group, "share.isolation.level") == "read_committed":
+            return min(p.high_watermark, self.controller.data_path.last_stable_offset(p))
         return p.high_watermark
 
     def _bound_to_log(self, sp: SharePartition, p: PartitionState) -> None:

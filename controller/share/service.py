@@ -128,10 +128,11 @@ class ShareService:
         """The group coordinator's checks (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...)."""
         return self.group_log.check(group_id, broker)
 
-    def heartbeat(self, request: Heartbeat) -> tuple[dict[str, Any], asyncio.Future[None] | None]:
+    def heartbeat(self, request: Heartbeat) -> tuple[dict[str, Any], asyncio.Future[ErrorCode] | None]:
         """The answer to a heartbeat, and a future to wait for before giving it when it changed the group
         (answered once the change is durable on ``__consumer_offsets``, as Kafka's coordinator answers
-        after its write is committed)."""
+        after its write is committed; the future's error is NOT_COORDINATOR when a move lost the write
+        first, and the heartbeat is answered with it)."""
         if request.group_id in self.group_log.coordinator.groups:
             raise Refusal(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
         self._written = None
@@ -139,9 +140,9 @@ class ShareService:
         written, self._written = self._written, None
         if written is None:
             return answer, None
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         self.group_log.when_durable(
-            request.group_id, written, lambda: future.done() or future.set_result(None)
+            request.group_id, written, 1, lambda error: future.done() or future.set_result(error)
         )
         return answer, future
 

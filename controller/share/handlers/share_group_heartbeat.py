@@ -47,7 +47,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         return data
 
     async def later() -> dict[str, Any]:
-        await durable
+        error = await durable
+        if error:
+            return error_response(request, version, error, None)
         return data
 
     return later()

@@ -349,6 +349,19 @@ class SharePartition:
         self._advance(now)
         return released
 
+    def archive(self, offsets: Iterable[int], member: str, cause: str, now: int) -> None:
+        """Archives records just acquired by ``member`` that it must not get (Kafka's share-partition
+        archives the records of aborted transactions so under read_committed): reported with ``cause``."""
+        archived: list[tuple[int, int, str]] = []
+        for offset in offsets:
+            record = self._records.get(offset)
+            if record is not None and record.state is RecordState.ACQUIRED and record.member == member:
+                record.state = RecordState.ARCHIVED
+                record.member = None
+                archived.append((offset, record.delivery_count, cause))
+        self._report(archived, now)
+        self._advance(now)
+
     def release_range(self, first: int, last: int, member: str) -> None:
         """Gives back records just acquired that the answer could not carry (over its byte budget): they
         were not delivered, so their delivery is not counted."""

@@ -20,8 +20,9 @@ record a share coordinator's move made deliverable again (:mod:`controller.share
 acknowledged as accepted is delivered again otherwise.
 
 **Isolation.** ``share.isolation.level=read_committed`` reads up to the last stable offset
-(:meth:`ShareService.read_bound`): nothing of an open transaction is acquired; records of aborted
-transactions below it are still delivered (Kafka archives them).
+(:meth:`ShareService.read_bound`): nothing of an open transaction is acquired, and the records of aborted
+transactions are archived as they are acquired, never delivered (``archived``, cause ``aborted
+transaction``), as Kafka's share-partition does.
 """
 
 from __future__ import annotations
@@ -337,14 +338,62 @@ class ShareService:
                 return max(found.offset, leader_log.log_start_offset)
         return self.read_bound(group, p)
 
+    def _read_committed(self, group: str) -> bool:
+        return bool(self.cluster.group_config(group, "share.isolation.level") == "read_committed")
+
     def read_bound(self, group: str, p: PartitionState) -> int:
         """Where a share group may read to: the last stable offset with ``share.isolation.level=
-        read_committed`` (no record of an open transaction is acquired), else the high watermark. Records
-        of aborted transactions below it are still delivered (not yet archived as Kafka's share-partition
-        archives them: docs/fidelity.md)."""
-        if self.cluster.group_config(group, "share.isolation.level") == "read_committed":
+        read_committed`` (no record of an open transaction is acquired), else the high watermark."""
+        if self._read_committed(group):
             return min(p.high_watermark, self.controller.data_path.last_stable_offset(p))
         return p.high_watermark
+
+    def _archive_aborted(
+        self, sp: SharePartition, p: PartitionState, member: str, acquired: list[Acquired]
+    ) -> list[Acquired]:
+        """Under read_committed, the records just acquired that belong to aborted transactions are archived
+        instead of delivered (as Kafka's share-partition does with the fetch's aborted transactions): a
+        transactional batch of a producer whose aborted transaction began at or before it and ended (its
+        marker) after it. What is left of ``acquired`` is returned."""
+        first = acquired[0].first_offset
+        last = max(run.last_offset for run in acquired)
+        aborted = self.controller.data_path.aborted_transactions(p, first, last + 1)
+        if not aborted:
+            return acquired
+        leader_log = self.controller.data_path.log_of(p, p.leader)
+        doomed: set[int] = set()
+        for run in acquired:
+            offset = run.first_offset
+            while offset <= run.last_offset:
+                batch = leader_log.batch_at(offset)
+                if batch is None or batch.is_synthetic:
+                    offset += 1
+                    continue
+                header = batch.header()
+                if (
+                    header.is_transactional
+                    and not header.is_control
+                    and any(
+                        t.producer_id == header.producer_id
+                        and t.first_offset <= batch.base_offset < t.last_offset
+                        for t in aborted
+                    )
+                ):
+                    doomed.update(range(offset, min(batch.last_offset, run.last_offset) + 1))
+                offset = batch.last_offset + 1
+        if not doomed:
+            return acquired
+        sp.archive(sorted(doomed), member, "aborted transaction", self.clock.now())
+        kept: list[Acquired] = []
+        for run in acquired:
+            start = None
+            for offset in range(run.first_offset, run.last_offset + 2):
+                if offset <= run.last_offset and offset not in doomed:
+                    start = offset if start is None else start
+                elif start is not None:
+                    kept.append(run._replace(first_offset=start, last_offset=offset - 1))
+                    start = None
+        return kept
 
     def _bound_to_log(self, sp: SharePartition, p: PartitionState) -> None:
         leader_log = self.controller.data_path.log_of(p, p.leader)
@@ -381,6 +430,8 @@ class ShareService:
         acquired = sp.acquire(
             member, bound, max(1, max_records), max_locks, self.clock.now() + lock_ms, batch_end, strict
         )
+        if acquired and self._read_committed(group):
+            acquired = self._archive_aborted(sp, p, member, acquired)
         batches: list[StoredBatch] = []
         seen: set[int] = set()
         kept: list[Acquired] = []

@@ -215,6 +215,45 @@ def test_reject_and_the_delivery_count_limit_archive_and_report(server: ServerTh
         c.close()
 
 
+def test_read_committed_archives_aborted_transactions(server: ServerThread) -> None:
+    """``share.isolation.level=read_committed``: the records of an aborted transaction are archived as
+    they are acquired (reported with their cause), never delivered; the committed one after them is."""
+    topic, group = "ledger", "ledger-workers"
+    new_topic(server, topic)
+    set_group_config(server, group, "share.auto.offset.reset", "earliest")
+    set_group_config(server, group, "share.isolation.level", "read_committed")
+    producer = Producer({"bootstrap.servers": server.bootstrap, "transactional.id": "ledger-writer"})
+    producer.init_transactions(TIMEOUT)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce(topic, value=b"aborted-%d" % i)
+    assert producer.flush(TIMEOUT) == 0
+    producer.abort_transaction(TIMEOUT)
+    producer.begin_transaction()
+    producer.produce(topic, value=b"committed-0")
+    producer.commit_transaction(TIMEOUT)
+    c = consumer(server, group, explicit=True)
+    try:
+        c.subscribe([topic])
+        got = poll_until(c, 1)
+        assert [(m.value(), m.delivery_count()) for m in got] == [(b"committed-0", 1)]
+        c.acknowledge(got[0], AcknowledgeType.ACCEPT)
+        c.commit_sync(TIMEOUT)
+        assert poll_until(c, 1, timeout=2.0) == []
+        reported = [
+            (a.first_offset, a.last_offset, a.delivery_count, a.cause) for a in archived(server, group)
+        ]
+        # The two markers (3: the abort's, 5: the commit's) are acknowledged by the client as gaps.
+        assert reported == [
+            (0, 2, 1, "aborted transaction"),
+            (3, 3, 1, "acknowledged as a gap"),
+            (5, 5, 1, "acknowledged as a gap"),
+        ]
+        assert start_offset(server, group, topic) == 6  # past the commit's marker at 5
+    finally:
+        c.close()
+
+
 def test_two_consumers_split_one_partition(server: ServerThread) -> None:
     topic, group, count = "tickets", "tickets-desk", 40
     new_topic(server, topic)

@@ -162,6 +162,36 @@ def test_release_is_delivered_again_with_its_count(server: ServerThread) -> None
         c.close()
 
 
+def test_a_topic_made_again_under_its_name_starts_with_fresh_deliveries(server: ServerThread) -> None:
+    """The old topic's records, still locked when the topic is deleted and made again, are released after
+    (the consumer closes): their state stays the old topic's, and the new topic's records come at delivery
+    count 1 (confluent-kafka-python's test_topic_recreate_resumes_with_fresh_delivery found them at 2)."""
+    topic, group = "recreated", "recreated-workers"
+    new_topic(server, topic)
+    set_group_config(server, group, "share.auto.offset.reset", "earliest")
+    set_group_config(server, group, "share.record.lock.duration.ms", "30000")
+    produce(server, topic, [b"before-%d" % i for i in range(3)])
+    old = consumer(server, group, explicit=True)
+    try:
+        old.subscribe([topic])
+        assert values(poll_until(old, 3)) == [b"before-%d" % i for i in range(3)]  # locked, not acknowledged
+        client = admin(server)
+        for future in client.delete_topics([topic]).values():
+            future.result(TIMEOUT)
+        server.wait_until(lambda: topic not in server.server.controller.cluster.topics, TIMEOUT)
+        new_topic(server, topic)
+    finally:
+        old.close()  # its records are released now, after the topic was made again
+    produce(server, topic, [b"after-%d" % i for i in range(3)])
+    c = consumer(server, group, explicit=True)
+    try:
+        c.subscribe([topic])
+        got = poll_until(c, 3)
+        assert [(m.value(), m.delivery_count()) for m in got] == [(b"after-%d" % i, 1) for i in range(3)]
+    finally:
+        c.close()
+
+
 def test_a_lock_that_ends_gives_the_records_to_another_member(server: ServerThread) -> None:
     topic, group = "emails", "emails-workers"
     new_topic(server, topic)

@@ -69,6 +69,8 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
 #: What Kafka writes in ErrorMessage when it found the coordinator: the error's name in v1-3 (its one
 #: ErrorMessage), nothing in v4+ (each coordinator's).
 _FOUND_MESSAGE = {True: "", False: "NONE"}
+
+
 def _share_coordinator(ctx: RequestContext, key: str, entry: dict[str, Any]) -> dict[str, Any]:
     parts = key.split(":")
     if len(parts) < 3 or not parts[-1].lstrip("-").isdigit() or not parts[-2]:

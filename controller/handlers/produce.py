@@ -1,10 +1,12 @@
 """Produce (0) v3-13: client batches appended at partition leaders, with Kafka's acks rules.
 
 First, a request with a transactional batch and no TransactionalId is
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (with acks=0 the connection is closed). Then per partition, in Kafka's order
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (with acks=0 the connection is closed). Then
+per partition, in Kafka's order
 (``KafkaApis.handleProduceRequest``, ``ReplicaManager.appendRecords``, ``Partition.appendRecordsToLeader``):
-the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in v13), acks other than 0, 1 and -1
-(INVALID_REQUIRED_ACKS), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with
+the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in v13), the form of its records
+(``ProduceRequest.validateRecords``: :func:`controller.records.checks.validate_records`), acks other than
+0, 1 and -1 (INVALID_REQUIRED_ACKS), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with
 KIP-951's CurrentLeader and NodeEndpoints in v10+), the batch's checks (:mod:`controller.records.checks`),
 ``acks=all`` with an ISR smaller than ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS, before anything is appended), then the
 idempotent producer's sequence checks and the append (:meth:`controller.data_path.DataPath.append`; a
@@ -50,7 +52,7 @@ from controller.handlers._partitions import (
     unknown_topic,
 )
 from controller.records.batch import ATTRIBUTES_OFFSET, HEADER_SIZE, MAGIC_V2, TRANSACTIONAL_FLAG, read_header
-from controller.records.checks import check_client_batch
+from controller.records.checks import check_client_batch, validate_records
 from protocol.codes import ApiKey, ErrorCode
 from protocol.errors import Refusal
 from protocol.produce_request import decode as decode  # the body read in place (the records not copied)
@@ -175,6 +177,12 @@ def _produce(
                     None,
                 )
                 failed.append(f"{name}-{index}")
+                continue
+            # KafkaApis: the request's form of the records first (ProduceRequest.validateRecords).
+            validated = validate_records(partition_data["Records"], version, p.topic, p.index)
+            if isinstance(validated, Refusal):
+                _fail(entry, validated.code, validated.message)
+                failed.append(p.name)
                 continue
             if not valid_acks:  # ReplicaManager.appendRecords: after the topics are known, before leadership
                 _fail(entry, ErrorCode.INVALID_REQUIRED_ACKS, None)

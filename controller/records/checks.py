@@ -54,6 +54,7 @@ from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 
 __all__ = [
+    "validate_records",
     "DEFAULT_LIMITS",
     "MAX_MESSAGE_BYTES",
     "TIMESTAMP_AFTER_MAX_MS",
@@ -120,16 +121,12 @@ def _at_least_one(version: int) -> Refusal:
     )
 
 
-def check_client_batch(
-    records: bytes | bytearray | memoryview | None,
-    api_version: int,
-    limits: TopicLimits,
-    now_ms: int,
-    topic: str,
-    partition: int,
-) -> ClientBatch | Refusal:
-    """The batch of one partition of a Produce request (``api_version`` 3 or more), or Kafka's refusal of
-    it (see the module docstring for the checks and their order). ``now_ms`` is the leader's clock."""
+def validate_records(
+    records: bytes | bytearray | memoryview | None, api_version: int, topic: str, partition: int
+) -> tuple[memoryview, int, BatchHeader] | Refusal:
+    """Step 1, ``ProduceRequest.validateRecords``: the partition's one batch (its view, size and header),
+    or Kafka's refusal. Kafka's handler makes this check before any other of the partition's but the
+    topic's (before the acks, the leadership and the transaction's checks)."""
     if records is None:
         return _at_least_one(api_version)
     view = memoryview(records)
@@ -167,6 +164,23 @@ def check_client_batch(
             )
     except Refusal as refusal:
         return refusal
+    return view, size, header
+
+
+def check_client_batch(
+    records: bytes | bytearray | memoryview | None,
+    api_version: int,
+    limits: TopicLimits,
+    now_ms: int,
+    topic: str,
+    partition: int,
+) -> ClientBatch | Refusal:
+    """The batch of one partition of a Produce request (``api_version`` 3 or more), or Kafka's refusal of
+    it (see the module docstring for the checks and their order). ``now_ms`` is the leader's clock."""
+    validated = validate_records(records, api_version, topic, partition)
+    if isinstance(validated, Refusal):
+        return validated
+    view, size, header = validated
     if header.base_offset != 0:
         return Refusal(
             ErrorCode.INVALID_RECORD,

@@ -274,6 +274,23 @@ def test_invalid_acks_and_stray_transactional_batches_are_refused_as_kafka_refus
         )
         codes = [(p["Index"], p["ErrorCode"]) for p in response["Responses"][0]["PartitionResponses"]]
         assert codes == [(0, ErrorCode.INVALID_REQUIRED_ACKS), (99, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+        # The form of the records (ProduceRequest.validateRecords) before the acks: a batch of magic 1.
+        magic1 = bytearray(build(1))
+        magic1[16] = 1
+        response = client.send(
+            "ProduceRequest",
+            {
+                "Acks": 2,
+                "TimeoutMs": 1000,
+                "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": bytes(magic1)}]}],
+            },
+            version=9,
+        )
+        [answer] = response["Responses"][0]["PartitionResponses"]
+        assert (answer["ErrorCode"], answer["ErrorMessage"]) == (
+            ErrorCode.INVALID_RECORD,
+            "Produce requests with version 9 are only allowed to contain record batches with magic version 2",
+        )
         # Transactional batches without a transactional id: Kafka refuses the whole request.
         stray = build(1, producer=(7, 0, 0), transactional=True)
         assert produce(None, stray, (0, 99)) == [

@@ -151,8 +151,12 @@ class StateLog:
     def check(self, transactional_id: str, broker: int | None) -> ErrorCode:
         """Whether ``broker`` (None: the bootstrap listener, which answers for any broker) coordinates
         ``transactional_id`` now: NONE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or
-        COORDINATOR_LOAD_IN_PROGRESS."""
+        COORDINATOR_LOAD_IN_PROGRESS. A partition without a leader (or before the topic is made) is owned
+        by no broker: NOT_COORDINATOR, as Kafka's TransactionStateManager answers a partition it does not
+        own (FindCoordinator, which reads :meth:`coordinator_of`, says COORDINATOR_NOT_AVAILABLE)."""
         error, leader = self.coordinator_of(transactional_id)
+        if error == ErrorCode.COORDINATOR_NOT_AVAILABLE:
+            return ErrorCode.NOT_COORDINATOR
         if error:
             return error
         if broker is not None and broker != leader:

@@ -54,9 +54,14 @@ def _response(results: list[dict[str, Any]], version: int) -> dict[str, Any]:
     return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "ResultsByTransaction": results}
 
 
-def _result(transactional_id: str, errors: dict[tuple[str, int], ErrorCode]) -> dict[str, Any]:
+def _result(
+    transactional_id: str,
+    errors: dict[tuple[str, int], ErrorCode] | list[tuple[tuple[str, int], ErrorCode]],
+) -> dict[str, Any]:
+    """One transaction's results by topic: from a map (a partition once), or from a list (a partition
+    the request named twice answered twice)."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    for (topic, partition), error in errors.items():
+    for (topic, partition), error in errors.items() if isinstance(errors, dict) else errors:
         by_topic.setdefault(topic, []).append({"PartitionIndex": partition, "PartitionErrorCode": error})
     return {
         "TransactionalId": transactional_id,
@@ -93,6 +98,8 @@ def _transaction(ctx: RequestContext, transaction: dict[str, Any], version: int)
     def build(error: ErrorCode) -> dict[str, Any]:
         if error is ErrorCode.PRODUCER_FENCED and version < _PRODUCER_FENCED:
             error = ErrorCode.INVALID_PRODUCER_EPOCH
+        if version < _BATCHED:  # Kafka answers each partition the request named, twice if named twice
+            return _result(transactional_id, [(tp, error) for tp in partitions])
         return _result(transactional_id, {tp: error for tp in partitions})
 
     answer: Answer[ErrorCode] = Answer(build)

@@ -122,6 +122,32 @@ def test_init_producer_id_gives_an_id_then_bumps_its_epoch(server: ServerThread,
     )
 
 
+def test_before_the_transaction_log_exists_the_coordinator_is_nobody_and_partitions_are_answered_as_named(
+    wire: Wire,
+) -> None:
+    # As Kafka 4.4 answers (the differential tests asked it): no broker owns a partition of a log not made
+    # yet (NOT_COORDINATOR, where FindCoordinator says COORDINATOR_NOT_AVAILABLE and makes it) ...
+    assert wire.init("tx")["ErrorCode"] == ErrorCode.NOT_COORDINATOR
+    # ... and AddPartitionsToTxn v0-3 answers each partition as often as the request named it.
+    answer = wire.send(
+        "AddPartitionsToTxnRequest",
+        {
+            "V3AndBelowTransactionalId": "tx",
+            "V3AndBelowProducerId": -1,
+            "V3AndBelowProducerEpoch": 0,
+            "V3AndBelowTopics": [{"Name": TOPIC, "Partitions": [2, 2]}],
+        },
+        3,
+    )
+    assert answer["ResultsByTopicV3AndBelow"] == [
+        {
+            "Name": TOPIC,
+            "ResultsByPartition": [{"PartitionIndex": 2, "PartitionErrorCode": ErrorCode.NOT_COORDINATOR}]
+            * 2,
+        }
+    ]
+
+
 def test_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordinator(
     server: ServerThread, wire: Wire, pool: ThreadPoolExecutor
 ) -> None:

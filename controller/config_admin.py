@@ -354,6 +354,12 @@ class ConfigAdmin:
                             ErrorCode.INVALID_CONFIG,
                             f"Can't {AlterOp.NAMES[change.op]} to key {change.name} because its type is not LIST.",
                         )
+                    if change.op == AlterOp.APPEND and not (change.value or "").strip():
+                        # As Kafka 4.4 answers an APPEND of nothing (its SET of nothing is taken).
+                        raise Refusal(
+                            ErrorCode.INVALID_CONFIG,
+                            f"Configuration '{change.name}' values must not be empty.",
+                        )
                     base = new.get(change.name, definition.default)
                     new[change.name] = _list_op(base, change)
                 else:
@@ -613,7 +619,10 @@ def _apply(configs: dict[str, str], change: ConfigChange) -> None:
 def _list_op(base: str, change: ConfigChange) -> str:
     """APPEND adds the values not there yet; SUBTRACT removes them (Kafka's ``ConfigurationControlManager``)."""
     items = [x for x in base.split(",") if x] if base else []
-    values = (change.value or "").split(",")
+    # The values as Java's String.split reads them: trailing empty strings dropped ("," is none).
+    values = [v.strip() for v in (change.value or "").strip().split(",")]
+    while values and not values[-1]:
+        values.pop()
     if change.op == AlterOp.APPEND:
         items += [v for v in values if v not in items]
     else:

@@ -74,6 +74,7 @@ __all__ = ["Appended", "DataPath", "LostRecords", "PartitionData", "TopicSetting
 
 #: The topic config that bounds a replica log's bytes (Kafka's; -1: no bound).
 RETENTION_BYTES: Final = "retention.bytes"
+CLEANUP_POLICY: Final = "cleanup.policy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,9 @@ class TopicSettings:
     min_insync_replicas: int
     #: Bytes a replica's log holds at most before its oldest batches below the high watermark go.
     retention_bytes: int
+    #: ``cleanup.policy`` includes ``delete``: DeleteRecords may move the log start (Kafka's
+    #: ``LogConfig.delete``; a compact-only topic's records cannot be deleted).
+    delete_policy: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +244,9 @@ class DataPath:
         if topic_retention >= 0:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
         min_insync = value(MIN_INSYNC_REPLICAS) if self.dynamics.elections.style is ElectionStyle.KAFKA else 1
-        return TopicSettings(TopicLimits.read(value), min_insync, retention)
+        return TopicSettings(
+            TopicLimits.read(value), min_insync, retention, "delete" in value(CLEANUP_POLICY)
+        )
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the

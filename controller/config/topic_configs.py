@@ -183,7 +183,8 @@ def one_of(*choices: str) -> Validator:
 
 
 def each_of(*choices: str) -> Validator:
-    """``ConfigDef.ValidList.in``: every element one of ``choices``."""
+    """``ConfigDef.ValidList.in``: every element one of ``choices`` (an empty list too, as Kafka 4.4
+    takes an empty ``cleanup.policy``)."""
     element = one_of(*choices)
 
     def check(name: str, value: Any) -> None:

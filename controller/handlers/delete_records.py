@@ -1,7 +1,8 @@
 """DeleteRecords (21) v0-2: move partitions' log start offsets up.
 
 As Kafka's ``ReplicaManager.deleteRecordsOnLocalLog``: the topic (UNKNOWN_TOPIC_OR_PARTITION), the
-answering broker's leadership (NOT_LEADER_OR_FOLLOWER); an offset of -1 means the high watermark, and
+answering broker's leadership (NOT_LEADER_OR_FOLLOWER), a topic whose ``cleanup.policy`` does not include
+``delete`` (POLICY_VIOLATION, ``Partition.deleteRecordsOnLeader``); an offset of -1 means the high watermark, and
 an offset above the high watermark (or below -1) is OFFSET_OUT_OF_RANGE. The log start moves on every
 replica at once (Kafka's ``DelayedDeleteRecords`` waits until the followers have moved theirs; here they
 move together), and LowWatermark answers the leader's new log start offset. Whole batches below it
@@ -36,6 +37,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             p = served_partition(ctx, topic, index)
             if isinstance(p, ErrorCode):
                 entry["ErrorCode"] = p
+                continue
+            if not data_path.topic_settings(p.topic).delete_policy:
+                entry["ErrorCode"] = ErrorCode.POLICY_VIOLATION  # Partition.deleteRecordsOnLeader, first
                 continue
             offset = asked["Offset"]
             if offset == _HIGH_WATERMARK:

@@ -513,3 +513,21 @@ async def test_a_broker_listener_alters_only_its_own_broker_and_the_cluster_defa
         cleared = await alter(client, (BROKER, "1", {}), (BROKER, "", {}))
     assert outcome(cleared) == [(0, None), (0, None)]
     assert server.call(cluster.broker_configs, 1) == {} and server.call(cluster.broker_configs, None) == {}
+
+
+async def test_cleanup_policy_may_be_emptied_but_not_appended_nothing(client: KafkaClient):
+    # As Kafka 4.4 answers (the differential tests asked it): SET "" and a SUBTRACT to nothing are taken,
+    # an APPEND of nothing is refused, an APPEND of "," adds nothing.
+    assert (await create(client, "cp", {}))["ErrorCode"] == 0
+    SET, SUBTRACT, APPEND = 0, 3, 2
+    changes = [("", SET), ("delete", SUBTRACT), ("", APPEND), (",", APPEND)]
+    answers = [
+        outcome(await incremental(client, (TOPIC, "cp", [("cleanup.policy", op, value)]), validate_only=True))
+        for value, op in changes
+    ]
+    assert answers == [
+        [(0, None)],
+        [(0, None)],
+        [(ErrorCode.INVALID_CONFIG, "Configuration 'cleanup.policy' values must not be empty.")],
+        [(0, None)],
+    ]

@@ -435,6 +435,19 @@ def test_offset_for_leader_epoch_and_delete_records(server) -> None:
         assert _fetch(client, topic, 2)["ErrorCode"] == ErrorCode.OFFSET_OUT_OF_RANGE
         assert _keys(_fetch(client, topic, 3)["Records"])[0] == (3, b"k0")
         assert delete(-1) == (0, 6)
+    # A compacted topic's records cannot be deleted, whatever the offset (Kafka checks the policy first).
+    compacted = _topic(server, cleanup_policy="compact")
+    with _client(server, _leader(server, compacted)) as client:
+        answer = client.send(
+            "DeleteRecordsRequest",
+            {
+                "TimeoutMs": 1000,
+                "Topics": [{"Name": compacted, "Partitions": [{"PartitionIndex": 0, "Offset": 5}]}],
+            },
+            version=2,
+        )
+        [d] = answer["Topics"][0]["Partitions"]
+        assert (d["ErrorCode"], d["LowWatermark"]) == (ErrorCode.POLICY_VIOLATION, -1)
 
 
 @pytest.fixture(scope="module")

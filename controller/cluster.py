@@ -571,6 +571,14 @@ class Cluster:
 
     # ------------------------------------------------------------------------------------- configs
 
+    def min_insync_replicas(self, p: PartitionState) -> int:
+        """The in-sync replicas ``p`` needs for ``acks=all`` and for its high watermark to move: the topic's
+        ``min.insync.replicas`` as its leader has it, at most the partition's replica count (Kafka's
+        ``Partition.effectiveMinIsr``: a topic of one replica with ``min.insync.replicas=2`` is written).
+        The one home of the rule."""
+        configured = int(self.topic_config(p.topic, "min.insync.replicas", p.leader))
+        return min(configured, len(p.replicas)) if p.replicas else configured
+
     def topic_config(self, topic: str, name: str, broker: int | None = None) -> Any:
         """The value in effect of topic config ``name`` (parsed: an int, a bool, a list, ...) for ``topic``:
         the topic's own, else its broker synonyms' set dynamically for ``broker`` (the broker that decides:

@@ -45,7 +45,6 @@ from typing import Any
 from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
-from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.change import PartitionChangeBuilder, completed_reassignment
 
 log = logging.getLogger(__name__)
@@ -698,8 +697,9 @@ class KafkaReplication(Replication):
         ]
 
     def _min_insync(self, p: PartitionState) -> int:
-        """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once)."""
-        return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
+        """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once),
+        at most the replica count (:meth:`Cluster.min_insync_replicas`)."""
+        return self.cluster.min_insync_replicas(p)
 
     def _on_lag_check(self) -> None:
         self._lag_timer = None

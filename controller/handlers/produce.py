@@ -209,12 +209,13 @@ def _produce(
                 _fail(entry, checked.code, checked.message)
                 failed.append(p.name)
                 continue
-            if acks == -1 and len(p.isr) < settings.min_insync_replicas:
+            minimum = min(settings.min_insync_replicas, ctx.controller.cluster.min_insync_replicas(p))
+            if acks == -1 and len(p.isr) < minimum:
                 _fail(
                     entry,
                     ErrorCode.NOT_ENOUGH_REPLICAS,
                     f"The size of the current ISR {p.isr} is insufficient to satisfy the min.isr requirement "
-                    f"of {settings.min_insync_replicas} for partition {p.name}",
+                    f"of {minimum} for partition {p.name}",
                 )
                 failed.append(p.name)
                 continue

@@ -145,7 +145,7 @@ class HighWatermarkWatch:
         if p.topic == self.topic:
             hw = p.high_watermark
             if self.kafka:
-                minimum = int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
+                minimum = self.cluster.min_insync_replicas(p)
                 if len(p.isr) < minimum:
                     self._note(p, f"moved to {hw} with the ISR {p.isr} below min.insync.replicas={minimum}")
             else:

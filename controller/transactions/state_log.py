@@ -322,9 +322,7 @@ class StateLog:
             error = ErrorCode.COORDINATOR_NOT_AVAILABLE
         elif self.epochs.get(index) != coordinator_epoch or p.leader_epoch != coordinator_epoch:
             error = ErrorCode.NOT_COORDINATOR
-        elif len(p.isr) < int(
-            self.cluster.topic_config(TRANSACTION_STATE_TOPIC, MIN_INSYNC_REPLICAS, p.leader)
-        ):
+        elif len(p.isr) < self.cluster.min_insync_replicas(p):
             # NOT_ENOUGH_REPLICAS from the append, which the coordinator answers as not available.
             error = ErrorCode.COORDINATOR_NOT_AVAILABLE
         if error:

@@ -99,22 +99,25 @@ async def test_a_static_unclean_setting_elects_at_the_check_after_the_partition_
 
 
 async def test_lowering_min_insync_replicas_moves_an_idle_partitions_high_watermark_at_once() -> None:
+    # A minimum above the replica count is the replica count (Kafka's effectiveMinIsr): the ISR is made
+    # smaller than the minimum by fencing a replica instead.
     sim = await make_sim([0, 1, 2], properties=QUIET)
     admin = ConfigAdmin(sim.cluster, sim.dynamics.lock, sim.dynamics.configs_changed)
     try:
-        sim.topic("t", [[0, 1, 2]], min_insync_replicas="4")  # more than the replicas: nothing commits
+        sim.topic("t", [[0, 1, 2]], min_insync_replicas="3")
+        await sim.fence(2)  # ISR [0, 1], below the minimum: nothing commits
         await sim.dynamics.produce_load("t", 10)
         await sim.dynamics.advance(1000)
         await sim.dynamics.produce_load("t", 0)
         await sim.dynamics.advance(1000)
         state = sim.dynamics.partition_state("t", 0)
-        assert (state.high_watermark, state.log_end_offsets) == (0, {0: 10, 1: 10, 2: 10})
+        assert (state.high_watermark, state.log_end_offsets[0], state.log_end_offsets[1]) == (0, 10, 10)
 
         [checked] = await admin.alter(
-            [(TOPIC, "t", [ConfigChange("min.insync.replicas", "3")])], validate_only=True
+            [(TOPIC, "t", [ConfigChange("min.insync.replicas", "2")])], validate_only=True
         )
         assert checked.error is None and sim.dynamics.partition_state("t", 0).high_watermark == 0
-        [done] = await admin.alter([(TOPIC, "t", [ConfigChange("min.insync.replicas", "3")])])
+        [done] = await admin.alter([(TOPIC, "t", [ConfigChange("min.insync.replicas", "2")])])
         assert done.error is None
         assert sim.dynamics.partition_state("t", 0).high_watermark == 10  # no clock step needed
     finally:

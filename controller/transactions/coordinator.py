@@ -365,16 +365,17 @@ class TransactionCoordinator:
         fences the producer, or the answer."""
         fail = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
         fencing = metadata.pending is TxnState.PREPARE_EPOCH_FENCE
-        v2 = not fencing and metadata.supports_epoch_bump
+        # The request's transaction version decides (EndTxn v5: 2), as Kafka's clientTransactionVersion;
+        # the coordinator's own ends (timeouts, fences) take the transaction's.
+        bumps = transaction_version >= 2 if from_client else metadata.supports_epoch_bump
+        v2 = not fencing and bumps
         retry_on_overflow = (
             v2
             and metadata.previous_producer_id == producer_id
             and producer_epoch == MAX_EPOCH - 1
             and metadata.producer_epoch == 0
         )
-        retry_on_bump = (
-            not fencing and metadata.supports_epoch_bump and metadata.producer_epoch == producer_epoch + 1
-        )
+        retry_on_bump = not fencing and bumps and metadata.producer_epoch == producer_epoch + 1
         state = metadata.state
         if v2:
             if state in (TxnState.ONGOING, TxnState.EMPTY, TxnState.DEAD, TxnState.PREPARE_EPOCH_FENCE):
@@ -421,6 +422,13 @@ class TransactionCoordinator:
         if state is TxnState.PREPARE_ABORT:
             return (ErrorCode.INVALID_TXN_STATE if commit else ErrorCode.CONCURRENT_TRANSACTIONS), *fail
         if state is TxnState.EMPTY:
+            if not commit and transaction_version >= 2 and not fencing:
+                # KIP-890 part 2: an abort with nothing begun bumps the epoch (PrepareAbort, then
+                # CompleteAbort with no markers), as Kafka 4.4 answers EndTxn v5.
+                transit = metadata.prepare_abort_or_commit(
+                    TxnState.PREPARE_ABORT, transaction_version, NO_PRODUCER_ID, self._now()
+                )
+                return transit, False
             return ErrorCode.INVALID_TXN_STATE, *fail
         raise RuntimeError(f"transactional id {metadata.transactional_id} in state {state.value}")
 

@@ -84,7 +84,8 @@ _PREVIOUS: Final[dict[TxnState, frozenset[TxnState]]] = {
         {TxnState.ONGOING, TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}
     ),
     TxnState.PREPARE_COMMIT: frozenset({TxnState.ONGOING}),
-    TxnState.PREPARE_ABORT: frozenset({TxnState.ONGOING, TxnState.PREPARE_EPOCH_FENCE}),
+    # EMPTY: an abort with nothing begun, transaction version 2 (as Kafka 4.4 takes it).
+    TxnState.PREPARE_ABORT: frozenset({TxnState.ONGOING, TxnState.PREPARE_EPOCH_FENCE, TxnState.EMPTY}),
     TxnState.COMPLETE_COMMIT: frozenset({TxnState.PREPARE_COMMIT}),
     TxnState.COMPLETE_ABORT: frozenset({TxnState.PREPARE_ABORT}),
     TxnState.DEAD: frozenset({TxnState.EMPTY, TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT}),

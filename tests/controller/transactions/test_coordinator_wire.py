@@ -440,3 +440,20 @@ def test_describe_and_list_transactions(server: ServerThread, wire: Wire) -> Non
     # as Kafka's listTransactionStates compares them.
     assert listed(DurationFilter=4000) == (0, [], [("tx-a", "Ongoing"), ("tx-b", "Empty")])
     assert listed(DurationFilter=10_000) == (0, [], [("tx-b", "Empty")])
+
+
+def test_an_abort_with_nothing_begun_bumps_the_epoch_under_transaction_version_2(
+    server: ServerThread, wire: Wire
+) -> None:
+    # As Kafka 4.4 answers (the differential tests asked it): EndTxn v5 aborts an Empty transaction with an
+    # epoch bump, a retry is answered the same, a commit then is INVALID_TXN_STATE, and a v3 request naming
+    # the old epoch is fenced (the retry rule follows the request's transaction version).
+    wire.find("tx")
+    init = wire.init("tx")
+    producer = (init["ProducerId"], init["ProducerEpoch"])
+    for _ in range(2):
+        answer = wire.end("tx", producer, False, version=5)
+        assert (answer["ErrorCode"], answer["ProducerId"], answer["ProducerEpoch"]) == (0, producer[0], 1)
+        wait_for(lambda: server.transactions()["tx"]["state"] == "CompleteAbort", server)
+    assert wire.end("tx", producer, True, version=5)["ErrorCode"] == ErrorCode.INVALID_TXN_STATE
+    assert wire.end("tx", producer, False, version=3)["ErrorCode"] == ErrorCode.PRODUCER_FENCED

@@ -177,7 +177,8 @@ def _answer(
                 code = epoch_error(p, fetch_partition.get("CurrentLeaderEpoch", -1))
                 if code is not None:
                     _fail(entry, code)
-                    if version >= _CURRENT_LEADER:
+                    # Kafka names the leader for a fenced epoch only, not for an epoch it does not know yet.
+                    if version >= _CURRENT_LEADER and code == ErrorCode.FENCED_LEADER_EPOCH:
                         entry["CurrentLeader"] = current_leader(p)
                     done = True
                     continue

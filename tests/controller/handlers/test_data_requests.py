@@ -334,6 +334,12 @@ def test_fetch_checks_the_clients_leader_epoch_and_finds_a_diverging_one(server)
         epoch = server.partition_state(topic, 0).leader_epoch
         assert _fetch(client, topic, 0, epoch=epoch)["ErrorCode"] == 0
         assert _fetch(client, topic, 0, epoch=epoch + 1)["ErrorCode"] == ErrorCode.UNKNOWN_LEADER_EPOCH
+        # v12+: the leader is named for a fenced epoch, not for one it does not know (as Kafka 4.4).
+        ahead = _fetch(client, topic, 0, version=12, epoch=epoch + 1)
+        assert (ahead["ErrorCode"], ahead["CurrentLeader"]["LeaderId"]) == (
+            ErrorCode.UNKNOWN_LEADER_EPOCH,
+            -1,
+        )
         diverging = _fetch(client, topic, 5, version=12, epoch=epoch, LastFetchedEpoch=epoch)
         assert diverging["DivergingEpoch"] == {"Epoch": epoch, "EndOffset": 2}
         assert diverging["Records"] == b""

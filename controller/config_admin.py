@@ -290,7 +290,15 @@ class ConfigAdmin:
             seen: dict[tuple[int, str], int] = {}
             for kind, name, _ in resources:
                 seen[(kind, name)] = seen.get((kind, name), 0) + 1
-            early = _preprocessed(resources, answering_broker) if incremental else {}
+            early = (
+                _preprocessed(
+                    resources,
+                    answering_broker,
+                    lambda name, changes: self._broker_change(name, changes, True, answering_broker),
+                )
+                if incremental
+                else {}
+            )
             results = []
             for i, (kind, name, changes) in enumerate(resources):
                 result = ResourceResult(kind, name)
@@ -384,6 +392,16 @@ class ConfigAdmin:
         incremental: bool,
         answering_broker: int | None,
     ) -> None:
+        broker, new = self._broker_change(name, changes, incremental, answering_broker)
+        if not validate_only:
+            verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
+            self.cluster.set_broker_configs(broker, new, verb)
+
+    def _broker_change(
+        self, name: str, changes: Sequence[ConfigChange], incremental: bool, answering_broker: int | None
+    ) -> tuple[int | None, dict[str, str]]:
+        """A broker resource's configs after ``changes`` (the broker, None for the cluster default), checked
+        as Kafka's brokers check them, or the Refusal."""
         broker = _broker_of(name, answering_broker)
         if broker is not None:
             if broker not in {b.id for b in self.cluster.brokers}:
@@ -408,9 +426,7 @@ class ConfigAdmin:
         else:
             new = {c.name: c.value or "" for c in changes}
         _check_broker_configs(new, per_broker=broker is not None)
-        if not validate_only:
-            verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
-            self.cluster.set_broker_configs(broker, new, verb)
+        return broker, new
 
     def _alter_group(
         self, name: str, changes: Sequence[ConfigChange], validate_only: bool, incremental: bool
@@ -460,12 +476,15 @@ def _broker_of(name: str, answering_broker: int | None) -> int | None:
 
 
 def _preprocessed(
-    resources: Sequence[tuple[int, str, Sequence[ConfigChange]]], answering_broker: int | None
+    resources: Sequence[tuple[int, str, Sequence[ConfigChange]]],
+    answering_broker: int | None,
+    check_broker: Callable[[str, Sequence[ConfigChange]], object],
 ) -> dict[int, Refusal]:
     """IncrementalAlterConfigs' first refusals, as Kafka 4 makes them (by position in the request).
 
-    The broker refuses a resource that names a config twice, a broker resource whose id it will not take
-    or with an operation it does not know (``Unknown operations type 7``), and forwards the rest to its
+    The broker refuses a resource that names a config twice, a broker resource whose id it will not take,
+    with an operation it does not know (``Unknown operations type 7``) or whose change its own checks refuse
+    (``check_broker``: static keys, value types, ...), and forwards the rest to its
     controller. The controller goes
     through each topic resource's configs in Java ``HashMap`` order of their names: an APPEND or SUBTRACT
     of a config that is not a list refuses that resource (``Can't SUBTRACT to key max.message.bytes
@@ -474,7 +493,13 @@ def _preprocessed(
     refused: dict[int, Refusal] = {}
     forwarded: list[int] = []
     unreadable = False
+    occurrences: dict[tuple[int, str], int] = {}
+    for kind, name, _ in resources:
+        occurrences[(kind, name)] = occurrences.get((kind, name), 0) + 1
     for i, (kind, name, changes) in enumerate(resources):
+        if occurrences[(kind, name)] > 1:  # the broker's first check
+            refused[i] = Refusal(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            continue
         names = [c.name for c in changes]
         if len(set(names)) != len(names):  # the broker's check, before anything else
             refused[i] = Refusal(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
@@ -488,6 +513,11 @@ def _preprocessed(
             unknown = next((c.op for c in changes if c.op not in AlterOp.NAMES), None)
             if unknown is not None:
                 refused[i] = Refusal(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown}")
+                continue
+            try:  # the broker checks the change itself (DynamicBrokerConfig) before it forwards it
+                check_broker(name, changes)
+            except Refusal as refusal:
+                refused[i] = refusal
                 continue
         forwarded.append(i)
         if kind != TOPIC:

@@ -531,3 +531,23 @@ async def test_cleanup_policy_may_be_emptied_but_not_appended_nothing(client: Ka
         [(ErrorCode.INVALID_CONFIG, "Configuration 'cleanup.policy' values must not be empty.")],
         [(0, None)],
     ]
+
+
+async def test_a_broker_refuses_a_broker_change_itself_before_it_forwards_the_rest(client: KafkaClient):
+    # As Kafka 4.4 answers (the differential benchmark found it): an operation the controller does not know
+    # fails every forwarded resource, but a broker resource the broker's own checks refuse is not forwarded.
+    assert (await create(client, "fw", {}))["ErrorCode"] == 0
+    bad_topic = (TOPIC, "fw", [("retention.ms", 0, "abc"), ("segment.ms", 7, "9")])
+    not_a_number = "Invalid value x for configuration min.insync.replicas: Not a number of type INT"
+    for broker in ("", "0"):
+        results = await incremental(
+            client, bad_topic, (BROKER, broker, [("min.insync.replicas", 0, "x")]), validate_only=True
+        )
+        assert outcome(results) == [
+            (ErrorCode.UNKNOWN_SERVER_ERROR, None),
+            (ErrorCode.INVALID_REQUEST, not_a_number),
+        ]
+    results = await incremental(
+        client, bad_topic, (BROKER, "", [("min.insync.replicas", 0, "2")]), validate_only=True
+    )
+    assert outcome(results) == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2

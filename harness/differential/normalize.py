@@ -82,6 +82,12 @@ def _base64(value: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
 
 
+#: Answer fields that can hold a timestamp the harness wrote into a record (ListOffsets' Timestamp,
+#: DescribeProducers' LastTimestamp): such a time is kept as it is; a broker's own times (a transaction's
+#: start, LogAppendTime) are "<now>" even when they fall on the same millisecond as a record's.
+ECHOED_TIMES = frozenset({"Timestamp", "MaxTimestamp", "LastTimestamp"})
+
+
 def _near_now(value: int) -> bool:
     return abs(value - int(time.time() * 1000)) < 6 * 3600 * 1000
 
@@ -120,7 +126,7 @@ def normalize(value: Any, names: Names, key: str = "") -> Any:
     if key == "ProducerId" and value in names.producer_ids:
         return names.producer_ids[value]
     if ("Timestamp" in key or key.endswith("TimeMs") or key.endswith("Time")) and value > 10**12:
-        if value not in names.client_times and _near_now(value):
+        if not (key in ECHOED_TIMES and value in names.client_times) and _near_now(value):
             return "<now>"
     return value
 

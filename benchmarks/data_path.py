@@ -22,7 +22,8 @@ and is repeated ``--repeats`` times (5); the table gives the median and the spre
   connected and warmed up first) send the phase's records together, from the first produce() to the end
   of every flush(): MB/s (10^6 bytes of record values);
 - **consume**: the same records read back by one consumer that assigns every topic's partition at the
-  offsets where the phase began (no group), from the first record received to the last: MB/s;
+  offsets where the phase began (no group), from its assignment (once connected and told the leaders)
+  to the last record received: MB/s;
 - **server CPU per MB**: the server process's CPU time (every thread, ``/proc/PID/task/*/schedstat``)
   over each phase, per MB moved: ms/MB;
 - **first consumer**: the server's CPU for the run's first consumer, reading the warm-up records (its
@@ -262,7 +263,8 @@ def high_watermarks(bootstrap: str) -> dict[str, int]:
 
 def consume(bootstrap: str, starts: dict[str, int], wanted: int) -> tuple[float, float]:
     """Reads ``wanted`` records from ``starts`` (topic -> offset; one consumer assigned every topic's
-    partition, no group): (time of the first record, time of the last)."""
+    partition, no group): (the time of its assignment, once connected and told the leaders by a Metadata
+    answer; the time of the last record)."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
@@ -273,21 +275,20 @@ def consume(bootstrap: str, starts: dict[str, int], wanted: int) -> tuple[float,
             "auto.offset.reset": "error",  # a record dropped before it was read is an error, not a skip
         }
     )
+    consumer.list_topics(timeout=30)  # connected and told the leaders before the clock starts
+    first = time.perf_counter()
     consumer.assign([TopicPartition(topic, 0, offset) for topic, offset in starts.items()])
     got = 0
-    first: float | None = None
     deadline = time.perf_counter() + 300
     while got < wanted and time.perf_counter() < deadline:
         # Never ask for more than is left: consume() waits its whole timeout for a batch it cannot fill.
         for message in consumer.consume(min(1000, wanted - got), 0.5):
             if message.error() is not None:
                 raise RuntimeError(f"consume: {message.error()}")
-            if first is None:
-                first = time.perf_counter()
             got += 1
     last = time.perf_counter()
     consumer.close()
-    if got < wanted or first is None:
+    if got < wanted:
         raise RuntimeError(f"read {got} of {wanted} records")
     return first, last
 
@@ -325,7 +326,7 @@ def measure(server: Peer, rows: list[Row], megabytes: float, repeats: int) -> Fi
             figures.produce.setdefault(row, []).append(produced)
             cpu = server.cpu_ns()
             began_reading, last = consume(bootstrap, starts, records)
-            # The consumer's start (Metadata, ListOffsets) is not counted in its time; its CPU is, in both.
+            # The consumer's start (its connection, Metadata) is not counted in its time; its CPU is, in both.
             figures.consume.setdefault(row, []).append(
                 Phase(last - began_reading, (server.cpu_ns() - cpu) / 1e9, moved)
             )

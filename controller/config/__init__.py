@@ -82,7 +82,6 @@ if TYPE_CHECKING:
         SSL_TRUSTSTORE_TYPE,
         UNCLEAN_ELECTION,
         Setting,
-        settings,
         settings_by_key,
     )
     from controller.config.values import SASL_MECHANISM_NAMES, SECURITY_PROTOCOLS, Listener
@@ -90,7 +89,8 @@ if TYPE_CHECKING:
 
 #: Where each name of the package lives, imported when first asked for: a module that needs only the
 #: properties parser (the command line's ``KEY=VALUE`` options) does not load the settings table, the
-#: validation and the placers behind them.
+#: validation and the placers behind them. (``settings``, the function, is not here: the name is its
+#: submodule's, which an import of the submodule binds on the package; import it from ``.settings``.)
 _HOMES = {
     **dict.fromkeys(("key_value", "parse_properties", "read_properties"), "controller.config.parsing"),
     "ServerConfig": "controller.config.server_config",
@@ -156,7 +156,6 @@ _HOMES = {
             "SSL_TRUSTSTORE_TYPE",
             "UNCLEAN_ELECTION",
             "Setting",
-            "settings",
             "settings_by_key",
         ),
         "controller.config.settings",
@@ -241,7 +240,6 @@ __all__ = [
     "key_value",
     "parse_properties",
     "read_properties",
-    "settings",
     "settings_by_key",
 ]
 

@@ -56,7 +56,16 @@ $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
 	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
 	touch $@
 
-reference: $(KAFKA_LIB)/.fetched
+# The harness's own Java programs (harness/java/), compiled against those jars into the cache.
+JAVA_SRC     := $(shell find harness/java -name '*.java' 2>/dev/null)
+JAVA_CLASSES := $(CACHE)/java
+
+$(JAVA_CLASSES)/.built: $(KAFKA_LIB)/.fetched $(JAVA_SRC)
+	rm -rf $(JAVA_CLASSES) && mkdir -p $(JAVA_CLASSES)
+	javac -nowarn -encoding UTF-8 --release 17 -cp '$(KAFKA_LIB)/*' -d $(JAVA_CLASSES) $(JAVA_SRC)
+	touch $@
+
+reference: $(KAFKA_LIB)/.fetched $(JAVA_CLASSES)/.built
 
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)

@@ -13,13 +13,19 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "reference"
 #: Apache Kafka's jars and their dependencies, at the version pinned in harness/kafka/pom.xml.
 KAFKA_LIB = CACHE / "kafka" / "lib"
+#: The harness's own Java programs (harness/java/), compiled by ``make reference``.
+JAVA_SOURCES = ROOT / "harness" / "java"
+JAVA_CLASSES = CACHE / "java"
 
 __all__ = [
     "CACHE",
+    "JAVA_CLASSES",
+    "JAVA_SOURCES",
     "KAFKA_LIB",
     "ROOT",
     "HarnessMissing",
     "java",
+    "harness_classes",
     "java_command",
     "kafka_classpath",
     "run_java",
@@ -46,6 +52,20 @@ def kafka_classpath(*extra: Path | str) -> str:
     if not (KAFKA_LIB / ".fetched").exists():
         raise HarnessMissing(f"Kafka's jars are not in {KAFKA_LIB}: run `make reference`")
     return os.pathsep.join([*(str(e) for e in extra), str(KAFKA_LIB / "*")])
+
+
+def harness_classes() -> Path:
+    """The compiled harness programs; HarnessMissing when they are absent or older than a source."""
+    stamp = JAVA_CLASSES / ".built"
+    if not stamp.exists():
+        raise HarnessMissing(
+            f"the harness's Java programs are not built in {JAVA_CLASSES}: run `make reference`"
+        )
+    built = stamp.stat().st_mtime
+    stale = [p.name for p in JAVA_SOURCES.rglob("*.java") if p.stat().st_mtime > built]
+    if stale:
+        raise HarnessMissing(f"{', '.join(sorted(stale))} changed since the last build: run `make reference`")
+    return JAVA_CLASSES
 
 
 def java_command(

@@ -15,7 +15,8 @@ Kafka's rules, as ``PartitionChangeBuilder`` and its ``PartitionChangeBuilderTes
 - the leader epoch goes up whenever the leader changes, and when the replica set loses a member;
   the partition epoch on every change;
 - a reassignment in progress (adding and removing replicas, KIP-455) completes in whichever change
-  first has every target replica in its ISR (``completeReassignmentIfNeeded``): the removing replicas
+  first has every replica being added in its ISR, and every target replica when it removes more than it
+  adds (``completeReassignmentIfNeeded``, :func:`completed_reassignment`): the removing replicas
   leave the replicas and the ISR, and the election runs on what remains (a removed leader loses the
   leadership). A change that holds no election (a leader's own ISR change) leaves a reassignment that
   would remove its leader as it is: the controller completes it with an election
@@ -86,9 +87,12 @@ class CompletedReassignment(NamedTuple):
 def completed_reassignment(
     replicas: Sequence[int], adding: Sequence[int], removing: Sequence[int], isr: Sequence[int]
 ) -> CompletedReassignment | None:
-    """Kafka's ``PartitionReassignmentReplicas.maybeCompleteReassignment``: None while no reassignment is in
-    progress or some target replica (``replicas`` without ``removing``) is not in ``isr``; else the
-    replicas and ISR without the removing replicas (never empty)."""
+    """Kafka's ``PartitionReassignmentReplicas.maybeCompleteReassignment`` (4.x): None while no reassignment
+    is in progress, while some replica being added is not in ``isr``, or, for a reassignment that removes
+    more replicas than it adds, while some target replica (``replicas`` without ``removing``) is not in
+    ``isr``; else the replicas and ISR without the removing replicas (never empty). A reassignment that adds
+    as many replicas as it removes (or more) does not wait for a target replica it keeps that has fallen
+    out of the ISR (Kafka 3.x waited for every target replica)."""
     if not adding and not removing:
         return None
     new_isr = list(isr)
@@ -100,7 +104,10 @@ def completed_reassignment(
         new_replicas = [r for r in replicas if r not in removing]
         if not new_replicas:
             return None
-    if not set(new_replicas) <= set(new_isr):
+    in_isr = set(new_isr)
+    if not in_isr.issuperset(adding):
+        return None
+    if len(adding) < len(removing) and not in_isr.issuperset(new_replicas):
         return None
     return CompletedReassignment(new_replicas, new_isr)
 
@@ -242,8 +249,8 @@ class PartitionChangeBuilder:
         return wanted
 
     def _complete_reassignment_if_needed(self) -> None:
-        """Kafka's ``completeReassignmentIfNeeded``: when every target replica is in the target ISR, the
-        targets become the replicas and ISR without the removing replicas, and adding and removing empty.
+        """Kafka's ``completeReassignmentIfNeeded``: when the reassignment is complete in the target ISR
+        (:func:`completed_reassignment`), the targets become the replicas and ISR without the removing replicas, and adding and removing empty.
         Not when the change holds no election and the leader would be removed (see the module docstring)."""
         if self._completion_checked:
             return
@@ -289,15 +296,22 @@ class PartitionChangeBuilder:
         p = self.partition
         eligibility = self.eligibility()
         hw = p.high_watermark
+        replicas, leo = p.replicas, p.leo
+        if self._target_replicas is not None and self._target_replicas != replicas:
+            # The election runs on the target replicas (a reassignment's): a replica new to the partition
+            # has no log yet.
+            known = dict(zip(replicas, leo, strict=True))
+            replicas = self._target_replicas
+            leo = [known.get(r, 0) for r in replicas]
         return PartitionView(
             p.topic,
             p.index,
-            tuple(p.replicas),
+            tuple(replicas),
             tuple(p.isr if self._target_isr is None else self._target_isr),
             p.leader,
             p.leader if p.leader != NO_LEADER else p.last_leader,
-            tuple(p.leo),
-            tuple([leo if leo < hw else hw for leo in p.leo]),
+            tuple(leo),
+            tuple([offset if offset < hw else hw for offset in leo]),
             frozenset(self.acceptable),
             eligibility.eligible,
             eligibility.unclean,
@@ -405,7 +419,8 @@ class PartitionChangeBuilder:
             fields += ("candidate", candidate)
         if leader_changed and leader != NO_LEADER:
             offsets = p.leo
-            leader_leo = offsets[p.replicas.index(leader)]
+            # A leader new to the partition (a reassignment's target elected at once) has an empty log.
+            leader_leo = offsets[p.replicas.index(leader)] if leader in p.replicas else 0
             if leader_leo != p.epoch_start_offset:
                 fields += ("epoch_start_offset", leader_leo)
             # Followers drop what the new leader does not have (Kafka truncates them to the epoch's

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class Outcome:
     difference: Difference | None = None
     #: How often each kind of case came up (the checker's :meth:`Checker.kind`).
     kinds: dict[str, int] = field(default_factory=dict)
+    #: Per batch: (cases, seconds Kafka's side took, seconds the simulator's took).
+    timings: list[tuple[int, float, float]] = field(default_factory=list)
 
 
 class Checker(ABC):
@@ -88,10 +91,17 @@ class Checker(ABC):
         """A label for the kind of case, counted by :func:`compare` to show what the cases covered."""
         return self.name
 
-    def answers(self, rules: KafkaRules, cases: Sequence[Case]) -> list[tuple[Any, Any]]:
-        """(Kafka's answer, ours) per case."""
+    def answers(
+        self, rules: KafkaRules, cases: Sequence[Case], timings: list[tuple[int, float, float]] | None = None
+    ) -> list[tuple[Any, Any]]:
+        """(Kafka's answer, ours) per case; with ``timings``, the seconds each side took are added to it."""
+        started = time.perf_counter()
         kafka = [self.kafka_answer(a) for a in rules.ask([self.question(c) for c in cases])]
-        return list(zip(kafka, self.ours(cases), strict=True))
+        asked = time.perf_counter()
+        ours = self.ours(cases)
+        if timings is not None:
+            timings.append((len(cases), asked - started, time.perf_counter() - asked))
+        return list(zip(kafka, ours, strict=True))
 
 
 def shrink(checker: Checker, rules: KafkaRules, found: Difference, max_steps: int = 2_000) -> Difference:
@@ -137,7 +147,7 @@ def compare(
         invalid = [case for case in chunk if not checker.valid(case)]
         if invalid:
             raise ValueError(f"{checker.name}: not a case Kafka's controller could ask: {invalid[0]}")
-        for case, (kafka, ours) in zip(chunk, checker.answers(rules, chunk), strict=True):
+        for case, (kafka, ours) in zip(chunk, checker.answers(rules, chunk, outcome.timings), strict=True):
             outcome.cases += 1
             label = checker.kind(case)
             outcome.kinds[label] = outcome.kinds.get(label, 0) + 1

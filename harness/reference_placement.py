@@ -126,7 +126,18 @@ class PlacementChecker(Checker):
                     yield {**case, "calls": calls[:i] + [smaller] + calls[i + 1 :]}
             if rf > 1:
                 yield {**case, "calls": calls[:i] + [[start, partitions, rf - 1]] + calls[i + 1 :]}
+        # Each step strictly simpler (no step undoes another): unfenced, no rack or a shorter name, a
+        # smaller id.
+        taken = {b for b, _, _ in brokers}
         for i, (b, rack, fenced) in enumerate(brokers):
-            for simpler in ([b, rack, False], [b, None, fenced], [b, "a", fenced], [i, rack, fenced]):
-                if simpler != brokers[i] and simpler[0] not in {x[0] for x in brokers if x is not brokers[i]}:
-                    yield {**case, "brokers": brokers[:i] + [simpler] + brokers[i + 1 :]}
+            simpler = []
+            if fenced:
+                simpler.append([b, rack, False])
+            if rack is not None:
+                simpler.append([b, None, fenced])
+                if len(rack) > 1:
+                    simpler.append([b, rack[:1], fenced])
+            simpler += [[smaller, rack, fenced] for smaller in (0, 1, 2, i, b // 2) if smaller < b]
+            for step in simpler:
+                if step[0] == b or step[0] not in taken:
+                    yield {**case, "brokers": brokers[:i] + [step] + brokers[i + 1 :]}

@@ -69,14 +69,20 @@ def harness_classes() -> Path:
 
 
 def java_command(
-    main: str, args: Sequence[str] = (), *, heap: str = "256m", extra_classpath: Sequence[Path | str] = ()
+    main: str,
+    args: Sequence[str] = (),
+    *,
+    heap: str = "256m",
+    extra_classpath: Sequence[Path | str] = (),
+    jvm_options: Sequence[str] = (),
 ) -> list[str]:
-    """The command line running class ``main`` on Kafka's class path."""
+    """The command line running class ``main`` on Kafka's class path (``jvm_options`` before it)."""
     return [
         java(),
         f"-Xmx{heap}",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
+        *jvm_options,
         "-cp",
         kafka_classpath(*extra_classpath),
         main,

@@ -120,7 +120,9 @@ def test_nothing_imports_the_command_line(graph: dict[str, set[str]]) -> None:
 
 def test_the_product_imports_nothing_of_the_reference_harness(graph: dict[str, set[str]]) -> None:
     """harness/ (Kafka's jars, its code in a JVM, its tools) is for tests and benchmarks only."""
-    assert [m for m, deps in graph.items() if any(d == "harness" or d.startswith("harness.") for d in deps)] == []
+    assert [
+        m for m, deps in graph.items() if any(d == "harness" or d.startswith("harness.") for d in deps)
+    ] == []
 
 
 def _outside(package: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:

@@ -382,7 +382,10 @@ def test_rack_list_all_brokers_fenced() -> None:
     assert rack_list.num_total_brokers == 3
     assert rack_list.num_unfenced_brokers == 0
     assert rack_list.rack_names == [None]
-    with pytest.raises(InvalidReplicationFactorError, match=r"^All brokers are currently fenced, or have all their log directories cordoned\.$"):
+    with pytest.raises(
+        InvalidReplicationFactorError,
+        match=r"^All brokers are currently fenced, or have all their log directories cordoned\.$",
+    ):
         rack_list.place(3)
 
 

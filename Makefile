@@ -7,17 +7,18 @@ RUNTIME := $(VENV)/.runtime
 STAMP   := $(VENV)/.installed
 ARGS    ?=
 
-.PHONY: run test test-newest lint bench bytecode system-deps reference clean
+.PHONY: run test test-newest lint bench bytecode system-deps reference npm clean
 
 # Debian packages the project needs: Java 17 (a JDK: PySpark, and the reference harness's Java programs),
-# Maven (Apache Kafka's jars for the reference harness), kcat for the real-client tests, Chromium for the
-# test that lays the sweep's report out in a browser.
+# Maven (Apache Kafka's jars for the reference harness), kcat and node with npm for the real-client tests
+# (kafkajs), Chromium for the test that lays the sweep's report out in a browser.
 system-deps:
 	@need=""; \
 	command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])' || need="$$need openjdk-17-jre-headless"; \
 	command -v javac >/dev/null 2>&1 || need="$$need openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null 2>&1 || need="$$need maven"; \
 	command -v kcat >/dev/null 2>&1 || need="$$need kcat"; \
+	command -v npm >/dev/null 2>&1 || need="$$need nodejs npm"; \
 	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing Debian packages:$$need"; \
@@ -67,10 +68,21 @@ $(JAVA_CLASSES)/.built: $(KAFKA_LIB)/.fetched $(JAVA_SRC)
 
 reference: $(KAFKA_LIB)/.fetched $(JAVA_CLASSES)/.built
 
+# kafkajs for the real-client tests (tests/clients/test_transactions_kafkajs.py), from the npm registry
+# into a project-local cache; the tests run node with NODE_PATH there.
+NPM_CACHE       := .cache/npm
+KAFKAJS_VERSION := 2.2.4
+
+$(NPM_CACHE)/.installed:
+	npm install --prefix $(NPM_CACHE) --no-save --no-audit --no-fund --loglevel=error kafkajs@$(KAFKAJS_VERSION)
+	touch $@
+
+npm: $(NPM_CACHE)/.installed
+
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)
 
-test: system-deps $(STAMP) bytecode reference
+test: system-deps $(STAMP) bytecode reference npm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 

@@ -56,9 +56,10 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
+from controller.records.batch import control_batch, read_header
 from controller.records.checks import ClientBatch, TopicLimits
 from controller.records.log import ACKS_ALL, Log, StoredBatch, divergence_offset
-from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
+from controller.records.producers import AbortedTxn, BatchMetadata, ProducerIdAllocator, ProducerStates
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 
@@ -142,6 +143,9 @@ class PartitionData:
     #: The leader's ``acks=1`` batches that ended at or above ``committed`` when appended, in log order:
     #: answered, and lost by an election whose new leader lacks them (dropped once committed).
     unreplicated: deque[StoredBatch] = field(default_factory=deque)
+    #: Whether a transactional batch or a marker was ever appended: only then is the last stable offset
+    #: anything but the high watermark (a partition without transactions never reads producer state for it).
+    transactional: bool = False
 
 
 #: A partition's list of Fetch waits is pruned of ended ones when it reaches this length (a safety net:
@@ -179,6 +183,7 @@ class DataPath:
         self.replication.on_high_watermark = self.high_watermark_moved
         dynamics.on_partitions_changed = self.partitions_changed
         dynamics.on_topic_deleted = self.topic_deleted
+        dynamics.last_stable_offset = self.last_stable_offset
 
     # ------------------------------------------------------------------------------------- reading
 
@@ -474,6 +479,8 @@ class DataPath:
         hw = p.high_watermark
         if hw > data.committed:
             data.committed = hw
+        if data.transactional and data.producers is not None:
+            data.producers.forget_completed(hw)
         pending = data.unreplicated
         while pending and pending[0].last_offset < hw:
             pending.popleft()
@@ -523,6 +530,8 @@ class DataPath:
         for replica_log in data.logs.values():
             if replica_log.size_bytes > retention:
                 replica_log.retain_bytes(retention, p.high_watermark)
+        if data.transactional and data.producers is not None:
+            data.producers.forget_aborted(leader_log.log_start_offset)
 
     # ------------------------------------------------------------------------------------- producing
 
@@ -555,15 +564,29 @@ class DataPath:
             )
         append_time = self.now_ms() if settings.limits.log_append_time else None
         entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time, acks)
-        producers.record(entry.header(), entry.base_offset)
+        producers.record(header, entry.base_offset)
+        if header.is_transactional:
+            data.transactional = True
         if acks == 1:
             data.unreplicated.append(entry)
+        return self._appended(p, data, leader_log, entry, append_time, "produce")
+
+    def _appended(
+        self,
+        p: PartitionState,
+        data: PartitionData,
+        leader_log: Log,
+        entry: StoredBatch,
+        append_time: int | None,
+        why: str,
+    ) -> Appended:
+        """After an append at the leader: the model's log end offset follows, replication is told."""
         li = p.replicas.index(p.leader)
         leo = list(p.leo)
         leo[li] = leader_log.log_end_offset
         self.cluster.progress(p, leo=leo)
         self.replication.touch(p)
-        self.replication.refresh(p, "produce")
+        self.replication.refresh(p, why)
         self._retain(p, data)
         return Appended(
             entry.base_offset,
@@ -571,6 +594,62 @@ class DataPath:
             append_time if append_time is not None else -1,
             leader_log.log_start_offset,
         )
+
+    def append_marker(
+        self, p: PartitionState, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+    ) -> Appended | Refusal:
+        """Append a transaction marker at ``p``'s leader (the caller checked that it has one), as a leader
+        appends the control batch of a WriteTxnMarkers request (origin COORDINATOR, acks=all): the
+        producer-state checks of a marker, then the append; the caller waits for the high watermark."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None:
+            data = self._make(p)
+        elif data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+            self._leader_changed(p, data)
+        leader_log = data.logs[p.leader]
+        producers = self._producers(data, leader_log)
+        refusal = producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        if refusal is not None:
+            return refusal
+        settings = self.topic_settings(p.topic)
+        now = self.now_ms()
+        raw = control_batch(producer_id, producer_epoch, commit, coordinator_epoch, now)
+        append_time = now if settings.limits.log_append_time else None
+        entry = leader_log.append_as_leader(
+            ClientBatch(memoryview(raw), read_header(raw)), p.leader_epoch, append_time
+        )
+        producers.record_marker(
+            producer_id, producer_epoch, commit, coordinator_epoch, entry.base_offset, now
+        )
+        data.transactional = True
+        return self._appended(p, data, leader_log, entry, append_time, "transaction marker")
+
+    def last_stable_offset(self, p: PartitionState) -> int:
+        """The last stable offset of ``p`` (Kafka's ``UnifiedLog.lastStableOffset``): the high watermark, or
+        the first offset of the oldest transaction still open (or whose marker is not yet below the high
+        watermark) when that is lower. What a read_committed consumer reads up to."""
+        hw = p.high_watermark
+        data = self._partitions.get((p.topic, p.index))
+        if data is None or not data.transactional or p.leader == NO_LEADER:
+            return hw
+        if data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+            self._leader_changed(p, data)
+        leader_log = data.logs.get(p.leader)
+        if leader_log is None:
+            return hw
+        first = self._producers(data, leader_log).first_unstable_offset(hw)
+        return hw if first is None or first > hw else first
+
+    def aborted_transactions(self, p: PartitionState, start: int, end: int) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed fetch of ``p``'s offsets [start, end) is told of
+        (Kafka's ``collectAbortedTransactions``): the consumer drops their records itself."""
+        data = self._partitions.get((p.topic, p.index))
+        if data is None or not data.transactional or p.leader == NO_LEADER or start >= end:
+            return []
+        leader_log = data.logs.get(p.leader)
+        if leader_log is None:
+            return []
+        return self._producers(data, leader_log).aborted_between(start, end)
 
     @staticmethod
     def _producers(data: PartitionData, leader_log: Log) -> ProducerStates:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from controller.reassignment import ReassignOutcome
     from controller.scenario import Scenario
     from controller.server import Server
+    from controller.transactions.state_log import LostTxnRecord
 
 __all__ = ["ServerThread", "server_properties"]
 
@@ -263,7 +264,7 @@ class ServerThread:
 
     def partition_state(self, topic: str, partition: int) -> PartitionSnapshot:
         """One partition now: ``.leader``, ``.leader_epoch``, ``.partition_epoch``, ``.replicas``, ``.isr``,
-        ``.high_watermark``, ``.log_end_offsets``, ``.status``."""
+        ``.high_watermark``, ``.last_stable_offset``, ``.log_end_offsets``, ``.status``."""
         state: PartitionSnapshot = self._on_loop(
             _value(lambda: self.dynamics.partition_state(topic, partition))
         )
@@ -296,6 +297,23 @@ class ServerThread:
         (:meth:`controller.data_path.DataPath.lost_records`): topic, partition, first and last offset,
         leader epoch, acks, producer id and cause."""
         lost: list[LostRecords] = self._on_loop(_value(self.server.lost_records))
+        return lost
+
+    def transactions(self) -> dict[str, dict[str, Any]]:
+        """Every transactional id its coordinator holds now, by id: ``state`` (Kafka's names: ``Ongoing``,
+        ``CompleteCommit``, ...), ``producer_id``, ``producer_epoch``, ``partitions`` ((topic, partition)
+        pairs of the open or ending transaction), ``pending_markers`` (partitions whose marker is not yet
+        written), ``timeout_ms``, ``start_ms`` (wall-clock ms, -1: none), ``coordinator`` (broker id) and
+        ``coordinator_partition``
+        (of ``__transaction_state``); empty before any transactional request."""
+        found: dict[str, dict[str, Any]] = self._on_loop(_value(self.server.transactions))
+        return found
+
+    def lost_transaction_records(self) -> list[LostTxnRecord]:
+        """Replicated records of ``__transaction_state`` an unclean election took away: ``transactional_id``,
+        the ``state`` the record held, ``producer_id``, ``producer_epoch``, where it was
+        (``log_partition``, ``log_offset``) and ``lost_at`` (clock ms)."""
+        lost: list[LostTxnRecord] = self._on_loop(_value(self.server.lost_transaction_records))
         return lost
 
     def load_scenario(self, scenario: str | Scenario, source: str = "<scenario>") -> int:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from controller.data_path import LostRecords
     from controller.faults import Faults
     from controller.groups.durable import LostCommit
+    from controller.transactions.state_log import LostTxnRecord
 
 log = logging.getLogger(__name__)
 
@@ -341,6 +342,17 @@ class Server:
         if process is None:
             self.dispatcher.advertise(broker_id, None)
             self._ports.pop(broker_id, None)
+
+    def transactions(self) -> dict[str, dict[str, Any]]:
+        """Every transactional id its coordinator holds (:meth:`TransactionService.transactions`): state,
+        producer id and epoch, partitions, pending markers, coordinator; read on the server's loop."""
+        transactions = self.controller.built("transactions")
+        return transactions.transactions() if transactions is not None else {}
+
+    def lost_transaction_records(self) -> list[LostTxnRecord]:
+        """Replicated records of ``__transaction_state`` an unclean election took away."""
+        transactions = self.controller.built("transactions")
+        return transactions.lost_records() if transactions is not None else []
 
     def lost_records(self) -> list[LostRecords]:
         """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""

@@ -17,14 +17,24 @@ NOT_LEADER_OR_FOLLOWER. ``0`` is never
 answered; a partition that fails closes the connection, as Kafka does, so that the producer notices.
 Any other acks is INVALID_REQUIRED_ACKS for every partition.
 
-Transactions are not simulated: a transactional Produce (a TransactionalId, or a transactional batch)
-is refused for every partition with TRANSACTIONAL_ID_AUTHORIZATION_FAILED / INVALID_TXN_STATE and a
-message that says so.
+Transactions (a request with a TransactionalId): before a producer's first transactional batch on a
+partition the leader asks the transaction's coordinator whether the partition is in the transaction
+(KIP-890 part 1; :meth:`controller.transactions.service.TransactionService.verify_produce`): not in it is
+INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11), a fenced producer INVALID_PRODUCER_EPOCH, a
+coordinator that cannot answer NOT_ENOUGH_REPLICAS (so that every client retries), as Kafka's
+``ReplicaManager`` translates them; from v12 (KIP-890 part 2) the leader adds the partition to the
+transaction itself. Batches of more than one producer in one transactional request are
+INVALID_PRODUCER_ID_MAPPING for every partition. The producer's state then checks the batch
+(:mod:`controller.records.producers`: a plain batch inside an open transaction is INVALID_TXN_STATE). A
+transactional batch in a request without a TransactionalId is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+its partition (Kafka refuses the whole request: see docs/fidelity.md). A request without a
+TransactionalId never reaches the transactions subsystem.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from typing import Any
 
@@ -39,6 +49,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
+from controller.records.batch import HEADER_SIZE, read_header
 from controller.records.checks import check_client_batch
 from protocol.codes import ApiKey, ErrorCode
 from protocol.errors import Refusal
@@ -53,19 +64,90 @@ VERSIONS = (3, 13)
 _TOPIC_IDS = 13
 #: Produce v10 carries CurrentLeader and NodeEndpoints (KIP-951).
 _CURRENT_LEADER = 10
-_NO_TRANSACTIONS = "transactions are not simulated by placement-sim"
+#: Produce v12+ of a KIP-890 part 2 transaction adds its partitions to the transaction itself.
+_ADDS_PARTITIONS = 12
+_NO_TRANSACTIONAL_ID = "a transactional batch in a Produce request without a TransactionalId"
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     acks = request["Acks"]
-    by_id = version >= _TOPIC_IDS
     if acks not in (-1, 0, 1):
         return _every_partition(request, version, ErrorCode.INVALID_REQUIRED_ACKS, None)
-    if request.get("TransactionalId") is not None:
-        log.warning("%s: transactional Produce refused: %s", ctx.peer, _NO_TRANSACTIONS)
+    transactional_id = request.get("TransactionalId")
+    if transactional_id is not None:
+        return _transactional(ctx, request, version, transactional_id)
+    return _produce(ctx, request, version, None)
+
+
+def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, transactional_id: str) -> Any:
+    """A transactional Produce: the partitions of producers' first batches there are verified with (v12+:
+    added to) the transaction first, then the request goes on as any other."""
+    by_id = version >= _TOPIC_IDS
+    data_path = ctx.controller.data_path
+    unverified: list[tuple[tuple[str, int], int, int]] = []
+    producers: set[tuple[int, int]] = set()
+    for topic_data in request["TopicData"]:
+        topic = find_topic(ctx, topic_data.get("Name"), topic_data.get("TopicId"), by_id)
+        if topic is None:
+            continue
+        for partition_data in topic_data["PartitionData"]:
+            p = partition_of(topic, partition_data["Index"])
+            records = partition_data["Records"]
+            if p is None or records is None or len(records) < HEADER_SIZE or not leads(ctx, p):
+                continue
+            header = read_header(records, 0)
+            if not header.is_transactional or not header.has_producer_id:
+                continue
+            producers.add((header.producer_id, header.producer_epoch))
+            states = data_path.producer_states(p, p.leader)
+            if not states.has_ongoing_transaction(header.producer_id):
+                unverified.append(((p.topic, p.index), header.producer_id, header.producer_epoch))
+    if len(producers) > 1:
         return _every_partition(
-            request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONS
+            request,
+            version,
+            ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+            "Transactional records contained more than one producer ID",
         )
+    if not unverified:
+        return _produce(ctx, request, version, None)
+    transactions = ctx.controller.transactions
+    _, producer_id, epoch = unverified[0]
+    if version >= _ADDS_PARTITIONS:
+        return _after_adding(
+            ctx, request, version, transactional_id, producer_id, epoch, [u[0] for u in unverified]
+        )
+    refused = {}
+    for tp, _, _ in unverified:
+        refusal = transactions.verify_produce(transactional_id, producer_id, epoch, tp, version)
+        if refusal is not None:
+            refused[tp] = refusal
+    return _produce(ctx, request, version, refused)
+
+
+async def _after_adding(
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    transactional_id: str,
+    producer_id: int,
+    epoch: int,
+    tps: list[tuple[str, int]],
+) -> Any:
+    found = await ctx.controller.transactions.add_from_produce(
+        transactional_id, producer_id, epoch, tps, version
+    )
+    refused = {tp: refusal for tp, refusal in found.items() if refusal is not None}
+    answer = _produce(ctx, request, version, refused)
+    return await answer if inspect.isawaitable(answer) else answer
+
+
+def _produce(
+    ctx: RequestContext, request: dict[str, Any], version: int, refused: dict[tuple[str, int], Refusal] | None
+) -> Any:
+    """The appends (``refused``: partitions the transaction's coordinator refused, answered so)."""
+    acks = request["Acks"]
+    by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
     now = data_path.now_ms()
     responses = []
@@ -102,6 +184,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
                         leaders.add(p.leader)
                 failed.append(p.name)
                 continue
+            if refused:
+                refusal = refused.get((p.topic, p.index))
+                if refusal is not None:
+                    _fail(entry, refusal.code, refusal.message)
+                    failed.append(p.name)
+                    continue
             settings = data_path.topic_settings(p.topic)
             checked = check_client_batch(
                 partition_data["Records"], version, settings.limits, now, p.topic, p.index
@@ -110,8 +198,8 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
                 _fail(entry, checked.code, checked.message)
                 failed.append(p.name)
                 continue
-            if checked.header.is_transactional:
-                _fail(entry, ErrorCode.INVALID_TXN_STATE, _NO_TRANSACTIONS)
+            if checked.header.is_transactional and request.get("TransactionalId") is None:
+                _fail(entry, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONAL_ID)
                 failed.append(p.name)
                 continue
             if acks == -1 and len(p.isr) < settings.min_insync_replicas:

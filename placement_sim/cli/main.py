@@ -37,6 +37,7 @@ COMMANDS = {
     "reassign": "reassign",
     "events": "events",
     "faults": "faults",
+    "transactions": "transactions",
     "clock": "clock",
     "simulate": "simulate",
     "scenario": "scenario",

@@ -60,8 +60,10 @@ def partition_row(
     recovering: bool,
     high_watermark: int,
     offsets: Sequence[tuple[int, int]],
+    last_stable_offset: int = -1,
 ) -> tuple[str, ...]:
-    """One partition's cells; ``offsets`` are (broker, log end offset) in replica order."""
+    """One partition's cells; ``offsets`` are (broker, log end offset) in replica order; the last stable
+    offset is shown beside the high watermark when an open transaction holds it below."""
     leader_offset = "-"
     followers = []
     for broker, leo in offsets:
@@ -77,7 +79,7 @@ def partition_row(
         _ids(replicas),
         _ids(isr),
         status + (" (recovering)" if recovering else ""),
-        str(high_watermark),
+        str(high_watermark) if last_stable_offset < 0 else f"{high_watermark} (LSO {last_stable_offset})",
         leader_offset,
         f"[{', '.join(followers)}]",
     )
@@ -107,6 +109,7 @@ def partition_table(topics: list[dict[str, Any]]) -> list[str]:
             p["LeaderRecoveryState"] == 1,
             p["HighWatermark"],
             [(r["BrokerId"], r["LogEndOffset"]) for r in p["ReplicaStates"]],
+            p.get("LastStableOffset", -1),
         )
         for topic in topics
         for p in topic["Partitions"]

@@ -133,8 +133,8 @@ def test_find_coordinator_makes_the_offsets_topic_and_names_its_partition_leader
             ("", ErrorCode.INVALID_REQUEST),
         ]
         assert batched["Coordinators"][0]["NodeId"] == answer["NodeId"]
-        txn = client.send("FindCoordinatorRequest", {"Key": "t", "KeyType": 1}, version=3)
-        assert txn["ErrorCode"] == ErrorCode.INVALID_REQUEST
+        share = client.send("FindCoordinatorRequest", {"KeyType": 2, "CoordinatorKeys": ["s"]}, version=6)
+        assert share["Coordinators"][0]["ErrorCode"] == ErrorCode.INVALID_REQUEST
 
 
 def test_group_requests_before_the_offsets_topic_exists_get_coordinator_not_available(

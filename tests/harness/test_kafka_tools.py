@@ -8,14 +8,11 @@ from pathlib import Path
 from harness.jvm import ROOT
 from harness.kafka_tools import TOOLS, run_tool, write_scripts
 
-#: Tools that need what the simulator does not have yet.
-LATER = {"kafka-transactions.sh": "transactions"}
-
 
 def test_every_tool_has_a_transcript_in_the_docs() -> None:
     page = (ROOT / "docs" / "clients.md").read_text()
     shown = set(re.findall(r"^\$ (?:printf .*?\| )?(kafka-[a-z-]+\.sh)\b", page, re.M))
-    assert shown == set(TOOLS) - set(LATER)
+    assert shown == set(TOOLS)
 
 
 def test_a_script_runs_the_pinned_release(tmp_path: Path) -> None:

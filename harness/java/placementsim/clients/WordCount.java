@@ -33,8 +33,8 @@ import java.util.TreeMap;
 /**
  * Kafka Streams' word count through a broker crash: lines in, a count per word out.
  *
- * <p>Arguments: bootstrap, processing guarantee (at_least_once; exactly_once_v2 once the simulator has
- * transactions), lines. The input topic "lines" (3 partitions) and the output topic "counts" are created
+ * <p>Arguments: bootstrap, processing guarantee (at_least_once or exactly_once_v2), lines. The input topic
+ * "lines" (3 partitions) and the output topic "counts" are created
  * with replication factor 3; the application (one stream thread, an in-memory store, its changelog and
  * repartition topics with replication factor 3) starts and reaches RUNNING ("running"). A producer writes
  * lines "w(i % 7) w(i % 11) w(i % 13)" in two halves: after the first ("half") the program waits for the

@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "reference"
 #: Apache Kafka's jars and their dependencies, at the version pinned in harness/kafka/pom.xml.
 KAFKA_LIB = CACHE / "kafka" / "lib"
+#: The SLF4J-to-Log4j 2 binding Kafka's distribution has and its jars do not (harness/kafka/logging/pom.xml):
+#: on the class path of what should log (the reference brokers, Kafka's tools), not of every program.
+KAFKA_LOGGING = CACHE / "kafka" / "logging"
 #: The harness's own Java programs (harness/java/), compiled by ``make reference``.
 JAVA_SOURCES = ROOT / "harness" / "java"
 JAVA_CLASSES = CACHE / "java"
@@ -22,6 +25,7 @@ __all__ = [
     "JAVA_CLASSES",
     "JAVA_SOURCES",
     "KAFKA_LIB",
+    "KAFKA_LOGGING",
     "ROOT",
     "HarnessMissing",
     "java",

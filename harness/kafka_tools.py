@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.jvm import ROOT, java_command
+from harness.jvm import KAFKA_LOGGING, ROOT, java_command
 
 __all__ = ["LOGGING", "TOOLS", "run_tool", "tool_command", "write_scripts"]
 
@@ -37,8 +37,14 @@ LOGGING = ROOT / "harness" / "kafka" / "tools-log4j2.yaml"
 
 
 def tool_command(script: str, args: Sequence[str] = ()) -> list[str]:
-    """The command line ``bin/<script> args`` runs in Kafka's distribution."""
-    return java_command(TOOLS[script], args, jvm_options=[f"-Dlog4j2.configurationFile={LOGGING}"])
+    """The command line ``bin/<script> args`` runs in Kafka's distribution: its class, with the SLF4J
+    binding the distribution has (``make reference`` fetches it) and the tools' logging configuration."""
+    return java_command(
+        TOOLS[script],
+        args,
+        jvm_options=[f"-Dlog4j2.configurationFile={LOGGING}"],
+        extra_classpath=[KAFKA_LOGGING / "*"],
+    )
 
 
 def run_tool(

@@ -189,7 +189,13 @@ def _answer(
             last_fetched = fetch_partition.get("LastFetchedEpoch", -1) if version >= _CURRENT_LEADER else -1
             if last_fetched >= 0:
                 end = leader_log.end_offset_for_epoch(last_fetched)
-                end_epoch, end_offset = end if end is not None else (-1, -1)
+                if end is None or end[0] < 0 or end[1] < 0:
+                    # Partition.readRecords: "Could not determine the end offset of the last fetched
+                    # epoch" (an epoch past the leader's latest): OFFSET_OUT_OF_RANGE, as Kafka 4.4 answers.
+                    _fail(entry, ErrorCode.OFFSET_OUT_OF_RANGE)
+                    done = True
+                    continue
+                end_epoch, end_offset = end
                 if end_epoch < last_fetched or end_offset < offset:
                     _ok(entry, hw, lso, leader_log.log_start_offset, b"", aborted)
                     entry["DivergingEpoch"] = {"Epoch": end_epoch, "EndOffset": end_offset}

@@ -346,6 +346,7 @@ def test_fetch_checks_the_clients_leader_epoch_and_finds_a_diverging_one(server)
         # An epoch past the leader's latest is unknown to its cache: Kafka answers it undefined.
         unknown_epoch = _fetch(client, topic, 1, version=12, epoch=epoch, LastFetchedEpoch=epoch + 3)
         assert unknown_epoch["DivergingEpoch"] == {"Epoch": -1, "EndOffset": -1}
+        assert unknown_epoch["ErrorCode"] == ErrorCode.OFFSET_OUT_OF_RANGE  # its end offset is undefined
         assert _fetch(client, topic, 1, version=12, epoch=epoch, LastFetchedEpoch=epoch)[
             "DivergingEpoch"
         ] == {

@@ -51,8 +51,8 @@ from controller.losscheck.checks import (
     summarize,
 )
 from controller.losscheck.schedule import CONFIGURATIONS, Configuration, Step, make_schedule
-from controller.records.batch import BatchHeader, client_batch, control_marker, iter_batches
-from controller.records.records import Record, read_batch_records
+from controller.records.batch import BatchHeader, client_batch, iter_batches
+from controller.records.records import Record, consumer_records, read_batch_records, records_end
 from protocol.client import ClientError, KafkaClient
 from protocol.codes import ApiKey, ErrorCode
 
@@ -835,8 +835,7 @@ class _Runner:
             [partition] = answer["Responses"][0]["Partitions"]
             if partition["ErrorCode"] != ErrorCode.NONE or not partition["Records"]:
                 break
-            aborted = (partition["AbortedTransactions"] or []) if isolation else None
-            for header, record in committed_records(partition["Records"], aborted):
+            for header, record in _records(partition, isolation):
                 if record.offset < offset:
                     continue
                 sequence = header.base_sequence + (record.offset - header.base_offset)
@@ -852,7 +851,7 @@ class _Runner:
                         sequence if header.producer_id >= 0 and not header.is_control else -1,
                     )
                 )
-            offset = max(offset, partition_end(partition["Records"]))
+            offset = max(offset, records_end(partition["Records"]))
         return offset
 
     async def close(self) -> None:
@@ -863,36 +862,15 @@ class _Runner:
             await self.consumer.close()
 
 
-def committed_records(
-    records: bytes, aborted: list[dict[str, Any]] | None
-) -> Iterator[tuple[BatchHeader, Record]]:
-    """The records of a Fetch answer's ``records`` a consumer keeps: every one with ``aborted`` None
-    (read_uncommitted); given the answer's AbortedTransactions, as Kafka's consumer filters a
-    read_committed answer: a producer with an aborted transaction starting at or before a batch's last
-    offset has its transactional batches dropped until its abort marker, and markers are skipped."""
-    pending = sorted((txn["FirstOffset"], txn["ProducerId"]) for txn in aborted or [])
-    dropping: set[int] = set()
-    for header, batch in iter_batches(records):
-        if aborted is not None:
-            if header.has_producer_id:
-                while pending and pending[0][0] <= header.last_offset:
-                    dropping.add(pending.pop(0)[1])
-                marker = control_marker(batch) if header.is_control else None
-                if marker is not None and not marker[0]:
-                    dropping.discard(header.producer_id)
-                elif header.is_transactional and header.producer_id in dropping:
-                    continue
-            if header.is_control:
-                continue
+def _records(partition: dict[str, Any], isolation: int) -> Iterator[tuple[BatchHeader, Record]]:
+    """Every record of a Fetch answer's partition, markers too (``isolation`` 0), or those a read_committed
+    consumer keeps (1)."""
+    if isolation:
+        aborted = [(t["FirstOffset"], t["ProducerId"]) for t in partition["AbortedTransactions"] or ()]
+        yield from consumer_records(partition["Records"], aborted)
+        return
+    for header, batch in iter_batches(partition["Records"]):
         yield from ((header, record) for record in read_batch_records(batch, header))
-
-
-def partition_end(records: bytes) -> int:
-    """The offset after the last batch of ``records`` (0 when it holds none)."""
-    end = 0
-    for header, _ in iter_batches(records):
-        end = header.base_offset + header.last_offset_delta + 1
-    return end
 
 
 def _fetch(topic: str, partition: int, offset: int, isolation: int = 0) -> dict[str, Any]:

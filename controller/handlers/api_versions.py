@@ -18,6 +18,11 @@ Kafka consumer library in ApiVersions v3+ (``ClientSoftwareName`` ``apache-kafka
 Kafka broker without the new protocol does not offer it: the client refuses the new protocol itself ("The
 cluster does not support the new CONSUMER group protocol", librdkafka: "ConsumerGroupHeartbeatRequest not
 supported by broker") and never sends a heartbeat to be read as a placement request.
+
+From v3 the answer carries the features (KIP-584), as a Kafka 4.x KRaft broker's does, for the one feature
+whose level changes what clients send: ``transaction.version``, supported 0-2 and finalized at 2 (a new
+Kafka 4.x cluster's level, KIP-890 part 2), which the Java producer reads to send EndTxn v5 and Produce
+v12 without AddPartitionsToTxn. The simulator's features never change, so their epoch is 0.
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ ANSWER_DEPENDS_ON = AnswerDependsOn.REQUEST
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 #: Clients that would read apiKey 68 as ConsumerGroupHeartbeat (see the module docstring).
 _KIP_848_CLIENTS = re.compile(r"apache-kafka-java|librdkafka|confluent-kafka(?:-.*)?")
+#: The features advertised (see the module docstring): name -> (lowest supported, highest supported,
+#: finalized level).
+FEATURES: dict[str, tuple[int, int, int]] = {"transaction.version": (0, 2, 2)}
+FINALIZED_FEATURES_EPOCH = 0
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -50,7 +59,17 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         for key, handler in ctx.handlers.items()
         if key != hidden
     ]
-    return {"ErrorCode": ErrorCode.NONE, "ApiKeys": keys, "ThrottleTimeMs": 0}
+    response: dict[str, Any] = {"ErrorCode": ErrorCode.NONE, "ApiKeys": keys, "ThrottleTimeMs": 0}
+    if version >= 3:
+        response["SupportedFeatures"] = [
+            {"Name": name, "MinVersion": low, "MaxVersion": high} for name, (low, high, _) in FEATURES.items()
+        ]
+        response["FinalizedFeaturesEpoch"] = FINALIZED_FEATURES_EPOCH
+        response["FinalizedFeatures"] = [
+            {"Name": name, "MaxVersionLevel": level, "MinVersionLevel": level}
+            for name, (_, _, level) in FEATURES.items()
+        ]
+    return response
 
 
 def heartbeats_on_68(request: dict[str, Any], version: int) -> bool:

@@ -410,6 +410,8 @@ _PRODUCE_RETRY = frozenset(
 )
 #: A transactional producer's ``transaction.timeout.ms``: the coordinator aborts what it leaves open.
 TRANSACTION_TIMEOUT_MS = 10_000
+#: How often the coordinators of a transactional run abort the transactions open past their timeout.
+TXN_ABORT_INTERVAL_MS = 2_000
 #: How often a transactional producer sends one batch, or a request to its coordinator, before it gives up.
 _ATTEMPTS = 6
 _COORDINATOR_ATTEMPTS = 50
@@ -799,9 +801,12 @@ class _Runner:
             if not any(isinstance(p, _TxnProducer) and p.busy() for p in self.producers):
                 break
             await self._advance(1_000)
+        left_open = any(isinstance(p, _TxnProducer) and p.busy() for p in self.producers)
         for producer in self.producers:  # what is still unanswered now is given up
             producer.give_up()
         await self.settle()
+        if left_open:  # a transaction given up in the middle: its coordinator aborts it at its timeout
+            await self._advance(TRANSACTION_TIMEOUT_MS + TXN_ABORT_INTERVAL_MS)
         await self._advance(2_000)  # the followers catch up with the last writes
 
     async def read_back(self) -> None:
@@ -908,7 +913,7 @@ def server_config(seed: int, configuration: Configuration, setup: Setup = Setup(
     }
     if configuration.transactional:  # a small __transaction_state, open transactions aborted quickly
         properties["transaction.state.log.num.partitions"] = 5
-        properties["transaction.abort.timed.out.transaction.cleanup.interval.ms"] = 2_000
+        properties["transaction.abort.timed.out.transaction.cleanup.interval.ms"] = TXN_ABORT_INTERVAL_MS
     return ServerConfig.from_properties(
         server_properties(
             brokers=[(b, None) for b in range(setup.brokers)],

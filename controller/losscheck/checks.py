@@ -31,7 +31,12 @@ it (:class:`TransactionsRecord`, in :attr:`RunRecord.extras` under ``"transactio
    a reported loss with an unclean cause covers it;
 7. no record of a transaction whose abort was answered is ever returned to a read_committed consumer;
 8. after the recovery, no transaction holds a partition's last stable offset below its high watermark
-   (a read_committed consumer reads every partition to its end).
+   (a read_committed consumer reads every partition to its end);
+
+except, for 6 to 8, where an unclean election took a later write of the same producer on the partition
+(its transaction's marker), reported lost: the records then take the fate of that producer's next
+marker there, or hang open without one, as on Kafka (a hanging transaction, KIP-664); the reported loss
+is their cause.
 
 Share groups add theirs the same way: a :class:`Check` subclass reading what their run puts in
 :attr:`RunRecord.extras`.
@@ -351,6 +356,21 @@ def _transactions(run: RunRecord) -> TransactionsRecord | None:
     return record if isinstance(record, TransactionsRecord) else None
 
 
+def _marker_lost(run: RunRecord, topic: str, partition: int, producer_id: int, offset: int) -> bool:
+    """Whether an unclean election took a write of ``producer_id`` on the partition after ``offset`` (its
+    transaction's marker there): the records before it then belong to no ended transaction on the new
+    leader, and take the fate of the producer's next marker there, or hang open without one (as on
+    Kafka: a hanging transaction, KIP-664). The reported loss is their cause."""
+    return any(
+        loss.cause.startswith(UNCLEAN_CAUSE)
+        and loss.topic == topic
+        and loss.partition == partition
+        and loss.producer_id == producer_id
+        and loss.last_offset > offset
+        for loss in run.losses
+    )
+
+
 class CommittedReadOrLost(Check):
     name = "committed transaction's record missing"
 
@@ -371,6 +391,7 @@ class CommittedReadOrLost(Check):
                 loss.cause.startswith(UNCLEAN_CAUSE) and loss.covers(a.topic, a.partition, a.offset)
                 for loss in run.losses
             )
+            and not _marker_lost(run, a.topic, a.partition, a.producer_id, a.offset)
         ]
 
 
@@ -389,6 +410,7 @@ class AbortedNeverRead(Check):
             )
             for r in record.read_committed
             if (r.topic, r.partition, r.value) in aborted
+            and not _marker_lost(run, r.topic, r.partition, r.producer_id, r.offset)
         ]
 
 
@@ -399,12 +421,14 @@ class NoTransactionLeftOpen(Check):
         record = _transactions(run)
         if record is None:
             return []
+        at = {(r.topic, r.partition, r.offset): r.producer_id for r in run.read}
         return [
             self._violation(
                 f"{topic}-{partition}: a read_committed consumer stopped at offset {stopped} after the "
                 f"recovery, below the high watermark {hw} (a transaction left open)"
             )
             for topic, partition, stopped, hw in record.unstable
+            if not _marker_lost(run, topic, partition, at.get((topic, partition, stopped), -2), stopped)
         ]
 
 

@@ -177,4 +177,13 @@ def test_each_transaction_check_catches_the_rule_it_holds() -> None:
     held = run()
     held.extras["transactions"].unstable = [("t", 0, 1, 4)]
     assert names(held) == ["last stable offset held"]
+    # An unclean election took the producer's later write there (its marker): the records take the fate
+    # of its next marker, or hang open (Kafka's hanging transaction); the reported loss is their cause.
+    marker_lost = [Loss("t", 0, 3, 3, 0, -1, 7, "unclean election: leader 1 elected with epoch 1")]
+    for broken in (missing, aborted, held):
+        broken.losses = marker_lost
+        assert names(broken) == []
+    other_producer = [Loss("t", 0, 3, 3, 0, -1, 8, "unclean election: leader 1 elected with epoch 1")]
+    held.losses = other_producer
+    assert names(held) == ["last stable offset held"]
     assert [v.check for v in check_run(run())] == []  # the default checks ignore the transactions' record

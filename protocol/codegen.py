@@ -45,17 +45,26 @@ def generate() -> str:
     """The text of ``protocol/codes.py`` for the schemas as they are."""
     root = project_schemas()
     keys: dict[int, str] = {}
+    #: API keys that are two APIs (protocol.registry.Schemas): Kafka's name of each, an alias of ours.
+    aliases: list[tuple[int, str, str]] = []
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith("Request.json"):
             continue
         spec = parse_spec(entry.read_text(encoding="utf-8"), str(entry))
-        if spec.api_key is not None:
+        if spec.api_key is None:
+            continue
+        if spec.key_space is None:
             keys[spec.api_key] = api_key_name(spec.name)
+        else:
+            aliases.append((spec.api_key, api_key_name(spec.name), spec.key_space))
     errors_entry = root.joinpath(ERRORS_FILE)
     table = parse_error_table(errors_entry.read_text(encoding="utf-8"), str(errors_entry))
     errors = sorted(table.by_code.values(), key=lambda e: e.code)
     out = [_HEADER, "", "class ApiKey(IntEnum):", '    """The API keys the project has a spec for."""', ""]
     out += [f"    {name} = {key}" for key, name in sorted(keys.items())]
+    if aliases:
+        out += ["", "    # The same keys in another key space (an alias of the project's API of that key):"]
+        out += [f"    {name} = {key}  # key space {space!r}" for key, name, space in sorted(aliases)]
     out += [
         "",
         "",

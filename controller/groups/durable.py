@@ -16,6 +16,11 @@ the partition (:meth:`GroupService.complete_transaction`): a commit marker makes
 offsets, an abort marker drops them; while some are pending, OffsetFetch with RequireStable answers
 UNSTABLE_OFFSET_COMMIT for their partitions (Kafka's ``OffsetMetadataManager``).
 
+Other group families keep their groups' records here too, as Kafka's coordinator does (the consumer group
+protocol's, :mod:`controller.consumer_groups`): a family joins with :meth:`GroupService.add_family`, names
+the record kinds it writes, and is handed its records of a partition when the partition's coordinator
+moves; its groups' committed offsets are the classic coordinator's, like every group's.
+
 When the partition's leader changes (a crash, a hang, an isolation, an election), requests to the old
 broker get NOT_COORDINATOR and FindCoordinator names the new leader, which loads the partition's groups:
 for :data:`LOAD_MS` on the cluster's clock it answers COORDINATOR_LOAD_IN_PROGRESS; what it loads is the
@@ -27,9 +32,9 @@ requests of the moved groups are answered NOT_COORDINATOR. Each move is an event
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from controller.clock import Clock
 from controller.cluster import NO_LEADER, Cluster
@@ -84,6 +89,34 @@ class _Record(NamedTuple):
 #: A partition's records are compacted once they are this many, and then again once they have doubled.
 COMPACT_AT = 4096
 
+#: The record kinds of the classic coordinator (and of every group's offsets).
+CLASSIC_KINDS = frozenset({"group", "offset", "txn_offset", "txn_end"})
+
+
+class GroupFamily(Protocol):
+    """Another family of groups whose records live on ``__consumer_offsets`` (:meth:`GroupService.add_family`)."""
+
+    #: The record kinds it writes (none of :data:`CLASSIC_KINDS`).
+    kinds: frozenset[str]
+
+    def owns(self, group_id: str) -> bool:
+        """Whether ``group_id`` is one of its groups now."""
+        ...
+
+    def moved(self, index: int, kept: list[Any], lost: list[Any], now: int) -> int:
+        """Partition ``index`` has a new coordinator: drop the groups held from it and load them from
+        ``kept`` (its records below the new leader's log end offset, in log order; ``lost``: those
+        above). Returns how many groups it loaded."""
+        ...
+
+    def compaction_key(self, record: Any) -> Hashable:
+        """The key of one of its records: compaction keeps the last record of each key."""
+        ...
+
+    def group_state(self, group_id: str) -> dict[str, Any] | None:
+        """One of its groups as :meth:`GroupService.group_state` shows groups (with a ``type``)."""
+        ...
+
 
 class GroupService:
     """The coordinator of every group, placed on the brokers (see the module docstring)."""
@@ -120,6 +153,7 @@ class GroupService:
                 min_session_timeout_ms=config.group_min_session_timeout_ms,
                 max_session_timeout_ms=config.group_max_session_timeout_ms,
                 initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+                max_size=config.group_max_size,
             ),
             seed=config.seed,
             events=cluster.events,
@@ -131,6 +165,25 @@ class GroupService:
         self._compact_at: dict[int, int] = {}
         self._holder: dict[int, int] = {}
         self._loaded_at: dict[int, int] = {}
+        #: Other group families on this topic, by each record kind they write.
+        self.families: dict[str, GroupFamily] = {}
+        #: True while an answer waiting for records that a move lost is given (:meth:`write_records`).
+        self.lost_write = False
+
+    def add_family(self, family: GroupFamily) -> None:
+        """Joins another group family to the topic: its records are kept, compacted and handed to it on
+        every move of a partition's coordinator."""
+        for kind in family.kinds:
+            if kind in CLASSIC_KINDS or kind in self.families:
+                raise ValueError(f"record kind {kind!r} is taken")
+            self.families[kind] = family
+
+    def owned_by_family(self, group_id: str) -> GroupFamily | None:
+        """The family whose group ``group_id`` is, if it is another family's."""
+        for family in dict.fromkeys(self.families.values()):
+            if family.owns(group_id):
+                return family
+        return None
 
     def close(self) -> None:
         self.topic.close()
@@ -189,7 +242,7 @@ class GroupService:
         self._loaded_at[index] = now + LOAD_MS
         p = self.cluster.partition(OFFSETS_TOPIC, index)
         end = p.leo_of(leader)
-        groups = {r.group_id for r in self._records.get(index, ())}
+        groups = {r.group_id for r in self._records.get(index, ()) if r.kind in CLASSIC_KINDS}
         groups |= {g for g in self.coordinator.groups if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.offsets if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.pending_offsets if self.partition_of(g) == index}
@@ -217,18 +270,34 @@ class GroupService:
             if offset < end:
                 self.topic.wait(index, offset, respond)
             else:
-                respond()  # answered; the commit itself is gone (as with acks=all and a lost write)
+                # Answered; the commit itself is gone (as with acks=all and a lost write). A family's
+                # answer may tell its client so instead (lost_write is true while it is called).
+                self.lost_write = True
+                try:
+                    respond()
+                finally:
+                    self.lost_write = False
+        loaded = f"{len(groups)} group(s)"
+        for family in dict.fromkeys(self.families.values()):
+            kinds = family.kinds
+            count = family.moved(
+                index, [r for r in kept if r.kind in kinds], [r for r in lost if r.kind in kinds], now
+            )
+            loaded += f", {count} of {type(family).__name__}"
         for group_id in sorted(groups):
-            self._load(group_id, [r for r in kept if r.group_id == group_id])
+            records = [r for r in kept if r.group_id == group_id and r.kind in CLASSIC_KINDS]
+            self._load(group_id, records, simple=self.owned_by_family(group_id) is None)
         self.cluster.events.record(
             "group",
             f"{OFFSETS_TOPIC}-{index}",
             [("coordinator", holder, leader), ("lost records", 0, len(lost))],
-            f"partition leader moved; loading {len(groups)} group(s) from its log up to offset {end}",
+            f"partition leader moved; loading {loaded} from its log up to offset {end}",
         )
         self.topic.check_waiting()
 
-    def _load(self, group_id: str, records: list[_Record]) -> None:
+    def _load(self, group_id: str, records: list[_Record], simple: bool = True) -> None:
+        """The classic group and the offsets of ``group_id`` from its records; ``simple``: a group with
+        offsets and no group record is a simple group (not when another family's group has the id)."""
         offsets: dict[tuple[str, int], CommittedOffset] = {}
         pending: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
         snapshot: dict[str, Any] | None = None
@@ -256,7 +325,7 @@ class GroupService:
         self.coordinator.pending_offsets.pop(group_id, None)
         if pending:
             self.coordinator.pending_offsets[group_id] = pending
-        if snapshot is None and offsets and not written:
+        if snapshot is None and offsets and not written and simple:
             snapshot = ClassicGroup(group_id).snapshot()  # a group that only committed: a simple group
         self.coordinator.load(group_id, snapshot)
 
@@ -305,6 +374,10 @@ class GroupService:
                     for key, _ in record.value[2]:
                         last[(record.group_id, "offset", key)] = n
                 continue
+            family = self.families.get(record.kind)
+            if family is not None:
+                last[(record.kind, family.compaction_key(record))] = n
+                continue
             key = (record.group_id, record.kind, record.value[0] if record.kind == "offset" else None)
             last[key] = n
         else:
@@ -317,6 +390,23 @@ class GroupService:
 
     def write_group(self, group: ClassicGroup) -> None:
         self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+
+    def write_records(
+        self, group_id: str, records: list[tuple[str, Any]], respond: Callable[[], None] | None = None
+    ) -> int | None:
+        """Another family's records of ``group_id`` ((kind, value) each, in order), appended as one batch;
+        ``respond`` once they are durable (at once when there is no partition to append to; when a move of
+        the coordinator lost them first, it is called with :attr:`lost_write` true). The offset of the
+        last, or None."""
+        last = None
+        for kind, value in records:
+            last = self._append(group_id, kind, [value])
+        if respond is not None:
+            if last is None:
+                respond()
+            else:
+                self.topic.wait(self.partition_of(group_id), last, respond)
+        return last
 
     def write_offsets(
         self,
@@ -391,7 +481,9 @@ class GroupService:
         self.follow_all()
         group = self.coordinator.groups.get(group_id)
         if group is None:
-            return None
+            family = self.owned_by_family(group_id)
+            state: dict[str, Any] | None = family.group_state(group_id) if family is not None else None
+            return state
         _, broker = self.coordinator_of(group_id)
         return {
             "group_id": group_id,

@@ -1,5 +1,6 @@
 """ListGroups (16): the groups this broker coordinates (every group on the bootstrap listener), filtered
-by state (v4+) and type (v5+; every simulated group is ``classic``)."""
+by state (v4+) and type (v5+): classic groups, and the groups of the consumer group protocol (type and
+protocol type ``consumer``, :mod:`controller.consumer_groups`) once that protocol is in use."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         )
         if broker is None or service.coordinator_of(g.group_id) == (ErrorCode.NONE, broker)
     ]
+    consumer_groups = ctx.controller.built("consumer_groups")
+    if consumer_groups is not None:
+        groups += consumer_groups.list_groups(
+            broker, request.get("StatesFilter", ()), request.get("TypesFilter", ())
+        )
     data = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "Groups": groups}
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 

@@ -82,7 +82,11 @@ def generate() -> str:
     for key, module, low, high, gate, space in _rows():
         shown = f'"{gate}"' if gate is not None else "None"
         shown_space = f'"{space}"' if space is not None else "None"
-        lines.append(f'    ({key}, "{module}", {low}, {high}, {shown}, {shown_space}),')
+        items = [str(key), f'"{module}"', str(low), str(high), shown, shown_space]
+        line = f"    ({', '.join(items)}),"
+        if len(line) > 110:  # as the formatter lays out a row too long for a line
+            line = "    (\n" + "".join(f"        {item},\n" for item in items) + "    ),"
+        lines.append(line)
     lines.append(")")
     return "\n".join(lines) + "\n"
 

@@ -413,7 +413,7 @@ class ConsumerGroupCoordinator:
             return group
         classic = self.classic.groups.get(group_id)
         if classic is not None:
-            if create and classic.is_empty():
+            if create and classic.is_in(ClassicState.EMPTY):
                 self._delete_empty_classic(classic)
             elif create and self._upgradable(classic):
                 return self._upgrade(classic, records)
@@ -1174,20 +1174,37 @@ class ConsumerGroupCoordinator:
 
     def commit_error(
         self, group_id: str, member_id: str, epoch: int, version: int, transactional: bool
-    ) -> ErrorCode:
+    ) -> ErrorCode | Callable[[str, int], ErrorCode]:
         """Kafka's ``ConsumerGroup.validateOffsetCommit``: a commit from outside the group (epoch -1) only to
-        an empty group; else the member must exist (UNKNOWN_MEMBER_ID), use OffsetCommit v9+ unless it is of
-        the classic protocol (UNSUPPORTED_VERSION), and give its epoch (STALE_MEMBER_EPOCH; a classic
-        member's generation: ILLEGAL_GENERATION)."""
+        an empty group; else the member must exist (UNKNOWN_MEMBER_ID) and use OffsetCommit v9+ unless it
+        is of the classic protocol (UNSUPPORTED_VERSION). Its own epoch commits every partition; a newer
+        one is refused (STALE_MEMBER_EPOCH; a classic member's generation: ILLEGAL_GENERATION); an older
+        one (a commit sent before the member's epoch moved on) gives a check per partition: the member must
+        own the partition since that epoch (Kafka 4.3's assignment epochs)."""
         group = self.groups[group_id]
         if epoch < 0 and not group.members:
+            return ErrorCode.NONE
+        if transactional and epoch < 0 and member_id == "":
             return ErrorCode.NONE
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if not transactional and not member.uses_classic_protocol and version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
-        return _epoch_error(epoch, member)
+        stale = ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
+        if epoch == member.member_epoch:
+            return ErrorCode.NONE
+        if epoch > member.member_epoch:
+            return stale
+        ids = {name: t.topic_id for name, t in self.cluster.topics.items()}
+        current = member.current
+
+        def check(topic: str, partition: int) -> ErrorCode:
+            topic_id = ids.get(topic)
+            assigned_at = current.assignment_epoch(topic_id, partition) if topic_id is not None else None
+            return ErrorCode.NONE if assigned_at is not None and epoch >= assigned_at else stale
+
+        return check
 
     def fetch_error(self, group_id: str, member_id: str | None, epoch: int) -> ErrorCode:
         """Kafka's ``ConsumerGroup.validateOffsetFetch``: a fetch naming no member and no epoch is an

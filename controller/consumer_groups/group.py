@@ -126,6 +126,18 @@ class Current:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    #: (topic id, partition) -> the member epoch it was assigned at, for every partition it owns (Kafka
+    #: 4.3's ``AssignmentEpochs``): a commit of an older member epoch is taken for a partition the member
+    #: has owned since then.
+    epochs: Mapping[tuple[uuid.UUID, int], int] = field(default_factory=dict)
+
+    def assignment_epoch(self, topic_id: uuid.UUID, partition: int) -> int | None:
+        """The epoch the partition was assigned to the member at, None when it does not own it."""
+        if partition in self.assigned.get(topic_id, ()) or partition in self.pending_revocation.get(
+            topic_id, ()
+        ):
+            return self.epochs.get((topic_id, partition), self.member_epoch)
+        return None
 
 
 @dataclass(frozen=True)
@@ -481,9 +493,31 @@ def _next(
         if free:
             pending[topic_id] = free
     previous = current.member_epoch  # Kafka's updateMemberEpoch: the previous epoch is the one it had
+    old_epochs = current.epochs
+
+    def epochs_of(*assignments: Assignment, new_at: int | None = None) -> dict[tuple[uuid.UUID, int], int]:
+        out = {}
+        for assignment in assignments:
+            for topic_id, partitions in assignment.items():
+                for p in partitions:
+                    out[(topic_id, p)] = old_epochs.get((topic_id, p), previous)
+        if new_at is not None:
+            for topic_id, partitions in pending.items():
+                for p in partitions:
+                    out[(topic_id, p)] = new_at
+        return out
+
     if revoke and _owns_any(owned, revoke):
-        return Current(member_epoch, previous, MemberState.UNREVOKED_PARTITIONS, assigned, revoke)
+        return Current(
+            member_epoch,
+            previous,
+            MemberState.UNREVOKED_PARTITIONS,
+            assigned,
+            revoke,
+            epochs_of(assigned, revoke),
+        )
+    epochs = epochs_of(assigned, new_at=target_epoch)
     for topic_id, partitions in pending.items():
         assigned[topic_id] = assigned.get(topic_id, frozenset()) | partitions
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-    return Current(target_epoch, previous, state, assigned, {})
+    return Current(target_epoch, previous, state, assigned, {}, epochs)

@@ -807,9 +807,15 @@ class GroupCoordinator:
         modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
         created = group_id not in self.groups and modern is None
         group: ClassicGroup | None = None
+        #: A consumer group's check of each partition (a commit of a member's older epoch).
+        per_partition: Callable[[str, int], ErrorCode] | None = None
         if not error:
             if modern is not None:
-                error = modern.commit_error(group_id, member_id, generation, version, False)
+                checked = modern.commit_error(group_id, member_id, generation, version, False)
+                if isinstance(checked, ErrorCode):
+                    error = checked
+                else:
+                    per_partition = checked
             else:
                 try:
                     group = self._commit_group(group_id, generation, member_id, instance_id, version)
@@ -828,6 +834,11 @@ class GroupCoordinator:
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset | None]] = []
         for topic, partition, offset, leader_epoch, metadata in commits:
+            if per_partition is not None:
+                refused = per_partition(topic, partition)
+                if refused:
+                    codes.append(refused)
+                    continue
             if metadata is None:
                 metadata = ""
             elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
@@ -864,9 +875,14 @@ class GroupCoordinator:
         error = self._refused(group_id)
         modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
         created = group_id not in self.groups and modern is None
+        per_partition: Callable[[str, int], ErrorCode] | None = None
         if not error:
             if modern is not None:
-                error = modern.commit_error(group_id, member_id, generation, version, True)
+                checked = modern.commit_error(group_id, member_id, generation, version, True)
+                if isinstance(checked, ErrorCode):
+                    error = checked
+                else:
+                    per_partition = checked
             else:
                 try:
                     self._commit_group(
@@ -881,6 +897,11 @@ class GroupCoordinator:
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset]] = []
         for topic, partition, offset, leader_epoch, metadata in commits:
+            if per_partition is not None:
+                refused = per_partition(topic, partition)
+                if refused:
+                    codes.append(refused)
+                    continue
             if metadata is None:
                 metadata = ""
             elif len(metadata) > OFFSET_METADATA_MAX_BYTES:

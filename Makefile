@@ -10,14 +10,16 @@ ARGS    ?=
 .PHONY: run test test-newest lint bench bytecode system-deps reference npm clean
 
 # Debian packages the project needs: Java 17 (a JDK: PySpark, and the reference harness's Java programs),
-# Maven (Apache Kafka's jars for the reference harness), kcat and node with npm for the real-client tests
-# (kafkajs), Chromium for the test that lays the sweep's report out in a browser.
+# Maven (Apache Kafka's jars for the reference harness), Go where the machine has none (the reference
+# harness's franz-go programs; harness/go/go.mod names the least version), kcat and node with npm for the
+# real-client tests (kafkajs), Chromium for the test that lays the sweep's report out in a browser.
 system-deps:
 	@need=""; \
 	command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])' || need="$$need openjdk-17-jre-headless"; \
 	command -v javac >/dev/null 2>&1 || need="$$need openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null 2>&1 || need="$$need maven"; \
 	command -v kcat >/dev/null 2>&1 || need="$$need kcat"; \
+	command -v $(GO) >/dev/null 2>&1 || need="$$need golang-go"; \
 	command -v npm >/dev/null 2>&1 || need="$$need nodejs npm"; \
 	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
@@ -57,7 +59,31 @@ $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
 	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
 	touch $@
 
-reference: $(KAFKA_LIB)/.fetched
+# The reference cluster's log binding (harness/kafka/logging/pom.xml), on the brokers' class path only.
+KAFKA_LOGGING := $(CACHE)/kafka/logging
+
+$(KAFKA_LOGGING)/.fetched: harness/kafka/logging/pom.xml
+	rm -rf $(KAFKA_LOGGING)
+	$(MVN) -q -B -f harness/kafka/logging/pom.xml dependency:copy-dependencies \
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LOGGING))
+	touch $@
+
+# The Go side (harness/go, one module: franz-go's kgo, kadm and kfake at the versions go.mod pins): its
+# programs built into $(GO_BIN). The module cache, the build cache and the binaries stay in the project
+# (GOMODCACHE, GOCACHE); the machine's own Go toolchain builds it (GOTOOLCHAIN=local: go.mod's version or
+# newer, which `make system-deps` checks).
+GO        ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+GO_CACHE  := $(CACHE)/go
+GO_BIN    := $(GO_CACHE)/bin
+GO_ENV    := GOMODCACHE=$(abspath $(GO_CACHE))/mod GOCACHE=$(abspath $(GO_CACHE))/build \
+             GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local GOWORK=off
+GO_SOURCES := harness/go/go.mod harness/go/go.sum $(shell find harness/go -name '*.go' 2>/dev/null)
+
+$(GO_BIN)/.built: $(GO_SOURCES)
+	cd harness/go && $(GO_ENV) $(GO) build -trimpath -o $(abspath $(GO_BIN))/ ./cmd/...
+	touch $@
+
+reference: $(KAFKA_LIB)/.fetched $(KAFKA_LOGGING)/.fetched $(GO_BIN)/.built
 
 # kafkajs for the real-client tests (tests/clients/test_transactions_kafkajs.py), from the npm registry
 # into a project-local cache; the tests run node with NODE_PATH there.

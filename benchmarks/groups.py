@@ -351,7 +351,7 @@ def consumer_member(address: tuple[str, int]) -> tuple[str, int]:
     member = str(uuid.uuid4())
     join = {
         "GroupId": CONSUMER_GROUP, "MemberId": member, "MemberEpoch": 0, "RebalanceTimeoutMs": 60_000,
-        "SubscribedTopicNames": [TOPIC], "TopicPartitions": [],
+        "SubscribedTopicNames": [TOPIC], "SubscribedTopicRegex": "", "TopicPartitions": [],
     }  # fmt: skip
     peer.GREETING = LIBRDKAFKA_HELLO()
     try:

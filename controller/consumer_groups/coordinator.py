@@ -348,8 +348,9 @@ class ConsumerGroupCoordinator:
         else:
             member = self._static_member(group, member_id, request, joining, records)
         if request.topic_regex is not None and request.topic_regex != member.subscription.topic_regex:
-            if request.topic_regex:
-                regex.check(request.topic_regex)
+            invalid = regex.check(request.topic_regex) if request.topic_regex else None
+            if invalid is not None:
+                raise Refused(ErrorCode.INVALID_REGULAR_EXPRESSION, invalid)
         # 1. The member's subscription.
         sub = member.subscription
         updated = replace(

@@ -9,8 +9,6 @@ from collections.abc import Iterable
 
 import re2
 
-from protocol.codes import ErrorCode
-
 __all__ = ["check", "matching"]
 
 #: RE2's error texts as RE2/J words them (``PatternSyntaxException.getDescription``).
@@ -38,18 +36,13 @@ def _compile(pattern: str) -> re2._Regexp:  # type: ignore[name-defined]
     return re2.compile(pattern, _OPTIONS)
 
 
-def check(pattern: str) -> None:
-    """Raises :class:`controller.consumer_groups.coordinator.Refused` with INVALID_REGULAR_EXPRESSION and
-    Kafka's message when ``pattern`` does not compile."""
-    from controller.consumer_groups.coordinator import Refused
-
+def check(pattern: str) -> str | None:
+    """Kafka's message (for INVALID_REGULAR_EXPRESSION) when ``pattern`` does not compile, else None."""
     try:
         _compile(pattern)
     except re2.error as exc:
-        raise Refused(
-            ErrorCode.INVALID_REGULAR_EXPRESSION,
-            f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {_description(exc)}.",
-        ) from None
+        return f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {_description(exc)}."
+    return None
 
 
 def _description(exc: Exception) -> str:

@@ -28,7 +28,6 @@ from controller.consumer_groups.group import GroupState
 from protocol.codes import ErrorCode
 
 if TYPE_CHECKING:
-    from controller.app import Controller
     from controller.groups.durable import GroupService
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,8 @@ class ConsumerGroupService:
 
     kinds = KINDS
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: Any) -> None:
+        """``controller``: the :class:`controller.app.Controller` (its config, clock, cluster, groups)."""
         self.controller = controller
         groups: GroupService = controller.groups
         self.groups = groups

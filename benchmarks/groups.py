@@ -494,14 +494,19 @@ def profile(requests: int, members: int, partitions: int, top: int = 30) -> None
         GROUP = "bench-one"
         address = coordinator(sim)
         joined = asyncio.run(rebalance(address, None, 1, partitions))
-        for request in cases(joined["member"], joined["generation"]):
+        consumer_address = coordinator(sim, CONSUMER_GROUP)
+        consumer = consumer_member(consumer_address)
+        for request in cases(joined["member"], joined["generation"], consumer):
             peer.CONNECTIONS = 64 if request.api_key == 8 else 8
-            asyncio.run(peer._load(address, request.frame(), min(requests, 2000)))  # warm
+            peer.GREETING = request.greeting
+            at = consumer_address if request.greeting is not None else address
+            asyncio.run(peer._load(at, request.frame(), min(requests, 2000)))  # warm
             frame = request.frame()
             profiled(
                 f"{request.label}: {requests:,} requests",
-                lambda frame=frame: asyncio.run(peer._load(address, frame, requests)),
+                lambda frame=frame, at=at: asyncio.run(peer._load(at, frame, requests)),
             )
+            peer.GREETING = None
 
 
 def main() -> None:

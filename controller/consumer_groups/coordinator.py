@@ -161,6 +161,9 @@ class ConsumerGroupCoordinator:
         #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
         self._session_end: dict[tuple[str, str], int] = {}
         self._seen: dict[str, tuple[Any, ...]] = {}
+        #: Group configs in effect, (group id, name) -> value, as of the cluster's config generation.
+        self._configs: dict[tuple[str, str], int] = {}
+        self._configs_at = -1
 
     def close(self) -> None:
         for timer in self._timers.values():
@@ -170,7 +173,17 @@ class ConsumerGroupCoordinator:
     # ------------------------------------------------------------------------------------- settings
 
     def _group_config(self, group_id: str, name: str) -> int:
-        return int(self.cluster.group_config(group_id, name))
+        """A group config's value in effect (the group's own, else its broker default), kept until a config
+        changes (every heartbeat reads two)."""
+        cluster = self.cluster
+        if self._configs_at != cluster.config_generation:
+            self._configs.clear()
+            self._configs_at = cluster.config_generation
+        key = (group_id, name)
+        value = self._configs.get(key)
+        if value is None:
+            value = self._configs[key] = int(cluster.group_config(group_id, name))
+        return value
 
     def session_timeout_ms(self, group_id: str) -> int:
         return self._group_config(group_id, "consumer.session.timeout.ms")
@@ -328,7 +341,8 @@ class ConsumerGroupCoordinator:
                 )
 
         self._write(group_id, records, durable)
-        self._note(group_id, f"heartbeat of {answer.get('MemberId') or request.member_id}")
+        if records:
+            self._note(group_id, f"heartbeat of {answer.get('MemberId') or request.member_id}")
 
     def _heartbeat(self, request: HeartbeatRequest, records: Records) -> HeartbeatAnswer:
         group_id = request.group_id
@@ -351,27 +365,25 @@ class ConsumerGroupCoordinator:
             invalid = regex.check(request.topic_regex) if request.topic_regex else None
             if invalid is not None:
                 raise Refused(ErrorCode.INVALID_REGULAR_EXPRESSION, invalid)
-        # 1. The member's subscription.
+        # 1. The member's subscription (a plain heartbeat changes nothing of it).
         sub = member.subscription
-        updated = replace(
-            sub,
-            instance_id=request.instance_id if request.instance_id is not None else sub.instance_id,
-            rack_id=request.rack_id if request.rack_id is not None else sub.rack_id,
-            rebalance_timeout_ms=(
-                request.rebalance_timeout_ms
-                if request.rebalance_timeout_ms != -1
-                else sub.rebalance_timeout_ms
-            ),
-            server_assignor=request.server_assignor
-            if request.server_assignor is not None
-            else sub.server_assignor,
-            topic_names=tuple(request.topic_names) if request.topic_names is not None else sub.topic_names,
-            topic_regex=(request.topic_regex or None) if request.topic_regex is not None else sub.topic_regex,
-            client_id=request.client_id,
-            client_host=request.client_host,
-            classic=None,
-        )
+        if (
+            request.instance_id is None
+            and request.rack_id is None
+            and request.rebalance_timeout_ms == -1
+            and request.server_assignor is None
+            and request.topic_names is None
+            and request.topic_regex is None
+            and request.client_id == sub.client_id
+            and request.client_host == sub.client_host
+            and sub.classic is None
+            and member_id in group.members
+        ):
+            updated = sub
+        else:
+            updated = self._updated_subscription(sub, request)
         bump = self._update_subscription(group, member, updated, records)
+
         member = group.members[member_id]
         # 2. The group epoch: subscriptions, resolved regular expressions, the subscribed topics' metadata.
         bump = self._refresh_regexes(group, records, now) or bump
@@ -401,6 +413,28 @@ class ConsumerGroupCoordinator:
         if full or member.current.assigned != before.assigned:
             answer["Assignment"] = member.current.assigned
         return answer
+
+    @staticmethod
+    def _updated_subscription(sub: Subscription, request: HeartbeatRequest) -> Subscription:
+        """The subscription with what the request changes (a null or -1 field: unchanged)."""
+        return replace(
+            sub,
+            instance_id=request.instance_id if request.instance_id is not None else sub.instance_id,
+            rack_id=request.rack_id if request.rack_id is not None else sub.rack_id,
+            rebalance_timeout_ms=(
+                request.rebalance_timeout_ms
+                if request.rebalance_timeout_ms != -1
+                else sub.rebalance_timeout_ms
+            ),
+            server_assignor=request.server_assignor
+            if request.server_assignor is not None
+            else sub.server_assignor,
+            topic_names=tuple(request.topic_names) if request.topic_names is not None else sub.topic_names,
+            topic_regex=(request.topic_regex or None) if request.topic_regex is not None else sub.topic_regex,
+            client_id=request.client_id,
+            client_host=request.client_host,
+            classic=None,
+        )
 
     def _new_member_id(self) -> str:
         """A member id as Kafka's ``Uuid.randomUuid().toString()`` makes it (22 characters of URL-safe
@@ -535,7 +569,9 @@ class ConsumerGroupCoordinator:
         """Resolves the group's regular expressions: a new one at once, the others when topics changed
         (at most every 10 s) or ``group.consumer.regex.refresh.interval.ms`` passed. Whether the resolved
         topics changed."""
-        wanted = {m.subscription.topic_regex for m in group.members.values() if m.subscription.topic_regex}
+        wanted = group.regex_subscribers.keys()
+        if not wanted and not group.resolved_regexes:
+            return False
         changed = False
         for old in [r for r in group.resolved_regexes if r not in wanted]:
             self._apply(group, records, "ConsumerGroupRegularExpression", (old, None))

@@ -208,6 +208,8 @@ class ConsumerGroup:
         self.metadata_position = -1
         #: When the regular expressions were last resolved (clock ms).
         self.regex_refreshed_at = 0
+        #: regex -> how many members subscribe with it.
+        self.regex_subscribers: dict[str, int] = {}
 
     # ------------------------------------------------------------------------------------- reading
 
@@ -348,14 +350,25 @@ class ConsumerGroup:
         else:
             raise ValueError(f"not a consumer group record: {kind}")
 
+    def _count_regex(self, member: Member, delta: int) -> None:
+        regex = member.subscription.topic_regex
+        if regex:
+            count = self.regex_subscribers.get(regex, 0) + delta
+            if count > 0:
+                self.regex_subscribers[regex] = count
+            else:
+                self.regex_subscribers.pop(regex, None)
+
     def _update_member(self, new: Member) -> None:
         old = self.members.get(new.member_id)
         if old is not None:
+            self._count_regex(old, -1)
             self._drop_epochs(old)
             if old.instance_id is not None and old.instance_id != new.instance_id:
                 if self.static_members.get(old.instance_id) == old.member_id:
                     del self.static_members[old.instance_id]
         self.members[new.member_id] = new
+        self._count_regex(new, 1)
         epoch = new.current.member_epoch
         for assignment in (new.current.assigned, new.current.pending_revocation):
             for topic_id, partitions in assignment.items():
@@ -376,6 +389,7 @@ class ConsumerGroup:
         old = self.members.pop(member_id, None)
         if old is None:
             return
+        self._count_regex(old, -1)
         self._drop_epochs(old)
         if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
             del self.static_members[old.instance_id]

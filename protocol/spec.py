@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -334,7 +334,11 @@ class SpecHeader:
     api_key: int | None
     valid_versions: Versions
     source: str
-    document: dict[str, Any] = field(repr=False, compare=False)
+    #: The whole document; None for a header taken from an index, whose file is read by :meth:`parse`.
+    document: dict[str, Any] | None = field(repr=False, compare=False)
+    #: Reads the file's text (a header from an index).
+    read_text: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    #: The key space of a request or response of Kafka's on a key the project took first (None: its own).
     key_space: str | None = None
 
     @classmethod
@@ -342,10 +346,23 @@ class SpecHeader:
         document = read_document(text, source)
         parser = _SpecParser(source)
         name, kind, api_key, valid = parser.header(document)
-        return cls(name, kind, api_key, valid, source, document, parser.key_space(document))
+        return cls(name, kind, api_key, valid, source, document, key_space=parser.key_space(document))
 
     def parse(self) -> MessageSpec:
-        return _SpecParser(self.source).message(self.document)
+        document = self.document
+        if document is None:  # from an index: the file is read now, and must say what the index said
+            assert self.read_text is not None
+            document = read_document(self.read_text(), self.source)
+            parser = _SpecParser(self.source)
+            if (*parser.header(document), parser.key_space(document)) != (
+                self.name,
+                self.type,
+                self.api_key,
+                self.valid_versions,
+                self.key_space,
+            ):
+                raise SpecError(self.source, "the spec index is stale: run python -m protocol.codegen")
+        return _SpecParser(self.source).message(document)
 
 
 class _DuplicateKey(ValueError):

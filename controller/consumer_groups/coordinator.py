@@ -204,13 +204,7 @@ class ConsumerGroupCoordinator:
             if respond is not None:
                 respond(True)
             return
-        log_ = self.log
-
-        def done() -> None:
-            if respond is not None:
-                respond(not log_.lost_write)
-
-        log_.write_records(group_id, records, done)
+        self.log.write_records(group_id, records, respond)
 
     def _apply(self, group: ConsumerGroup, records: Records, kind: str, value: Any) -> None:
         """One record: applied to the group now, and kept to be written."""

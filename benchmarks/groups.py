@@ -13,6 +13,9 @@ coordinator each names in FindCoordinator.
   and refuses a SyncGroup after it; Kafka takes them in any order. The group's session timeout is
   6 s, Kafka's least: the mock ends a join phase entered from Stable only after the session timeout
   less 1 s (Kafka: once every member has rejoined), so its wall time is that wait.
+- **ConsumerGroupHeartbeat v1** (KIP-848, apiKey 68 on a connection that named librdkafka in ApiVersions):
+  one member of a group of the consumer group protocol heartbeating with its epoch, which the mock serves
+  too; measured as Heartbeat is, beside it.
 - **Heartbeat v3** and **OffsetCommit v8** (one partition, the member's generation): server CPU per
   request in ``benchmarks/peer.py``'s closed loop (8 connections x 8 requests in flight; 64 connections
   for commits), idle CPU subtracted, the same request count for both (at least ``--commits`` commits).

@@ -204,7 +204,12 @@ class ConsumerGroupCoordinator:
             if respond is not None:
                 respond(True)
             return
-        self.log.write_records(group_id, records, respond)
+        last = None
+        for kind, value in records:
+            last = self.log.append(group_id, kind, [value])
+        if respond is not None:
+            done = respond
+            self.log.when_durable(group_id, last, len(records), lambda error: done(error == ErrorCode.NONE))
 
     def _apply(self, group: ConsumerGroup, records: Records, kind: str, value: Any) -> None:
         """One record: applied to the group now, and kept to be written."""

@@ -66,8 +66,6 @@ def settings_of(config: Any) -> ConsumerSettings:
 class ConsumerGroupService:
     """The consumer group protocol's groups, placed on the brokers (see the module docstring)."""
 
-    kinds = KINDS
-
     def __init__(self, controller: Any) -> None:
         """``controller``: the :class:`controller.app.Controller` (its config, clock, cluster, groups)."""
         self.controller = controller
@@ -83,7 +81,7 @@ class ConsumerGroupService:
             seed=config.seed,
             events=controller.cluster.events,
         )
-        groups.add_family(self)
+        groups.add_family(self, KINDS)
         groups.coordinator.modern = self.coordinator
 
     def close(self) -> None:

@@ -17,11 +17,6 @@ the partition (:meth:`GroupService.complete_transaction`): a commit marker makes
 offsets, an abort marker drops them; while some are pending, OffsetFetch with RequireStable answers
 UNSTABLE_OFFSET_COMMIT for their partitions (Kafka's ``OffsetMetadataManager``).
 
-Other group families keep their groups' records here too, as Kafka's coordinator does (the consumer group
-protocol's, :mod:`controller.consumer_groups`): a family joins with :meth:`GroupService.add_family`, names
-the record kinds it writes, and is handed its records of a partition when the partition's coordinator
-moves; its groups' committed offsets are the classic coordinator's, like every group's.
-
 When the partition's leader changes (a crash, a hang, an isolation, an election), requests to the old
 broker get NOT_COORDINATOR and FindCoordinator names the new leader, which loads the partition's groups:
 for :data:`LOAD_MS` on the cluster's clock it answers COORDINATOR_LOAD_IN_PROGRESS; what it loads is the
@@ -30,12 +25,20 @@ it). Records above it are gone: a commit not answered yet is answered NOT_COORDI
 retries), and an answered commit that goes (only an unclean election can take one) is listed in
 :attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup requests of the moved groups are
 answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
+
+Other group families keep their groups' records here too, as Kafka's coordinator does (share groups,
+:mod:`controller.share`; the consumer group protocol's, :mod:`controller.consumer_groups`): each is
+registered in :attr:`GroupService.families` under the record kinds it writes (:meth:`GroupService.add_family`
+checks them), writes with :meth:`GroupService.append` and :meth:`GroupService.when_durable`, and is handed
+its records of a partition when the partition's coordinator moves. A family may also say how its records
+are compacted, which group ids are its own and how its groups are shown (:class:`GroupFamily`). Committed
+offsets are the classic coordinator's, for every family's groups.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -93,7 +96,7 @@ class _Record(NamedTuple):
 @dataclass(eq=False)
 class _PendingCommit:
     """A commit (or another family's records) written and not answered yet: the offsets of its first and last
-    records, and whether a coordinator move lost them (a commit is then answered NOT_COORDINATOR)."""
+    records, and whether a coordinator move lost them (it is then answered NOT_COORDINATOR)."""
 
     first: int
     last: int
@@ -108,27 +111,17 @@ CLASSIC_KINDS = frozenset({"group", "offset", "txn_offset", "txn_end"})
 
 
 class GroupFamily(Protocol):
-    """Another family of groups whose records live on ``__consumer_offsets`` (:meth:`GroupService.add_family`)."""
+    """Another family of groups whose records live on ``__consumer_offsets`` (:attr:`GroupService.families`).
 
-    #: The record kinds it writes (none of :data:`CLASSIC_KINDS`).
-    kinds: frozenset[str]
-
-    def owns(self, group_id: str) -> bool:
-        """Whether ``group_id`` is one of its groups now."""
-        ...
+    Besides :meth:`moved`, a family may define ``compaction_key(record) -> Hashable`` (compaction keeps the
+    last record of each key; without it, the last record of each group and kind), ``owns(group_id) ->
+    bool`` (an id with offsets and no classic group record is then not loaded as a simple group) and
+    ``group_state(group_id) -> dict | None`` (how :meth:`GroupService.group_state` shows its groups)."""
 
     def moved(self, index: int, kept: list[Any], lost: list[Any], now: int) -> int:
         """Partition ``index`` has a new coordinator: drop the groups held from it and load them from
         ``kept`` (its records below the new leader's log end offset, in log order; ``lost``: those
         above). Returns how many groups it loaded."""
-        ...
-
-    def compaction_key(self, record: Any) -> Hashable:
-        """The key of one of its records: compaction keeps the last record of each key."""
-        ...
-
-    def group_state(self, group_id: str) -> dict[str, Any] | None:
-        """One of its groups as :meth:`GroupService.group_state` shows groups (with a ``type``)."""
         ...
 
 
@@ -173,6 +166,10 @@ class GroupService:
             events=cluster.events,
         )
         self.coordinator.log = self
+        #: Other group families on this topic (share groups, :mod:`controller.share`; the consumer group
+        #: protocol's, :mod:`controller.consumer_groups`), by each record kind they write: each is told of
+        #: a move with its own records (``moved(index, kept, lost, now)``).
+        self.families: dict[str, GroupFamily] = {}
         self.lost_commits: list[LostCommit] = []
         self._records: dict[int, list[_Record]] = {}
         #: How many records a partition may hold before it is compacted again.
@@ -181,27 +178,26 @@ class GroupService:
         self._loaded_at: dict[int, int] = {}
         #: Per partition, the commits written and not answered yet, in log order.
         self._unanswered: dict[int, list[_PendingCommit]] = {}
-        #: Other group families on this topic, by each record kind they write.
-        self.families: dict[str, GroupFamily] = {}
-
-    def add_family(self, family: GroupFamily) -> None:
-        """Joins another group family to the topic: its records are kept, compacted and handed to it on
-        every move of a partition's coordinator."""
-        for kind in family.kinds:
-            if kind in CLASSIC_KINDS or kind in self.families:
-                raise ValueError(f"record kind {kind!r} is taken")
-            self.families[kind] = family
-
-    def owned_by_family(self, group_id: str) -> GroupFamily | None:
-        """The family whose group ``group_id`` is, if it is another family's."""
-        for family in dict.fromkeys(self.families.values()):
-            if family.owns(group_id):
-                return family
-        return None
 
     def close(self) -> None:
         self.topic.close()
         self.coordinator.close()
+
+    def add_family(self, family: GroupFamily, kinds: frozenset[str]) -> None:
+        """Registers ``family`` under the record ``kinds`` it writes (none taken already)."""
+        for kind in kinds:
+            if kind in CLASSIC_KINDS or kind in self.families:
+                raise ValueError(f"record kind {kind!r} is taken")
+        for kind in kinds:
+            self.families[kind] = family
+
+    def owned_by_family(self, group_id: str) -> GroupFamily | None:
+        """The family whose group ``group_id`` is, of those that tell (``owns``)."""
+        for family in dict.fromkeys(self.families.values()):
+            owns = getattr(family, "owns", None)
+            if owns is not None and owns(group_id):
+                return family
+        return None
 
     # ------------------------------------------------------------------------------------- placement
 
@@ -256,7 +252,7 @@ class GroupService:
         self._loaded_at[index] = now + LOAD_MS
         p = self.cluster.partition(OFFSETS_TOPIC, index)
         end = p.leo_of(leader)
-        groups = {r.group_id for r in self._records.get(index, ()) if r.kind in CLASSIC_KINDS}
+        groups = {r.group_id for r in self._records.get(index, ()) if r.kind not in self.families}
         groups |= {g for g in self.coordinator.groups if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.offsets if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.pending_offsets if self.partition_of(g) == index}
@@ -296,17 +292,21 @@ class GroupService:
             else:
                 respond()  # gone: a commit is answered NOT_COORDINATOR (write_offsets), a marker's answer too
         loaded = f"{len(groups)} group(s)"
-        for family in dict.fromkeys(self.families.values()):
-            kinds = family.kinds
+        families = self.families
+        for family in dict.fromkeys(families.values()):
             count = family.moved(
-                index, [r for r in kept if r.kind in kinds], [r for r in lost if r.kind in kinds], now
+                index,
+                [r for r in kept if families.get(r.kind) is family],
+                [r for r in lost if families.get(r.kind) is family],
+                now,
             )
-            loaded += f", {count} of {type(family).__name__}"
+            kinds = sorted(kind for kind, f in families.items() if f is family)
+            loaded += f", {count} {'/'.join(kinds)} group(s)"
         for group_id in sorted(groups):
             records = [
                 r
                 for r in kept
-                if r.group_id == group_id and r.kind in CLASSIC_KINDS and r.offset not in unanswered
+                if r.group_id == group_id and r.kind not in families and r.offset not in unanswered
             ]
             self._load(group_id, records, simple=self.owned_by_family(group_id) is None)
         self.cluster.events.record(
@@ -397,8 +397,9 @@ class GroupService:
                         last[(record.group_id, "offset", key)] = n
                 continue
             family = self.families.get(record.kind)
-            if family is not None:
-                last[(record.kind, family.compaction_key(record))] = n
+            keyed = getattr(family, "compaction_key", None) if family is not None else None
+            if keyed is not None:
+                last[(record.kind, keyed(record))] = n
                 continue
             key = (record.group_id, record.kind, record.value[0] if record.kind == "offset" else None)
             last[key] = n
@@ -410,52 +411,22 @@ class GroupService:
             self._records[index] = records = [records[k] for k in keep] + records[n:]
         self._compact_at[index] = max(COMPACT_AT, 2 * len(records))
 
-    def write_group(self, group: ClassicGroup) -> None:
-        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+    def append(self, group_id: str, kind: str, values: list[Any]) -> int | None:
+        """Another family's records (``kind``) on the group's partition: the offset of the last, or None."""
+        return self._append(group_id, kind, values)
 
-    def write_records(
-        self, group_id: str, records: list[tuple[str, Any]], respond: Callable[[bool], None] | None = None
-    ) -> int | None:
-        """Another family's records of ``group_id`` ((kind, value) each, in order), appended as one batch;
-        ``respond(durable)`` once the high watermark covers them (at once, True, when there is no partition
-        to append to; False when a move of the coordinator lost them first). The offset of the last, or
-        None."""
-        last = None
-        for kind, value in records:
-            last = self._append(group_id, kind, [value])
-        if respond is None:
-            return last
-        if last is None:
-            respond(True)
-            return last
-        index = self.partition_of(group_id)
-        pending = _PendingCommit(last - len(records) + 1, last)
-        self._unanswered.setdefault(index, []).append(pending)
-
-        def durable() -> None:
-            waiting = self._unanswered.get(index, [])
-            if pending in waiting:
-                waiting.remove(pending)
-            respond(not pending.lost)
-
-        self.topic.wait(index, last, durable)
-        return last
-
-    def write_offsets(
-        self,
-        group_id: str,
-        offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
-        respond: Callable[[ErrorCode], None],
+    def when_durable(
+        self, group_id: str, last: int | None, count: int, respond: Callable[[ErrorCode], None]
     ) -> None:
-        """Appends a commit's records; ``respond`` with NONE once the high watermark covers the last of
-        them (Kafka appends with acks=all), with NOT_COORDINATOR when the coordinator moves to a replica
-        without them first (:meth:`_follow`)."""
-        last = self._append(group_id, "offset", offsets)
+        """``respond`` to a write of ``count`` records ending at ``last``: NONE once the high watermark of
+        the group's partition covers them (Kafka appends with acks=all; at once when ``last`` is None:
+        nothing was appended), NOT_COORDINATOR when the coordinator moves to a replica without them first
+        (:meth:`_follow`; Kafka answers a write whose append fails so)."""
         if last is None:
             respond(ErrorCode.NONE)
             return
         index = self.partition_of(group_id)
-        pending = _PendingCommit(last - len(offsets) + 1, last)
+        pending = _PendingCommit(last - count + 1, last)
         self._unanswered.setdefault(index, []).append(pending)
 
         def answered() -> None:
@@ -465,6 +436,18 @@ class GroupService:
             respond(ErrorCode.NOT_COORDINATOR if pending.lost else ErrorCode.NONE)
 
         self.topic.wait(index, last, answered)
+
+    def write_group(self, group: ClassicGroup) -> None:
+        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+
+    def write_offsets(
+        self,
+        group_id: str,
+        offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
+        respond: Callable[[ErrorCode], None],
+    ) -> None:
+        """Appends a commit's records and answers as :meth:`when_durable` does."""
+        self.when_durable(group_id, self._append(group_id, "offset", offsets), len(offsets), respond)
 
     # ------------------------------------------------------------------------------------- transactions
 
@@ -528,7 +511,8 @@ class GroupService:
         group = self.coordinator.groups.get(group_id)
         if group is None:
             family = self.owned_by_family(group_id)
-            state: dict[str, Any] | None = family.group_state(group_id) if family is not None else None
+            shown = getattr(family, "group_state", None)
+            state: dict[str, Any] | None = shown(group_id) if shown is not None else None
             return state
         _, broker = self.coordinator_of(group_id)
         return {

@@ -1,6 +1,7 @@
 """ListGroups (16): the groups this broker coordinates (every group on the bootstrap listener), filtered
-by state (v4+) and type (v5+): classic groups, and the groups of the consumer group protocol (type and
-protocol type ``consumer``, :mod:`controller.consumer_groups`) once that protocol is in use."""
+by state (v4+) and type (v5+): classic groups, the groups of the consumer group protocol (type and
+protocol type ``consumer``, :mod:`controller.consumer_groups`) once that protocol is in use, and share
+groups (type and protocol type ``share``) once share groups are in use (:mod:`controller.share`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         groups += consumer_groups.list_groups(
             broker, request.get("StatesFilter", ()), request.get("TypesFilter", ())
         )
+    share = ctx.controller.built("share")
+    if share is not None:
+        groups += share.list_groups(broker, request.get("StatesFilter", ()), request.get("TypesFilter", ()))
     data = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "Groups": groups}
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 

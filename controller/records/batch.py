@@ -337,9 +337,11 @@ def _plain_batch(
     timestamp_ms: int,
     section: bytes,
     producer: tuple[int, int, int] = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE),
+    attributes: int = 0,
 ) -> bytes:
     """A v2 batch of ``count`` records (their bytes: ``section``), uncompressed, CreateTime, every record at
-    ``timestamp_ms``, its CRC computed; ``producer`` is (producer id, epoch, base sequence), none by default."""
+    ``timestamp_ms``, its CRC computed; ``producer`` is (producer id, epoch, base sequence), none by default;
+    ``attributes`` its flags (:data:`TRANSACTIONAL_FLAG`)."""
     producer_id, producer_epoch, base_sequence = producer
     header = bytearray(
         _HEADER.pack(
@@ -348,7 +350,7 @@ def _plain_batch(
             leader_epoch,
             MAGIC_V2,
             0,
-            0,
+            attributes,
             count - 1,
             timestamp_ms,
             timestamp_ms,
@@ -447,10 +449,12 @@ def client_batch(
     records: list[tuple[bytes | None, bytes | None]],
     timestamp_ms: int,
     producer: tuple[int, int, int] | None = None,
+    transactional: bool = False,
 ) -> bytes:
     """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer sends it
     (BaseOffset 0, CreateTime; ``MemoryRecordsBuilder``'s layout): without idempotence by default (None), or
-    with ``producer`` = (producer id, epoch, base sequence) as an idempotent producer."""
+    with ``producer`` = (producer id, epoch, base sequence) as an idempotent producer, ``transactional`` as
+    a transactional one."""
     if not records:
         raise ValueError("a batch holds at least one record")
     parts = []
@@ -472,4 +476,5 @@ def client_batch(
         timestamp_ms,
         b"".join(parts),
         (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE) if producer is None else producer,
+        TRANSACTIONAL_FLAG if transactional else 0,
     )

@@ -16,11 +16,18 @@ from __future__ import annotations
 import gzip
 import importlib
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from controller.records.batch import HEADER_SIZE, BatchHeader, Compression, iter_batches, read_header
+from controller.records.batch import (
+    HEADER_SIZE,
+    BatchHeader,
+    Compression,
+    control_marker,
+    iter_batches,
+    read_header,
+)
 from protocol.wire import read_varint, read_varlong
 
 __all__ = [
@@ -171,3 +178,37 @@ def iter_records(records: bytes | bytearray | memoryview) -> Iterator[Record]:
     """Every record of every whole v2 batch in a ``records`` blob (a Fetch answer's, say), in order."""
     for header, batch in iter_batches(records):
         yield from read_batch_records(batch, header)
+
+
+def consumer_records(
+    records: bytes | bytearray | memoryview, aborted: Iterable[tuple[int, int]] | None = None
+) -> Iterator[tuple[BatchHeader, Record]]:
+    """The records of a Fetch answer's ``records`` a consumer keeps, with their batch's header, as Kafka's
+    consumer keeps them: control batches (transaction markers) skipped; given ``aborted``, the answer's
+    aborted transactions as (first offset, producer id), filtered as read_committed: a producer with an
+    aborted transaction starting at or before a batch's last offset has its transactional batches
+    dropped until its abort marker."""
+    pending = sorted(aborted or ())
+    dropping: set[int] = set()
+    for header, batch in iter_batches(records):
+        if header.has_producer_id:
+            while pending and pending[0][0] <= header.last_offset:
+                dropping.add(pending.pop(0)[1])
+            if header.is_control:
+                marker = control_marker(batch)
+                if marker is not None and not marker[0]:
+                    dropping.discard(header.producer_id)
+            elif header.is_transactional and header.producer_id in dropping:
+                continue
+        if header.is_control:
+            continue
+        yield from ((header, record) for record in read_batch_records(batch, header))
+
+
+def records_end(records: bytes | bytearray | memoryview) -> int:
+    """The offset after the last whole batch of ``records`` (0 when it holds none): where a consumer goes
+    on from, past the markers and aborted records it skipped."""
+    end = 0
+    for header, _ in iter_batches(records):
+        end = header.base_offset + header.last_offset_delta + 1
+    return end

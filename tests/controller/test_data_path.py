@@ -371,3 +371,31 @@ async def test_an_unclean_loss_inside_a_run_ends_at_the_last_committed_record() 
         assert lost.cause.startswith("unclean election: leader 2")
     finally:
         await sim.close()
+
+
+async def test_an_acks_all_wait_through_an_isr_below_the_minimum_succeeds_once_the_isr_covers_it() -> None:
+    """A follower's broker is fenced while an acks=all batch waits: the ISR falls below
+    min.insync.replicas and the high watermark stays; the broker comes back, catches up and rejoins, and
+    the wait ends NONE in the step that moves the high watermark past the batch, the ISR at the minimum
+    again. Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND (the ISR found below the minimum when the high
+    watermark already covers the batch: a race between two threads) is never the answer
+    (docs/fidelity.md)."""
+    sim, data = await _sim(**{"min.insync.replicas": "3"})
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        waiting = _produce(sim, data, 2)
+        await sim.fence(2)
+        p = sim.p("t")
+        assert (p.isr, p.high_watermark) == ([0, 1], 0)
+        assert waiting.replicated is not None and not waiting.replicated.done()
+        await sim.restart(2)
+        await sim.dynamics.set_replication(2, records_per_s=None)
+        for _ in range(100):
+            if waiting.replicated.done():
+                break
+            await sim.dynamics.advance(100)
+        assert waiting.replicated.result() is ErrorCode.NONE
+        assert (sorted(p.isr), p.high_watermark) == ([0, 1, 2], 2)
+    finally:
+        await sim.close()

@@ -154,7 +154,8 @@ def read_batch_records(
         for _ in range(count):
             name, cursor = _nullable_bytes(body, cursor)
             header_value, cursor = _nullable_bytes(body, cursor)
-            headers.append(((name or b"").decode(), header_value))
+            # Kafka's clients replace bytes that are not UTF-8 (``Utils.utf8``).
+            headers.append(((name or b"").decode("utf-8", "replace"), header_value))
         if cursor != end:
             raise ValueError("a record's length does not match its fields")
         timestamp = (

@@ -225,7 +225,8 @@ class DataPath:
         topic_retention = value(RETENTION_BYTES)
         if topic_retention >= 0:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
-        return TopicSettings(TopicLimits.read(value), value(MIN_INSYNC_REPLICAS), retention)
+        limits = TopicLimits.read(value, self.config.records_max_decompressed_bytes)
+        return TopicSettings(limits, value(MIN_INSYNC_REPLICAS), retention)
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the

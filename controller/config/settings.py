@@ -107,6 +107,9 @@ CONTROL_ENABLE = "simulator.control.enable"
 CONTROL_USERS = "simulator.control.users"
 FAULTS = "simulator.faults"
 LOG_MAX_BYTES = "simulator.log.max.bytes"
+RECORDS_MAX_DECOMPRESSED_BYTES = "simulator.records.max.decompressed.bytes"
+FETCH_MAX_BYTES = "fetch.max.bytes"
+ANSWERS_MAX_UNSENT_BYTES = "simulator.answers.max.unsent.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -437,6 +440,30 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "the most bytes of records one partition's log holds (replicas share them); past it the oldest "
         "batches below the high watermark are deleted and the log start moves, as `retention.bytes` "
         "(-1: no bound)",
+    ),
+    Setting(
+        RECORDS_MAX_DECOMPRESSED_BYTES,
+        "records_max_decompressed_bytes",
+        "67108864",
+        integer(minimum=-1),
+        "the most bytes a compressed batch's records may decompress to; a Produce past it is refused "
+        "with INVALID_RECORD (-1: no bound)",
+    ),
+    Setting(
+        FETCH_MAX_BYTES,
+        "fetch_max_bytes",
+        "57671680",
+        integer(minimum=1024),
+        "the most bytes of records one Fetch answer carries, whatever its MaxBytes (its first batch is "
+        "carried whole, as KIP-74 says)",
+    ),
+    Setting(
+        ANSWERS_MAX_UNSENT_BYTES,
+        "answers_max_unsent_bytes",
+        "104857600",
+        integer(minimum=0),
+        "bytes of answers the server holds for clients that do not read them; past it a Fetch answer "
+        "carries at most its first batch",
     ),
     Setting(
         MAX_EVENTS,

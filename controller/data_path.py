@@ -175,6 +175,9 @@ class DataPath:
         self._lost: list[LostRecords] = []
         #: Producer ids for InitProducerId: one new id per idempotent producer.
         self.producer_ids = ProducerIdAllocator()
+        #: Bytes of answers written to connections whose clients do not read them (kept by the server):
+        #: past ``simulator.unsent.answers.max.bytes`` a Fetch answer carries at most its first batch.
+        self.unsent_answer_bytes = 0
         self.replication.on_log_end_offsets = self.follow
         self.replication.on_high_watermark = self.high_watermark_moved
         dynamics.on_partitions_changed = self.partitions_changed

@@ -135,7 +135,7 @@ class ServerConfig:
     log_max_bytes: int = 67_108_864
     records_max_decompressed_bytes: int = 67_108_864
     fetch_max_bytes: int = 57_671_680
-    answers_max_unsent_bytes: int = 104_857_600
+    unsent_answers_max_bytes: int = 104_857_600
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
     sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)

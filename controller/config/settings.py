@@ -109,7 +109,7 @@ FAULTS = "simulator.faults"
 LOG_MAX_BYTES = "simulator.log.max.bytes"
 RECORDS_MAX_DECOMPRESSED_BYTES = "simulator.records.max.decompressed.bytes"
 FETCH_MAX_BYTES = "fetch.max.bytes"
-ANSWERS_MAX_UNSENT_BYTES = "simulator.answers.max.unsent.bytes"
+UNSENT_ANSWERS_MAX_BYTES = "simulator.unsent.answers.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -458,8 +458,8 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "carried whole, as KIP-74 says)",
     ),
     Setting(
-        ANSWERS_MAX_UNSENT_BYTES,
-        "answers_max_unsent_bytes",
+        UNSENT_ANSWERS_MAX_BYTES,
+        "unsent_answers_max_bytes",
         "104857600",
         integer(minimum=0),
         "bytes of answers the server holds for clients that do not read them; past it a Fetch answer "

@@ -418,8 +418,13 @@ class Connection(asyncio.BufferedProtocol):
         self.flow()
 
     async def _finish(self, pending: Later, size: int) -> None:
-        """Waits for ``pending`` (the answer to a frame of ``size`` bytes, held until it is answered)."""
+        """Waits for ``pending`` (the answer to a frame of ``size`` bytes, held until it is answered, or,
+        for a parked request, only until it starts waiting: :class:`controller.answers.Parked`)."""
         self._pending = None  # started: cancelling the task now cancels the work too
+        if pending.parked:
+            self._release_frame(size)
+            size = -1
+            self.flow()
         try:
             response = await pending.run()
         except Close as close:
@@ -431,7 +436,8 @@ class Connection(asyncio.BufferedProtocol):
         self._task = None
         if self.closed:
             return
-        self._release_frame(size)
+        if size >= 0:
+            self._release_frame(size)
         if isinstance(response, Closing):
             self._closing(response)
             return

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Pieces, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Parked, Pieces, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
@@ -463,11 +463,12 @@ class Dispatcher:
 
                 return Later(encoded(), _as_is, lambda exc: self._failed(route, request, correlation, exc))
             result = result.made()
-        elif inspect.isawaitable(result):
+        elif inspect.isawaitable(result) or kind is Parked:
             return Later(
-                result,
+                result.work if kind is Parked else result,
                 lambda done: self._respond(route, request, correlation, done),
                 lambda exc: self._failed(route, request, correlation, exc),
+                parked=kind is Parked,
             )
         try:
             body = self._body(route, result)

@@ -76,7 +76,11 @@ class Later:
         self.fail = fail
         self.parked = parked
 
-    async def run(self) -> bytes | Closing:
+    async def run(self, park: Callable[[], None] | None = None) -> bytes | Closing:
+        """The answer; ``park`` is called when the work turns out to wait for others (:class:`Parked`:
+        this Later's own work, or that of the Later its result makes)."""
+        if self.parked and park is not None:
+            park()
         try:
             result = await self.work
         except asyncio.CancelledError:
@@ -87,8 +91,8 @@ class Later:
             answer = self.fail(exc)
         else:
             answer = self.finish(result)
-        if isinstance(answer, Later):  # the answer itself is big: made off the loop
-            return await answer.run()
+        if isinstance(answer, Later):  # work of its own: the answer made off the loop, or a parked wait
+            return await answer.run(park)
         return answer
 
     def close(self) -> None:

@@ -421,12 +421,16 @@ class Connection(asyncio.BufferedProtocol):
         """Waits for ``pending`` (the answer to a frame of ``size`` bytes, held until it is answered, or,
         for a parked request, only until it starts waiting: :class:`controller.answers.Parked`)."""
         self._pending = None  # started: cancelling the task now cancels the work too
-        if pending.parked:
-            self._release_frame(size)
-            size = -1
-            self.flow()
+
+        def park() -> None:
+            nonlocal size
+            if size >= 0 and not self.closed:
+                self._release_frame(size)
+                size = -1
+                self.flow()
+
         try:
-            response = await pending.run()
+            response = await pending.run(park)
         except Close as close:
             self._task = None
             self.close(close)

@@ -55,7 +55,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
-from controller.offload import Turns, off_loop
+from controller.offload import Turns, gc_paused, off_loop
 from protocol import fetch_response
 from protocol.codes import ApiKey, ErrorCode
 
@@ -128,15 +128,17 @@ def _run(steps: Generator[None, None, _Answer]) -> _Answer:
 
 
 async def _in_turns_of(steps: Generator[None, None, _Answer]) -> _Answer:
-    """A generator's result, in turns of the event loop (a Fetch naming many partitions)."""
+    """A generator's result, in turns of the event loop (a Fetch naming many partitions), the cyclic
+    garbage collector paused meanwhile (:func:`controller.offload.gc_paused`)."""
     turns = Turns()
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
-        if turns.due():
-            await asyncio.sleep(0)
+    with gc_paused():
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+            if turns.due():
+                await asyncio.sleep(0)
 
 
 async def _in_turns(

@@ -25,7 +25,7 @@ from typing import Any
 
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
-from controller.offload import Turns
+from controller.offload import Turns, gc_paused
 from controller.records.log import TimestampAndOffset
 from protocol.codes import ApiKey, ErrorCode
 
@@ -56,11 +56,12 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int) 
     """A ListOffsets naming many partitions, answered in turns of the event loop."""
     turns = Turns()
     answer = _Answer(ctx, version)
-    for wanted in request["Topics"]:
-        for asked in wanted["Partitions"]:
-            answer.add(wanted["Name"], asked)
-            if turns.due():
-                await asyncio.sleep(0)
+    with gc_paused():
+        for wanted in request["Topics"]:
+            for asked in wanted["Partitions"]:
+                answer.add(wanted["Name"], asked)
+                if turns.due():
+                    await asyncio.sleep(0)
     return answer.response()
 
 

@@ -8,7 +8,7 @@ smaller than ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS, before anything is ap
 read (:mod:`controller.records.validator`, Kafka's ``LogValidator``; the records that fail are named in
 RecordErrors from v8), then the idempotent producer's sequence checks and the append
 (:meth:`controller.data_path.DataPath.append`; a retried duplicate is answered with its original
-offsets).
+offsets). A partition named twice is answered once, with the batch named last (:func:`_distinct`).
 
 No request holds the event loop: the records of batches bigger than
 :data:`controller.offload.BIG_BODY` (a compressed batch counts 16 times its size) are read in a worker
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from controller.answers import NO_RESPONSE, Close, NoResponse, Sized
@@ -47,7 +48,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
-from controller.offload import BIG_BODY, Turns, in_thread
+from controller.offload import BIG_BODY, Turns, gc_paused, in_thread
 from controller.records.checks import ClientBatch, check_client_batch
 from controller.records.validator import RecordsRefusal, validate_records, validate_size
 from protocol.codes import ApiKey, ErrorCode
@@ -84,8 +85,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     produce = _Produce(ctx, request, version)
     if produce.partitions > IN_TURNS:
         return produce.in_turns()
-    for topic_data in request["TopicData"]:
-        produce.check_topic(topic_data)
+    for topic_data in produce.topics:
+        for _ in produce.check_topic(topic_data):
+            pass
     if sum(validate_size(batch) for _, _, batch, _ in produce.checked) > BIG_BODY:
         return produce.validated_off_loop()
     produce.append_all(_validate_all(produce.checked, produce.now))
@@ -110,18 +112,21 @@ class _Produce:
         self.leaders: set[int] = set()
         self.waits: list[tuple[dict[str, Any], Any, int]] = []
         self.failed: list[str] = []
-        self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in request["TopicData"])
+        self.topics = _distinct(request["TopicData"], self.by_id)
+        self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in self.topics)
         #: Partitions whose batches passed the checks: their answer entry, partition, batch and settings.
         self.checked: list[tuple[dict[str, Any], Any, ClientBatch, TopicSettings]] = []
 
-    def check_topic(self, topic_data: dict[str, Any]) -> None:
-        """The checks before the records are read, for each partition of one topic of the request."""
+    def check_topic(self, topic_data: dict[str, Any]) -> Iterator[None]:
+        """The checks before the records are read, for each partition of one topic of the request: a step
+        per partition (so that :meth:`in_turns` shares the loop between them)."""
         ctx, version = self.ctx, self.version
         name, topic_id = topic_data.get("Name"), topic_data.get("TopicId")
         topic = find_topic(ctx, name, topic_id, self.by_id)
         entries: list[dict[str, Any]] = []
         self.responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
         for partition_data in topic_data["PartitionData"]:
+            yield
             index = partition_data["Index"]
             entry: dict[str, Any] = {
                 "Index": index,
@@ -251,24 +256,63 @@ class _Produce:
 
     async def in_turns(self) -> Any:
         """A Produce naming many partitions: every step in turns of the event loop (each partition costs
-        tens of microseconds), the records read in a worker thread when they are big."""
-        turns = Turns()
-        for topic_data in self.request["TopicData"]:
-            self.check_topic(topic_data)
-            await turns.yield_if_due()
-        checked = self.checked
-        if sum(validate_size(batch) for _, _, batch, _ in checked) > BIG_BODY:
-            validated = await in_thread(_validate_all, checked, self.now)
-        else:
-            validated = []
-            for item in checked:
-                validated.extend(_validate_all([item], self.now))
+        tens of microseconds), the records read in a worker thread when they are big, the cyclic
+        garbage collector paused meanwhile (:func:`controller.offload.gc_paused`: its full collections
+        of the objects such a request makes held the loop for 70 ms at a time)."""
+        with gc_paused():
+            turns = Turns()
+            for topic_data in self.topics:
+                for _ in self.check_topic(topic_data):
+                    await turns.yield_if_due()
+            checked = self.checked
+            if sum(validate_size(batch) for _, _, batch, _ in checked) > BIG_BODY:
+                validated = await in_thread(_validate_all, checked, self.now)
+            else:
+                validated = []
+                for item in checked:
+                    validated.extend(_validate_all([item], self.now))
+                    await turns.yield_if_due()
+            for (entry, p, _, settings), batch in zip(checked, validated, strict=True):
+                self.append(entry, p, batch, settings)
                 await turns.yield_if_due()
-        for (entry, p, _, settings), batch in zip(checked, validated, strict=True):
-            self.append(entry, p, batch, settings)
-            await turns.yield_if_due()
         answer = self.finish()
         return await answer if asyncio.iscoroutine(answer) else answer
+
+
+def _distinct(topics: list[dict[str, Any]], by_id: bool) -> list[dict[str, Any]]:
+    """The partitions a Produce names, each once, as Kafka's ``KafkaApis.handleProduceRequest`` keeps them
+    in a map: the batch named last, answered in the place first named, under the topic's first entry
+    (measured against Kafka 4.4: a partition named three times is appended once, the last batch)."""
+    seen: set[tuple[Any, int]] = set()
+    repeated = False
+    for topic_data in topics:
+        key = topic_data.get("TopicId") if by_id else topic_data.get("Name")
+        for partition_data in topic_data["PartitionData"]:
+            index = (key, partition_data["Index"])
+            if index in seen:
+                repeated = True
+                break
+            seen.add(index)
+        if repeated:
+            break
+    if not repeated:
+        return topics
+    merged: dict[Any, tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
+    for topic_data in topics:
+        key = topic_data.get("TopicId") if by_id else topic_data.get("Name")
+        if key not in merged:
+            merged[key] = (topic_data, {})
+        partitions = merged[key][1]
+        for partition_data in topic_data["PartitionData"]:
+            partitions[partition_data["Index"]] = partition_data
+    return [
+        {
+            "Name": first.get("Name"),
+            "TopicId": first.get("TopicId"),
+            "PartitionData": list(partitions.values()),
+        }
+        for first, partitions in merged.values()
+    ]
 
 
 def _validate_all(

@@ -629,7 +629,8 @@ class DataPath:
             return 0
         for replica_log in data.logs.values():
             replica_log.move_start(min(offset, replica_log.log_end_offset))
-        data.producers = None
+        # The producers' state stays (Kafka's ProducerStateManager.onLogStartOffsetIncremented keeps it):
+        # rebuilding it from the log at the next append cost a pass over every batch the log holds.
         return data.logs[p.leader].log_start_offset
 
 

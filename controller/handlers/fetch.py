@@ -80,9 +80,10 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
             "SessionId": 0,
             "Responses": [],
         }
+    named = sum(len(fetch_topic["Partitions"]) for fetch_topic in request["Topics"])
+    if named > IN_TURNS:
+        return _in_turns(ctx, request, named, version)
     fetches = _distinct(request["Topics"], version)
-    if sum(len(partitions) for _, _, partitions in fetches) > IN_TURNS:
-        return _in_turns(ctx, request, fetches, version)
     response, size, done, watched = _run(_answer(ctx, request, fetches, version))
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
@@ -141,9 +142,8 @@ async def _in_turns_of(steps: Generator[None, None, _Answer]) -> _Answer:
                 await asyncio.sleep(0)
 
 
-async def _in_turns(
-    ctx: RequestContext, request: dict[str, Any], fetches: list[Any], version: int
-) -> Pieces | Sized:
+async def _in_turns(ctx: RequestContext, request: dict[str, Any], named: int, version: int) -> bytes | Sized:
+    fetches = await off_loop(named * 4, _distinct, request["Topics"], version)
     response, size, done, watched = await _in_turns_of(_answer(ctx, request, fetches, version))
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
@@ -165,12 +165,16 @@ def _sized(response: dict[str, Any], version: int) -> Any:
     return _joined(response, partitions)
 
 
-async def _encoded(response: dict[str, Any], version: int) -> Pieces | Sized:
+async def _encoded(response: dict[str, Any], version: int) -> bytes | Sized:
+    """A big answer's body, encoded and joined off the event loop."""
     partitions = sum(len(t["Partitions"]) for t in response["Responses"])
-    pieces = await off_loop(partitions * 16, fetch_response.encode, response, version)
-    if pieces is not None:
-        return Pieces(pieces)
-    return _joined(response, partitions)
+    body = await off_loop(partitions * 16, _joined_body, response, version)
+    return body if body is not None else _joined(response, partitions)
+
+
+def _joined_body(response: dict[str, Any], version: int) -> bytes | None:
+    pieces = fetch_response.encode(response, version)
+    return None if pieces is None else b"".join(pieces)
 
 
 def _joined(response: dict[str, Any], partitions: int) -> Sized:
@@ -189,7 +193,7 @@ async def _long_poll(
     version: int,
     max_wait: int,
     watched: list[PartitionState],
-) -> Pieces | Sized:
+) -> Pieces | Sized | bytes:
     data_path = ctx.controller.data_path
     clock = ctx.controller.clock
     loop = asyncio.get_running_loop()

@@ -48,7 +48,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
-from controller.offload import BIG_BODY, Turns, gc_paused, in_thread
+from controller.offload import BIG_BODY, Turns, gc_paused, in_thread, off_loop
 from controller.records.checks import ClientBatch, check_client_batch
 from controller.records.validator import RecordsRefusal, validate_records, validate_size
 from protocol.codes import ApiKey, ErrorCode
@@ -112,8 +112,10 @@ class _Produce:
         self.leaders: set[int] = set()
         self.waits: list[tuple[dict[str, Any], Any, int]] = []
         self.failed: list[str] = []
-        self.topics = _distinct(request["TopicData"], self.by_id)
+        self.topics = request["TopicData"]  # each partition once: _distinct (in in_turns when many)
         self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in self.topics)
+        if self.partitions <= IN_TURNS:
+            self.topics = _distinct(self.topics, self.by_id)
         #: Partitions whose batches passed the checks: their answer entry, partition, batch and settings.
         self.checked: list[tuple[dict[str, Any], Any, ClientBatch, TopicSettings]] = []
 
@@ -259,6 +261,8 @@ class _Produce:
         tens of microseconds), the records read in a worker thread when they are big, the cyclic
         garbage collector paused meanwhile (:func:`controller.offload.gc_paused`: its full collections
         of the objects such a request makes held the loop for 70 ms at a time)."""
+        self.topics = await off_loop(self.partitions * 4, _distinct, self.topics, self.by_id)
+        self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in self.topics)
         with gc_paused():
             turns = Turns()
             for topic_data in self.topics:

@@ -12,6 +12,7 @@ import statistics
 
 import pytest
 
+from tests.support.fuzz import GROUP_PROPERTIES, live_context
 from tests.support.fuzzclients import fuzz
 from tests.support.probe import LatencyProbe
 from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
@@ -29,6 +30,7 @@ def test_twenty_thousand_frames_never_break_the_server(placement_sim_factory, ca
             "auto.create.topics.enable": "true",
             "simulator.max.partitions": "50000",
             "simulator.event.loop": loop,
+            **GROUP_PROPERTIES,
         }
     )
     caplog.set_level(logging.WARNING)
@@ -43,8 +45,11 @@ def test_twenty_thousand_frames_never_break_the_server(placement_sim_factory, ca
             schemas.request(key).codec(version)
             schemas.response(key).codec(version)
 
+    context = live_context(server.bootstrap)
     with LatencyProbe(server.bootstrap) as probe:
-        outcome = fuzz(server.bootstrap, apis, seed=20_000, frames=FRAMES, per_connection=PER_CONNECTION)
+        outcome = fuzz(
+            server.bootstrap, apis, seed=20_000, frames=FRAMES, per_connection=PER_CONNECTION, context=context
+        )
 
     assert outcome.connections == FRAMES // PER_CONNECTION
     assert outcome.unanswered == []

@@ -216,7 +216,8 @@ class Dispatcher:
             self.stats[route.counter] += 1
             return route.framed(header.correlation_id, route.fixed)
         key: tuple[int, int, bytes] | None = None
-        if route.kept is not None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+        if route.kept is not None and origin.sasl is None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+            # (Not on SASL listeners: what ApiVersions offers there depends on the user.)
             key = (header.api_key, header.api_version, frame[offset:])
             kept = self._kept_answers(route, origin.broker)
             body = kept.answers.get(key) if kept is not None else None

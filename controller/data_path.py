@@ -58,7 +58,12 @@ from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
 from controller.records.checks import ClientBatch, TopicLimits
 from controller.records.log import ACKS_ALL, Log, StoredBatch, divergence_offset
-from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
+from controller.records.producers import (
+    PRODUCER_ID_EXPIRATION_CHECK_MS,
+    BatchMetadata,
+    ProducerIdAllocator,
+    ProducerStates,
+)
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 
@@ -136,6 +141,8 @@ class PartitionData:
     leader_epoch: int
     #: The leader's producer state (None: rebuilt from its log when next needed).
     producers: ProducerStates | None = None
+    #: When (the leader's clock, ms) idle producers were last forgotten (producer.id.expiration.ms).
+    producers_checked: int = 0
     #: The highest high watermark seen: what was committed (an unclean election may lower the model's).
     committed: int = 0
     waiters: list[_Waiter] = field(default_factory=list)
@@ -202,9 +209,15 @@ class DataPath:
         data = self._partitions.get((p.topic, p.index))
         if data is None or broker not in data.logs:
             return ProducerStates()
+        expiration = self.config.producer_id_expiration_ms
         if broker == p.leader == data.leader and data.leader_epoch == p.leader_epoch:
-            return self._producers(data, data.logs[broker])
-        return ProducerStates.from_batches(data.logs[broker].batches())
+            states = self._producers(data, data.logs[broker])
+        else:
+            states = ProducerStates.from_batches(
+                data.logs[broker].batches(), self.config.max_producers_per_partition
+            )
+        states.expire(self.now_ms(), expiration)
+        return states
 
     def lost_records(self) -> list[LostRecords]:
         """Every batch (part) of acknowledged records a change of leader took away, in the order they
@@ -576,10 +589,17 @@ class DataPath:
             leader_log.log_start_offset,
         )
 
-    @staticmethod
-    def _producers(data: PartitionData, leader_log: Log) -> ProducerStates:
+    def _producers(self, data: PartitionData, leader_log: Log) -> ProducerStates:
+        """The leader's producer state (rebuilt from its log when it was dropped), its producers idle for
+        ``producer.id.expiration.ms`` forgotten every ``producer.id.expiration.check.interval.ms``."""
         if data.producers is None:
-            data.producers = ProducerStates.from_batches(leader_log.batches())
+            data.producers = ProducerStates.from_batches(
+                leader_log.batches(), self.config.max_producers_per_partition
+            )
+        now = self.now_ms()
+        if now - data.producers_checked >= PRODUCER_ID_EXPIRATION_CHECK_MS:
+            data.producers_checked = now
+            data.producers.expire(now, self.config.producer_id_expiration_ms)
         return data.producers
 
     def wait_for_high_watermark(self, p: PartitionState, end: int) -> asyncio.Future[ErrorCode]:

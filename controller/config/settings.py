@@ -108,6 +108,8 @@ CONTROL_USERS = "simulator.control.users"
 FAULTS = "simulator.faults"
 LOG_MAX_BYTES = "simulator.log.max.bytes"
 RECORDS_MAX_DECOMPRESSED_BYTES = "simulator.records.max.decompressed.bytes"
+PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
+MAX_PRODUCERS = "simulator.max.producers.per.partition"
 FETCH_MAX_BYTES = "fetch.max.bytes"
 UNSENT_ANSWERS_MAX_BYTES = "simulator.unsent.answers.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
@@ -448,6 +450,22 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         integer(minimum=-1),
         "the most bytes a compressed batch's records may decompress to; a Produce past it is refused "
         "with INVALID_RECORD (-1: no bound)",
+    ),
+    Setting(
+        PRODUCER_ID_EXPIRATION_MS,
+        "producer_id_expiration_ms",
+        "86400000",
+        integer(minimum=1),
+        "an idempotent producer that appended nothing for this long is forgotten by the partitions "
+        "(looked at every 10 minutes, and when DescribeProducers asks)",
+    ),
+    Setting(
+        MAX_PRODUCERS,
+        "max_producers_per_partition",
+        "10000",
+        integer(minimum=1),
+        "the idempotent producers one partition keeps state for (about 700 bytes each); past it the one "
+        "that appended least recently is forgotten",
     ),
     Setting(
         FETCH_MAX_BYTES,

@@ -21,6 +21,11 @@ batches, so a new leader, which holds the same batches as the old one up to its 
 state, and a replica rebuilds it after truncation (``UnifiedLog.rebuildProducerState``). Kafka also
 keeps snapshots, so a producer whose batches all left the log by retention is still known to it; a
 state rebuilt from the log alone forgets it, which only matters for a retry of a batch already gone.
+A leader keeps its state across retention and DeleteRecords, as Kafka does, and forgets a producer
+idle for ``producer.id.expiration.ms`` (looked at every ``producer.id.expiration.check.interval.ms``,
+and when DescribeProducers asks), and beyond ``simulator.max.producers.per.partition`` producers the one
+that appended least recently (:class:`ProducerStates`). Each producer kept costs about 700 bytes (its
+entry and its last five batches' sequence ranges).
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ from protocol.errors import Refusal
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "MAX_PRODUCERS",
     "NUM_BATCHES_TO_RETAIN",
+    "PRODUCER_ID_EXPIRATION_CHECK_MS",
     "PRODUCER_ID_EXPIRATION_MS",
     "BatchMetadata",
     "ProducerEntry",
@@ -52,6 +59,10 @@ __all__ = [
 NUM_BATCHES_TO_RETAIN: Final = 5
 #: ``producer.id.expiration.ms`` default (1 day): a producer idle that long is forgotten.
 PRODUCER_ID_EXPIRATION_MS: Final = 86_400_000
+#: ``producer.id.expiration.check.interval.ms`` default (10 minutes): how often a leader looks.
+PRODUCER_ID_EXPIRATION_CHECK_MS: Final = 600_000
+#: ``simulator.max.producers.per.partition``'s default: the producers one partition replica keeps.
+MAX_PRODUCERS: Final = 10_000
 _INT32_MAX: Final = 2**31 - 1
 
 
@@ -113,17 +124,22 @@ class ProducerEntry:
 
 
 class ProducerStates:
-    """The producers of one partition replica (see the module docstring)."""
+    """The producers of one partition replica (see the module docstring), at most ``limit`` of them: past
+    it the producer that appended least recently is forgotten (Kafka keeps every producer until
+    ``producer.id.expiration.ms``; a client that asks a new producer id for each batch would make the
+    state grow without bound). A forgotten producer is one KIP-360 lets start again at any sequence."""
 
-    __slots__ = ("_producers",)
+    __slots__ = ("_producers", "limit")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_PRODUCERS) -> None:
+        #: By producer id, the least recently appended first.
         self._producers: dict[int, ProducerEntry] = {}
+        self.limit = limit
 
     @classmethod
-    def from_batches(cls, batches: Iterable[StoredBatch]) -> ProducerStates:
+    def from_batches(cls, batches: Iterable[StoredBatch], limit: int = MAX_PRODUCERS) -> ProducerStates:
         """The state a log's batches give, oldest first (what a replica has after appending them)."""
-        states = cls()
+        states = cls(limit)
         for batch in batches:
             if not batch.is_synthetic:
                 states.record(batch.header(), batch.base_offset)
@@ -190,9 +206,13 @@ class ProducerStates:
         batch's, ``base_offset`` the offset it got."""
         if not header.has_producer_id:
             return
-        entry = self._producers.get(header.producer_id)
+        producers = self._producers
+        entry = producers.pop(header.producer_id, None)  # back in last: the most recently appended
         if entry is None:
-            entry = self._producers[header.producer_id] = ProducerEntry(header.producer_id)
+            entry = ProducerEntry(header.producer_id)
+            while len(producers) >= self.limit:
+                del producers[next(iter(producers))]
+        producers[header.producer_id] = entry
         entry.add(
             header.producer_epoch,
             BatchMetadata(

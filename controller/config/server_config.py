@@ -136,6 +136,8 @@ class ServerConfig:
     records_max_decompressed_bytes: int = 67_108_864
     producer_id_expiration_ms: int = 86_400_000
     max_producers_per_partition: int = 10_000
+    max_groups: int = 100_000
+    max_pending_members: int = 50_000
     fetch_max_bytes: int = 57_671_680
     unsent_answers_max_bytes: int = 104_857_600
     # Security (controller.security); an empty key is None; secrets stay out of repr().

@@ -110,6 +110,8 @@ LOG_MAX_BYTES = "simulator.log.max.bytes"
 RECORDS_MAX_DECOMPRESSED_BYTES = "simulator.records.max.decompressed.bytes"
 PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
 MAX_PRODUCERS = "simulator.max.producers.per.partition"
+MAX_GROUPS = "simulator.max.groups"
+MAX_PENDING_MEMBERS = "simulator.max.pending.members"
 FETCH_MAX_BYTES = "fetch.max.bytes"
 UNSENT_ANSWERS_MAX_BYTES = "simulator.unsent.answers.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
@@ -466,6 +468,22 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         integer(minimum=1),
         "the idempotent producers one partition keeps state for (about 700 bytes each); past it the one "
         "that appended least recently is forgotten",
+    ),
+    Setting(
+        MAX_GROUPS,
+        "max_groups",
+        "100000",
+        integer(minimum=1),
+        "the classic groups the coordinators keep (about 1.3 KB each, 4.3 KB with a member); a JoinGroup "
+        "or OffsetCommit that would make one more is GROUP_MAX_SIZE_REACHED",
+    ),
+    Setting(
+        MAX_PENDING_MEMBERS,
+        "max_pending_members",
+        "50000",
+        integer(minimum=1),
+        "member ids handed out with MEMBER_ID_REQUIRED and not joined with yet, in all (about 1.3 KB "
+        "each, for up to the session timeout); past it a new member's JoinGroup is GROUP_MAX_SIZE_REACHED",
     ),
     Setting(
         FETCH_MAX_BYTES,

@@ -124,6 +124,8 @@ class GroupService:
                 min_session_timeout_ms=config.group_min_session_timeout_ms,
                 max_session_timeout_ms=config.group_max_session_timeout_ms,
                 initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+                max_groups=config.max_groups,
+                max_pending_members=config.max_pending_members,
             ),
             seed=config.seed,
             events=cluster.events,

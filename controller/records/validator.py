@@ -56,6 +56,7 @@ __all__ = [
     "MAX_RECORD_ERRORS",
     "BatchTimestamps",
     "RecordsRefusal",
+    "decompressed",
     "read_timestamps",
     "validate_client_batch",
     "validate_records",
@@ -678,6 +679,17 @@ def _chunks(codec: int, data: memoryview, bound: int) -> Iterator[bytes]:
         raise _Undecompressable(f"compression id {codec} names no codec") from None
     except Exception as exc:  # each library raises its own errors on bad input
         raise _Undecompressable(f"{type(exc).__name__}: {exc}") from None
+
+
+def decompressed(codec: int, data: memoryview, bound: int = -1) -> bytes:
+    """A records section decompressed whole (for tests and the command line: the validator reads a chunk
+    at a time); ValueError when it does not decompress or passes ``bound``."""
+    try:
+        return b"".join(_chunks(codec, data, bound))
+    except _Undecompressable as failed:
+        raise ValueError(f"Failed to decompress record stream: {failed}") from None
+    except _TooBig:
+        raise ValueError(f"the records decompress to more than {bound} bytes") from None
 
 
 def _gzip(data: memoryview, bound: int) -> Iterator[bytes]:

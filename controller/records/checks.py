@@ -26,9 +26,10 @@ these refusals, only the code: its broker logs the message; the simulator tells 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from crc32c import crc32c
 
@@ -46,12 +47,10 @@ from controller.records.batch import (
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 
-if TYPE_CHECKING:
-    from controller.records.validator import BatchTimestamps
-
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFAULT_MAX_DECOMPRESSED_BYTES",
+    "BatchTimestamps",
     "MAX_MESSAGE_BYTES",
     "TIMESTAMP_AFTER_MAX_MS",
     "TIMESTAMP_BEFORE_MAX_MS",
@@ -112,6 +111,21 @@ class TopicLimits:
 
 
 DEFAULT_LIMITS: Final = TopicLimits()
+
+
+class BatchTimestamps(NamedTuple):
+    """What a log keeps of a batch's record timestamps (see :mod:`controller.records.validator`): the largest, the offset
+    delta of the first record with it, and the steps of the running maximum (offset deltas and
+    timestamps, both rising) when there is more than one (None: the first record has the largest)."""
+
+    max_timestamp: int
+    max_delta: int
+    steps: tuple[array[int], array[int]] | None = None
+
+    @property
+    def held_bytes(self) -> int:
+        """What the steps take (12 bytes a step)."""
+        return 0 if self.steps is None else 12 * len(self.steps[0])
 
 
 class ClientBatch(NamedTuple):

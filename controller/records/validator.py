@@ -43,10 +43,10 @@ import importlib
 import zlib
 from array import array
 from collections.abc import Iterator
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from controller.records.batch import HEADER_SIZE, NO_TIMESTAMP, TIMESTAMP_TYPE_FLAG, Compression
-from controller.records.checks import ClientBatch, TopicLimits, check_client_batch
+from controller.records.checks import BatchTimestamps, ClientBatch, TopicLimits, check_client_batch
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 from protocol.wire import Malformed, read_uvarint, read_varint, read_varlong
@@ -76,21 +76,6 @@ _GZIP: Final = int(Compression.GZIP)
 _SNAPPY: Final = int(Compression.SNAPPY)
 _LZ4: Final = int(Compression.LZ4)
 _ZSTD: Final = int(Compression.ZSTD)
-
-
-class BatchTimestamps(NamedTuple):
-    """What a log keeps of a batch's record timestamps (see the module docstring): the largest, the offset
-    delta of the first record with it, and the steps of the running maximum (offset deltas and
-    timestamps, both rising) when there is more than one (None: the first record has the largest)."""
-
-    max_timestamp: int
-    max_delta: int
-    steps: tuple[array[int], array[int]] | None = None
-
-    @property
-    def held_bytes(self) -> int:
-        """What the steps take (12 bytes a step)."""
-        return 0 if self.steps is None else 12 * len(self.steps[0])
 
 
 class RecordsRefusal(Refusal):

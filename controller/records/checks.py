@@ -114,9 +114,10 @@ DEFAULT_LIMITS: Final = TopicLimits()
 
 
 class BatchTimestamps(NamedTuple):
-    """What a log keeps of a batch's record timestamps (see :mod:`controller.records.validator`): the largest, the offset
-    delta of the first record with it, and the steps of the running maximum (offset deltas and
-    timestamps, both rising) when there is more than one (None: the first record has the largest)."""
+    """What a log keeps of a batch's record timestamps (:mod:`controller.records.validator` reads them):
+    the largest, the offset delta of the first record with it, and the steps of the running maximum
+    (offset deltas and timestamps, both rising) when there is more than one (None: the first record has
+    the largest)."""
 
     max_timestamp: int
     max_delta: int

@@ -1,40 +1,130 @@
 """The controller: the state every connection shares (configuration, clock, cluster, placement, dynamics,
-codecs).
+codecs), and the subsystems it builds on first use.
 
 Built before the server (:meth:`Controller.start`), released after it (:meth:`Controller.close`); the two
 are assembled in :mod:`controller.assembly`. The server owns what belongs to the network: listeners,
 broker endpoints and connection counters. Every
 change of cluster state runs under one lock, the controller's event queue: topic administration and
 the dynamics (failures, elections, replication) take turns, as in KRaft's controller.
+
+**Loaded on first use.** A bare server builds at start only what answers ApiVersions, Metadata and
+topic administration: the cluster, placement, the dynamics. Everything else a client may never touch
+(the replicas' logs, consumer groups, request faults, configuration administration, scenarios, and
+every protocol family joined later) is a :class:`Subsystem` of :data:`SUBSYSTEMS`: its module is
+imported and the subsystem built the first time something asks the Controller for its attribute
+(``controller.data_path``); from then on the attribute is a plain one, costing nothing per access.
+Request handlers load the same way: the handler modules of :data:`HANDLER_PACKAGES` and of the
+subsystems' ``handlers`` packages are listed, with their API keys and versions, in an index made ahead of
+time (``controller/handlers/_index.py``, written by ``python -m controller.handlers.index``, checked by
+a test), ApiVersions is answered from it, and a module is imported at the first request of its API.
+
+Joining a protocol family to the server is one entry of :data:`SUBSYSTEMS` (its attribute, its module,
+how it is built from the Controller, the package of its handlers), then ``python -m
+controller.handlers.index``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from controller.clock import Clock, make_clock
 from controller.cluster import Cluster
 from controller.config import ServerConfig
-from controller.config_admin import ConfigAdmin
-from controller.data_path import DataPath
 from controller.dynamics import Dynamics
 from controller.events import EventLog
-from controller.faults import Faults
-from controller.groups.durable import GroupService
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
 from protocol import Schemas, load_schemas
 
+if TYPE_CHECKING:
+    from controller.config_admin import ConfigAdmin
+    from controller.data_path import DataPath
+    from controller.faults import Faults
+    from controller.groups.durable import GroupService
+
 log = logging.getLogger(__name__)
 
-__all__ = ["Controller"]
+__all__ = ["HANDLER_PACKAGES", "SUBSYSTEMS", "Controller", "Subsystem"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subsystem:
+    """A part of the controller built on first use (see the module docstring)."""
+
+    #: The Controller's attribute that holds it.
+    attribute: str
+    #: The module imported when it is first asked for.
+    module: str
+    #: Builds it from that module and the Controller.
+    build: Callable[[ModuleType, Controller], Any]
+    #: What it is (the docs, and the start-time test's messages).
+    about: str
+    #: The package of its request handlers (modules defining ``API_KEY``), if it brings its own.
+    handlers: str | None = None
+
+
+#: Everything the controller builds on first use.
+SUBSYSTEMS: tuple[Subsystem, ...] = (
+    Subsystem(
+        "data_path",
+        "controller.data_path",
+        lambda m, c: m.DataPath(c.config, c.cluster, c.clock, c.dynamics),
+        "the replicas' logs: Produce, Fetch and the offsets APIs",
+    ),
+    Subsystem(
+        "groups",
+        "controller.groups.durable",
+        lambda m, c: m.GroupService(c.config, c.cluster, c.clock, c.dynamics.replication, c.topic_admin),
+        "classic consumer groups, their coordinator on the leaders of __consumer_offsets",
+    ),
+    Subsystem(
+        "faults",
+        "controller.faults",
+        lambda m, c: m.Faults(c.clock, c.schemas, c.config.seed, c.config.faults or ()),
+        "request faults: errors, delays, drops and disconnects",
+    ),
+    Subsystem(
+        "config_admin",
+        "controller.config_admin",
+        lambda m, c: m.ConfigAdmin(c.cluster, c.dynamics.lock, c.dynamics.configs_changed),
+        "DescribeConfigs, AlterConfigs and IncrementalAlterConfigs as the controller performs them",
+    ),
+    Subsystem(
+        "scenarios",
+        "controller.scenario.player",
+        lambda m, c: m.Scenarios(c),
+        "scenario timelines played on the server's clock",
+    ),
+)
+
+#: Packages of request handlers that belong to no subsystem of their own.
+HANDLER_PACKAGES: tuple[str, ...] = ("controller.handlers",)
+
+_SUBSYSTEMS = {s.attribute: s for s in SUBSYSTEMS}
+
+
+def handler_packages() -> tuple[str, ...]:
+    """Every package whose modules are request handlers, in the order the handler index lists them."""
+    return HANDLER_PACKAGES + tuple(s.handlers for s in SUBSYSTEMS if s.handlers is not None)
 
 
 class Controller:
     """Everything a request handler may touch besides the request itself."""
+
+    if TYPE_CHECKING:  # built on first use (SUBSYSTEMS)
+        data_path: DataPath
+        groups: GroupService
+        faults: Faults
+        config_admin: ConfigAdmin
+        #: controller.scenario.player.Scenarios (which imports this module)
+        scenarios: Any
 
     def __init__(
         self,
@@ -54,14 +144,40 @@ class Controller:
         self.topic_admin = TopicAdmin(
             config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
         )
-        self.config_admin = ConfigAdmin(cluster, dynamics.lock, dynamics.configs_changed)
         self._images = ImageBuilder(cluster)
-        #: Request faults (controller.faults), those of ``simulator.faults`` active from start.
-        self.faults = Faults(clock, schemas, config.seed, config.faults or ())
-        #: The replicas' logs, kept in step with the replication model (Produce, Fetch and the rest).
-        self.data_path = DataPath(config, cluster, clock, dynamics)
-        #: Consumer groups: their coordinator, placed on the leaders of ``__consumer_offsets``.
-        self.groups = GroupService(config, cluster, clock, dynamics.replication, self.topic_admin)
+        #: Told of each subsystem as it is built: attribute -> callbacks (:meth:`when_built`).
+        self._when_built: dict[str, list[Callable[[Any], None]]] = {}
+        # The replicas' logs follow the replication model once records exist; a synthetic workload writes
+        # records, so it brings the data path with it.
+        dynamics.before_workload = lambda: self.data_path
+        if config.faults:  # request faults active from start
+            self.faults  # noqa: B018
+
+    def __getattr__(self, name: str) -> Any:
+        """A subsystem of :data:`SUBSYSTEMS`, built at its first use (a plain attribute from then on)."""
+        subsystem = _SUBSYSTEMS.get(name)
+        if subsystem is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        log.debug("loading %s (%s)", name, subsystem.about)
+        value = subsystem.build(importlib.import_module(subsystem.module), self)
+        setattr(self, name, value)
+        for callback in self._when_built.pop(name, ()):
+            callback(value)
+        return value
+
+    def built(self, name: str) -> Any | None:
+        """The subsystem ``name`` if it has been built, else None (without building it)."""
+        if name not in _SUBSYSTEMS:
+            raise KeyError(name)
+        return self.__dict__.get(name)
+
+    def when_built(self, name: str, callback: Callable[[Any], None]) -> None:
+        """Calls ``callback`` with the subsystem ``name`` when it is built (at once if it is)."""
+        value = self.built(name)
+        if value is not None:
+            callback(value)
+        else:
+            self._when_built.setdefault(name, []).append(callback)
 
     @classmethod
     async def start(cls, config: ServerConfig, schemas: Schemas | None = None) -> Controller:
@@ -86,7 +202,9 @@ class Controller:
         return cls(config, schemas, clock, cluster, placements, dynamics)
 
     async def close(self) -> None:
-        self.groups.close()
+        groups = self.built("groups")
+        if groups is not None:
+            groups.close()
         await self.dynamics.close()
         await self.placements.close()
         await self.clock.close()

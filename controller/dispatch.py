@@ -74,6 +74,15 @@ KEPT_ANSWERS = 1024
 KEPT_BYTES = 16 << 20
 
 
+class _NoFaults:
+    """The request faults before any is added (:class:`controller.faults.Faults` is built at its first use)."""
+
+    armed = False
+
+
+_NO_FAULTS = _NoFaults()
+
+
 @dataclass(slots=True)
 class Origin:
     """Who sends a connection's requests: plain data the dispatch turns into each request's context."""
@@ -158,9 +167,11 @@ class Dispatcher:
         self.controller = controller
         self.schemas = controller.schemas
         #: The API keys served: every handler module's (what ApiVersions advertises).
-        self.handlers: Handlers = load_handlers(controller.schemas, controller.config)
-        #: Request faults (controller.faults): asked about every request while any is registered.
-        self.faults = controller.faults
+        self.handlers: Handlers = load_handlers(controller.config)
+        #: Request faults (controller.faults): asked about every request while any is registered (none
+        #: before the faults are first used: they are built then, and replace this).
+        self.faults: Any = _NO_FAULTS
+        controller.when_built("faults", self._faults_built)
         self.stats = stats
         #: The broker listeners as advertised: broker id -> (host, port).
         self.endpoints: dict[int, tuple[str, int]] = {}
@@ -171,6 +182,9 @@ class Dispatcher:
         self._routes: dict[tuple[int, int], _Route] = {}
         #: Answers that depend on the request alone (answers that depend on the image are kept with it).
         self._kept = KeptAnswers(0)
+
+    def _faults_built(self, faults: Any) -> None:
+        self.faults = faults
 
     # ------------------------------------------------------------------------------------- the network
 

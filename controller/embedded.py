@@ -18,20 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 from controller.assembly import create_server
 from controller.config import BROKERS, CLOCK, ELECTION_POLICY, FENCED, LISTENERS, PLACER, SEED, ServerConfig
-from controller.data_path import LostRecords
 from controller.dynamics import Dynamics, ElectionOutcome, PartitionSnapshot
 from controller.eventloop import new_event_loop
 from controller.events import Event
-from controller.faults import Faults
-from controller.groups.durable import LostCommit
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
-from controller.reassignment import ReassignOutcome
-from controller.scenario import Scenario, parse_scenario
-from controller.scenario.player import ScenarioPlayer
 from controller.security_testing import ClientSettings
 
 if TYPE_CHECKING:
+    from controller.data_path import LostRecords
+    from controller.faults import Faults
+    from controller.groups.durable import LostCommit
+    from controller.reassignment import ReassignOutcome
+    from controller.scenario import Scenario
     from controller.server import Server
 
 __all__ = ["ServerThread", "server_properties"]
@@ -165,7 +164,8 @@ class ServerThread:
     def faults(self) -> Faults:
         """The server's request faults (``faults.inject_error(ApiKey.CREATE_TOPICS, "NOT_CONTROLLER").once()``;
         see :mod:`controller.faults`); safe to use from this thread."""
-        return self.server.faults
+        faults: Faults = self._on_loop(_value(lambda: self.server.faults))
+        return faults
 
     @property
     def stats(self) -> Counter[str]:
@@ -295,15 +295,16 @@ class ServerThread:
         an unclean election lost, ``acks=1`` records an election lost before the followers copied them
         (:meth:`controller.data_path.DataPath.lost_records`): topic, partition, first and last offset,
         leader epoch, acks, producer id and cause."""
-        lost: list[LostRecords] = self._on_loop(_value(self.server.controller.data_path.lost_records))
+        lost: list[LostRecords] = self._on_loop(_value(self.server.lost_records))
         return lost
 
     def load_scenario(self, scenario: str | Scenario, source: str = "<scenario>") -> int:
         """Plays a scenario's steps (its TOML text, or a :class:`~controller.scenario.Scenario`) on the
         server's clock, each ``t`` after now, as SimulatorScenarioLoad does (the file's cluster and
         settings are not applied); the clock time the steps count from. ScenarioError for a bad file."""
-        parsed = parse_scenario(scenario, source) if isinstance(scenario, str) else scenario
-        start: int = self._on_loop(_value(ScenarioPlayer(self.server.controller, parsed).schedule))
+        start: int = self._on_loop(
+            _value(lambda: self.server.controller.scenarios.play(scenario, source).start_ms)
+        )
         return start
 
     def broker_state(self, broker_id: int) -> str:

@@ -27,19 +27,21 @@ import logging
 import socket
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.answers import Close
 from controller.app import Controller
 from controller.cluster import Process
 from controller.config import ServerConfig
 from controller.connection import Connection, ConnectionLimits
-from controller.data_path import LostRecords
 from controller.dispatch import Dispatcher, Origin
-from controller.faults import Faults
-from controller.groups.durable import LostCommit
 from controller.logsafe import shown
 from controller.security import Security
+
+if TYPE_CHECKING:
+    from controller.data_path import LostRecords
+    from controller.faults import Faults
+    from controller.groups.durable import LostCommit
 
 log = logging.getLogger(__name__)
 
@@ -235,16 +237,21 @@ class Server:
         """A consumer group now (None: no such group): ``state``, ``generation``, ``protocol``, ``leader``,
         ``members`` (member id -> instance id, client id, host, assignment) and ``coordinator`` (broker id);
         read on the server's loop."""
-        return self.controller.groups.group_state(group_id)
+        groups = self.controller.built("groups")
+        return groups.group_state(group_id) if groups is not None else None
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """A group's committed offsets: (topic, partition) -> offset; read on the server's loop."""
-        return self.controller.groups.committed_offsets(group_id)
+        groups = self.controller.built("groups")
+        return groups.committed_offsets(group_id) if groups is not None else {}
 
     def lost_commits(self) -> list[LostCommit]:
         """Commits lost when a group coordinator moved to a replica that lacked their records."""
-        self.controller.groups.follow_all()
-        return list(self.controller.groups.lost_commits)
+        groups = self.controller.built("groups")
+        if groups is None:
+            return []
+        groups.follow_all()
+        return list(groups.lost_commits)
 
     # ------------------------------------------------------------------------------------- listeners
 
@@ -337,7 +344,8 @@ class Server:
 
     def lost_records(self) -> list[LostRecords]:
         """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""
-        return self.controller.data_path.lost_records()
+        data_path = self.controller.built("data_path")
+        return data_path.lost_records() if data_path is not None else []
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

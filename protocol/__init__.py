@@ -10,10 +10,47 @@
 It knows nothing about placement.
 """
 
-from protocol.codec import DecodeCaps, Message, UnsupportedVersion, VersionCodec
-from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError, SpecError
-from protocol.registry import Schemas, UnknownMessage, load_schemas
-from protocol.wire import UNKNOWN_TAGGED_FIELDS, UNKNOWN_TAGS_FOUND, ZERO_UUID, Capped
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from protocol.codec import DecodeCaps, Message, UnsupportedVersion, VersionCodec
+    from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError, SpecError
+    from protocol.registry import Schemas, UnknownMessage, load_schemas
+    from protocol.wire import UNKNOWN_TAGGED_FIELDS, UNKNOWN_TAGS_FOUND, ZERO_UUID, Capped
+
+#: Where each name of the package lives: imported when first asked for, so that a module that needs only
+#: the enums of :mod:`protocol.codes` (the command line's ``--help``) does not load the codecs.
+_HOMES = {
+    "DecodeCaps": "protocol.codec",
+    "Message": "protocol.codec",
+    "UnsupportedVersion": "protocol.codec",
+    "VersionCodec": "protocol.codec",
+    "CapsError": "protocol.exceptions",
+    "DecodeError": "protocol.exceptions",
+    "EncodeError": "protocol.exceptions",
+    "ProtocolError": "protocol.exceptions",
+    "SpecError": "protocol.exceptions",
+    "Schemas": "protocol.registry",
+    "UnknownMessage": "protocol.registry",
+    "load_schemas": "protocol.registry",
+    "UNKNOWN_TAGGED_FIELDS": "protocol.wire",
+    "UNKNOWN_TAGS_FOUND": "protocol.wire",
+    "ZERO_UUID": "protocol.wire",
+    "Capped": "protocol.wire",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'protocol' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "UNKNOWN_TAGGED_FIELDS",

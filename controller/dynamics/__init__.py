@@ -123,6 +123,9 @@ class Dynamics:
         self.on_partitions_changed: Callable[[Sequence[PartitionState]], None] = lambda partitions: None
         #: Called with the name of a deleted topic.
         self.on_topic_deleted: Callable[[str], None] = lambda topic: None
+        #: Called before log end offsets move without records (a synthetic workload, a set offset): whoever
+        #: follows the logs with records is made ready first (the Controller builds its data path).
+        self.before_workload: Callable[[], object] = lambda: None
         self._rebalance_timer: Timer | None = None
         if elections.preferred_rebalance and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
@@ -191,12 +194,16 @@ class Dynamics:
         await self.run_event(action)
 
     async def produce_load(self, topic: str, records_per_s: float) -> None:
+        self.before_workload()
+
         async def action() -> None:
             self.replication.produce_load(topic, records_per_s)
 
         await self.run_event(action)
 
     async def set_log_end_offset(self, topic: str, partition: int, broker: int, offset: int) -> None:
+        self.before_workload()
+
         async def action() -> None:
             self.replication.set_log_end_offset(topic, partition, broker, offset)
 

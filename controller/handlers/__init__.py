@@ -1,8 +1,10 @@
 """Request handlers: one module per API key, each a function from decoded request to response data.
 
-Adding an API is one module here and its spec in ``schemas/``: the registry finds every module of this
-package that defines ``API_KEY``, ApiVersions advertises what the registry holds, and the dispatch
-(:mod:`controller.dispatch`) routes to it. A handler module defines:
+Adding an API is one module here (or in the handlers package of a subsystem: :mod:`controller.app`) and
+its spec in ``schemas/``, then ``python -m controller.handlers.index``: the index it writes
+(``_index.py``) lists every module that defines ``API_KEY``, with its versions; ApiVersions advertises
+what the index holds without importing a handler, the dispatch (:mod:`controller.dispatch`) routes to it,
+and a handler's module is imported at the first request of its API. A handler module defines:
 
 - ``API_KEY`` (an :class:`protocol.codes.ApiKey`) and ``VERSIONS = (min, max)``: what the server answers,
   within the spec's range;
@@ -38,11 +40,11 @@ from __future__ import annotations
 
 import enum
 import importlib
-import pkgutil
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from controller.handlers._index import HANDLERS
 from protocol.caps import CapPath
 from protocol.codec import DecodeFn
 from protocol.codes import ApiKey, ErrorCode
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
     from controller.config import ServerConfig
     from controller.image import MetadataImage
     from protocol.framing import RequestHeader
-    from protocol.registry import Schemas
 
 __all__ = [
     "NO_OPERATIONS",
@@ -170,25 +171,68 @@ ErrorFn = Callable[[dict[str, Any], int, int, str], dict[str, Any]]
 CapsFn = Callable[["ServerConfig"], Mapping[CapPath, Cap]]
 
 
-@dataclass(frozen=True)
+#: What a handler module may define besides ``API_KEY``, ``VERSIONS`` and ``served``, and its default.
+_BEHAVIOUR = {
+    "handle": None,
+    "unsupported": None,
+    "error_response": None,
+    "answer_depends_on": None,
+    "decode_caps": None,
+    "decode": None,
+}
+_MODULE_NAMES = {"answer_depends_on": "ANSWER_DEPENDS_ON"}
+
+
 class Handler:
-    api_key: ApiKey
-    min_version: int
-    max_version: int
+    """One API key as the server serves it: its versions (from the index), and what its module defines,
+    imported at the first use of any of it (then plain attributes):
+
+    - ``handle``: the handler;
+    - ``unsupported``: the answer to a request of an unsupported version, and the version it is encoded
+      in (None: close);
+    - ``error_response``: the answer when the handler fails, every item of the request with the error
+      (None: close);
+    - ``answer_depends_on``: what an answer given at once depends on (None: anything, never kept);
+    - ``decode_caps``: the request's array caps from the settings (None: none);
+    - ``decode``: the handler's own decoder of its requests' bodies, for a hot path (None: the codec's).
+    """
+
     handle: HandleFn
-    #: The answer to a request of an unsupported version, and the version it is encoded in; None: close.
-    unsupported: UnsupportedFn | None = None
-    #: The answer when the handler fails: every item of the request with the error; None: close.
-    error_response: ErrorFn | None = None
-    #: What an answer given at once depends on (None: anything, never kept).
-    answer_depends_on: AnswerDependsOn | None = None
-    #: The request's array caps from the settings (None: none).
-    decode_caps: CapsFn | None = None
-    #: The handler's own decoder of its requests' bodies, for a hot path (None: the spec's codec only).
-    decode: DecodeFn | None = None
+    unsupported: UnsupportedFn | None
+    error_response: ErrorFn | None
+    answer_depends_on: AnswerDependsOn | None
+    decode_caps: CapsFn | None
+    decode: DecodeFn | None
+
+    def __init__(self, api_key: ApiKey, min_version: int, max_version: int, module: str) -> None:
+        self.api_key = api_key
+        self.min_version = min_version
+        self.max_version = max_version
+        #: The handler's module (imported at first use).
+        self.module = module
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _BEHAVIOUR:
+            raise AttributeError(f"'Handler' object has no attribute {name!r}")
+        self.load()
+        return self.__dict__[name]
+
+    def load(self) -> Handler:
+        """Imports the handler's module (once) and takes what it defines."""
+        if "handle" not in self.__dict__:
+            module = importlib.import_module(self.module)
+            for name, default in _BEHAVIOUR.items():
+                value = getattr(module, _MODULE_NAMES.get(name, name), default)
+                if name == "answer_depends_on" and value is not None:
+                    value = AnswerDependsOn(value)
+                self.__dict__[name] = value
+        return self
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
+
+    def __repr__(self) -> str:
+        return f"Handler({self.api_key.name}, {self.min_version}-{self.max_version}, {self.module})"
 
 
 class Handlers(Mapping[int, Handler]):
@@ -211,42 +255,18 @@ class Handlers(Mapping[int, Handler]):
         return handler is not None and handler.supports(version)
 
 
-def load_handlers(schemas: Schemas, config: ServerConfig | None = None) -> Handlers:
-    """Every handler module of this package, checked against the specs: a handler must answer versions its
-    spec has, and two modules cannot claim one API key. With ``config``, the modules whose ``served``
-    says no are left out."""
+def load_handlers(config: ServerConfig | None = None) -> Handlers:
+    """The handlers of the index (``_index.py``), none imported yet. With ``config``, those whose module's
+    ``served`` says no are left out (``served`` functions are imported now: they are small)."""
     handlers: dict[int, Handler] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        api_key = getattr(module, "API_KEY", None)
-        if api_key is None:
-            continue
-        key = ApiKey(api_key)
-        if key in handlers:
-            raise RuntimeError(
-                f"apiKey {key.name} ({key.value}) is handled by two modules, {info.name} among them"
-            )
-        served = getattr(module, "served", None)
-        if config is not None and served is not None and not served(config):
-            continue
-        low, high = module.VERSIONS
-        spec_low, spec_high = schemas.request(key).valid_versions
-        if not (spec_low <= low <= high <= spec_high):
-            raise RuntimeError(
-                f"handler {info.name} answers {key.name} {low}-{high}, outside the spec's {spec_low}-{spec_high}"
-            )
-        depends = getattr(module, "ANSWER_DEPENDS_ON", None)
-        handlers[key] = Handler(
-            key,
-            low,
-            high,
-            module.handle,
-            getattr(module, "unsupported", None),
-            getattr(module, "error_response", None),
-            AnswerDependsOn(depends) if depends is not None else None,
-            getattr(module, "decode_caps", None),
-            getattr(module, "decode", None),
-        )
-        if handlers[key].decode_caps is not None and handlers[key].error_response is None:
-            raise RuntimeError(f"handler {info.name} declares decode_caps without an error_response")
+    gates: dict[str, Callable[[ServerConfig], bool]] = {}
+    for api_key, module, low, high, served in HANDLERS:
+        if config is not None and served is not None:
+            gate = gates.get(served)
+            if gate is None:
+                where, _, name = served.partition(":")
+                gate = gates[served] = getattr(importlib.import_module(where), name)
+            if not gate(config):
+                continue
+        handlers[api_key] = Handler(ApiKey(api_key), low, high, module)
     return Handlers(handlers)

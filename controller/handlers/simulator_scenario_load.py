@@ -1,5 +1,5 @@
 """SimulatorScenarioLoad (1012): a scenario file's steps (docs/scenarios.md) scheduled on the server's
-clock, each ``t`` after now (:class:`controller.scenario.player.ScenarioPlayer`, as ``serve --scenario``
+clock, each ``t`` after now (the controller's scenario player, as ``serve --scenario``
 does at start). The running server's brokers and settings stay: the file's cluster, settings, seed and
 end are not applied, and the answer names them (``Ignored``). A file that cannot be read is
 INVALID_REQUEST with its line and key (a text longer than :data:`MAX_SCENARIO_BYTES` too); a step that fails later is logged and the others still run."""
@@ -12,7 +12,6 @@ from controller.handlers import RequestContext, _control
 from controller.handlers._control import VERSIONS, served
 from controller.offload import BIG_BODY, in_thread
 from controller.scenario import ScenarioError, parse_scenario
-from controller.scenario.player import ScenarioPlayer
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.SIMULATOR_SCENARIO_LOAD
@@ -54,7 +53,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         )
         if given
     ]
-    start = ScenarioPlayer(ctx.controller, scenario).schedule()
+    start = ctx.controller.scenarios.play(scenario).start_ms
     return {
         "ThrottleTimeMs": 0,
         "ErrorCode": ErrorCode.NONE,

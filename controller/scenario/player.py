@@ -38,6 +38,7 @@ from controller.scenario.spec import (
     StartBroker,
     Step,
     StopBroker,
+    parse_scenario,
 )
 from controller.topic_admin import NewTopic
 from protocol.codes import ErrorCode
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PartitionCopy", "ScenarioPlayer", "SnapshotData", "StepResult"]
+__all__ = ["PartitionCopy", "ScenarioPlayer", "Scenarios", "SnapshotData", "StepResult"]
 
 #: The most lines of detail one step reports (the elections of 100,000 partitions are counted, not listed).
 MAX_DETAILS = 20
@@ -368,3 +369,25 @@ def _firing(player: ScenarioPlayer, step: Step) -> Callable[[], Any]:
         await player.fire(step)
 
     return fire
+
+
+class Scenarios:
+    """The controller's scenario player (a subsystem built on first use: :mod:`controller.app`): scenarios
+    played on its clock, from ``serve --scenario``, SimulatorScenarioLoad and ``ServerThread.load_scenario``."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def play(
+        self,
+        scenario: str | Scenario,
+        source: str = "<scenario>",
+        on_step: Callable[[StepResult], Awaitable[None] | None] | None = None,
+    ) -> ScenarioPlayer:
+        """Schedules every step of ``scenario`` (its TOML text, or a parsed :class:`Scenario`), each ``t``
+        after now; the player (its ``start_ms`` is the clock time the steps count from). ScenarioError for
+        a text that is not a scenario."""
+        parsed = parse_scenario(scenario, source) if isinstance(scenario, str) else scenario
+        player = ScenarioPlayer(self.controller, parsed, on_step)
+        player.schedule()
+        return player

@@ -20,7 +20,7 @@ from controller.config import LISTENERS, ServerConfig
 from controller.embedded import server_properties
 from controller.events import Event
 from controller.plugins.properties import ConfigError
-from controller.scenario.player import ScenarioPlayer, StepResult
+from controller.scenario.player import StepResult
 from controller.scenario.spec import Scenario
 
 __all__ = ["DEFAULT_SEED", "Simulation", "config_of", "scenario_properties", "scenario_settings", "simulate"]
@@ -110,8 +110,7 @@ async def simulate(
     try:
         clock = controller.clock
         assert isinstance(clock, VirtualClock)
-        player = ScenarioPlayer(controller, scenario, on_step)
-        player.schedule()
+        controller.scenarios.play(scenario, on_step=on_step)
         end = await clock.advance(scenario.duration_ms)
         flush(events.last_seq)
     finally:

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from controller.config import ConfigError
 from controller.plugins.loader import PluginLoadError
+from controller.plugins.properties import ConfigError
 
 # Each command's module defines ``register(subparsers, common)``, adding the command with a
 # ``func(args) -> int``. A command line naming one imports that module alone (a server starts sooner).

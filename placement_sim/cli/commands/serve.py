@@ -120,10 +120,7 @@ async def _serve(config: ServerConfig, scenario: Scenario | None = None) -> int:
     brokers_on = ", ".join(f"{b}={h}:{p}" for b, (h, p) in sorted(endpoints.items()))
     print(f"brokers on {brokers_on} ({protocol})", flush=True)
     if scenario is not None:
-        from controller.scenario.player import ScenarioPlayer
-
-        player = ScenarioPlayer(server.controller, scenario, _print_step)
-        start = player.schedule()
+        start = server.controller.scenarios.play(scenario, on_step=_print_step).start_ms
         print(f"scenario {scenario.source}: {len(scenario.steps)} step(s) from {start} ms", flush=True)
     serving = asyncio.ensure_future(server.serve_forever())
     await stop.wait()

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from controller.embedded import ServerThread  # noqa: E402
-from tests.support.fuzz import GROUP_PROPERTIES, live_context  # noqa: E402
+from tests.support.fuzz import GROUP_PROPERTIES, live_context, warm  # noqa: E402
 from tests.support.fuzzclients import fuzz  # noqa: E402
 from tests.support.probe import LatencyProbe  # noqa: E402
 
@@ -76,6 +76,9 @@ def main() -> None:
     with ServerThread.start(seed=args.seed, properties=properties) as server:
         handlers = server.server.dispatcher.handlers
         apis = {key: (h.min_version, h.max_version) for key, h in handlers.items()}
+        # Every handler module imported and every codec built before the streams start: a handler's and a
+        # codec's first use (once per API version) is not what this measures (tests.support.fuzz.warm).
+        warm(server)
         context = live_context(server.bootstrap)
         started = time.perf_counter()
         with LatencyProbe(server.bootstrap, metadata=True) as probe:

@@ -400,3 +400,17 @@ def live_context(bootstrap: str) -> FuzzContext:
         )
         assert synced["ErrorCode"] == 0, synced
     return FuzzContext(topics, group, member, generation)
+
+
+def warm(server: Any) -> None:
+    """Imports every handler module of ``server`` (a :class:`controller.embedded.ServerThread`) and builds
+    every codec of the versions it answers: their first use, once per API version, is not what a fuzz run
+    measures (on a loaded machine the cold builds of all the data APIs' versions alone can take longer
+    than a stream's deadline)."""
+    handlers = server.server.dispatcher.handlers
+    schemas = server.server.controller.schemas
+    for key, handler in handlers.items():
+        server.call(handler.load)
+        for version in range(handler.min_version, handler.max_version + 1):
+            schemas.request(key).codec(version)
+            schemas.response(key).codec(version)

@@ -86,9 +86,15 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     fetches = _distinct(request["Topics"], version)
     response, size, done, watched = _run(_answer(ctx, request, fetches, version))
     max_wait = request["MaxWaitMs"]
-    if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
+    if done or max_wait <= 0 or size >= _min_bytes(ctx, request) or not watched:
         return _sized(response, version)
     return _long_poll(ctx, request, fetches, version, max_wait, watched)
+
+
+def _min_bytes(ctx: RequestContext, request: dict[str, Any]) -> int:
+    """MinBytes, at most ``fetch.max.bytes`` (``KafkaApis.handleFetchRequest``: an answer never waits for
+    more than it may carry)."""
+    return min(request["MinBytes"], ctx.controller.config.fetch_max_bytes)
 
 
 def _distinct(
@@ -146,7 +152,7 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any], named: int, ve
     fetches = await off_loop(named * 4, _distinct, request["Topics"], version)
     response, size, done, watched = await _in_turns_of(_answer(ctx, request, fetches, version))
     max_wait = request["MaxWaitMs"]
-    if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
+    if done or max_wait <= 0 or size >= _min_bytes(ctx, request) or not watched:
         return await _encoded(response, version)
     return await _long_poll(ctx, request, fetches, version, max_wait, watched)
 
@@ -217,7 +223,7 @@ async def _long_poll(
                     data_path.unwatch(p, future)
             steps = _answer(ctx, request, fetches, version)
             response, size, done, watched = await _in_turns_of(steps) if many else _run(steps)
-            if expired.done() or done or size >= request["MinBytes"] or not watched:
+            if expired.done() or done or size >= _min_bytes(ctx, request) or not watched:
                 return await _encoded(response, version) if many else _sized(response, version)
     finally:
         timer.cancel()

@@ -58,12 +58,7 @@ from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
 from controller.records.checks import ClientBatch, TopicLimits
 from controller.records.log import ACKS_ALL, Log, StoredBatch, divergence_offset
-from controller.records.producers import (
-    PRODUCER_ID_EXPIRATION_CHECK_MS,
-    BatchMetadata,
-    ProducerIdAllocator,
-    ProducerStates,
-)
+from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 
@@ -209,15 +204,9 @@ class DataPath:
         data = self._partitions.get((p.topic, p.index))
         if data is None or broker not in data.logs:
             return ProducerStates()
-        expiration = self.config.producer_id_expiration_ms
         if broker == p.leader == data.leader and data.leader_epoch == p.leader_epoch:
-            states = self._producers(data, data.logs[broker])
-        else:
-            states = ProducerStates.from_batches(
-                data.logs[broker].batches(), self.config.max_producers_per_partition
-            )
-        states.expire(self.now_ms(), expiration)
-        return states
+            return self._producers(data, data.logs[broker])
+        return ProducerStates.from_batches(data.logs[broker].batches(), self.config.max_producers_per_partition)
 
     def lost_records(self) -> list[LostRecords]:
         """Every batch (part) of acknowledged records a change of leader took away, in the order they
@@ -591,13 +580,14 @@ class DataPath:
 
     def _producers(self, data: PartitionData, leader_log: Log) -> ProducerStates:
         """The leader's producer state (rebuilt from its log when it was dropped), its producers idle for
-        ``producer.id.expiration.ms`` forgotten every ``producer.id.expiration.check.interval.ms``."""
+        ``producer.id.expiration.ms`` forgotten every ``producer.id.expiration.check.interval.ms`` (Kafka's
+        periodic task: looked at here when the partition is next appended to or described)."""
         if data.producers is None:
             data.producers = ProducerStates.from_batches(
                 leader_log.batches(), self.config.max_producers_per_partition
             )
         now = self.now_ms()
-        if now - data.producers_checked >= PRODUCER_ID_EXPIRATION_CHECK_MS:
+        if now - data.producers_checked >= self.config.producer_id_expiration_check_interval_ms:
             data.producers_checked = now
             data.producers.expire(now, self.config.producer_id_expiration_ms)
         return data.producers

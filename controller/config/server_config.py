@@ -135,6 +135,7 @@ class ServerConfig:
     log_max_bytes: int = 67_108_864
     records_max_decompressed_bytes: int = 67_108_864
     producer_id_expiration_ms: int = 86_400_000
+    producer_id_expiration_check_interval_ms: int = 600_000
     max_producers_per_partition: int = 10_000
     max_groups: int = 100_000
     max_pending_members: int = 50_000

@@ -109,6 +109,7 @@ FAULTS = "simulator.faults"
 LOG_MAX_BYTES = "simulator.log.max.bytes"
 RECORDS_MAX_DECOMPRESSED_BYTES = "simulator.records.max.decompressed.bytes"
 PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
+PRODUCER_ID_EXPIRATION_CHECK_MS = "producer.id.expiration.check.interval.ms"
 MAX_PRODUCERS = "simulator.max.producers.per.partition"
 MAX_GROUPS = "simulator.max.groups"
 MAX_PENDING_MEMBERS = "simulator.max.pending.members"
@@ -458,8 +459,14 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "producer_id_expiration_ms",
         "86400000",
         integer(minimum=1),
-        "an idempotent producer that appended nothing for this long is forgotten by the partitions "
-        "(looked at every 10 minutes, and when DescribeProducers asks)",
+        "an idempotent producer whose last batch is this old is forgotten by the partitions it wrote to",
+    ),
+    Setting(
+        PRODUCER_ID_EXPIRATION_CHECK_MS,
+        "producer_id_expiration_check_interval_ms",
+        "600000",
+        integer(minimum=1),
+        "how often a partition forgets its expired producers (when it is next appended to or described)",
     ),
     Setting(
         MAX_PRODUCERS,

@@ -22,8 +22,9 @@ state, and a replica rebuilds it after truncation (``UnifiedLog.rebuildProducerS
 keeps snapshots, so a producer whose batches all left the log by retention is still known to it; a
 state rebuilt from the log alone forgets it, which only matters for a retry of a batch already gone.
 A leader keeps its state across retention and DeleteRecords, as Kafka does, and forgets a producer
-idle for ``producer.id.expiration.ms`` (looked at every ``producer.id.expiration.check.interval.ms``,
-and when DescribeProducers asks), and beyond ``simulator.max.producers.per.partition`` producers the one
+whose last batch is ``producer.id.expiration.ms`` old (looked at every
+``producer.id.expiration.check.interval.ms``, when the partition is next appended to or described), and
+beyond ``simulator.max.producers.per.partition`` producers the one
 that appended least recently (:class:`ProducerStates`). Each producer kept costs about 700 bytes (its
 entry and its last five batches' sequence ranges).
 """

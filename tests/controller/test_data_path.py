@@ -291,7 +291,11 @@ def test_describe_producers_lists_producers_until_they_expire():
     from tests.controller.records.batches import build as build_batch
 
     assert ServerConfig().producer_id_expiration_ms == 86_400_000
-    props = {"producer.id.expiration.ms": "1000", "simulator.log.max.bytes": "200"}
+    props = {
+        "producer.id.expiration.ms": "1000",
+        "producer.id.expiration.check.interval.ms": "100",
+        "simulator.log.max.bytes": "200",
+    }
     with ServerThread.start(brokers=[(0, None)], clock="virtual", properties=props) as server:
         server.call(lambda: server.server.controller.cluster.add_topic("idem", [[0]]))
         with BlockingClient.connect(server.bootstrap) as client:

@@ -7,17 +7,20 @@ RUNTIME := $(VENV)/.runtime
 STAMP   := $(VENV)/.installed
 ARGS    ?=
 
-.PHONY: run test test-newest lint bench bytecode system-deps reference clean
+.PHONY: run dev test test-newest lint bench bytecode system-deps reference npm clean
 
 # Debian packages the project needs: Java 17 (a JDK: PySpark, and the reference harness's Java programs),
-# Maven (Apache Kafka's jars for the reference harness), kcat for the real-client tests, Chromium for the
-# test that lays the sweep's report out in a browser.
+# Maven (Apache Kafka's jars for the reference harness), Go where the machine has none (the reference
+# harness's franz-go programs; harness/go/go.mod names the least version), kcat and node with npm for the
+# real-client tests (kafkajs), Chromium for the test that lays the sweep's report out in a browser.
 system-deps:
 	@need=""; \
 	command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])' || need="$$need openjdk-17-jre-headless"; \
 	command -v javac >/dev/null 2>&1 || need="$$need openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null 2>&1 || need="$$need maven"; \
 	command -v kcat >/dev/null 2>&1 || need="$$need kcat"; \
+	command -v $(GO) >/dev/null 2>&1 || need="$$need golang-go"; \
+	command -v npm >/dev/null 2>&1 || need="$$need nodejs npm"; \
 	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing Debian packages:$$need"; \
@@ -39,6 +42,11 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# A development environment in .venv without running anything: the project (editable), its pytest plugin
+# with pytest and pytest-asyncio, the real clients, PySpark and ruff (the `test` extra). A user's own
+# project gets the plugin with `pip install 'placement-sim[pytest]'` (docs/integration-tests.md).
+dev: $(STAMP) bytecode
+
 # The project's modules compiled ahead (as pip compiles installed packages): a server starts without
 # compiling its sources, even where PYTHONDONTWRITEBYTECODE is set.
 bytecode: $(RUNTIME)
@@ -56,12 +64,47 @@ $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
 	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
 	touch $@
 
-reference: $(KAFKA_LIB)/.fetched
+# The reference cluster's log binding (harness/kafka/logging/pom.xml), on the brokers' class path only.
+KAFKA_LOGGING := $(CACHE)/kafka/logging
+
+$(KAFKA_LOGGING)/.fetched: harness/kafka/logging/pom.xml
+	rm -rf $(KAFKA_LOGGING)
+	$(MVN) -q -B -f harness/kafka/logging/pom.xml dependency:copy-dependencies \
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LOGGING))
+	touch $@
+
+# The Go side (harness/go, one module: franz-go's kgo, kadm and kfake at the versions go.mod pins): its
+# programs built into $(GO_BIN). The module cache, the build cache and the binaries stay in the project
+# (GOMODCACHE, GOCACHE); the machine's own Go toolchain builds it (GOTOOLCHAIN=local: go.mod's version or
+# newer, which `make system-deps` checks).
+GO        ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+GO_CACHE  := $(CACHE)/go
+GO_BIN    := $(GO_CACHE)/bin
+GO_ENV    := GOMODCACHE=$(abspath $(GO_CACHE))/mod GOCACHE=$(abspath $(GO_CACHE))/build \
+             GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local GOWORK=off
+GO_SOURCES := harness/go/go.mod harness/go/go.sum $(shell find harness/go -name '*.go' 2>/dev/null)
+
+$(GO_BIN)/.built: $(GO_SOURCES)
+	cd harness/go && $(GO_ENV) $(GO) build -trimpath -o $(abspath $(GO_BIN))/ ./cmd/...
+	touch $@
+
+reference: $(KAFKA_LIB)/.fetched $(KAFKA_LOGGING)/.fetched $(GO_BIN)/.built
+
+# kafkajs for the real-client tests (tests/clients/test_transactions_kafkajs.py), from the npm registry
+# into a project-local cache; the tests run node with NODE_PATH there.
+NPM_CACHE       := .cache/npm
+KAFKAJS_VERSION := 2.2.4
+
+$(NPM_CACHE)/.installed:
+	npm install --prefix $(NPM_CACHE) --no-save --no-audit --no-fund --loglevel=error kafkajs@$(KAFKAJS_VERSION)
+	touch $@
+
+npm: $(NPM_CACHE)/.installed
 
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)
 
-test: system-deps $(STAMP) bytecode reference
+test: system-deps $(STAMP) bytecode reference npm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
@@ -78,10 +121,20 @@ $(NEWEST_VENV)/.installed: pyproject.toml setup.py
 	$(NEWEST_VENV)/bin/pip install -q -e '.[test]'
 	touch $@
 
-# Every test but the real-client ones (tests/clients/), which `make test` runs.
-test-newest: system-deps $(NEWEST_VENV)/.installed
-	@$(NEWEST_VENV)/bin/python --version
-	$(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients
+# Every test but the real-client ones (tests/clients/), which `make test` runs. When the newest Python is
+# the one `make test` runs on (.venv's, else $(PYTHON)), the suite has run on it already: said, not rerun.
+TESTED_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+PY_VERSION := import sys; print(sys.version.split()[0], sys.implementation.name)
+test-newest:
+	@test -n "$(NEWEST_PYTHON)" || { echo "no Python 3.11 or newer found"; exit 1; }
+	@newest="$$($(NEWEST_PYTHON) -c '$(PY_VERSION)')"; tested="$$($(TESTED_PYTHON) -c '$(PY_VERSION)' 2>/dev/null)"; \
+	if [ "$$newest" = "$$tested" ]; then \
+	  echo "test-newest: the newest Python found ($(NEWEST_PYTHON), $$newest) is the one \`make test\` runs on: nothing more to run"; \
+	else \
+	  $(MAKE) --no-print-directory system-deps $(NEWEST_VENV)/.installed && \
+	  $(NEWEST_VENV)/bin/python --version && \
+	  $(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -2,11 +2,13 @@
 cluster, same client, same workload, measured in the same run.
 
 The peer is the mock cluster inside confluent-kafka's librdkafka (``test.mock.num.brokers=3``), started
-in its own process as ``benchmarks/peer.py --mock 3`` starts it. The simulator is ``placement-sim serve``
+in its own process by ``benchmarks/peers.py --mock 3``. The simulator is ``placement-sim serve``
 (its default cluster, seed 1) in another process, with the replication model ticking every
 ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``), so that an acks=all answer waits for a
 follower's copy, not for a coarse tick. This process is the client for both: confluent-kafka, the same
-configuration against each.
+configuration against each. Beside them, not gated (``--peers``, both by default): franz-go's kfake and a
+real Apache Kafka cluster (3 brokers under a dedicated controller, its JVMs with the full JIT), started
+by ``benchmarks/peers.py``, each given the same topics by CreateTopics; Kafka's CPU is all its JVMs'.
 
 Workloads, each on partition 0 of its own topic with 3 replicas (created with CreateTopics on the
 simulator, auto-created by Metadata on the mock, which has no CreateTopics), once with acks=1 and once
@@ -74,7 +76,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import peer  # noqa: E402
+import peers  # noqa: E402
 from peer import FLOOR, HOST, MOCK, SIM, Server, decode, frame, load_codec  # noqa: E402
+from peers import KAFKA, KFAKE, Peer  # noqa: E402
 
 VALUE = b"x" * 1024
 MB = 1e6
@@ -117,17 +121,30 @@ def simulator(tick_ms: int) -> Server:
 
 
 def mock_server() -> Server:
-    return Server(MOCK, [sys.executable, peer.__file__, "--mock", str(MOCK_BROKERS)])
+    return peers.mock_server(MOCK_BROKERS)
+
+
+#: The other peers a run can add (``--peers``), each with as many brokers as the mock: franz-go's kfake,
+#: and a real Kafka cluster (three brokers under a controller; its JVMs with the full JIT).
+OTHERS = {"kfake": KFAKE, "kafka": KAFKA}
+
+
+def other_peer(choice: str) -> Peer:
+    if choice == "kfake":
+        return peers.kfake_server(MOCK_BROKERS, 1)
+    return peers.kafka_peer(MOCK_BROKERS, heap="1g", throughput=True)
 
 
 def topic_for(acks: str) -> str:
     return f"bench-data-acks-{acks}"
 
 
-def create_topic(server: Server, topic: str) -> None:
-    from peer import ask
+def create_topic(server: Peer, topic: str) -> None:
+    from peer import ask, create_on
 
-    if server.name == SIM:
+    if server.name in (KFAKE, KAFKA):  # CreateTopics, then until the broker knows the topic's leader
+        create_on(server, [topic], partitions=1, replication=3)
+    elif server.name == SIM:
         body = {
             "Topics": [
                 {"Name": topic, "NumPartitions": 1, "ReplicationFactor": 3, "Assignments": [], "Configs": []}
@@ -142,14 +159,6 @@ def create_topic(server: Server, topic: str) -> None:
         answer = decode(3, 12, ask(server.address, frame(3, 12, auto)))
         assert answer["Topics"][0]["ErrorCode"] == 0, answer
         assert len(answer["Topics"][0]["Partitions"][0]["ReplicaNodes"]) == 3, answer
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024 / MB
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 def produce(bootstrap: str, topic: str, acks: str, records: int) -> Callable[[], None]:
@@ -207,9 +216,9 @@ def consume(bootstrap: str, topic: str, wanted: int) -> tuple[float, float]:
     return first, last
 
 
-def measure(server: Server, records: int) -> Figures:
+def measure(server: Peer, records: int) -> Figures:
     bootstrap = f"{server.address[0]}:{server.address[1]}"
-    figures = Figures(rss_before_mb=rss_mb(server.pid))
+    figures = Figures(rss_before_mb=server.rss_mb())
     megabytes = records * len(VALUE) / MB
     for acks in ACKS:
         topic = topic_for(acks)
@@ -227,7 +236,7 @@ def measure(server: Server, records: int) -> Figures:
         first, last = consume(bootstrap, topic, records + 1)
         # The consumer's start (Metadata, ListOffsets) is not counted in its time; its CPU is, in both.
         figures.consume[acks] = Phase(last - first, (server.cpu_ns() - cpu) / 1e9, megabytes)
-    figures.rss_after_mb = rss_mb(server.pid)
+    figures.rss_after_mb = server.rss_mb()
     return figures
 
 
@@ -526,6 +535,16 @@ def replay(
     return phases
 
 
+def column(figures: Figures) -> list[float]:
+    """One server's figures in the order of the table's rows (for the other peers' columns)."""
+    values: list[float] = []
+    for acks in ACKS:
+        for phase in (figures.produce[acks], figures.consume[acks]):
+            values += [phase.mb_per_s, phase.cpu_ms_per_mb]
+    values += [figures.consumer_start[acks] * 1000 for acks in ACKS]
+    return [*values, figures.rss_after_mb, figures.rss_after_mb - figures.rss_before_mb]
+
+
 def report(
     figures: dict[str, Figures],
     floor: tuple[Phase, Phase, Phase],
@@ -593,19 +612,28 @@ def report(
             True,
         )
     )
-    print(f"| | {MOCK} | {FLOOR} | {SIM} | {SIM} / mock | target | {SIM} / floor | floor / mock |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|")
-    for label, m, f, s, ratio, target, met in rows:
+    others = [name for name in OTHERS.values() if name in figures]  # not gated: shown beside
+    columns = {name: column(figures[name]) for name in others}
+    print(
+        f"| | {MOCK} | {FLOOR} | {SIM} | {SIM} / mock | target | {SIM} / floor | floor / mock |"
+        + "".join(f" {name} | {SIM} / {name} |" for name in others)
+    )
+    print("|---|---:|---:|---:|---:|---|---:|---:|" + "---:|---:|" * len(others))
+    for index, (label, m, f, s, ratio, target, met) in enumerate(rows):
         shown = "-" if f is None else f"{f:.2f}"
         over_floor = "-" if not f else f"{s / f:.2f}x"
         floor_over_mock = "-" if f is None else f"{f / m:.2f}x"
+        beside = "".join(
+            f" {columns[name][index]:.2f} | {s / columns[name][index] if columns[name][index] else float('inf'):.2f}x |"
+            for name in others
+        )
         print(
             f"| {label} | {m:.2f} | {shown} | {s:.2f} | {ratio:.2f}x | {target}{'' if met else ' **missed**'} "
-            f"| {over_floor} | {floor_over_mock} |"
+            f"| {over_floor} | {floor_over_mock} |{beside}"
         )
     print(
         f"({records} records of {len(VALUE)} bytes per acks, {records * len(VALUE) / MB:.1f} MB; "
-        f"RF 3; mock with {MOCK_BROKERS} brokers; simulator tick {tick_ms} ms; the floor over "
+        f"RF 3; mock{''.join(', ' + n for n in others)} with {MOCK_BROKERS} brokers; simulator tick {tick_ms} ms; the floor over "
         f"{floor[0].megabytes:.0f} MB of replayed Produce and Fetch frames per phase)"
     )
     print()
@@ -661,6 +689,11 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="profile the simulator under produce load")
     parser.add_argument("--floor", metavar="ANSWERS", help=argparse.SUPPRESS)
     parser.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--peers",
+        default="kfake,kafka",
+        help="other peers shown beside the mock (not gated), comma-separated: kfake, kafka; '' for none",
+    )
     args = parser.parse_args()
     if args.floor is not None:
         floor_main(args.floor, args.keep)
@@ -671,7 +704,12 @@ def main() -> int:
         return 0
     figures: dict[str, Figures] = {}
     replayed: tuple[Phase, Phase] | None = None
-    for server in (mock_server(), simulator(args.tick_ms)):
+    chosen = [c.strip() for c in args.peers.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in OTHERS]
+    if unknown:
+        parser.error(f"--peers: unknown {unknown}; choose among {sorted(OTHERS)}")
+    servers: list[Peer] = [mock_server(), simulator(args.tick_ms), *(other_peer(c) for c in chosen)]
+    for server in servers:
         server.start()
         try:
             figures[server.name] = measure(server, args.records)

@@ -1,8 +1,12 @@
 """Server CPU per request: placement-sim against librdkafka's mock cluster (C), same requests, same load.
 
-The peer is the mock cluster that ships inside confluent-kafka's librdkafka: a client created with
-``test.mock.num.brokers=6`` starts it in its own process (this script with ``--mock``), which prints
-the first broker's address and then idles. The simulator is ``placement-sim serve`` (6 brokers in 3
+The gating peer is the mock cluster that ships inside confluent-kafka's librdkafka: a client created
+with ``test.mock.num.brokers=6`` starts it in its own process (``benchmarks/peers.py --mock``), which
+prints the first broker's address and then idles. Beside it (``--peers``, both by default, not gated):
+franz-go's kfake (Go) with 6 brokers, and a real Apache Kafka cluster (6 brokers in 3 racks under a
+dedicated controller, ``harness/kafka_cluster.py``, its JVMs with the full JIT), whose CPU is that of
+all its JVMs, its idle CPU (heartbeats, the controller's no-op records) subtracted; every peer is
+started, stopped and read by ``benchmarks/peers.py``. The simulator is ``placement-sim serve`` (6 brokers in 3
 racks, striped, seed 1) in another process. This process is the load generator for both: one
 pre-encoded request frame per case, the same bytes to both servers, sent in a closed loop of 8
 connections x 8 requests in flight. Before and after each run it reads the server process's CPU time
@@ -10,10 +14,13 @@ connections x 8 requests in flight. Before and after each run it reads the serve
 wall time (measured for both processes together, with no load) and divides by the requests: µs of
 server CPU per request. Both servers get the same request count per case, after a 1 s warm-up each:
 about ``--seconds`` on the slower one, raised (up to 4x that) until the cheaper one spends at least
-100 ticks, so that one tick is at most 1% of either figure. The mock's own thread (``rdk:mock``,
+100 ticks, so that one tick is at most 1% of either figure. The other peers get the same count too, or, if
+one is slower, what it answers in about ``--seconds`` (at least 1,000 requests): their counts and CPU
+ticks are in the load table. The mock's own thread (``rdk:mock``,
 which serves all its brokers) is also read alone: the rest of its process is the client hosting it.
 
-Topics: the simulator gets them through CreateTopics (4 partitions x RF 3 each); the mock has no
+Topics: the simulator, kfake and Kafka get them through CreateTopics (4 partitions x RF 3 each, sent
+to the broker Metadata names controller, then until Metadata shows every partition led); the mock has no
 CreateTopics handler, so they are auto-created by one Metadata request naming them (the mock's
 defaults are 4 partitions and RF min(3, brokers) = 3). Both then hold the same topic names with 4
 partitions x 3 replicas each, checked before any load.
@@ -28,12 +35,14 @@ and its event loop cost, which no server in Python goes below.
 Cases: ApiVersions v2; Metadata v12 for all topics; Metadata v12 for 5 named topics. Start: from the
 process spawn to the first ApiVersions v2 answer on the printed bootstrap address (same interpreter,
 same site-packages for both; median of several runs), as wall time and as the CPU the process used
-until then; the Python floor's start (the least process that answers it) beside them. Targets: the
+until then; the Python floor's start (the least process that answers it) beside them; kfake's the same
+way; Kafka's for one combined controller+broker node, from its JVM's launch (its storage formatted
+before, not counted) to its Metadata answer naming itself, median of ``--kafka-starts``. Targets: the
 simulator's CPU per request and its start (wall and CPU) at most 1.0x the mock's (the script exits 1 if any is missed). ``--topics 10,100,1000``
 adds a table of how Metadata's cost grows with the topic count; that table reports its ratios
 against the same target but never fails the run (the gate is the 100-topic table).
 
-    .venv/bin/python benchmarks/peer.py [--seconds 8] [--topics 10,100,1000] [--starts 5]
+    .venv/bin/python benchmarks/peer.py [--seconds 8] [--topics 10,100,1000] [--starts 5] [--peers kfake,kafka]
 """
 
 from __future__ import annotations
@@ -41,7 +50,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import ctypes
 import os
 import signal
 import socket
@@ -50,11 +58,31 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
+sys.path[:0] = [p for p in (str(ROOT), str(ROOT / "benchmarks")) if p not in sys.path]
+
+# The peers' one home (benchmarks/peers.py): starting, stopping and reading the CPU of each.
+from peers import (  # noqa: E402
+    CLK_TCK,
+    HOST,
+    KAFKA,
+    KFAKE,
+    MOCK,
+    MOCK_THREAD,
+    SIM,
+    Peer,
+    Server,
+    kafka_peer,
+    kfake_server,
+    mock_server,
+    simulator,
+)
+
+__all__ = ["HOST", "MOCK", "SIM", "Server", "mock_server", "simulator"]  # what the other benchmarks use
+
 BROKERS = 6
 PARTITIONS = 4
 REPLICATION = 3
@@ -64,58 +92,12 @@ IN_FLIGHT = 8
 TARGET = 1.0
 NAMED = 5
 CLIENT_ID = "peer-bench"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 MIN_TICKS = 100
-MOCK = "librdkafka mock"
-SIM = "placement-sim"
 FLOOR = "Python floor"
-MOCK_THREAD = "rdk:mock"  # the mock cluster's one I/O thread, serving all its brokers
-
-
-# -- the mock cluster's process (this script with --mock) -------------------------------------------
-
-
-def mock_main(brokers: int) -> None:
-    """Start librdkafka's mock cluster through a client, print its first broker's address, idle.
-
-    The mock's listeners are bound when the client's constructor returns, and librdkafka logs their
-    addresses then (a notice that they replaced ``bootstrap.servers``): this process prints them
-    from that notice, so neither side makes a request before announcing its address. Without the
-    notice it asks its client's ``list_topics()``. Exits when stdin closes or on SIGTERM.
-    """
-    import logging
-
-    import confluent_kafka
-
-    notices: list[str] = []
-
-    class Notices(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            notices.append(record.getMessage())
-
-    logger = logging.getLogger("librdkafka")
-    logger.addHandler(Notices())
-    logger.setLevel(logging.DEBUG)  # librdkafka's own log_level decides what it logs
-    logger.propagate = False
-    producer = confluent_kafka.Producer(
-        {
-            "test.mock.num.brokers": brokers,
-            "client.id": "peer-bench-mock",
-            "logger": logger,
-            "topic.metadata.refresh.interval.ms": -1,  # no periodic Metadata from the idle client
-        }
-    )
-    producer.poll(0)  # delivers the constructor's log lines to the logger
-    addresses = [n.split("replaced with ", 1)[1].strip().split(",") for n in notices if "replaced with " in n]
-    if addresses:
-        first, source = addresses[0][0], "the mock's notice"
-    else:
-        metadata = producer.list_topics(timeout=10)
-        broker = min(metadata.brokers.values(), key=lambda b: b.id)
-        first, source = f"{broker.host}:{broker.port}", "list_topics()"
-    print(f"listening on {first} (from {source})", flush=True)
-    sys.stdin.read()  # idle: no poll() and no requests from this process; librdkafka's threads run on
-    del producer
+#: The other peers a run can add beside the mock (``--peers``): franz-go's kfake and a real Kafka cluster.
+OTHERS = {"kfake": KFAKE, "kafka": KAFKA}
+#: The least requests an other peer answers per case (when it is slower than the gate's count allows).
+OTHER_MIN_REQUESTS = 1000
 
 
 # -- the floor's process (this script with --floor) -------------------------------------------------
@@ -227,114 +209,51 @@ def topic_names(count: int) -> list[str]:
     return [f"bench-{i:05d}" for i in range(count)]
 
 
-# -- processes ---------------------------------------------------------------------------------------
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the benchmark process dies, however it dies."""
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-@dataclass
-class Server:
-    name: str
-    cmd: list[str]
-    proc: subprocess.Popen[str] | None = None
-    address: tuple[str, int] = ("", 0)
-    spawned: float = 0.0
-    notes: list[str] = field(default_factory=list)
-
-    def start(self) -> None:
-        self.spawned = time.perf_counter()
-        self.proc = subprocess.Popen(
-            self.cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            preexec_fn=_die_with_parent,
-        )
-        assert self.proc.stdout is not None
-        self.notes = []
-        for line in self.proc.stdout:
-            self.notes.append(line.rstrip())
-            if line.startswith("listening on "):
-                host, port = line.split()[2].rsplit(":", 1)
-                self.address = (host, int(port))
-                return
-        raise RuntimeError(f"{self.name} did not start: {self.cmd}")
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        proc, self.proc = self.proc, None
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def cpu_ticks(self) -> int:
-        """User + system CPU of the whole process (all threads), in clock ticks."""
-        return _ticks(f"/proc/{self.pid}/stat")
-
-    def cpu_ns(self) -> int:
-        """CPU time of the process's live threads, in ns (``/proc/PID/task/*/schedstat``)."""
-        total = 0
-        for tid in os.listdir(f"/proc/{self.pid}/task"):
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except (FileNotFoundError, ProcessLookupError):  # the thread ended meanwhile
-                continue
-        return total
-
-    def thread_ticks(self, comm: str) -> int | None:
-        """User + system CPU of the process's thread named ``comm``, if it has one."""
-        for tid in os.listdir(f"/proc/{self.pid}/task"):
-            with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
-                if f.read().strip() == comm:
-                    return _ticks(f"/proc/{self.pid}/task/{tid}/stat")
-        return None
-
-
-def _ticks(path: str) -> int:
-    with open(path) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def mock_server() -> Server:
-    return Server(MOCK, [sys.executable, __file__, "--mock", str(BROKERS)])
-
-
-def simulator() -> Server:
-    cmd = [sys.executable, "-m", "placement_sim.cli.main", "serve", "--listen", f"{HOST}:0", "--seed", "1"]
-    return Server(SIM, cmd)
-
-
 # -- topics ------------------------------------------------------------------------------------------
 
 
-def create_topics(mock: Server, sim: Server, names: list[str]) -> None:
+def create_topics(mock: Server, sim: Server, names: list[str], *others: Peer) -> None:
+    """The same topics on every server: by CreateTopics (the simulator, kfake, Kafka), or on the mock,
+    which has no CreateTopics, auto-created by one Metadata request naming them."""
     if not names:
         return
+    for server in (sim, *others):
+        create_on(server, names)
+    # The mock has no CreateTopics handler: a Metadata request naming unknown topics with
+    # AllowAutoTopicCreation creates them with its defaults (4 partitions, RF min(3, brokers)).
+    auto = {"Topics": [{"Name": n} for n in names], "AllowAutoTopicCreation": True}
+    made = decode(3, 12, ask(mock.address, frame(3, 12, auto)))
+    bad = [t for t in made["Topics"] if t["ErrorCode"] != 0]
+    if bad:
+        raise RuntimeError(f"auto-creating topics on the mock failed: {bad[:3]}")
+
+
+def controller_address(server: Peer) -> tuple[str, int]:
+    """The broker Metadata names controller (kfake answers CreateTopics there only; Kafka's brokers forward
+    it, and every listener of the simulator takes it): the server's own address when none is listed."""
+    answer = decode(3, 12, ask(server.address, frame(3, 12, {"Topics": [], "AllowAutoTopicCreation": False})))
+    for broker in answer["Brokers"]:
+        if broker["NodeId"] == answer["ControllerId"]:
+            return (broker["Host"], broker["Port"])
+    return server.address
+
+
+def create_on(
+    server: Peer,
+    names: list[str],
+    partitions: int = PARTITIONS,
+    replication: int = REPLICATION,
+    timeout: float = 120.0,
+) -> None:
+    """CreateTopics for ``names`` (``partitions`` x ``replication`` each), then until Metadata on the server's
+    address shows every one with a leader for every partition (a real cluster's brokers learn of new
+    topics from its controller a little after the answer)."""
     body = {
         "Topics": [
             {
                 "Name": n,
-                "NumPartitions": PARTITIONS,
-                "ReplicationFactor": REPLICATION,
+                "NumPartitions": partitions,
+                "ReplicationFactor": replication,
                 "Assignments": [],
                 "Configs": [],
             }
@@ -343,17 +262,19 @@ def create_topics(mock: Server, sim: Server, names: list[str]) -> None:
         "timeoutMs": 60000,
         "validateOnly": False,
     }
-    created = decode(19, 7, ask(sim.address, frame(19, 7, body)))
+    created = decode(19, 7, ask(controller_address(server), frame(19, 7, body), timeout=timeout))
     bad = [t for t in created["Topics"] if t["ErrorCode"] != 0]
     if bad:
-        raise RuntimeError(f"CreateTopics on the simulator failed: {bad[:3]}")
-    # The mock has no CreateTopics handler: a Metadata request naming unknown topics with
-    # AllowAutoTopicCreation creates them with its defaults (4 partitions, RF min(3, brokers)).
-    auto = {"Topics": [{"Name": n} for n in names], "AllowAutoTopicCreation": True}
-    made = decode(3, 12, ask(mock.address, frame(3, 12, auto)))
-    bad = [t for t in made["Topics"] if t["ErrorCode"] != 0]
-    if bad:
-        raise RuntimeError(f"auto-creating topics on the mock failed: {bad[:3]}")
+        raise RuntimeError(f"CreateTopics on {server.name} failed: {bad[:3]}")
+    wanted = {"Topics": [{"Name": n} for n in names], "AllowAutoTopicCreation": False}
+    deadline = time.monotonic() + timeout
+    while True:
+        topics = decode(3, 12, ask(server.address, frame(3, 12, wanted)))["Topics"]
+        if all(t["ErrorCode"] == 0 and all(p["LeaderId"] >= 0 for p in t["Partitions"]) for t in topics):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{server.name}: topics without leaders after {timeout:g} s")
+        time.sleep(0.2)
 
 
 # -- cases -------------------------------------------------------------------------------------------
@@ -370,7 +291,7 @@ class Case:
     def frame(self) -> bytes:
         return frame(self.api_key, self.version, self.data)
 
-    def check(self, server: Server) -> int:
+    def check(self, server: Peer) -> int:
         """Ask once, check the answer, return the response frame's size in bytes."""
         response = ask(server.address, self.frame())
         values = decode(self.api_key, self.version, response)
@@ -504,9 +425,10 @@ class Result:
     p99_ms: float
     busy: float  # server CPU over wall time, idle subtracted
     raw_ticks: int
+    requests: int = 0
 
 
-def warm_up(server: Server, case: Case, seconds: float) -> tuple[float, float]:
+def warm_up(server: Peer, case: Case, seconds: float) -> tuple[float, float]:
     """Load for ``seconds`` (warms both servers' codecs and caches); requests/s and CPU s/request."""
     before = server.cpu_ticks()
     elapsed, latencies = asyncio.run(_load(server.address, case.frame(), 1 << 62, seconds))
@@ -523,19 +445,21 @@ def request_count(warm: list[tuple[float, float]], seconds: float) -> int:
     return int(round(n, 2 - len(str(int(n)))))  # two significant digits
 
 
-def measure(server: Server, case: Case, total: int, idle_per_s: float) -> Result:
+def measure(server: Peer, case: Case, total: int, idle_per_s: float) -> Result:
     request = case.frame()
     before = server.cpu_ticks()
-    thread_before = server.thread_ticks(MOCK_THREAD)
+    threads = getattr(server, "thread_ticks", lambda _: None)
+    thread_before = threads(MOCK_THREAD)
     elapsed, latencies = asyncio.run(_load(server.address, request, total))
     ticks = server.cpu_ticks() - before
-    thread_after = server.thread_ticks(MOCK_THREAD)
+    thread_after = threads(MOCK_THREAD)
     cpu = ticks / CLK_TCK - idle_per_s * elapsed
     thread_us = None
     if thread_before is not None and thread_after is not None:
         thread_us = (thread_after - thread_before) / CLK_TCK / total * 1e6
     q = statistics.quantiles(latencies, n=100)
     return Result(
+        requests=total,
         cpu_us=cpu / total * 1e6,
         thread_us=thread_us,
         rate=total / elapsed,
@@ -546,7 +470,7 @@ def measure(server: Server, case: Case, total: int, idle_per_s: float) -> Result
     )
 
 
-def idle_cpu(servers: list[Server], seconds: float) -> dict[str, float]:
+def idle_cpu(servers: list[Peer], seconds: float) -> dict[str, float]:
     """CPU seconds per wall second of each process with no load, all measured in the same window."""
     before = {s.name: s.cpu_ticks() for s in servers}
     started = time.perf_counter()
@@ -558,7 +482,7 @@ def idle_cpu(servers: list[Server], seconds: float) -> dict[str, float]:
 # -- start -------------------------------------------------------------------------------------------
 
 
-def start_cost(server: Server) -> tuple[float, float]:
+def start_cost(server: Peer) -> tuple[float, float]:
     """Spawn to the first ApiVersions v2 answer on the bootstrap address the process printed: the wall
     time, and the CPU the process's threads had used by then (``/proc/PID/task/*/schedstat``, in ns:
     finer than the clock tick; a thread that ended before the answer is not counted, on either side)."""
@@ -601,35 +525,48 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else float("inf")
 
 
-def print_cpu_table(rows: list[Row], gated: bool) -> None:
+def print_cpu_table(rows: list[Row], gated: bool, others: Others) -> None:
+    names = other_names(others)
     print(
         "| case | requests | mock µs CPU/request | simulator µs CPU/request | ratio | target | met? "
         "| Python floor µs | floor / mock | simulator / floor |"
+        + "".join(f" {name} µs | simulator / {name} |" for name in names)
     )
-    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|" + "---:|---:|" * len(names))
     for label, total, m, s, f in rows:
         ratio = _ratio(s.cpu_us, m.cpu_us)
         target = f"≤ {TARGET:.1f}x" + ("" if gated else " (not gated)")
+        extra = "".join(
+            f" {o.cpu_us:.1f} | {_ratio(s.cpu_us, o.cpu_us):.2f}x |"
+            for o in (others[label][name] for name in names)
+        )
         print(
             f"| {label} | {total:,} | {m.cpu_us:.1f} | {s.cpu_us:.1f} | {ratio:.2f}x | {target} | {verdict(ratio)} "
-            f"| {f.cpu_us:.1f} | {_ratio(f.cpu_us, m.cpu_us):.2f}x | {_ratio(s.cpu_us, f.cpu_us):.2f}x |"
+            f"| {f.cpu_us:.1f} | {_ratio(f.cpu_us, m.cpu_us):.2f}x | {_ratio(s.cpu_us, f.cpu_us):.2f}x |{extra}"
         )
 
 
-def print_load_table(rows: list[Row], sizes: dict[tuple[str, str], int]) -> None:
-    print("| case | server | response bytes | requests/s | p50 ms | p99 ms | server CPU busy | CPU ticks |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+def other_names(others: Others) -> list[str]:
+    """The other peers measured, in ``OTHERS``' order."""
+    measured = {name for results in others.values() for name in results}
+    return [name for name in OTHERS.values() if name in measured]
+
+
+def print_load_table(rows: list[Row], sizes: dict[tuple[str, str], int], others: Others) -> None:
+    print(
+        "| case | server | response bytes | requests | requests/s | p50 ms | p99 ms | server CPU busy | CPU ticks |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, _, m, s, f in rows:
-        for name, r in ((MOCK, m), (SIM, s), (FLOOR, f)):
+        for name, r in ((MOCK, m), (SIM, s), (FLOOR, f), *others[label].items()):
             print(
-                f"| {label} | {name} | {sizes[(label, name)]:,} | {r.rate:,.0f} | {r.p50_ms:.2f} | "
+                f"| {label} | {name} | {sizes[(label, name)]:,} | {r.requests:,} | {r.rate:,.0f} | {r.p50_ms:.2f} | "
                 f"{r.p99_ms:.2f} | {r.busy:.0%} | {r.raw_ticks} |"
             )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mock", type=int, metavar="BROKERS", help=argparse.SUPPRESS)
     parser.add_argument("--floor", metavar="ANSWERS", help=argparse.SUPPRESS)
     parser.add_argument(
         "--seconds",
@@ -645,10 +582,13 @@ def main() -> None:
     )
     parser.add_argument("--starts", type=int, default=5, help="start measurements per server (median)")
     parser.add_argument("--idle", type=float, default=5.0, help="seconds of idle CPU measurement")
+    parser.add_argument(
+        "--peers",
+        default="kfake,kafka",
+        help="the other peers beside the mock, comma-separated: kfake, kafka (a real cluster; '' for none)",
+    )
+    parser.add_argument("--kafka-starts", type=int, default=3, help="start measurements of Kafka (median)")
     args = parser.parse_args()
-    if args.mock is not None:
-        mock_main(args.mock)
-        return
     if args.floor is not None:
         floor_main(args.floor)
         return
@@ -659,6 +599,10 @@ def main() -> None:
         parser.error(
             f"--topics: every count must be at least {NAMED} (the named-topics case asks for {NAMED})"
         )
+    chosen = [c.strip() for c in args.peers.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in OTHERS]
+    if unknown:
+        parser.error(f"--peers: unknown {unknown}; choose among {sorted(OTHERS)}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # children are stopped on the way out
 
     # Start: fresh processes, alternating, no topics on either side.
@@ -667,20 +611,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         floor = start_floor(directory)
         for _ in range(args.starts):
-            for server in (mock_server(), simulator(), floor):
-                starts[server.name].append(start_cost(server))
-                learned += [n.split("(from ", 1)[1][:-1] for n in server.notes if "(from " in n]
+            fresh: list[Peer] = [mock_server(BROKERS), simulator(), floor]
+            if "kfake" in chosen:
+                fresh.append(kfake_server(BROKERS, PARTITIONS))
+            for server in fresh:
+                starts.setdefault(server.name, []).append(start_cost(server))
+                learned += [
+                    n.split("(from ", 1)[1][:-1] for n in getattr(server, "notes", []) if "(from " in n
+                ]
+    if "kafka" in chosen:  # one combined node: the least Kafka process that answers
+        for _ in range(args.kafka_starts):
+            starts.setdefault(KAFKA, []).append(start_cost(kafka_peer(1)))
     bare = statistics.median(bare_interpreter_ms() for _ in range(args.starts))
 
-    mock, sim = mock_server(), simulator()
+    mock, sim = mock_server(BROKERS), simulator()
+    others: list[Peer] = []
+    if "kfake" in chosen:
+        others.append(kfake_server(BROKERS, PARTITIONS))
+    if "kafka" in chosen:
+        others.append(kafka_peer(BROKERS, throughput=True))  # steady state: the full JIT
     try:
-        mock.start()
-        sim.start()
-        rows, growth, sizes, idle = load_all(args, counts, mock, sim)
+        for server in (mock, sim, *others):
+            server.start()
+        rows, growth, sizes, idle, extra = load_all(args, counts, mock, sim, others)
     finally:
-        mock.stop()
-        sim.stop()
-    report(args, counts, rows, growth, sizes, idle, starts, learned, bare)
+        for server in (mock, sim, *others):
+            server.stop()
+    report(args, counts, rows, growth, sizes, idle, starts, learned, bare, extra)
 
 
 def bare_interpreter_ms() -> float:
@@ -691,24 +648,27 @@ def bare_interpreter_ms() -> float:
 
 
 Row = tuple[str, int, Result, Result, Result]  # label, requests, the mock, the simulator, the floor
+#: Case label -> the other peers' results (name -> result).
+Others = dict[str, dict[str, Result]]
 
 
 def load_all(
-    args: argparse.Namespace, counts: list[int], mock: Server, sim: Server
-) -> tuple[list[Row], list[Row], dict[tuple[str, str], int], dict[str, float]]:
-    idle = idle_cpu([mock, sim], args.idle)  # keyed by MOCK and SIM
+    args: argparse.Namespace, counts: list[int], mock: Server, sim: Server, others: list[Peer]
+) -> tuple[list[Row], list[Row], dict[tuple[str, str], int], dict[str, float], Others]:
+    idle = idle_cpu([mock, sim, *others], args.idle)  # keyed by name
+    extra: Others = {}
     have = 0
     gate: list[Row] = []
     growth: list[Row] = []
     sizes: dict[tuple[str, str], int] = {}
     for count in counts:
-        create_topics(mock, sim, topic_names(count)[have:])
+        create_topics(mock, sim, topic_names(count)[have:], *others)
         have = count
         cases = [metadata_all(count), metadata_named(count)]
         if count == GATE_TOPICS:
             cases.insert(0, api_versions())
         for case in cases:
-            for server in (mock, sim):
+            for server in (mock, sim, *others):
                 sizes[(case.label, server.name)] = case.check(server)
             with tempfile.TemporaryDirectory() as directory:
                 floor = floor_server(sim, case, directory)
@@ -721,6 +681,11 @@ def load_all(
                     m = measure(mock, case, total, idle[mock.name])
                     s = measure(sim, case, total, idle[sim.name])
                     f = measure(floor, case, total, floor_idle)
+                    extra[case.label] = {}
+                    for o in others:  # the same count, or what a slower peer answers in about --seconds
+                        rate, _ = warm_up(o, case, 1.0)
+                        asked = min(total, max(OTHER_MIN_REQUESTS, int(rate * args.seconds)))
+                        extra[case.label][o.name] = measure(o, case, asked, idle[o.name])
                 finally:
                     floor.stop()
             row = (case.label, total, m, s, f)
@@ -730,11 +695,12 @@ def load_all(
                 gate.append(row)
             print(
                 f"  {case.label}: {total:,} requests; mock {m.cpu_us:.1f} µs, simulator {s.cpu_us:.1f} µs, "
-                f"floor {f.cpu_us:.1f} µs",
+                f"floor {f.cpu_us:.1f} µs"
+                + "".join(f", {name} {r.cpu_us:.1f} µs" for name, r in extra[case.label].items()),
                 file=sys.stderr,
                 flush=True,
             )
-    return gate, growth, sizes, idle
+    return gate, growth, sizes, idle, extra
 
 
 def report(
@@ -747,30 +713,40 @@ def report(
     starts: dict[str, list[tuple[float, float]]],
     learned: list[str],
     bare: float,
+    others: Others,
 ) -> None:
+    names = other_names(others)
     print(
         f"\n{BROKERS} brokers, {GATE_TOPICS} topics x {PARTITIONS} partitions x RF {REPLICATION} on both servers; "
         f"{CONNECTIONS} connections x {IN_FLIGHT} in flight, closed loop, one load generator process; the same "
         "request count per case for both (about --seconds on the slower server). Server CPU: utime + stime "
         f"of the server process from /proc (clock tick {1000 / CLK_TCK:g} ms), its idle CPU subtracted.\n"
     )
-    print_cpu_table(gate, gated=True)
+    print_cpu_table(gate, gated=True, others=others)
     for index, what in ((0, "wall ms"), (1, "CPU ms")):
         m_start, s_start, f_start = (
             statistics.median(run[index] for run in starts[n]) for n in (MOCK, SIM, FLOOR)
         )
         ratio = s_start / m_start
+        extra = ""
+        for name in names:
+            if name in starts:
+                o_start = statistics.median(run[index] for run in starts[name])
+                extra += f" {o_start:.0f} | {_ratio(s_start, o_start):.2f}x |"
+            else:
+                extra += " - | - |"
         print(
             f"| start: spawn to first ApiVersions answer, {what} (median of {args.starts}) | - | {m_start:.0f} | "
             f"{s_start:.0f} | {ratio:.2f}x | ≤ {TARGET:.1f}x | {verdict(ratio)} | {f_start:.0f} | "
-            f"{_ratio(f_start, m_start):.2f}x | {_ratio(s_start, f_start):.2f}x |"
+            f"{_ratio(f_start, m_start):.2f}x | {_ratio(s_start, f_start):.2f}x |{extra}"
         )
     print()
-    print_load_table(gate, sizes)
+    print_load_table(gate, sizes, others)
     print()
     print(
-        f"idle CPU, both processes in the same {args.idle:g} s with no load: {MOCK} "
-        f"{idle[MOCK] * 1000:.1f} ms/s, {SIM} {idle[SIM] * 1000:.1f} ms/s (subtracted per wall second of each run)"
+        f"idle CPU, every server in the same {args.idle:g} s with no load: "
+        + ", ".join(f"{name} {per_s * 1000:.1f} ms/s" for name, per_s in idle.items())
+        + " (subtracted per wall second of each run)"
     )
     threads = [(label, m.thread_us) for label, _, m, _, _ in gate if m.thread_us is not None]
     if threads:
@@ -794,9 +770,9 @@ def report(
             f"\nMetadata v12 by topic count ({PARTITIONS} partitions x RF {REPLICATION} each); "
             "the ratios are reported against the same target but do not fail the run\n"
         )
-        print_cpu_table(growth, gated=False)
+        print_cpu_table(growth, gated=False, others=others)
         print()
-        print_load_table(growth, sizes)
+        print_load_table(growth, sizes, others)
 
     missed = [label for label, _, m, s, _ in gate if s.cpu_us > TARGET * m.cpu_us]
     for index, what in ((0, "start wall"), (1, "start CPU")):

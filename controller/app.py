@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from controller.data_path import DataPath
     from controller.faults import Faults
     from controller.groups.durable import GroupService
+    from controller.transactions.service import TransactionService
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,21 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         "controller.groups.durable",
         lambda m, c: m.GroupService(c.config, c.cluster, c.clock, c.dynamics.replication, c.topic_admin),
         "classic consumer groups, their coordinator on the leaders of __consumer_offsets",
+    ),
+    Subsystem(
+        "transactions",
+        "controller.transactions.service",
+        lambda m, c: m.TransactionService(
+            c.config,
+            c.cluster,
+            c.clock,
+            c.dynamics,
+            c.topic_admin,
+            lambda: c.data_path,
+            lambda: c.groups,
+        ),
+        "transactions: the coordinator on the leaders of __transaction_state, markers, the transaction APIs",
+        handlers="controller.transactions.handlers",
     ),
     Subsystem(
         "faults",
@@ -121,6 +137,7 @@ class Controller:
     if TYPE_CHECKING:  # built on first use (SUBSYSTEMS)
         data_path: DataPath
         groups: GroupService
+        transactions: TransactionService
         faults: Faults
         config_admin: ConfigAdmin
         #: controller.scenario.player.Scenarios (which imports this module)
@@ -205,6 +222,9 @@ class Controller:
         groups = self.built("groups")
         if groups is not None:
             groups.close()
+        transactions = self.built("transactions")
+        if transactions is not None:
+            transactions.close()
         await self.dynamics.close()
         await self.placements.close()
         await self.clock.close()

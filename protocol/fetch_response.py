@@ -6,8 +6,7 @@ of what answering costs. :func:`encode` writes the same bytes as the codec for t
 list of pieces in which each partition's records are the pieces given (the logs' own bytes: a batch's
 stamped head and the rest of the client's bytes), so that the frame is made with one join. It answers
 None for anything else, which the codec then encodes: a partition with a tagged field
-(``DivergingEpoch``, ``CurrentLeader``, ``SnapshotId``), aborted transactions, ``NodeEndpoints``, a
-version it does not know.
+(``DivergingEpoch``, ``CurrentLeader``, ``SnapshotId``), ``NodeEndpoints``, a version it does not know.
 
 Layout (Kafka's ``FetchResponse.json``, versions 4-18, flexible from 12): ThrottleTimeMs int32,
 ErrorCode int16 and SessionId int32 (v7+), then an array of topics (Topic string, or TopicId uuid from
@@ -44,6 +43,7 @@ _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _PARTITION = struct.Struct(">ihqq")  # PartitionIndex, ErrorCode, HighWatermark, LastStableOffset
 _INT64 = struct.Struct(">q")
+_ABORTED = struct.Struct(">qq")  # ProducerId, FirstOffset
 
 #: A partition's records as pieces (joined, they are the ``records`` field's bytes).
 RecordsPieces = Sequence[bytes | memoryview]
@@ -79,8 +79,6 @@ def encode(response: Mapping[str, Any], version: int) -> list[bytes | memoryview
         partitions = topic["Partitions"]
         head += uvarint_bytes(len(partitions) + 1) if flexible else _INT32.pack(len(partitions))
         for p in partitions:
-            if p.get("AbortedTransactions") is not None:
-                return None
             if flexible and any(p.get(name) is not None for name in _TAGGED):
                 return None
             head += _PARTITION.pack(
@@ -88,7 +86,15 @@ def encode(response: Mapping[str, Any], version: int) -> list[bytes | memoryview
             )
             if version >= _LOG_START:
                 head += _INT64.pack(p.get("LogStartOffset", -1))
-            head += b"\x00" if flexible else b"\xff\xff\xff\xff"  # AbortedTransactions: null
+            aborted = p.get("AbortedTransactions")
+            if aborted is None:
+                head += b"\x00" if flexible else b"\xff\xff\xff\xff"
+            else:
+                head += uvarint_bytes(len(aborted) + 1) if flexible else _INT32.pack(len(aborted))
+                for txn in aborted:
+                    head += _ABORTED.pack(txn["ProducerId"], txn["FirstOffset"])
+                    if flexible:
+                        head += b"\x00"  # the aborted transaction's tagged fields
             if version >= _READ_REPLICA:
                 head += _INT32.pack(p.get("PreferredReadReplica", -1))
             records = p.get("Records")

@@ -121,6 +121,15 @@ class ServerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    txn_partitions: int = 50
+    txn_replication_factor: int = 3
+    txn_min_isr: int = 2
+    txn_max_timeout_ms: int = 900_000
+    txn_abort_interval_ms: int = 10_000
+    txn_verification: bool = True
+    txn_id_expiration_ms: int = 604_800_000
+    txn_expiration_interval_ms: int = 3_600_000
+    transaction_version: int = 2
     election_policy: str = "kafka"
     election_isolation: str = "auto"
     fluvio_promotion_timeout_ms: int = 5000

@@ -93,6 +93,15 @@ OFFSETS_RF = "offsets.topic.replication.factor"
 GROUP_INITIAL_DELAY = "group.initial.rebalance.delay.ms"
 GROUP_MIN_SESSION = "group.min.session.timeout.ms"
 GROUP_MAX_SESSION = "group.max.session.timeout.ms"
+TXN_PARTITIONS = "transaction.state.log.num.partitions"
+TXN_RF = "transaction.state.log.replication.factor"
+TXN_MIN_ISR = "transaction.state.log.min.isr"
+TXN_MAX_TIMEOUT = "transaction.max.timeout.ms"
+TXN_ABORT_INTERVAL = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+TXN_VERIFICATION = "transaction.partition.verification.enable"
+TXN_ID_EXPIRATION = "transactional.id.expiration.ms"
+TXN_EXPIRATION_INTERVAL = "transaction.remove.expired.transaction.cleanup.interval.ms"
+TRANSACTION_VERSION = "simulator.transaction.version"
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
 AUTO_REBALANCE = "auto.leader.rebalance.enable"
 IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
@@ -386,6 +395,73 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "1800000",
         integer(minimum=1),
         "JoinGroup with a longer session timeout is refused (INVALID_SESSION_TIMEOUT)",
+    ),
+    Setting(
+        TXN_PARTITIONS,
+        "txn_partitions",
+        "50",
+        integer(minimum=1),
+        "partitions of `__transaction_state` (made at the first FindCoordinator for a transaction); a "
+        "transactional id's coordinator leads one",
+    ),
+    Setting(
+        TXN_RF,
+        "txn_replication_factor",
+        "3",
+        integer(minimum=1, maximum=2**15 - 1),
+        "replication factor of `__transaction_state`, capped by the brokers there are",
+    ),
+    Setting(
+        TXN_MIN_ISR,
+        "txn_min_isr",
+        "2",
+        integer(minimum=1),
+        "`min.insync.replicas` of `__transaction_state`: below it the coordinator answers "
+        "COORDINATOR_NOT_AVAILABLE",
+    ),
+    Setting(
+        TXN_MAX_TIMEOUT,
+        "txn_max_timeout_ms",
+        "900000",
+        integer(minimum=1, maximum=2**31 - 1),
+        "InitProducerId with a longer transaction timeout is refused (INVALID_TRANSACTION_TIMEOUT)",
+    ),
+    Setting(
+        TXN_ABORT_INTERVAL,
+        "txn_abort_interval_ms",
+        "10000",
+        integer(minimum=1),
+        "how often the coordinator aborts the transactions open longer than their timeout",
+    ),
+    Setting(
+        TXN_VERIFICATION,
+        "txn_verification",
+        "true",
+        boolean,
+        "partition leaders ask the coordinator whether a partition is in the transaction before the "
+        "first transactional batch there (KIP-890)",
+    ),
+    Setting(
+        TXN_ID_EXPIRATION,
+        "txn_id_expiration_ms",
+        "604800000",
+        integer(minimum=1, maximum=2**31 - 1),
+        "a transactional id without a transaction for this long is forgotten",
+    ),
+    Setting(
+        TXN_EXPIRATION_INTERVAL,
+        "txn_expiration_interval_ms",
+        "3600000",
+        integer(minimum=1),
+        "how often the coordinator forgets expired transactional ids",
+    ),
+    Setting(
+        TRANSACTION_VERSION,
+        "transaction_version",
+        "2",
+        integer(minimum=0, maximum=2),
+        "the transaction version of the aborts the coordinator starts itself (timeouts, fencing): 2 bumps "
+        "the epoch as KIP-890 part 2 does; a client's own ends follow its EndTxn version",
     ),
     Setting(
         ELECTION_POLICY,

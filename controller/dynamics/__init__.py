@@ -80,6 +80,8 @@ class PartitionSnapshot:
     #: A reassignment in progress: the replicas being added and removed (both empty when none is).
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    #: The last stable offset: the high watermark, or the first offset of an open transaction below it.
+    last_stable_offset: int = -1
 
 
 @dataclass(frozen=True)
@@ -121,11 +123,17 @@ class Dynamics:
         #: Called with the partitions a controller change touched (leader, epochs, in-sync set), in order,
         #: before replication looks at them: the replicas' logs follow (``controller.data_path``).
         self.on_partitions_changed: Callable[[Sequence[PartitionState]], None] = lambda partitions: None
+        #: Also called with the partitions a controller change touched, after replication looked at them:
+        #: coordinators whose state lives in a topic's partitions take over as their leaders move (the
+        #: transaction coordinator on ``__transaction_state``).
+        self.partition_watchers: list[Callable[[Sequence[PartitionState]], None]] = []
         #: Called with the name of a deleted topic.
         self.on_topic_deleted: Callable[[str], None] = lambda topic: None
         #: Called before log end offsets move without records (a synthetic workload, a set offset): whoever
         #: follows the logs with records is made ready first (the Controller builds its data path).
         self.before_workload: Callable[[], object] = lambda: None
+        #: A partition's last stable offset (the data path's, once it exists: transactions).
+        self.last_stable_offset: Callable[[PartitionState], int] = lambda p: p.high_watermark
         self._rebalance_timer: Timer | None = None
         if elections.preferred_rebalance and config.auto_rebalance:
             self._schedule_rebalance(config.imbalance_check_seconds * 1000)
@@ -165,6 +173,8 @@ class Dynamics:
     def _after_changes(self, partitions: Sequence[PartitionState]) -> None:
         self.on_partitions_changed(partitions)
         self.replication.changed(partitions, "partition change")
+        for watcher in self.partition_watchers:
+            watcher(partitions)
         if self._unclean_timer is None:
             for p in partitions:
                 if p.leader == NO_LEADER:
@@ -336,6 +346,7 @@ class Dynamics:
             p.leader_recovery_state,
             tuple(p.adding_replicas),
             tuple(p.removing_replicas),
+            self.last_stable_offset(p),
         )
 
     def topic_deleted(self, topic: str) -> None:

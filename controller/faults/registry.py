@@ -71,15 +71,18 @@ class _ByHeader:
         self.misses = 0
         #: The faults that do not look into the body: what a body none of the others matches gets.
         self.plain = tuple(f for f in faults if not f.spec.needs_body)
-        self.by_topic: dict[str | None, list[tuple[Fault, int, str | None]]] = {}
+        self.by_topic: dict[str | None, list[tuple[Fault, int, str | None, str | None]]] = {}
         words: set[bytes] = set()
         always = False
         for f in faults:
             spec = f.spec
             if not spec.needs_body:
                 continue
-            self.by_topic.setdefault(spec.topic, []).append((f, spec.partition, spec.group))
+            self.by_topic.setdefault(spec.topic, []).append(
+                (f, spec.partition, spec.group, spec.transactional_id)
+            )
             named = spec.topic if spec.topic is not None else spec.group
+            named = named if named is not None else spec.transactional_id
             if named is None:
                 always = True
             else:
@@ -338,12 +341,15 @@ class Faults:
         topics: set[str] = set()
         partitions: set[int] = set()
         groups: set[str] = set()
-        self._read_names(host, key[0], key[1], frame, offset, topics, partitions, groups)
+        txns: set[str] = set()
+        self._read_names(host, key[0], key[1], frame, offset, topics, partitions, groups, txns)
         hits = {
             f
             for topic in (None, *topics)
-            for f, partition, group in by_header.by_topic.get(topic, ())
-            if (partition == -1 or partition in partitions) and (group is None or group in groups)
+            for f, partition, group, txn in by_header.by_topic.get(topic, ())
+            if (partition == -1 or partition in partitions)
+            and (group is None or group in groups)
+            and (txn is None or txn in txns)
         }
         found = (
             tuple(f for f in by_header.faults if f in hits or not f.spec.needs_body)
@@ -367,6 +373,7 @@ class Faults:
         topics: set[str],
         partitions: set[int],
         groups: set[str],
+        txns: set[str],
     ) -> None:
         """Adds the names the request's body holds to these sets."""
         reading = self._readers.get(api_key)
@@ -387,7 +394,7 @@ class Faults:
                 return  # the usual path closes the connection for it
             tagged = UNKNOWN_TAGS_FOUND.count != found
         request, end = decoded
-        read(request, topics, partitions, groups)
+        read(request, topics, partitions, groups, txns)
         self._read = (frame, offset, request, end, tagged)
 
     def take_read(self, frame: bytes, offset: int) -> tuple[dict[str, Any], int, bool] | None:
@@ -451,15 +458,16 @@ async def _held(handled: bytes | Later, done: asyncio.Future[None], timer: Timer
     return answer
 
 
-#: What a field names: a struct's (0) hold fields that name something, else topics (1), partitions (2)
-#: or groups (3).
-_STRUCT, _TOPICS, _PARTITIONS, _GROUPS = 0, 1, 2, 3
+#: What a field names: a struct's (0) hold fields that name something, else topics (1), partitions (2),
+#: groups (3) or transactional ids (4).
+_STRUCT, _TOPICS, _PARTITIONS, _GROUPS, _TXNS = 0, 1, 2, 3, 4
 #: A request's fields that lead to names: (field name, what it names, the struct's fields).
 _NameFields = tuple[tuple[str, int, "_NameFields"], ...]
 
 
 def _name_fields(fields: tuple[FieldSpec, ...]) -> _NameFields:
-    """The fields that name topics, partitions or groups, and the structs that hold them (no others)."""
+    """The fields that name topics, partitions, groups or transactional ids, and the structs that hold them
+    (no others)."""
     kept: list[tuple[str, int, _NameFields]] = []
     for field in fields:
         if field.fields:
@@ -470,20 +478,22 @@ def _name_fields(fields: tuple[FieldSpec, ...]) -> _NameFields:
             kept.append((field.name, _TOPICS, ()))
         elif field.entity_type == "groupId":
             kept.append((field.name, _GROUPS, ()))
+        elif field.entity_type == "transactionalId":
+            kept.append((field.name, _TXNS, ()))
         elif field.name in _PARTITION_FIELDS:
             kept.append((field.name, _PARTITIONS, ()))
     return tuple(kept)
 
 
-#: Reads the names a decoded request holds into (topics, partitions, groups).
-_Reader = Callable[[Mapping[str, Any], set[str], set[int], set[str]], None]
+#: Reads the names a decoded request holds into (topics, partitions, groups, transactional ids).
+_Reader = Callable[[Mapping[str, Any], set[str], set[int], set[str], set[str]], None]
 
 
 def _reader(fields: _NameFields) -> _Reader:
     """A function that walks ``fields`` of a decoded request (made once per API key: a plain loop per
     array, no recursion, as the codecs of ``protocol.codec`` are made)."""
-    lines = ["def read(d0, topics, partitions, groups):"]
-    into = {_TOPICS: "topics", _PARTITIONS: "partitions", _GROUPS: "groups"}
+    lines = ["def read(d0, topics, partitions, groups, txns):"]
+    into = {_TOPICS: "topics", _PARTITIONS: "partitions", _GROUPS: "groups", _TXNS: "txns"}
 
     def walk(fields: _NameFields, depth: int, indent: str) -> None:
         for name, names, inner in fields:

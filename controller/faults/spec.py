@@ -10,8 +10,9 @@ later on the server's clock), ``drop`` (never answer), ``close=before`` / ``clos
 request is handled, or after it was handled, unanswered), ``blackhole`` (never answer; with
 ``client=``). Matches, all optional: ``api=NAME|KEY`` with an optional ``@MIN-MAX`` version range
 (``api=Metadata@0-8``), ``broker=ID`` (requests its listener took) or ``broker=bootstrap``,
-``client=TEXT`` (client ids containing it), ``topic=NAME``, ``partition=N``, ``group=NAME`` (requests
-naming them). Triggers, one at most: ``once``, ``call=N`` (the n-th matching call), ``times=N``,
+``client=TEXT`` (client ids containing it), ``topic=NAME``, ``partition=N``, ``group=NAME``,
+``txn=ID`` (requests naming them: ``txn`` a transactional id, as InitProducerId, AddPartitionsToTxn,
+EndTxn, TxnOffsetCommit and transactional Produce requests do). Triggers, one at most: ``once``, ``call=N`` (the n-th matching call), ``times=N``,
 ``always`` (the default), ``p=P`` (with probability P, drawn from the server's seed).
 
 The same faults as Kafka's wire fault proxy (KAFKA-21074: injectError, disconnectOn, delayOn,
@@ -94,6 +95,7 @@ class FaultSpec:
     topic: str | None = None
     partition: int = _ANY
     group: str | None = None
+    transactional_id: str | None = None
     trigger: str = "always"
     count: int = 0
     probability: float = 0.0
@@ -134,8 +136,13 @@ class FaultSpec:
 
     @property
     def needs_body(self) -> bool:
-        """Whether matching looks into the request (a topic, partition or group)."""
-        return self.topic is not None or self.partition != _ANY or self.group is not None
+        """Whether matching looks into the request (a topic, partition, group or transactional id)."""
+        return (
+            self.topic is not None
+            or self.partition != _ANY
+            or self.group is not None
+            or self.transactional_id is not None
+        )
 
     def matches_header(self, api_key: int, version: int, broker: int | None, client_id: str | None) -> bool:
         if self.api_key != _ANY and api_key != self.api_key:
@@ -177,6 +184,8 @@ class FaultSpec:
             words.append(f"partition={self.partition}")
         if self.group is not None:
             words.append(f"group={self.group}")
+        if self.transactional_id is not None:
+            words.append(f"txn={self.transactional_id}")
         trigger = {
             "once": "once",
             "on-call": f"call={self.count}",
@@ -201,6 +210,7 @@ class FaultSpec:
             "Topic": self.topic,
             "Partition": self.partition,
             "Group": self.group,
+            "TransactionalId": self.transactional_id,
             "Action": self.action,
             "Error": self.error,
             "DelayMs": self.delay_ms,
@@ -224,6 +234,7 @@ class FaultSpec:
             topic=entry["Topic"],
             partition=entry["Partition"],
             group=entry["Group"],
+            transactional_id=entry.get("TransactionalId"),
             trigger=entry["Trigger"],
             count=entry["Count"],
             probability=entry["Probability"],
@@ -280,6 +291,8 @@ def _parse_one(text: str) -> FaultSpec:
             fields["broker"] = BOOTSTRAP if value == "bootstrap" else _integer(word, value)
         elif name in ("client", "topic", "group") and sep:
             fields[name] = value
+        elif name == "txn" and sep:
+            fields["transactional_id"] = value
         elif name == "partition" and sep:
             fields["partition"] = _integer(word, value)
         elif name == "once" and not sep:

@@ -152,9 +152,19 @@ class GroupLog(Protocol):
         self,
         group_id: str,
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
+        respond: Callable[[ErrorCode], None],
+    ) -> None:
+        """Commits (None: a tombstone); ``respond`` with NONE once they are durable, or with the error
+        of a write that failed (NOT_COORDINATOR: the coordinator moved to a replica without them)."""
+
+    def write_txn_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        offsets: list[tuple[tuple[str, int], CommittedOffset]],
         respond: Callable[[], None],
     ) -> None:
-        """Commits (None: a tombstone); ``respond`` once they are durable."""
+        """Offsets committed in ``producer_id``'s open transaction; ``respond`` once they are durable."""
 
 
 class GroupCoordinator:
@@ -171,6 +181,9 @@ class GroupCoordinator:
         self.settings = settings or GroupSettings()
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        #: Offsets committed in open transactions: group id -> producer id -> partition -> offset
+        #: (Kafka's ``pendingTransactionalOffsets``), made the group's by a commit marker.
+        self.pending_offsets: dict[str, dict[int, dict[tuple[str, int], CommittedOffset]]] = {}
         self.events = events
         self.log: GroupLog | None = None
         self._random = random.Random(seed) if seed is not None else random.Random()
@@ -814,11 +827,85 @@ class GroupCoordinator:
         if not kept:
             respond(codes)
             return
-        self.apply_offsets(group_id, kept)
+        if self.log is None:
+            self.apply_offsets(group_id, kept)
+            respond(codes)
+            return
+
+        def written(error: ErrorCode) -> None:
+            # Kafka shows a commit (OffsetFetch) once its record is committed, and answers the error of
+            # a write that failed (NOT_COORDINATOR when the coordinator moved first) without applying it.
+            if error is ErrorCode.NONE:
+                self.apply_offsets(group_id, kept)
+                respond(codes)
+            else:
+                respond([error if code is ErrorCode.NONE else code for code in codes])
+
+        self.log.write_offsets(group_id, kept, written)
+
+    def txn_commit(
+        self,
+        group_id: str,
+        producer_id: int,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        commits: Sequence[OffsetCommit],
+        version: int,
+        respond: CommitWaiter,
+    ) -> None:
+        """TxnOffsetCommit once the transaction coordinator knows the group is in the transaction: the
+        group and member checked as Kafka's ``validateTransactionalOffsetCommit`` does (a simple group is
+        made for a commit outside group management), then the offsets kept pending for ``producer_id``
+        until its transaction ends (:meth:`end_transaction`); ``respond`` once they are durable."""
+        error = self._refused(group_id)
+        created = group_id not in self.groups
+        if not error:
+            try:
+                self._commit_group(group_id, generation, member_id, instance_id, version, transactional=True)
+            except GroupError as refusal:
+                error = refusal.code
+        if error:
+            respond([error] * len(commits))
+            return
+        now = self.clock.now()
+        codes: list[ErrorCode] = []
+        kept: list[tuple[tuple[str, int], CommittedOffset]] = []
+        for topic, partition, offset, leader_epoch, metadata in commits:
+            if metadata is None:
+                metadata = ""
+            elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
+                codes.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
+                continue
+            codes.append(ErrorCode.NONE)
+            kept.append(((topic, partition), CommittedOffset(offset, leader_epoch, metadata, now)))
+        if created:
+            self._note(group_id, "transactional offsets committed")
+        if not kept:
+            respond(codes)
+            return
+        pending = self.pending_offsets.setdefault(group_id, {}).setdefault(producer_id, {})
+        pending.update(kept)
         if self.log is not None:
-            self.log.write_offsets(group_id, kept, lambda: respond(codes))
+            self.log.write_txn_offsets(group_id, producer_id, kept, lambda: respond(codes))
         else:
             respond(codes)
+
+    def end_transaction(
+        self, group_id: str, producer_id: int, commit: bool
+    ) -> dict[tuple[str, int], CommittedOffset]:
+        """The marker of ``producer_id``'s transaction reached the group's partition: its pending offsets
+        become the group's (commit) or go (abort); returns those it made the group's."""
+        by_producer = self.pending_offsets.get(group_id)
+        if by_producer is None:
+            return {}
+        ended = by_producer.pop(producer_id, {})
+        if not by_producer:
+            del self.pending_offsets[group_id]
+        if commit and ended:
+            self.apply_offsets(group_id, list(ended.items()))
+            return ended
+        return {}
 
     def apply_offsets(
         self, group_id: str, offsets: Sequence[tuple[tuple[str, int], CommittedOffset | None]]
@@ -833,7 +920,13 @@ class GroupCoordinator:
             del self.offsets[group_id]
 
     def _commit_group(
-        self, group_id: str, generation: int, member_id: str, instance_id: str | None, version: int
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        version: int,
+        transactional: bool = False,
     ) -> ClassicGroup:
         group = self.groups.get(group_id)
         if group is None:
@@ -852,9 +945,9 @@ class GroupCoordinator:
             group.validate_member(member_id, instance_id)
             if generation != group.generation:
                 raise GroupError(ErrorCode.ILLEGAL_GENERATION)
-        elif not group.is_in(GroupState.EMPTY):
+        elif not transactional and not group.is_in(GroupState.EMPTY):
             raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID)
-        if group.is_in(GroupState.COMPLETING_REBALANCE):
+        if not transactional and group.is_in(GroupState.COMPLETING_REBALANCE):
             raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS)
         return group
 
@@ -896,7 +989,7 @@ class GroupCoordinator:
         if removed:
             self.apply_offsets(group_id, removed)
             if self.log is not None:
-                self.log.write_offsets(group_id, removed, lambda: None)
+                self.log.write_offsets(group_id, removed, _ignored)
         return ErrorCode.NONE, codes
 
     # ------------------------------------------------------------------------------------------- admin
@@ -934,7 +1027,7 @@ class GroupCoordinator:
         if self.log is not None:
             self.log.write_group(group)
             if removed:
-                self.log.write_offsets(group_id, removed, lambda: None)
+                self.log.write_offsets(group_id, removed, _ignored)
         self._note(group_id, "group deleted")
         return ErrorCode.NONE
 
@@ -982,3 +1075,7 @@ class GroupCoordinator:
                 self._reschedule_heartbeat(group, member)
         self.groups[group_id] = group
         self._note(group_id, "coordinator loaded the group")
+
+
+def _ignored(error: ErrorCode) -> None:
+    """A tombstone's write needs no answer (applied when it was asked for)."""

@@ -1,42 +1,47 @@
 """The group coordinator as a broker: ``__consumer_offsets`` on the replication model.
 
 As in Kafka, a group belongs to partition ``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions``
-of ``__consumer_offsets`` (Java's ``String.hashCode``; ``Utils.abs`` maps ``Integer.MIN_VALUE`` to 0), and
-its coordinator is that partition's leader. The topic is made at the first FindCoordinator, with
-``offsets.topic.num.partitions`` partitions and ``offsets.topic.replication.factor`` replicas (capped by the
-brokers there are), placed by the configured placer.
+of ``__consumer_offsets`` and its coordinator is that partition's leader (the topic and its records on the
+replication model are :class:`~controller.coordinator_topic.CoordinatorTopic`'s, shared with the
+transaction coordinator). The topic is made at the first FindCoordinator, with
+``offsets.topic.num.partitions`` partitions and ``offsets.topic.replication.factor`` replicas.
 
 Every record Kafka's coordinator writes (a group's generation and assignment, one per committed partition,
-tombstones) is appended to that partition's leader as one synthetic record: the leader's log end offset
-moves one on, followers copy it as they copy anything (:mod:`controller.dynamics.replication`), and the
-log offset of each record is remembered. An OffsetCommit is answered once the partition's high watermark
-covers its records (Kafka appends with acks=all).
+tombstones) is appended to that partition's leader as one synthetic record, and the log offset of each
+record is remembered. An OffsetCommit is answered once the partition's high watermark covers its records
+(Kafka appends with acks=all), and only then shown (OffsetFetch, :meth:`GroupService.committed_offsets`),
+as Kafka shows committed offsets.
+
+Transactional offsets (TxnOffsetCommit) are records too, pending until the transaction's marker reaches
+the partition (:meth:`GroupService.complete_transaction`): a commit marker makes them the group's
+offsets, an abort marker drops them; while some are pending, OffsetFetch with RequireStable answers
+UNSTABLE_OFFSET_COMMIT for their partitions (Kafka's ``OffsetMetadataManager``).
 
 When the partition's leader changes (a crash, a hang, an isolation, an election), requests to the old
 broker get NOT_COORDINATOR and FindCoordinator names the new leader, which loads the partition's groups:
 for :data:`LOAD_MS` on the cluster's clock it answers COORDINATOR_LOAD_IN_PROGRESS; what it loads is the
-records up to its own log end offset. Records above it (an unclean election, or commits not yet copied)
-are lost: lost commits are listed in :attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup
-requests of the moved groups are answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
+records up to its own log end offset (commits still waiting for their answer are applied when they get
+it). Records above it are gone: a commit not answered yet is answered NOT_COORDINATOR (its client
+retries), and an answered commit that goes (only an unclean election can take one) is listed in
+:attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup requests of the moved groups are
+answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from controller.clock import Clock, Timer
+from controller.clock import Clock
 from controller.cluster import NO_LEADER, Cluster
 from controller.config import ServerConfig
+from controller.coordinator_topic import LOAD_MS, CoordinatorTopic, coordinator_partition, java_string_hash
 from controller.dynamics.replication import Replication
 from controller.groups.classic import ClassicGroup, GroupState
 from controller.groups.coordinator import CommittedOffset, GroupCoordinator, GroupSettings
-from controller.topic_admin import NewTopic, TopicAdmin
+from controller.topic_admin import TopicAdmin
 from controller.topic_names import GROUP_METADATA_TOPIC_NAME
 from protocol.codes import ErrorCode
 
@@ -52,29 +57,12 @@ __all__ = [
 ]
 
 OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME
-#: How long a new coordinator loads a partition's groups (COORDINATOR_LOAD_IN_PROGRESS meanwhile), in ms.
-LOAD_MS = 100
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode``: over UTF-16 code units, in 32-bit two's complement."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-@functools.lru_cache(maxsize=65536)
-def coordinator_partition(group_id: str, partitions: int) -> int:
-    """Kafka's ``Utils.abs(groupId.hashCode()) % partitions`` (``Utils.abs(MIN_VALUE)`` is 0)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 @dataclass(frozen=True)
 class LostCommit:
-    """A commit whose record was above the new leader's log end offset when the coordinator moved."""
+    """An answered commit whose record was above the new leader's log end offset when the coordinator
+    moved (only an unclean election takes one)."""
 
     group_id: str
     topic: str
@@ -95,6 +83,16 @@ class _Record(NamedTuple):
     #: ("group", snapshot or None for a tombstone) or ("offset", ((topic, partition), CommittedOffset | None)).
     kind: str
     value: Any
+
+
+@dataclass(eq=False)
+class _PendingCommit:
+    """A commit written and not answered yet: the offsets of its first and last records, and whether a
+    coordinator move lost them (it is then answered NOT_COORDINATOR)."""
+
+    first: int
+    last: int
+    lost: bool = False
 
 
 #: A partition's records are compacted once they are this many, and then again once they have doubled.
@@ -118,6 +116,18 @@ class GroupService:
         self.replication = replication
         self.topic_admin = topic_admin
         self.partitions = config.offsets_partitions
+        #: ``__consumer_offsets`` on the replication model.
+        self.topic = CoordinatorTopic(
+            OFFSETS_TOPIC,
+            config.offsets_partitions,
+            config.offsets_replication_factor,
+            {},
+            cluster,
+            clock,
+            replication,
+            topic_admin,
+            config.replication_tick_ms,
+        )
         self.coordinator = GroupCoordinator(
             clock,
             GroupSettings(
@@ -137,16 +147,12 @@ class GroupService:
         self._compact_at: dict[int, int] = {}
         self._holder: dict[int, int] = {}
         self._loaded_at: dict[int, int] = {}
-        self._waiting: dict[int, deque[tuple[int, Callable[[], None]]]] = {}
-        self._poll: Timer | None = None
-        self._creating: asyncio.Future[ErrorCode] | None = None
+        #: Per partition, the commits written and not answered yet, in log order.
+        self._unanswered: dict[int, list[_PendingCommit]] = {}
 
     def close(self) -> None:
-        if self._creating is not None and not self._creating.done():
-            self._creating.cancel()
+        self.topic.close()
         self.coordinator.close()
-        if self._poll is not None:
-            self._poll.cancel()
 
     # ------------------------------------------------------------------------------------- placement
 
@@ -154,40 +160,12 @@ class GroupService:
         return coordinator_partition(group_id, self.partitions)
 
     async def ensure_topic(self) -> ErrorCode:
-        """Makes ``__consumer_offsets`` if it is not there yet: once, in a task of its own, however many ask
-        at the same time (a caller that gives up does not cancel it)."""
-        if OFFSETS_TOPIC in self.cluster.topics:
-            return ErrorCode.NONE
-        if self._creating is None or self._creating.done():
-            self._creating = asyncio.ensure_future(self._create())
-        return await asyncio.shield(self._creating)
-
-    async def _create(self) -> ErrorCode:
-        try:
-            return await self._create_topic()
-        except Exception:
-            log.exception("creating %s failed", OFFSETS_TOPIC)
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-
-    async def _create_topic(self) -> ErrorCode:
-        brokers = len(self.cluster.brokers)
-        rf = max(1, min(self.config.offsets_replication_factor, brokers))
-        [result] = await self.topic_admin.create_topics([NewTopic(OFFSETS_TOPIC, self.partitions, rf)])
-        if result.ok or result.error is ErrorCode.TOPIC_ALREADY_EXISTS:
-            log.info("created %s: %d partitions, replication factor %d", OFFSETS_TOPIC, self.partitions, rf)
-            return ErrorCode.NONE
-        log.warning("cannot create %s: %s %s", OFFSETS_TOPIC, result.error, result.message)
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        """Makes ``__consumer_offsets`` if it is not there yet (:meth:`CoordinatorTopic.ensure`)."""
+        return await self.topic.ensure()
 
     def coordinator_of(self, group_id: str) -> tuple[ErrorCode, int]:
         """The coordinator's broker id, or COORDINATOR_NOT_AVAILABLE (no topic yet, no serving leader)."""
-        topic = self.cluster.topics.get(OFFSETS_TOPIC)
-        if topic is None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_LEADER
-        p = topic.partitions[self.partition_of(group_id) % len(topic.partitions)]
-        if p.leader == NO_LEADER or p.leader not in self.cluster.serving_ids():
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_LEADER
-        return ErrorCode.NONE, p.leader
+        return self.topic.coordinator_of(group_id)
 
     def check(self, group_id: str, broker: int | None) -> ErrorCode:
         """Whether ``broker`` (None: the bootstrap listener, which answers for any broker) may take a request
@@ -232,40 +210,68 @@ class GroupService:
         groups = {r.group_id for r in self._records.get(index, ())}
         groups |= {g for g in self.coordinator.groups if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.offsets if self.partition_of(g) == index}
+        groups |= {g for g in self.coordinator.pending_offsets if self.partition_of(g) == index}
+        groups.discard("")  # the end record of a transaction that held no offsets of this partition
         for group_id in sorted(groups):
             self.coordinator.unload(group_id, ErrorCode.NOT_COORDINATOR)
         kept, lost = [], []
         for record in self._records.get(index, ()):
             (kept if record.offset < end else lost).append(record)
         self._records[index] = kept
+        # Commits not answered yet: one the move loses is answered NOT_COORDINATOR (as Kafka answers a commit
+        # whose append fails with NOT_LEADER_OR_FOLLOWER) and is no lost commit; one the new leader holds
+        # waits on for its high watermark, and is applied then, not loaded now.
+        unanswered: set[int] = set()
+        for pending in self._unanswered.get(index, ()):
+            unanswered.update(range(pending.first, pending.last + 1))
+            if pending.last >= end:
+                pending.lost = True
         for record in lost:
+            if record.offset in unanswered:
+                continue
             if record.kind == "offset" and record.value[1] is not None:
                 (topic, partition), value = record.value
                 self.lost_commits.append(
                     LostCommit(record.group_id, topic, partition, value.offset, index, record.offset, now)
                 )
-        waiting = self._waiting.pop(index, deque())
-        self._waiting[index] = deque((offset, respond) for offset, respond in waiting if offset < end)
+            elif record.kind == "txn_end" and record.value[1]:
+                # A commit marker lost: the offsets it made the group's go with it.
+                for (topic, partition), value in record.value[2]:
+                    self.lost_commits.append(
+                        LostCommit(record.group_id, topic, partition, value.offset, index, record.offset, now)
+                    )
+        waiting = self.topic.take_waiting(index)
         for offset, respond in waiting:
-            if offset >= end:
-                respond()  # answered; the commit itself is gone (as with acks=all and a lost write)
+            if offset < end:
+                self.topic.wait(index, offset, respond)
+            else:
+                respond()  # gone: a commit is answered NOT_COORDINATOR (write_offsets), a marker's answer too
         for group_id in sorted(groups):
-            self._load(group_id, [r for r in kept if r.group_id == group_id])
+            self._load(group_id, [r for r in kept if r.group_id == group_id and r.offset not in unanswered])
         self.cluster.events.record(
             "group",
             f"{OFFSETS_TOPIC}-{index}",
             [("coordinator", holder, leader), ("lost records", 0, len(lost))],
             f"partition leader moved; loading {len(groups)} group(s) from its log up to offset {end}",
         )
-        self._check_waiting()
+        self.topic.check_waiting()
 
     def _load(self, group_id: str, records: list[_Record]) -> None:
         offsets: dict[tuple[str, int], CommittedOffset] = {}
+        pending: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
         snapshot: dict[str, Any] | None = None
         written = False
         for record in records:
             if record.kind == "group":
                 snapshot, written = record.value, True
+            elif record.kind == "txn_offset":
+                producer_id, key, value = record.value
+                pending.setdefault(producer_id, {})[key] = value
+            elif record.kind == "txn_end":
+                producer_id, commit, committed = record.value
+                pending.pop(producer_id, None)
+                if commit:  # the record holds what it made the group's (its offset records may be compacted)
+                    offsets.update(committed)
             else:
                 key, value = record.value
                 if value is None:
@@ -275,6 +281,9 @@ class GroupService:
         self.coordinator.offsets.pop(group_id, None)
         if offsets:
             self.coordinator.offsets[group_id] = offsets
+        self.coordinator.pending_offsets.pop(group_id, None)
+        if pending:
+            self.coordinator.pending_offsets[group_id] = pending
         if snapshot is None and offsets and not written:
             snapshot = ClassicGroup(group_id).snapshot()  # a group that only committed: a simple group
         self.coordinator.load(group_id, snapshot)
@@ -284,18 +293,15 @@ class GroupService:
     def _append(self, group_id: str, kind: str, values: list[Any]) -> int | None:
         """Appends one record per value to the group's partition (its leader's log end offset moves on by
         as many); the offset of the last, or None when there is no partition to append to."""
-        index = self.partition_of(group_id)
-        topic = self.cluster.topics.get(OFFSETS_TOPIC)
-        if topic is None:
+        return self._append_to(self.partition_of(group_id), group_id, kind, values)
+
+    def _append_to(self, index: int, group_id: str, kind: str, values: list[Any]) -> int | None:
+        p = self.topic.partition(index)
+        if p is None or p.leader == NO_LEADER:
             return None  # no coordinator partition (groups driven in-process only): kept in memory
-        p = topic.partitions[index]
-        if p.leader == NO_LEADER:
-            return None
-        leo = list(p.leo)
-        i = p.replicas.index(p.leader)
-        offset = leo[i]
-        leo[i] += len(values)
-        self.cluster.progress(p, leo=leo)
+        offset = p.leo[p.replicas.index(p.leader)]
+        last = self.topic.append(index, len(values), "group coordinator append")
+        assert last is not None
         records = self._records.get(index)
         if records is None:
             records = self._records[index] = []
@@ -303,9 +309,7 @@ class GroupService:
         if len(records) >= self._compact_at.get(index, COMPACT_AT):
             self._compact(index, min(p.leo))
         self._holder.setdefault(index, p.leader)
-        self.replication.refresh(p, "group coordinator append")
-        self.replication.touch(p)
-        return offset + len(values) - 1
+        return last
 
     def _compact(self, index: int, below: int) -> None:
         """Kafka compacts ``__consumer_offsets`` (``cleanup.policy=compact``): of the records every replica
@@ -314,15 +318,28 @@ class GroupService:
         same as before (those records are below every replica's log end offset)."""
         records = self._records[index]
         last: dict[tuple[Any, ...], int] = {}
+        # Transactional offsets stay while their transaction is open; those of ended transactions go with
+        # their end (a commit's offsets are in its end record).
+        open_txns: dict[tuple[str, int], list[int]] = {}
         for n, record in enumerate(records):
             if record.offset >= below:
                 break
+            if record.kind == "txn_offset":
+                open_txns.setdefault((record.group_id, record.value[0]), []).append(n)
+                continue
+            if record.kind == "txn_end":
+                open_txns.pop((record.group_id, record.value[0]), None)
+                if record.value[1]:  # a commit: its offsets are the group's now
+                    for key, _ in record.value[2]:
+                        last[(record.group_id, "offset", key)] = n
+                continue
             key = (record.group_id, record.kind, record.value[0] if record.kind == "offset" else None)
             last[key] = n
         else:
             n = len(records)
-        if len(last) < n:
-            keep = sorted(last.values())
+        kept_txn = [k for indexes in open_txns.values() for k in indexes]
+        if len(last) + len(kept_txn) < n:
+            keep = sorted(set(last.values()) | set(kept_txn))
             self._records[index] = records = [records[k] for k in keep] + records[n:]
         self._compact_at[index] = max(COMPACT_AT, 2 * len(records))
 
@@ -333,42 +350,79 @@ class GroupService:
         self,
         group_id: str,
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
+        respond: Callable[[ErrorCode], None],
+    ) -> None:
+        """Appends a commit's records; ``respond`` with NONE once the high watermark covers the last of
+        them (Kafka appends with acks=all), with NOT_COORDINATOR when the coordinator moves to a replica
+        without them first (:meth:`_follow`)."""
+        last = self._append(group_id, "offset", offsets)
+        if last is None:
+            respond(ErrorCode.NONE)
+            return
+        index = self.partition_of(group_id)
+        pending = _PendingCommit(last - len(offsets) + 1, last)
+        self._unanswered.setdefault(index, []).append(pending)
+
+        def answered() -> None:
+            waiting = self._unanswered.get(index, [])
+            if pending in waiting:
+                waiting.remove(pending)
+            respond(ErrorCode.NOT_COORDINATOR if pending.lost else ErrorCode.NONE)
+
+        self.topic.wait(index, last, answered)
+
+    # ------------------------------------------------------------------------------------- transactions
+
+    def write_txn_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        offsets: list[tuple[tuple[str, int], CommittedOffset]],
         respond: Callable[[], None],
     ) -> None:
-        last = self._append(group_id, "offset", offsets)
+        """Transactional offsets of ``producer_id``'s open transaction (pending in the coordinator already);
+        ``respond`` once they are durable."""
+        last = self._append(group_id, "txn_offset", [(producer_id, key, value) for key, value in offsets])
         if last is None:
             respond()
             return
-        index = self.partition_of(group_id)
-        p = self.cluster.topics[OFFSETS_TOPIC].partitions[index]
-        if last < p.high_watermark:
-            respond()
+        self.topic.wait(self.partition_of(group_id), last, respond)
+
+    def complete_transaction(
+        self, index: int, producer_id: int, commit: bool, respond: Callable[[ErrorCode], None]
+    ) -> None:
+        """The transaction marker of ``producer_id`` written to partition ``index`` of ``__consumer_offsets``
+        (its leader: the caller checked there is one): the pending offsets of that producer of every group
+        of the partition become the groups' (commit) or go (abort), as the records say; ``respond`` gets
+        NONE once the marker is durable, NOT_LEADER_OR_FOLLOWER when a move lost it first."""
+        self.follow_all()
+        groups = sorted(
+            g
+            for g, by_producer in self.coordinator.pending_offsets.items()
+            if producer_id in by_producer and self.partition_of(g) == index
+        )
+        ends: list[tuple[str, Any]] = []
+        for group_id in groups or [""]:
+            ended = self.coordinator.end_transaction(group_id, producer_id, commit) if group_id else {}
+            ends.append((group_id, (producer_id, commit, tuple(sorted(ended.items())))))
+        last = None
+        for group_id, value in ends:
+            last = self._append_to(index, group_id, "txn_end", [value])
+        if last is None:
+            respond(ErrorCode.NOT_LEADER_OR_FOLLOWER)
             return
-        self._waiting.setdefault(index, deque()).append((last, respond))
-        if self._poll is None:
-            self._poll = self.clock.call_later(
-                self.config.replication_tick_ms, self._on_poll, "commits wait for HW"
-            )
+        record = self._records[index][-1]
 
-    def _check_waiting(self) -> None:
-        """Answers the commits the high watermark covers (they wait in log order); polls on the replication
-        tick while some wait."""
-        topic = self.cluster.topics.get(OFFSETS_TOPIC)
-        for index in list(self._waiting):
-            entries = self._waiting[index]
-            hw = topic.partitions[index].high_watermark if topic is not None else 1 << 62
-            while entries and entries[0][0] < hw:
-                entries.popleft()[1]()
-            if not entries:
-                del self._waiting[index]
-        if self._waiting and self._poll is None:
-            self._poll = self.clock.call_later(
-                self.config.replication_tick_ms, self._on_poll, "commits wait for HW"
-            )
+        def durable() -> None:
+            kept = self._records.get(index, ())
+            survived = any(r is record for r in reversed(kept))
+            respond(ErrorCode.NONE if survived else ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
-    def _on_poll(self) -> None:
-        self._poll = None
-        self._check_waiting()
+        self.topic.wait(index, last, durable)
+
+    def has_pending_offsets(self, group_id: str, key: tuple[str, int]) -> bool:
+        """Whether an open transaction holds an offset of the group's partition ``key`` (RequireStable)."""
+        return any(key in offsets for offsets in self.coordinator.pending_offsets.get(group_id, {}).values())
 
     # ------------------------------------------------------------------------------------- reading
 
@@ -401,7 +455,9 @@ class GroupService:
         }
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> committed offset."""
+        """(topic, partition) -> committed offset: what OffsetFetch answers, commits whose records the
+        high watermark of ``__consumer_offsets`` covers (one still waiting for its followers is not
+        shown)."""
         self.follow_all()
         return {
             key: value.offset for key, value in sorted(self.coordinator.offsets.get(group_id, {}).items())

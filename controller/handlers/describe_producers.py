@@ -4,8 +4,9 @@ As Kafka's ``KafkaApis.handleDescribeProducersRequest`` and ``Partition.activePr
 partition, an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION, a broker without a replica of it
 NOT_LEADER_OR_FOLLOWER; any replica answers, leader or follower, with what its own log gives
 (:meth:`controller.data_path.DataPath.producer_states`): each producer's id, epoch, last sequence and the
-timestamp of its last batch. Transactions are not simulated, so CoordinatorEpoch and
-CurrentTxnStartOffset are -1. The bootstrap listener answers as the partition's leader. Topic
+timestamp of its last batch, the epoch of the coordinator that wrote its last transaction marker there
+(CoordinatorEpoch, -1 for none) and the first offset of its transaction open there
+(CurrentTxnStartOffset, -1 for none). The bootstrap listener answers as the partition's leader. Topic
 authorization is not simulated.
 """
 
@@ -20,8 +21,7 @@ from protocol.codes import ApiKey, ErrorCode
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
 VERSIONS = (0, 0)
 
-#: No transaction coordinator epoch, no open transaction (transactions are not simulated).
-_NO_COORDINATOR_EPOCH = -1
+#: No open transaction.
 _NO_TRANSACTION = -1
 
 
@@ -52,8 +52,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                     "ProducerEpoch": producer.epoch,
                     "LastSequence": producer.last_seq,
                     "LastTimestamp": producer.last_timestamp,
-                    "CoordinatorEpoch": _NO_COORDINATOR_EPOCH,
-                    "CurrentTxnStartOffset": _NO_TRANSACTION,
+                    "CoordinatorEpoch": producer.coordinator_epoch,
+                    "CurrentTxnStartOffset": (
+                        producer.current_txn_first_offset
+                        if producer.current_txn_first_offset is not None
+                        else _NO_TRANSACTION
+                    ),
                 }
                 for producer in data_path.producer_states(p, broker).entries()
             ]

@@ -6,15 +6,18 @@ Per partition, as Kafka's ``ReplicaManager.readFromLog`` and ``Partition.fetchRe
 CurrentLeaderEpoch (v9+: FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer), its
 LastFetchedEpoch (v12+: when the leader's log ends that epoch before the fetch offset, or has no such
 epoch, the answer carries DivergingEpoch and no records), and the offset within the leader's log
-(OFFSET_OUT_OF_RANGE). Records are whole batches below the high watermark (``LastStableOffset`` is the
-high watermark: no transactions), within PartitionMaxBytes, and MaxBytes capped by the broker's
-``fetch.max.bytes`` (``ReplicaManager.fetchMessages``), at least one batch for the first partition with
-data (KIP-74). A partition named twice is answered once, as Kafka's ``FetchRequest.fetchData`` keeps
-partitions in a map (in the place first named, with the offsets named last). While the server holds
-more than ``simulator.unsent.answers.max.bytes`` of answers for clients that do not read them, an
-answer carries at most its first batch: what those clients hold is bounded in total, not only per
-connection (``docs/limits.md``). A Fetch naming more than :data:`IN_TURNS` partitions is answered in
-turns of the event loop and encoded in a worker thread.
+(OFFSET_OUT_OF_RANGE). Records are whole batches below the high watermark, within PartitionMaxBytes, and
+MaxBytes capped by the broker's ``fetch.max.bytes`` (``ReplicaManager.fetchMessages``), at least one batch
+for the first partition with data (KIP-74). With IsolationLevel 1 (read_committed) they stop at the last
+stable offset (:meth:`DataPath.last_stable_offset`: below any transaction still open, or whose marker is
+not yet replicated) and the answer lists the aborted transactions among them (producer id and first
+offset): the client drops their records itself, as with Kafka, and control batches (the markers) are
+returned like any batch. ``LastStableOffset`` is given at either level. A partition named twice is
+answered once, as Kafka's ``FetchRequest.fetchData`` keeps partitions in a map (in the place first named,
+with the offsets named last). While the server holds more than ``simulator.unsent.answers.max.bytes`` of
+answers for clients that do not read them, an answer carries at most its first batch: what those clients
+hold is bounded in total, not only per connection (``docs/limits.md``). A Fetch naming more than
+:data:`IN_TURNS` partitions is answered in turns of the event loop and encoded in a worker thread.
 
 MaxWaitMs and MinBytes: an answer with fewer than MinBytes of records waits (Kafka's ``DelayedFetch``)
 until a partition asked for changes (its high watermark moves, its leader changes) and the answer then
@@ -70,6 +73,7 @@ _CLIENT_METADATA = 11  # KIP-392: a consumer's fetch may be served by a follower
 #: A Fetch naming more partitions than this is answered in turns of the event loop, and encoded in a
 #: worker thread.
 IN_TURNS = 256
+_READ_COMMITTED = 1
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
@@ -249,6 +253,7 @@ def _answer(
     by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
     config = ctx.controller.config
+    read_committed = request.get("IsolationLevel", 0) == _READ_COMMITTED
     remaining = min(request.get("MaxBytes", 0x7FFFFFFF), config.fetch_max_bytes)
     if data_path.unsent_answer_bytes >= config.unsent_answers_max_bytes:
         remaining = 0
@@ -289,13 +294,14 @@ def _answer(
                     continue
             leader_log = data_path.log_of(p, reader)
             hw = p.high_watermark if reader == p.leader else min(p.high_watermark, leader_log.log_end_offset)
+            lso = min(data_path.last_stable_offset(p), hw)
             offset = fetch_partition["FetchOffset"]
             last_fetched = fetch_partition.get("LastFetchedEpoch", -1) if version >= _CURRENT_LEADER else -1
             if last_fetched >= 0:
                 end = leader_log.end_offset_for_epoch(last_fetched)
                 end_epoch, end_offset = end if end is not None else (-1, -1)
                 if end_epoch < last_fetched or end_offset < offset:
-                    _ok(entry, hw, leader_log.log_start_offset, b"")
+                    _ok(entry, hw, lso, leader_log.log_start_offset, b"")
                     entry["DivergingEpoch"] = {"Epoch": end_epoch, "EndOffset": end_offset}
                     done = True
                     continue
@@ -304,15 +310,22 @@ def _answer(
                 done = True
                 continue
             budget = min(fetch_partition["PartitionMaxBytes"], remaining)
+            bound = lso if read_committed else hw
             batches = (
-                leader_log.read(offset, hw, budget, min_one=size == 0) if budget > 0 or size == 0 else []
+                leader_log.read(offset, bound, budget, min_one=size == 0) if budget > 0 or size == 0 else []
             )
             # The batches' bytes as the log holds them, in pieces (joined only if the codec encodes them).
             records = tuple(piece for batch in batches for piece in batch.pieces())
             read = sum(batch.size for batch in batches)
             size += read
             remaining -= read
-            _ok(entry, hw, leader_log.log_start_offset, records)
+            _ok(entry, hw, lso, leader_log.log_start_offset, records)
+            if read_committed:
+                end = batches[-1].last_offset + 1 if batches else offset
+                entry["AbortedTransactions"] = [
+                    {"ProducerId": txn.producer_id, "FirstOffset": txn.first_offset}
+                    for txn in data_path.aborted_transactions(p, offset, end)
+                ]
             watched.append(p)
         responses.append({"Topic": name, "TopicId": topic_id, "Partitions": partitions})
     response: dict[str, Any] = {
@@ -337,12 +350,12 @@ def _follower(ctx: RequestContext, p: PartitionState, version: int) -> int | Non
 
 
 def _ok(
-    entry: dict[str, Any], hw: int, log_start: int, records: bytes | tuple[bytes | memoryview, ...]
+    entry: dict[str, Any], hw: int, lso: int, log_start: int, records: bytes | tuple[bytes | memoryview, ...]
 ) -> None:
     entry.update(
         ErrorCode=ErrorCode.NONE,
         HighWatermark=hw,
-        LastStableOffset=hw,
+        LastStableOffset=lso,
         LogStartOffset=log_start,
         AbortedTransactions=None,
         PreferredReadReplica=-1,

@@ -1,7 +1,10 @@
-"""FindCoordinator (10): the broker that coordinates a group: the leader of its ``__consumer_offsets``
-partition (made at the first request; see :mod:`controller.groups.durable`). Many keys at once from v4.
+"""FindCoordinator (10): the broker that coordinates a group (KeyType 0: the leader of its
+``__consumer_offsets`` partition, :mod:`controller.groups.durable`) or a transactional id (KeyType 1: the
+leader of its ``__transaction_state`` partition, :mod:`controller.transactions.state_log`); the topic is
+made at the first request for it. Many keys at once from v4.
 
-Only group coordinators (KeyType 0) are simulated: other key types are answered INVALID_REQUEST.
+Share groups (KeyType 2) are not simulated: they are answered INVALID_REQUEST. An empty key is
+INVALID_REQUEST, as Kafka answers it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
 
 GROUP_KEY = 0
+TRANSACTION_KEY = 1
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -23,21 +27,30 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     key_type = request.get("KeyType", GROUP_KEY)
     if key_type == GROUP_KEY and any(keys):
         await ctx.controller.groups.ensure_topic()
+    elif key_type == TRANSACTION_KEY and any(keys):
+        await ctx.controller.transactions.state_log.ensure_topic()
     found = [_coordinator(ctx, key, key_type) for key in keys]
     return _answer(ctx, found, version)
 
 
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"Key": key, "NodeId": -1, "Host": "", "Port": -1, "ErrorMessage": None}
-    if key_type != GROUP_KEY:
+    if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
-        entry["ErrorMessage"] = f"Only group coordinators (KeyType 0) are simulated, not KeyType {key_type}."
+        entry["ErrorMessage"] = (
+            f"KeyType {key_type} is not simulated: only group (0) and transaction (1) coordinators are."
+        )
         return entry
     if not key:
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
-        entry["ErrorMessage"] = "The group id is empty."
+        entry["ErrorMessage"] = (
+            "The group id is empty." if key_type == GROUP_KEY else "The transactional id is empty."
+        )
         return entry
-    error, broker = ctx.controller.groups.coordinator_of(key)
+    if key_type == TRANSACTION_KEY:
+        error, broker = ctx.controller.transactions.state_log.coordinator_of(key)
+    else:
+        error, broker = ctx.controller.groups.coordinator_of(key)
     endpoint = ctx.endpoints.get(broker) if not error else None
     if endpoint is None:
         entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE

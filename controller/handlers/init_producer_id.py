@@ -1,11 +1,11 @@
-"""InitProducerId (22) v0-5: a producer id for an idempotent producer.
+"""InitProducerId (22) v0-5: a producer id for an idempotent or a transactional producer.
 
-As Kafka's ``TransactionCoordinator.handleInitProducerId`` without a transactional id: every request gets
+As Kafka's ``TransactionCoordinator.handleInitProducerId``. Without a transactional id every request gets
 a new producer id (from the controller's deterministic allocator, :class:`ProducerIdAllocator`) at epoch
-0, whatever ProducerId and ProducerEpoch (v3+, KIP-360) it carries. Transactions are not simulated: a
-request with a TransactionalId is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (a fatal error for
-every client, so that a transactional producer stops instead of retrying), and the refusal is logged
-with the reason.
+0, whatever ProducerId and ProducerEpoch (v3+, KIP-360) it carries; any broker answers. With one, the
+transactional id's coordinator answers (:meth:`TransactionCoordinator.init_producer_id`: the epoch
+bumped, a zombie fenced, an open transaction aborted) once the new state is replicated; PRODUCER_FENCED
+is answered as INVALID_PRODUCER_EPOCH before v4, which predates it.
 """
 
 from __future__ import annotations
@@ -23,17 +23,37 @@ API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 5)
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+#: PRODUCER_FENCED may be answered from v4 on.
+_PRODUCER_FENCED = 4
+#: ProducerId and ProducerEpoch from v3 (KIP-360).
+_RESUME = 3
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     transactional_id = request.get("TransactionalId")
     if transactional_id is not None:
-        log.warning(
-            "%s: InitProducerId for transactional id %r refused: transactions are not simulated",
-            ctx.peer,
-            transactional_id,
-        )
-        return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        return _transactional(ctx, request, version, transactional_id)
     producer_id = ctx.controller.data_path.producer_ids.allocate()
     return _answer(ErrorCode.NONE, producer_id, ProducerIdAllocator.FIRST_EPOCH)
+
+
+def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, transactional_id: str) -> Any:
+    from controller.transactions.handlers._respond import Answer  # only a transactional producer needs it
+
+    def build(result: tuple[ErrorCode, int, int]) -> dict[str, Any]:
+        error, producer_id, epoch = result
+        if error is ErrorCode.PRODUCER_FENCED and version < _PRODUCER_FENCED:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH
+        return _answer(error, producer_id, epoch)
+
+    expected = None
+    if version >= _RESUME and request.get("ProducerId", -1) >= 0:
+        expected = (request["ProducerId"], request.get("ProducerEpoch", -1))
+    answer: Answer[tuple[ErrorCode, int, int]] = Answer(build)
+    ctx.controller.transactions.coordinator.init_producer_id(
+        transactional_id, request["TransactionTimeoutMs"], expected, ctx.listener_broker, answer.respond
+    )
+    return answer.result()
 
 
 def _answer(code: ErrorCode, producer_id: int = -1, epoch: int = -1) -> dict[str, Any]:

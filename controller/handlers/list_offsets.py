@@ -1,10 +1,11 @@
 """ListOffsets (2) v1-11: offsets by timestamp at partition leaders.
 
-As Kafka's ``Partition.fetchOffsetForTimestamp`` for a client (an isolation level is always given):
--1 (latest) is the high watermark (read_committed's last stable offset is the same: no transactions),
--2 (earliest) and -4 (earliest local, v8+) the log start offset, -3 (max timestamp, v7+) the first
-record with the largest timestamp below the high watermark, and a timestamp of 0 or more the first record
-at or after it below the high watermark (-1, -1 when there is none). Right after an election, while the
+As Kafka's ``Partition.fetchOffsetForTimestamp`` for a client (an isolation level is always given; v2+
+carry it, v1 reads uncommitted): -1 (latest) is the high watermark, or for read_committed (IsolationLevel
+1) the last stable offset (:meth:`DataPath.last_stable_offset`), -2 (earliest) and -4 (earliest local,
+v8+) the log start offset, -3 (max timestamp, v7+) the first record with the largest timestamp below
+that bound, and a timestamp of 0 or more the first record at or after it below the bound (-1, -1 when
+there is none). Right after an election, while the
 high watermark is still below the start of the leader's epoch, "latest" and a lookup that finds nothing
 below the high watermark answer OFFSET_NOT_AVAILABLE, as Kafka does. Other negative timestamps (-5,
 earliest pending upload: no tiered storage here) answer -1, -1.
@@ -45,7 +46,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     named = sum(len(wanted["Partitions"]) for wanted in request["Topics"])
     if named > IN_TURNS:
         return _in_turns(ctx, request, version)
-    answer = _Answer(ctx, version)
+    answer = _Answer(ctx, version, request.get("IsolationLevel", 0) == 1)
     for wanted in request["Topics"]:
         for asked in wanted["Partitions"]:
             answer.add(wanted["Name"], asked)
@@ -55,7 +56,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     """A ListOffsets naming many partitions, answered in turns of the event loop."""
     turns = Turns()
-    answer = _Answer(ctx, version)
+    answer = _Answer(ctx, version, request.get("IsolationLevel", 0) == 1)
     with gc_paused():
         for wanted in request["Topics"]:
             for asked in wanted["Partitions"]:
@@ -69,9 +70,10 @@ class _Answer:
     """The answer being made: one entry per partition named, in the order first named; a partition named
     twice or more is answered once, INVALID_REQUEST (``ListOffsetsRequest.duplicatePartitions``)."""
 
-    def __init__(self, ctx: RequestContext, version: int) -> None:
+    def __init__(self, ctx: RequestContext, version: int, read_committed: bool) -> None:
         self.ctx = ctx
         self.version = version
+        self.read_committed = read_committed
         self.topics: dict[str, dict[int, dict[str, Any]]] = {}
         self._found: dict[str, Any] = {}
 
@@ -95,7 +97,7 @@ class _Answer:
         if isinstance(p, ErrorCode):
             entry["ErrorCode"] = p
         else:
-            entry["ErrorCode"] = _lookup(self.ctx, p, asked["Timestamp"], entry)
+            entry["ErrorCode"] = _lookup(self.ctx, p, asked["Timestamp"], entry, self.read_committed)
         if version < _LEADER_EPOCH:
             entry.pop("LeaderEpoch", None)
 
@@ -107,15 +109,19 @@ class _Answer:
         return {"ThrottleTimeMs": 0, "Topics": topics}
 
 
-def _lookup(ctx: RequestContext, p: Any, timestamp: int, entry: dict[str, Any]) -> ErrorCode:
-    leader_log = ctx.controller.data_path.log_of(p, p.leader)
+def _lookup(
+    ctx: RequestContext, p: Any, timestamp: int, entry: dict[str, Any], read_committed: bool
+) -> ErrorCode:
+    data_path = ctx.controller.data_path
+    leader_log = data_path.log_of(p, p.leader)
     hw = p.high_watermark
+    bound = data_path.last_stable_offset(p) if read_committed else hw
     lagging = p.epoch_start_offset > hw  # the leader's epoch starts past the high watermark
     found: TimestampAndOffset | None
     if timestamp == LATEST:
         if lagging:
             return ErrorCode.OFFSET_NOT_AVAILABLE
-        found = TimestampAndOffset(-1, hw, p.leader_epoch)
+        found = TimestampAndOffset(-1, bound, p.leader_epoch)
     elif timestamp in (EARLIEST, EARLIEST_LOCAL):
         found = leader_log.earliest()
     elif timestamp == MAX_TIMESTAMP or timestamp >= 0:
@@ -124,7 +130,7 @@ def _lookup(ctx: RequestContext, p: Any, timestamp: int, entry: dict[str, Any]) 
             if timestamp == MAX_TIMESTAMP
             else leader_log.offset_for_timestamp(timestamp)
         )
-        if found is None or found.offset >= hw:
+        if found is None or found.offset >= bound:
             return ErrorCode.OFFSET_NOT_AVAILABLE if lagging else ErrorCode.NONE
     else:
         return ErrorCode.NONE

@@ -1,5 +1,8 @@
 """OffsetFetch (9): committed offsets (-1 where none), for listed partitions or (null topics, v2+) every
-committed one; many groups at once from v8."""
+committed one; many groups at once from v8. Offsets committed in an open transaction are not there until
+it commits; with RequireStable (v7+, KIP-447) a partition that has some is answered
+UNSTABLE_OFFSET_COMMIT (offset -1), as Kafka's ``OffsetMetadataManager`` answers it, so that a
+read_committed consumer waits for the transaction to end."""
 
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         groups = [(g["GroupId"], g["Topics"]) for g in request["Groups"]]
     else:
         groups = [(request["GroupId"], request["Topics"])]
-    answers = [_group(ctx, group_id, topics, version) for group_id, topics in groups]
+    stable = version >= 7 and bool(request.get("RequireStable"))
+    answers = [_group(ctx, group_id, topics, version, stable) for group_id, topics in groups]
     if version >= 8:
         data: dict[str, Any] = {"ThrottleTimeMs": 0, "Groups": answers}
     else:
@@ -33,7 +37,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
 
 
 def _group(
-    ctx: RequestContext, group_id: str, topics: list[dict[str, Any]] | None, version: int
+    ctx: RequestContext,
+    group_id: str,
+    topics: list[dict[str, Any]] | None,
+    version: int,
+    stable: bool = False,
 ) -> dict[str, Any]:
     """One group's answer; with a group error, no partitions from v2 (the error is the group's, as Kafka
     answers it), and before v2 every asked partition with the error."""
@@ -46,14 +54,18 @@ def _group(
     elif wanted is not None and version < 2:
         found = [(t, p, None) for t, p in wanted]
     by_topic: dict[str, list[dict[str, Any]]] = {}
+    pending = stable and group_id in service.coordinator.pending_offsets
     for topic, partition, kept in found:
+        unstable = pending and service.has_pending_offsets(group_id, (topic, partition))
+        if unstable:
+            kept = None
         by_topic.setdefault(topic, []).append(
             {
                 "PartitionIndex": partition,
                 "CommittedOffset": kept.offset if kept is not None else -1,
                 "CommittedLeaderEpoch": kept.leader_epoch if kept is not None else -1,
                 "Metadata": kept.metadata if kept is not None else "",
-                "ErrorCode": ErrorCode.NONE,
+                "ErrorCode": ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else ErrorCode.NONE,
             }
         )
     return {

@@ -17,22 +17,33 @@ thread, and a Produce naming more than :data:`IN_TURNS` partitions is answered i
 while the records were read.
 
 Acks: ``1`` answers once the leader appended; ``-1`` (all) waits until the high watermark covers the
-batch (Kafka's ``DelayedProduce``), at most TimeoutMs on the cluster's clock, then answers
-REQUEST_TIMED_OUT; when the high watermark covers the batch but the ISR is by then smaller than
-``min.insync.replicas`` it answers NOT_ENOUGH_REPLICAS_AFTER_APPEND
-(``Partition.checkEnoughReplicasReachOffset``), and a leader change meanwhile answers
-NOT_LEADER_OR_FOLLOWER. ``0`` is never
+batch in the leader epoch it was appended in (Kafka's ``DelayedProduce``, registered by the append
+itself: :meth:`controller.data_path.DataPath.append`), at most TimeoutMs on the cluster's clock, then
+answers REQUEST_TIMED_OUT; a leader change first answers NOT_LEADER_OR_FOLLOWER. The wait completes in
+the step that moves the high watermark, which never moves while the ISR is smaller than
+``min.insync.replicas`` (Kafka 4): Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND, a race between that step
+and an ISR shrink on another thread, is not answered (``docs/fidelity.md``). ``0`` is never
 answered; a partition that fails closes the connection, as Kafka does, so that the producer notices.
 Any other acks is INVALID_REQUIRED_ACKS for every partition.
 
-Transactions are not simulated: a transactional Produce (a TransactionalId, or a transactional batch)
-is refused for every partition with TRANSACTIONAL_ID_AUTHORIZATION_FAILED / INVALID_TXN_STATE and a
-message that says so.
+Transactions (a request with a TransactionalId): before a producer's first transactional batch on a
+partition the leader asks the transaction's coordinator whether the partition is in the transaction
+(KIP-890 part 1; :meth:`controller.transactions.service.TransactionService.verify_produce`): not in it is
+INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11), a fenced producer INVALID_PRODUCER_EPOCH, a
+coordinator that cannot answer NOT_ENOUGH_REPLICAS (so that every client retries), as Kafka's
+``ReplicaManager`` translates them; from v12 (KIP-890 part 2) the leader adds the partition to the
+transaction itself. Batches of more than one producer in one transactional request are
+INVALID_PRODUCER_ID_MAPPING for every partition. The producer's state then checks the batch
+(:mod:`controller.records.producers`: a plain batch inside an open transaction is INVALID_TXN_STATE). A
+transactional batch in a request without a TransactionalId is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+its partition (Kafka refuses the whole request: see docs/fidelity.md). A request without a
+TransactionalId never reaches the transactions subsystem.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -49,6 +60,7 @@ from controller.handlers._partitions import (
     unknown_topic,
 )
 from controller.offload import BIG_BODY, Turns, gc_paused, in_thread, off_loop
+from controller.records.batch import HEADER_SIZE, read_header
 from controller.records.checks import ClientBatch, check_client_batch
 from controller.records.validator import RecordsRefusal, validate_records, validate_size
 from protocol.codes import ApiKey, ErrorCode
@@ -66,23 +78,93 @@ _TOPIC_IDS = 13
 _CURRENT_LEADER = 10
 #: Produce v8 carries RecordErrors and ErrorMessage (KIP-467).
 _RECORD_ERRORS = 8
-_NO_TRANSACTIONS = "transactions are not simulated by placement-sim"
 #: A Produce naming more partitions than this is answered in turns of the event loop (each partition
 #: costs tens of microseconds: a hundred thousand of them held every client for seconds).
 IN_TURNS = 64
 _ENCODE_WEIGHT = 16
+#: Produce v12+ of a KIP-890 part 2 transaction adds its partitions to the transaction itself.
+_ADDS_PARTITIONS = 12
+_NO_TRANSACTIONAL_ID = "a transactional batch in a Produce request without a TransactionalId"
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     acks = request["Acks"]
     if acks not in (-1, 0, 1):
         return _every_partition(request, version, ErrorCode.INVALID_REQUIRED_ACKS, None)
-    if request.get("TransactionalId") is not None:
-        log.warning("%s: transactional Produce refused: %s", ctx.peer, _NO_TRANSACTIONS)
+    transactional_id = request.get("TransactionalId")
+    if transactional_id is not None:
+        return _transactional(ctx, request, version, transactional_id)
+    return _produce(ctx, request, version, None)
+
+
+def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, transactional_id: str) -> Any:
+    """A transactional Produce: the partitions of producers' first batches there are verified with (v12+:
+    added to) the transaction first, then the request goes on as any other."""
+    by_id = version >= _TOPIC_IDS
+    data_path = ctx.controller.data_path
+    unverified: list[tuple[tuple[str, int], int, int]] = []
+    producers: set[tuple[int, int]] = set()
+    for topic_data in request["TopicData"]:
+        topic = find_topic(ctx, topic_data.get("Name"), topic_data.get("TopicId"), by_id)
+        if topic is None:
+            continue
+        for partition_data in topic_data["PartitionData"]:
+            p = partition_of(topic, partition_data["Index"])
+            records = partition_data["Records"]
+            if p is None or records is None or len(records) < HEADER_SIZE or not leads(ctx, p):
+                continue
+            header = read_header(records, 0)
+            if not header.is_transactional or not header.has_producer_id:
+                continue
+            producers.add((header.producer_id, header.producer_epoch))
+            states = data_path.producer_states(p, p.leader)
+            if not states.has_ongoing_transaction(header.producer_id):
+                unverified.append(((p.topic, p.index), header.producer_id, header.producer_epoch))
+    if len(producers) > 1:
         return _every_partition(
-            request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONS
+            request,
+            version,
+            ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+            "Transactional records contained more than one producer ID",
         )
-    produce = _Produce(ctx, request, version)
+    if not unverified:
+        return _produce(ctx, request, version, None)
+    transactions = ctx.controller.transactions
+    _, producer_id, epoch = unverified[0]
+    if version >= _ADDS_PARTITIONS:
+        return _after_adding(
+            ctx, request, version, transactional_id, producer_id, epoch, [u[0] for u in unverified]
+        )
+    refused = {}
+    for tp, _, _ in unverified:
+        refusal = transactions.verify_produce(transactional_id, producer_id, epoch, tp, version)
+        if refusal is not None:
+            refused[tp] = refusal
+    return _produce(ctx, request, version, refused)
+
+
+async def _after_adding(
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    transactional_id: str,
+    producer_id: int,
+    epoch: int,
+    tps: list[tuple[str, int]],
+) -> Any:
+    found = await ctx.controller.transactions.add_from_produce(
+        transactional_id, producer_id, epoch, tps, version
+    )
+    refused = {tp: refusal for tp, refusal in found.items() if refusal is not None}
+    answer = _produce(ctx, request, version, refused)
+    return await answer if inspect.isawaitable(answer) else answer
+
+
+def _produce(
+    ctx: RequestContext, request: dict[str, Any], version: int, refused: dict[tuple[str, int], Refusal] | None
+) -> Any:
+    """The appends (``refused``: partitions the transaction's coordinator refused, answered so)."""
+    produce = _Produce(ctx, request, version, refused)
     if produce.partitions > IN_TURNS:
         return produce.in_turns()
     for topic_data in produce.topics:
@@ -100,8 +182,15 @@ class _Produce:
     big), then the appends (:meth:`append_all`; leadership looked at again, as the records may have
     been read while others ran), then the answer (:meth:`finish`: at once, or after the acks=all wait)."""
 
-    def __init__(self, ctx: RequestContext, request: dict[str, Any], version: int) -> None:
+    def __init__(
+        self,
+        ctx: RequestContext,
+        request: dict[str, Any],
+        version: int,
+        refused: dict[tuple[str, int], Refusal] | None,
+    ) -> None:
         self.ctx = ctx
+        self.refused = refused
         self.request = request
         self.version = version
         self.acks = request["Acks"]
@@ -110,7 +199,7 @@ class _Produce:
         self.now = self.data_path.now_ms()
         self.responses: list[dict[str, Any]] = []
         self.leaders: set[int] = set()
-        self.waits: list[tuple[dict[str, Any], Any, int]] = []
+        self.waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] = []
         self.failed: list[str] = []
         self.topics = request["TopicData"]  # each partition once: _distinct (in in_turns when many)
         self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in self.topics)
@@ -145,14 +234,23 @@ class _Produce:
             if not leads(ctx, p):
                 self.not_leader(entry, p)
                 continue
+            if self.refused:
+                refusal = self.refused.get((p.topic, p.index))
+                if refusal is not None:
+                    self.fail(entry, p.name, refusal)
+                    continue
             settings = self.data_path.topic_settings(p.topic)
             checked = check_client_batch(
                 partition_data["Records"], version, settings.limits, self.now, p.topic, p.index
             )
             if isinstance(checked, Refusal):
                 self.fail(entry, p.name, checked)
-            elif checked.header.is_transactional:
-                self.fail(entry, p.name, Refusal(ErrorCode.INVALID_TXN_STATE, _NO_TRANSACTIONS))
+            elif checked.header.is_transactional and self.request.get("TransactionalId") is None:
+                self.fail(
+                    entry,
+                    p.name,
+                    Refusal(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONAL_ID),
+                )
             elif self.acks == -1 and len(p.isr) < settings.min_insync_replicas:
                 self.fail(
                     entry,
@@ -199,8 +297,8 @@ class _Produce:
                 appended.last_offset,
             )
         _succeeded(entry, appended)
-        if self.acks == -1:
-            self.waits.append((entry, p, appended.last_offset + 1))
+        if appended.replicated is not None:
+            self.waits.append((entry, appended.replicated))
 
     def fail(self, entry: dict[str, Any], name: str, refusal: Refusal) -> None:
         _fail(entry, refusal.code, refusal.message)
@@ -233,7 +331,8 @@ class _Produce:
                 )
             return NO_RESPONSE
         waits = self.waits
-        if not waits or all(p.high_watermark >= end for _, p, end in waits):
+        if all(future.done() for _, future in waits):
+            _settle(waits)
             return self.sized(response)
         timeout_ms = min(max(self.request["TimeoutMs"], 0), self.ctx.controller.config.request_max_timeout_ms)
         waited = _wait_for_replicas(self.ctx, response, waits, timeout_ms)
@@ -330,48 +429,43 @@ def _validate_all(
 async def _wait_for_replicas(
     ctx: RequestContext,
     response: dict[str, Any],
-    waits: list[tuple[dict[str, Any], Any, int]],
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]],
     timeout_ms: int,
 ) -> dict[str, Any]:
-    """Kafka's ``DelayedProduce``: the answer once every ``acks=all`` batch is below its partition's high
-    watermark, or at the timeout (on the cluster's clock)."""
-    data_path = ctx.controller.data_path
-    futures = [data_path.wait_for_high_watermark(p, end) for _, p, end in waits]
-    pending = [f for f in futures if not f.done()]
+    """Kafka's ``DelayedProduce``: the answer once every ``acks=all`` batch's wait (registered at its
+    append) has completed, or at the timeout (on the cluster's clock)."""
+    pending = [future for _, future in waits if not future.done()]
     if pending:
         loop = asyncio.get_running_loop()
         expired: asyncio.Future[None] = loop.create_future()
         timer = ctx.controller.clock.call_later(
             timeout_ms, lambda: expired.done() or expired.set_result(None), "produce timeout"
         )
+        remaining: set[asyncio.Future[Any]] = set(pending)
         try:
-            # Waited for as they are, without a gathering future: cancelled with this task (its client
-            # left) or left at the timeout, a gathering future ended with an exception nobody took,
-            # which asyncio logs as an ERROR.
-            while pending and not expired.done():
-                await asyncio.wait({*pending, expired}, return_when=asyncio.FIRST_COMPLETED)
-                pending = [f for f in pending if not f.done()]
+            while remaining and not expired.done():
+                done, _ = await asyncio.wait(remaining | {expired}, return_when=asyncio.FIRST_COMPLETED)
+                remaining -= done
         finally:
             timer.cancel()
+            for future in remaining:  # given up: their batches stay unacknowledged
+                future.cancel()
             expired.cancel()
-    for (entry, p, _), future in zip(waits, futures, strict=True):
+    _settle(waits)
+    return response
+
+
+def _settle(waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]]) -> None:
+    """Each ``acks=all`` partition's answer from its wait: NONE, the wait's error, or REQUEST_TIMED_OUT
+    (DelayedProduce's error until acks arrive) for one that had not completed (its batch stays
+    unacknowledged)."""
+    for entry, future in waits:
         if not future.done() or future.cancelled():
-            _fail(entry, ErrorCode.REQUEST_TIMED_OUT, None)  # DelayedProduce's error until acks arrive
+            _fail(entry, ErrorCode.REQUEST_TIMED_OUT, None)
             continue
         code = future.result()
         if code is not ErrorCode.NONE:
             _fail(entry, code, None)
-            continue
-        # Partition.checkEnoughReplicasReachOffset: the high watermark covers the batch, but the ISR may
-        # have shrunk below min.insync.replicas since the append.
-        minimum = data_path.topic_settings(p.topic).min_insync_replicas
-        if len(p.isr) < minimum:
-            _fail(
-                entry,
-                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                f"The ISR {p.isr} of {p.name} is smaller than min.insync.replicas={minimum} after the append",
-            )
-    return response
 
 
 def _succeeded(entry: dict[str, Any], appended: Appended) -> None:

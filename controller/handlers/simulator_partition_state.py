@@ -1,6 +1,6 @@
 """SimulatorPartitionState (1007): partitions as the simulator holds them (``ServerThread.partition_state``
-for each): leader, epochs, in-sync set, offline replicas, high watermark, each replica's log end offset,
-status and leader recovery state. Null Topics: every topic, by name; an empty Partitions list: every
+for each): leader, epochs, in-sync set, offline replicas, high watermark (and the last stable offset when
+an open transaction holds it below), each replica's log end offset, status and leader recovery state. Null Topics: every topic, by name; an empty Partitions list: every
 partition of the topic. An unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION in its entry.
 
 Every partition of a big cluster is read in turns of the event loop, and the answer encoded off it.
@@ -28,6 +28,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     wanted = request["Topics"]
     if wanted is None:
         wanted = [{"Name": name, "Partitions": []} for name in sorted(cluster.topics)]
+    data_path = ctx.controller.built("data_path")
     turns = Turns()
     topics = []
     count = 0
@@ -47,7 +48,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 )
                 continue
             p = topic.partitions[index]
-            partitions.append(partition_entry(p, cluster.offline_replicas(p)))
+            entry = partition_entry(p, cluster.offline_replicas(p))
+            if data_path is not None:
+                lso = data_path.last_stable_offset(p)
+                if lso != p.high_watermark:
+                    entry["LastStableOffset"] = lso
+            partitions.append(entry)
         count += len(partitions)
         topics.append({"Name": name, "ErrorCode": ErrorCode.NONE, "Partitions": partitions})
     response = {

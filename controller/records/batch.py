@@ -28,7 +28,7 @@ from crc32c import crc32c
 
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
-from protocol.wire import uvarint_bytes, zigzag32
+from protocol.wire import read_uvarint, uvarint_bytes, zigzag32
 
 __all__ = [
     "ATTRIBUTES_OFFSET",
@@ -51,6 +51,8 @@ __all__ = [
     "batch_spans",
     "client_batch",
     "compute_crc",
+    "control_batch",
+    "control_marker",
     "decrement_sequence",
     "increment_sequence",
     "iter_batches",
@@ -338,9 +340,17 @@ def synthetic_batch(base_offset: int, count: int, leader_epoch: int, timestamp_m
     return _plain_batch(base_offset, leader_epoch, count, timestamp_ms, _NULL_RECORDS.section(count))
 
 
-def _plain_batch(base_offset: int, leader_epoch: int, count: int, timestamp_ms: int, section: bytes) -> bytes:
-    """A v2 batch of ``count`` records (their bytes: ``section``) with no producer, uncompressed,
-    CreateTime, every record at ``timestamp_ms``, its CRC computed."""
+def _plain_batch(
+    base_offset: int,
+    leader_epoch: int,
+    count: int,
+    timestamp_ms: int,
+    section: bytes,
+    producer: tuple[int, int, int] = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE),
+) -> bytes:
+    """A v2 batch of ``count`` records (their bytes: ``section``), uncompressed, CreateTime, every record at
+    ``timestamp_ms``, its CRC computed; ``producer`` is (producer id, epoch, base sequence), none by default."""
+    producer_id, producer_epoch, base_sequence = producer
     header = bytearray(
         _HEADER.pack(
             base_offset,
@@ -352,14 +362,86 @@ def _plain_batch(base_offset: int, leader_epoch: int, count: int, timestamp_ms: 
             count - 1,
             timestamp_ms,
             timestamp_ms,
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            NO_SEQUENCE,
+            producer_id,
+            producer_epoch,
+            base_sequence,
             count,
         )
     )
     _CRC.pack_into(header, CRC_OFFSET, crc32c(section, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:])))
     return b"".join((header, section))
+
+
+# -- transaction markers (control batches) ---------------------------------------------------------------
+
+#: ``ControlRecordType``: the key's type of a transaction marker.
+ABORT_MARKER: Final = 0
+COMMIT_MARKER: Final = 1
+_CONTROL_KEY: Final = struct.Struct(">hh")  # version 0, type
+_MARKER_VALUE: Final = struct.Struct(">hi")  # version 0, coordinator epoch
+
+
+def control_batch(
+    producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, timestamp_ms: int
+) -> bytes:
+    """The marker a transaction's coordinator has written to each of its partitions (Kafka's
+    ``MemoryRecords.withEndTransactionMarker``): a transactional control batch of the producer, no
+    sequence, one record whose key is the control type (version 0, 0 abort / 1 commit) and whose value is
+    the ``EndTransactionMarker`` (version 0, the coordinator's epoch)."""
+    key = _CONTROL_KEY.pack(0, COMMIT_MARKER if commit else ABORT_MARKER)
+    value = _MARKER_VALUE.pack(0, coordinator_epoch)
+    body = b"".join(
+        (
+            b"\x00\x00\x00",  # attributes, timestamp delta 0, offset delta 0
+            uvarint_bytes(zigzag32(len(key))),
+            key,
+            uvarint_bytes(zigzag32(len(value))),
+            value,
+            b"\x00",  # no headers
+        )
+    )
+    record = uvarint_bytes(zigzag32(len(body))) + body
+    header = bytearray(
+        _HEADER.pack(
+            0,
+            HEADER_SIZE - LOG_OVERHEAD + len(record),
+            NO_PARTITION_LEADER_EPOCH,
+            MAGIC_V2,
+            0,
+            TRANSACTIONAL_FLAG | CONTROL_FLAG,
+            0,
+            timestamp_ms,
+            timestamp_ms,
+            producer_id,
+            producer_epoch,
+            NO_SEQUENCE,
+            1,
+        )
+    )
+    _CRC.pack_into(header, CRC_OFFSET, crc32c(record, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:])))
+    return b"".join((header, record))
+
+
+def control_marker(batch: bytes | bytearray | memoryview) -> tuple[bool, int] | None:
+    """``(commit, coordinator epoch)`` of a marker batch made by :func:`control_batch` (uncompressed, one
+    record, as every broker writes them), read in place; None when the batch holds no marker record."""
+    view = memoryview(batch)
+    if len(view) < HEADER_SIZE + 1:
+        return None
+    position = HEADER_SIZE
+    # The record's length, then attributes, timestamp delta and offset delta: one byte each for a marker.
+    _, position = read_uvarint(view, position)
+    position += 3
+    key_length, position = read_uvarint(view, position)
+    if key_length != zigzag32(_CONTROL_KEY.size) or len(view) < position + _CONTROL_KEY.size + 1:
+        return None
+    _, control_type = _CONTROL_KEY.unpack_from(view, position)
+    position += _CONTROL_KEY.size
+    value_length, position = read_uvarint(view, position)
+    if value_length != zigzag32(_MARKER_VALUE.size) or len(view) < position + _MARKER_VALUE.size:
+        return None
+    _, coordinator_epoch = _MARKER_VALUE.unpack_from(view, position)
+    return control_type == COMMIT_MARKER, coordinator_epoch
 
 
 # -- a producer's batch, for the command line ---------------------------------------------------------
@@ -371,9 +453,14 @@ def _nullable_varint_bytes(data: bytes | None) -> bytes:
     return uvarint_bytes(zigzag32(len(data))) + data
 
 
-def client_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
-    """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer without
-    idempotence sends it (BaseOffset 0, no producer id, CreateTime; ``MemoryRecordsBuilder``'s layout)."""
+def client_batch(
+    records: list[tuple[bytes | None, bytes | None]],
+    timestamp_ms: int,
+    producer: tuple[int, int, int] = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE),
+) -> bytes:
+    """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer sends it
+    (BaseOffset 0, CreateTime; ``MemoryRecordsBuilder``'s layout): without idempotence by default, or with
+    ``producer`` = (producer id, epoch, base sequence) as an idempotent producer."""
     if not records:
         raise ValueError("a batch holds at least one record")
     parts = []
@@ -388,4 +475,4 @@ def client_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms:
             )
         )
         parts.append(uvarint_bytes(zigzag32(len(body))) + body)
-    return _plain_batch(0, NO_PARTITION_LEADER_EPOCH, len(records), timestamp_ms, b"".join(parts))
+    return _plain_batch(0, NO_PARTITION_LEADER_EPOCH, len(records), timestamp_ms, b"".join(parts), producer)

@@ -33,7 +33,9 @@ API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 17: "Sas
              23: "OffsetForLeaderEpoch", 32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs",
              36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders", 44: "IncrementalAlterConfigs",
              42: "DeleteGroups", 47: "OffsetDelete", 60: "DescribeCluster", 61: "DescribeProducers",
-             45: "AlterPartitionReassignments", 46: "ListPartitionReassignments", 68: "CreateReplicaPlacement"}  # fmt: skip
+             45: "AlterPartitionReassignments", 46: "ListPartitionReassignments", 68: "CreateReplicaPlacement",
+             24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit",
+             65: "DescribeTransactions", 66: "ListTransactions"}  # fmt: skip
 
 #: What each client connects over in the security tests: (security protocol, SASL mechanism, ssl.client.auth).
 SECURED = [

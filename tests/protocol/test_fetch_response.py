@@ -1,7 +1,7 @@
 """protocol.fetch_response: a Fetch answer encoded in pieces is byte for byte what the spec's codec
-encodes, with each partition's records the pieces given (not copied), and every answer it does not
-write (tagged fields, aborted transactions, node endpoints) is left to the codec; the frame made from
-the pieces is encode_response's."""
+encodes, with each partition's records the pieces given (not copied), aborted transactions included,
+and every answer it does not write (tagged fields, node endpoints) is left to the codec; the frame made
+from the pieces is encode_response's."""
 
 from __future__ import annotations
 
@@ -87,15 +87,25 @@ def test_a_frame_from_pieces_is_the_frame_from_the_joined_body(version: int) -> 
         assert framed == encode_response(77, header_version, b"".join(pieces))
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(
+    "aborted", [[], [{"ProducerId": 1, "FirstOffset": 0}, {"ProducerId": 9, "FirstOffset": 70}]]
+)
+def test_aborted_transactions_are_encoded_as_the_codec_encodes_them(version: int, aborted: list) -> None:
+    value = answer([("t", [partition(0, (b"abc",), AbortedTransactions=aborted), partition(1, b"x")])])
+    pieces = encode(value, version)
+    assert pieces is not None
+    assert b"".join(pieces) == FETCH.encode(joined(value), version)
+
+
 @pytest.mark.parametrize(
     "extra",
     [
         {"DivergingEpoch": {"Epoch": 3, "EndOffset": 10}},
         {"CurrentLeader": {"LeaderId": 1, "LeaderEpoch": 2}},
-        {"AbortedTransactions": [{"ProducerId": 1, "FirstOffset": 0}]},
     ],
 )
-def test_answers_with_tagged_fields_or_aborted_transactions_are_left_to_the_codec(extra: dict) -> None:
+def test_answers_with_tagged_fields_are_left_to_the_codec(extra: dict) -> None:
     value = answer([("t", [partition(0, b"abc", **extra)])])
     assert encode(value, 12) is None
     assert FETCH.encode(value, 12)  # the codec writes them

@@ -39,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     describe = actions.add_parser(
         "describe", parents=[common], help="leader, epochs, ISR, status and offsets of every partition"
     )
-    describe.add_argument("topic", nargs="?", metavar="TOPIC", help="one topic (default: all)")
+    describe.add_argument(
+        "topics",
+        nargs="*",
+        metavar="TOPIC[:P]",
+        help="topics, or single partitions as TOPIC:P (as elect takes them; default: every partition)",
+    )
     add_connection_options(describe)
     describe.set_defaults(func=describe_command)
 
@@ -60,8 +65,10 @@ def partition_row(
     recovering: bool,
     high_watermark: int,
     offsets: Sequence[tuple[int, int]],
+    last_stable_offset: int = -1,
 ) -> tuple[str, ...]:
-    """One partition's cells; ``offsets`` are (broker, log end offset) in replica order."""
+    """One partition's cells; ``offsets`` are (broker, log end offset) in replica order; the last stable
+    offset is shown beside the high watermark when an open transaction holds it below."""
     leader_offset = "-"
     followers = []
     for broker, leo in offsets:
@@ -77,7 +84,7 @@ def partition_row(
         _ids(replicas),
         _ids(isr),
         status + (" (recovering)" if recovering else ""),
-        str(high_watermark),
+        str(high_watermark) if last_stable_offset < 0 else f"{high_watermark} (LSO {last_stable_offset})",
         leader_offset,
         f"[{', '.join(followers)}]",
     )
@@ -107,6 +114,7 @@ def partition_table(topics: list[dict[str, Any]]) -> list[str]:
             p["LeaderRecoveryState"] == 1,
             p["HighWatermark"],
             [(r["BrokerId"], r["LogEndOffset"]) for r in p["ReplicaStates"]],
+            p.get("LastStableOffset", -1),
         )
         for topic in topics
         for p in topic["Partitions"]
@@ -114,9 +122,24 @@ def partition_table(topics: list[dict[str, Any]]) -> list[str]:
     )
 
 
+def wanted_partitions(names: list[str]) -> list[str | tuple[str, list[int]]] | None:
+    """SimulatorPartitionState's topics for ``TOPIC`` / ``TOPIC:P`` words (None: every topic)."""
+    if not names:
+        return None
+    whole: list[str] = []
+    some: dict[str, list[int]] = {}
+    for name in names:
+        topic, sep, partition = name.rpartition(":")
+        if sep and partition.isdigit() and topic:
+            some.setdefault(topic, []).append(int(partition))
+        else:
+            whole.append(name)
+    return [*dict.fromkeys(whole), *((t, sorted(set(ps))) for t, ps in some.items() if t not in whole)]
+
+
 def describe_command(args: argparse.Namespace) -> int:
     async def action(client: KafkaClient) -> int:
-        topics = await client.partition_state(None if args.topic is None else [args.topic])
+        topics = await client.partition_state(wanted_partitions(args.topics))
         status = 0
         for topic in topics:
             if topic["ErrorCode"] != 0:
@@ -125,7 +148,13 @@ def describe_command(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 status = 1
-        if any(t["ErrorCode"] == 0 for t in topics) or not topics:
+            for p in topic["Partitions"]:
+                if p["ErrorCode"] != 0:
+                    where = f"{topic['Name']}-{p['PartitionIndex']}"
+                    print(f"placement-sim: {where}: {describe_error(p['ErrorCode'], None)}", file=sys.stderr)
+                    status = 1
+        shown = any(p["ErrorCode"] == 0 for t in topics for p in t["Partitions"])
+        if shown or not topics:
             print("\n".join(partition_table(topics)))
         return status
 

@@ -226,10 +226,17 @@ def test_acks_0_is_never_answered_and_a_refused_one_closes_the_connection(server
         assert read_response(sock) is None
 
 
-def test_invalid_acks_and_transactional_producers_are_refused_for_every_partition(server) -> None:
+def test_invalid_acks_are_refused_for_every_partition_and_a_stray_transactional_batch_for_its_own(
+    server,
+) -> None:
     topic = _topic(server)
     with _client(server) as client:
         assert _produce(client, topic, build(1), acks=2)["ErrorCode"] == ErrorCode.INVALID_REQUIRED_ACKS
+        stray = build(1, producer=(7, 0, 0), transactional=True)
+        partition = _produce(client, topic, stray)
+        assert partition["ErrorCode"] == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        assert "without a TransactionalId" in partition["ErrorMessage"]
+        # A TransactionalId on a request of plain batches is no transaction: the batch is appended.
         response = client.send(
             "ProduceRequest",
             {
@@ -239,17 +246,11 @@ def test_invalid_acks_and_transactional_producers_are_refused_for_every_partitio
                 "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": build(1)}]}],
             },
             version=9,
+            timeout=10,
         )
-        [partition] = response["Responses"][0]["PartitionResponses"]
-        assert partition["ErrorCode"] == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        assert partition["ErrorMessage"] == "transactions are not simulated by placement-sim"
-        init = client.send(
-            "InitProducerIdRequest", {"TransactionalId": "tx", "TransactionTimeoutMs": 1000}, version=4
-        )
-        assert (init["ErrorCode"], init["ProducerId"]) == (
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            -1,
-        )
+        [plain] = response["Responses"][0]["PartitionResponses"]
+        assert (plain["ErrorCode"], plain["BaseOffset"]) == (ErrorCode.NONE, 0)
+        assert server.transactions() == {}
 
 
 def test_idempotent_producers_get_new_ids_and_retried_batches_their_original_offsets(server) -> None:

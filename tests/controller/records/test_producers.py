@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.records.batch import read_header
+from controller.records.batch import control_batch, read_header
 from controller.records.checks import DEFAULT_LIMITS, ClientBatch, check_client_batch
 from controller.records.log import Log
 from controller.records.producers import BatchMetadata, ProducerIdAllocator, ProducerStates
@@ -15,6 +15,14 @@ from protocol.errors import Refusal
 from tests.controller.records.batches import NOW, build
 
 PID = 4000
+
+
+def txn(count: int, sequence: int, epoch: int = 0, pid: int = PID) -> ClientBatch:
+    checked = check_client_batch(
+        build(count, producer=(pid, epoch, sequence), transactional=True), 9, DEFAULT_LIMITS, NOW, "t", 1
+    )
+    assert isinstance(checked, ClientBatch)
+    return checked
 
 
 def batch(count: int, sequence: int, epoch: int = 0, pid: int = PID) -> ClientBatch:
@@ -199,3 +207,44 @@ def test_a_partition_keeps_at_most_its_limit_of_producers_the_least_recent_forgo
     # A forgotten producer starts again at any sequence (KIP-360).
     assert states.check(read_header(build(1, producer=(2, 0, 7))), 11, "t", 0) is None
     assert ProducerStates().limit == 10_000
+
+
+def test_transactions_open_complete_and_abort_as_markers_arrive_and_are_forgotten_below_bounds():
+    leader = Leader()
+    assert leader.produce(txn(1, 0)) == (0, 0)
+    assert leader.states.has_ongoing_transaction(PID)
+    assert leader.states.first_unstable_offset(1) == 0
+    aborted = leader.states.record_marker(PID, 0, False, 3, 1, NOW)
+    assert aborted is not None and (aborted.first_offset, aborted.last_offset) == (0, 1)
+    assert not leader.states.has_ongoing_transaction(PID)
+    assert leader.states.first_unstable_offset(1) == 0  # its marker is not below the high watermark yet
+    assert leader.states.first_unstable_offset(2) is None
+    assert leader.states.aborted_between(0, 2) == [aborted]
+    assert leader.states.aborted_between(2, 5) == []
+    entry = leader.states.entry(PID)
+    assert entry is not None and (entry.current_txn_first_offset, entry.coordinator_epoch) == (None, 3)
+    refused = leader.states.check_marker(PID, 0, 2)
+    assert isinstance(refused, Refusal) and refused.code == ErrorCode.TRANSACTION_COORDINATOR_FENCED
+    leader.states.forget_aborted(2)
+    assert leader.states.aborted_between(0, 2) == []
+
+
+def test_a_plain_batch_inside_an_open_transaction_is_invalid_txn_state():
+    leader = Leader()
+    assert leader.produce(txn(1, 0)) == (0, 0)
+    refused = leader.produce(batch(1, 1))
+    assert isinstance(refused, Refusal) and refused.code == ErrorCode.INVALID_TXN_STATE
+
+
+def test_the_state_rebuilt_from_a_log_with_markers_is_the_same():
+    leader = Leader()
+    leader.produce(txn(2, 0))
+    marker = control_batch(PID, 0, False, 1, NOW)
+    checked = check_client_batch(marker, 9, DEFAULT_LIMITS, NOW, "t", 1)
+    assert isinstance(checked, Refusal)  # a client may not write one: only a leader appends markers
+    stored = leader.log.append_as_leader(ClientBatch(memoryview(marker), read_header(marker)), 0)
+    leader.states.record_marker(PID, 0, False, 1, stored.base_offset, NOW)
+    leader.produce(txn(1, 2))
+    rebuilt = ProducerStates.from_batches(leader.log.batches())
+    assert rebuilt.aborted_between(0, 10) == leader.states.aborted_between(0, 10)
+    assert rebuilt.ongoing() == leader.states.ongoing() == {PID: 3}

@@ -64,7 +64,7 @@ BAD_INPUTS = {
     "zero size": (frame_with_size(0), "bad frame size"),
     "negative size": (frame_with_size(-5), "bad frame size"),
     "size above socket.request.max.bytes": (frame_with_size(4097, b"\x00" * 64), "bad frame size"),
-    "unknown apiKey": (frame_with_size(10, header(65, 0)), "unknown apiKey"),
+    "unknown apiKey": (frame_with_size(10, header(48, 0)), "unknown apiKey"),
     "apiKey out of any range": (frame_with_size(10, header(31999, 0)), "unknown apiKey"),
     "unsupported version of apiKey 68": (frame_with_size(10, header(68, 1)), "unsupported version"),
     "truncated body": (

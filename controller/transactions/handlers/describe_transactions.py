@@ -1,0 +1,39 @@
+"""DescribeTransactions (65) v0: the state of transactional ids at their coordinator (KIP-664), as Kafka's
+``handleDescribeTransactions``: NOT_COORDINATOR from a broker that does not coordinate one,
+TRANSACTIONAL_ID_NOT_FOUND for an id it does not know, else its state, timeout, start time, producer id
+and epoch, and its partitions (while it prepares to end: those still without a marker)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext
+from protocol.codes import ApiKey
+
+API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
+VERSIONS = (0, 0)
+
+
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    coordinator = ctx.controller.transactions.coordinator
+    states = [coordinator.describe(tid, ctx.listener_broker) for tid in request["TransactionalIds"]]
+    return {"ThrottleTimeMs": 0, "TransactionStates": states}
+
+
+def error_response(request: dict[str, Any], version: int, error_code: int, message: str) -> dict[str, Any]:
+    return {
+        "ThrottleTimeMs": 0,
+        "TransactionStates": [
+            {
+                "ErrorCode": error_code,
+                "TransactionalId": tid,
+                "TransactionState": "",
+                "TransactionTimeoutMs": 0,
+                "TransactionStartTimeMs": -1,
+                "ProducerId": -1,
+                "ProducerEpoch": -1,
+                "Topics": [],
+            }
+            for tid in request.get("TransactionalIds") or []
+        ],
+    }

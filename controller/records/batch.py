@@ -456,11 +456,11 @@ def _nullable_varint_bytes(data: bytes | None) -> bytes:
 def client_batch(
     records: list[tuple[bytes | None, bytes | None]],
     timestamp_ms: int,
-    producer: tuple[int, int, int] = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE),
+    producer: tuple[int, int, int] | None = None,
 ) -> bytes:
     """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer sends it
-    (BaseOffset 0, CreateTime; ``MemoryRecordsBuilder``'s layout): without idempotence by default, or with
-    ``producer`` = (producer id, epoch, base sequence) as an idempotent producer."""
+    (BaseOffset 0, CreateTime; ``MemoryRecordsBuilder``'s layout): without idempotence by default (None), or
+    with ``producer`` = (producer id, epoch, base sequence) as an idempotent producer."""
     if not records:
         raise ValueError("a batch holds at least one record")
     parts = []
@@ -475,4 +475,11 @@ def client_batch(
             )
         )
         parts.append(uvarint_bytes(zigzag32(len(body))) + body)
-    return _plain_batch(0, NO_PARTITION_LEADER_EPOCH, len(records), timestamp_ms, b"".join(parts), producer)
+    return _plain_batch(
+        0,
+        NO_PARTITION_LEADER_EPOCH,
+        len(records),
+        timestamp_ms,
+        b"".join(parts),
+        (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE) if producer is None else producer,
+    )

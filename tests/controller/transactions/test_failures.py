@@ -348,6 +348,7 @@ def test_a_transaction_log_append_waits_the_transactions_timeout_not_thirty_seco
     with virtual_cluster(**{"replica.lag.time.max.ms": 60_000}) as server:
         wire = Wire(server, pool)
         try:
+            make_topic(wire)
             assert wire.find(TXN)["ErrorCode"] == 0
             index = coordinator_partition_of(TXN)
             state = server.partition_state(TRANSACTION_STATE_TOPIC, index)
@@ -363,6 +364,12 @@ def test_a_transaction_log_append_waits_the_transactions_timeout_not_thirty_seco
             assert not future.done()  # still within the transaction's timeout
             server.advance(200)
             assert future.result(10)["ErrorCode"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
+            # The id keeps the producer id its first InitProducerId took, with no epoch yet: a request naming
+            # them is refused with a code, not an internal error (found by the fuzz benchmark).
+            state = server.transactions()[TXN]
+            assert state["producer_epoch"] == -1
+            named = wire.add(TXN, (state["producer_id"], -1), {TOPIC: [0]})
+            assert set(named.values()) == {ErrorCode.INVALID_PRODUCER_ID_MAPPING}
             for b in followers:
                 server.set_replication(b, records_per_s=None)
             assert wire.init(TXN, timeout_ms=2000)["ErrorCode"] == ErrorCode.NONE  # retried: served

@@ -1,5 +1,6 @@
 """ListGroups (16): the groups this broker coordinates (every group on the bootstrap listener), filtered
-by state (v4+) and type (v5+; every simulated group is ``classic``)."""
+by state (v4+) and type (v5+): classic groups, and share groups (type and protocol type ``share``) once
+share groups are in use (:mod:`controller.share`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         )
         if broker is None or service.coordinator_of(g.group_id) == (ErrorCode.NONE, broker)
     ]
+    share = ctx.controller.built("share")
+    if share is not None:
+        groups += share.list_groups(broker, request.get("StatesFilter", ()), request.get("TypesFilter", ()))
     data = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "Groups": groups}
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 

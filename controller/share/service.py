@@ -483,7 +483,12 @@ class ShareService:
             return error, message
         written = await self._persist(sp, topic_id)
         if written:
+            # Put back as it was; a lock that ended while the write was pending ends now (its timer found
+            # nothing acquired then), as Kafka's share-partition runs an expired lock's task when it rolls
+            # a state transition back (KAFKA-19476). Without it the record stayed acquired for good (found
+            # by the loss checker's share seed 0: never delivered again, never archived).
             sp.restore(*saved)
+            self._schedule_locks(sp)
             return written, "The share coordinator could not persist the acknowledgement."
         self._wake()
         return ErrorCode.NONE, None

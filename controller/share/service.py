@@ -616,6 +616,25 @@ class ShareService:
             error = await future or error
         return error
 
+    def topic_deleted(self, topic: str) -> None:
+        """A topic was deleted: its share-partitions leave the leaders' memory (their locks with them), and
+        the share coordinator writes a tombstone for every share-partition state whose topic id the
+        cluster no longer has, as Kafka's share coordinator does when the metadata shows the topic deleted
+        (KAFKA-19201), whatever the groups' states: a topic made again under the name is another
+        share-partition, which starts from ``share.auto.offset.reset``."""
+        for key in [key for key in self.partitions if key[1] == topic]:
+            del self.partitions[key]
+            timer = self._locks.pop(key, None)
+            if timer is not None:
+                timer.cancel()
+        live = {kafka_uuid(t.topic_id) for t in self.cluster.topics.values()}
+        self.coordinator.follow_all()
+        for key in sorted(self.coordinator.states):
+            parts = key.rsplit(":", 2)
+            if len(parts) == 3 and parts[1] not in live:
+                self.coordinator.write(key, None, lambda _error: None)
+        self._wake()
+
     async def delete_group(self, group: str) -> ErrorCode:
         error = self.groups.delete(group)
         if error:

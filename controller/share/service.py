@@ -542,6 +542,12 @@ class ShareService:
             self._locks.pop(key, None)
             current = self.partitions.get(key)
             if current is not sp:
+                # A new leader's share-partition took its place: the timer (one per share-partition key)
+                # is its now. Without this its locks never ended (found by the loss checker's share seed
+                # 23: a record acquired at the new leader before the old one's timer fired stayed
+                # acquired for good).
+                if current is not None:
+                    self._schedule_locks(current)
                 return
             limit = self.cluster.group_config(sp.group, "share.delivery.count.limit")
             if sp.expire(self.clock.now(), limit):

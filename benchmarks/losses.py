@@ -381,13 +381,16 @@ def real_client_seed(
 
 # ------------------------------------------------------------------------------------- part 3
 
+#: A share seed's row: configuration, ok, records, deliveries, acceptances, archived records,
+#: acceptances reported lost, wall time, description.
+ShareRow = tuple[str, bool, int, int, int, int, int, float, str]
 
-def _share_chunk(seeds: list[int]) -> list[tuple[str, bool, int, int, int, int, float, str]]:
-    """Share seeds in this (worker) process: configuration, ok, records, deliveries, acceptances,
-    archived records, wall time, description."""
+
+def _share_chunk(seeds: list[int]) -> list[ShareRow]:
+    """Share seeds in this (worker) process, a :data:`ShareRow` each."""
     logging.disable(logging.WARNING)
 
-    async def run_all() -> list[tuple[str, bool, int, int, int, int, float, str]]:
+    async def run_all() -> list[ShareRow]:
         rows = []
         for seed in seeds:
             label = SHARE_CONFIGURATIONS[seed % len(SHARE_CONFIGURATIONS)].label
@@ -395,9 +398,8 @@ def _share_chunk(seeds: list[int]) -> list[tuple[str, bool, int, int, int, int, 
             try:
                 result = await run_share_seed(seed)
             except Exception as exc:  # noqa: BLE001 - named in the report, the other seeds go on
-                rows.append(
-                    (label, False, 0, 0, 0, 0, time.perf_counter() - started, f"share seed {seed}: {exc!r}")
-                )
+                seconds = time.perf_counter() - started
+                rows.append((label, False, 0, 0, 0, 0, 0, seconds, f"share seed {seed}: {exc!r}"))
                 continue
             share = result.run.extras["share"]
             archived = sum(a.last_offset - a.first_offset + 1 for a in share.archived)
@@ -409,6 +411,7 @@ def _share_chunk(seeds: list[int]) -> list[tuple[str, bool, int, int, int, int, 
                     len(share.deliveries),
                     len(share.accepted),
                     archived,
+                    sum(len(offsets) for _, offsets in share.lost_acknowledgements),
                     time.perf_counter() - started,
                     "" if result.ok else "share " + result.describe(),
                 )
@@ -418,9 +421,7 @@ def _share_chunk(seeds: list[int]) -> list[tuple[str, bool, int, int, int, int, 
     return asyncio.run(run_all())
 
 
-def share_groups(
-    seeds: int, first: int, workers: int
-) -> list[tuple[str, bool, int, int, int, int, float, str]]:
+def share_groups(seeds: int, first: int, workers: int) -> list[ShareRow]:
     chunks = [list(range(first + i, first + seeds, workers)) for i in range(workers)]
     if workers == 1:
         return _share_chunk(chunks[0])
@@ -428,11 +429,11 @@ def share_groups(
         return [row for rows in pool.map(_share_chunk, chunks) for row in rows]
 
 
-def _share_table(title: str, rows: list[tuple[str, bool, int, int, int, int, float, str]]) -> None:
+def _share_table(title: str, rows: list[ShareRow]) -> None:
     print(f"\n{title}")
     print(
         f"{'configuration':<42} {'seeds':>6} {'failed':>6} {'records':>8} {'delivered':>9} {'accepted':>8} "
-        f"{'archived':>8} {'s/seed':>7}"
+        f"{'archived':>8} {'lost acks':>9} {'s/seed':>7}"
     )
     for configuration in SHARE_CONFIGURATIONS:
         entries = [row for row in rows if row[0] == configuration.label]
@@ -440,7 +441,8 @@ def _share_table(title: str, rows: list[tuple[str, bool, int, int, int, int, flo
             print(
                 f"{configuration.label:<42} {len(entries):>6} {sum(not e[1] for e in entries):>6} "
                 f"{sum(e[2] for e in entries):>8} {sum(e[3] for e in entries):>9} {sum(e[4] for e in entries):>8} "
-                f"{sum(e[5] for e in entries):>8} {statistics.median(e[6] for e in entries):>7.2f}"
+                f"{sum(e[5] for e in entries):>8} {sum(e[6] for e in entries):>9} "
+                f"{statistics.median(e[7] for e in entries):>7.2f}"
             )
 
 
@@ -513,7 +515,7 @@ def main() -> int:
     if args.share_seeds:
         started = time.perf_counter()
         share_rows = share_groups(args.share_seeds, args.first, args.workers)
-        failures += [row[7] for row in share_rows if not row[1]]
+        failures += [row[8] for row in share_rows if not row[1]]
         _share_table(
             f"Share groups (the project's client): {args.share_seeds} seeds from {args.first}, "
             f"{time.perf_counter() - started:.0f} s in {args.workers} process(es)",

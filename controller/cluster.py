@@ -165,8 +165,8 @@ class PartitionState:
     #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
     candidate: int = NO_LEADER
     #: A reassignment in progress (Kafka's ``addingReplicas`` and ``removingReplicas``, KIP-455): the
-    #: replicas being added (in ``replicas`` already, copying) and those to drop once every target
-    #: replica is in sync. Both empty when none is in progress.
+    #: replicas being added (in ``replicas`` already, copying) and those to drop once the added ones are
+    #: in sync (:func:`controller.election.change.completed_reassignment`). Both empty when none is in progress.
     adding_replicas: list[int] = field(default_factory=list)
     removing_replicas: list[int] = field(default_factory=list)
 

@@ -194,10 +194,10 @@ class Controller:
     def _topic_deleted(self, topic: str) -> None:
         """A topic was deleted: the dynamics forget it, and each subsystem already built that keeps state of
         topics (a ``topic_deleted`` method) drops its own (one not built yet holds none)."""
-        self.dynamics.topic_deleted(topic)
+        self.dynamics.topic_deleted(topic)  # the data path hears of it there (``on_topic_deleted``)
         for attribute in _SUBSYSTEMS:
             forget = getattr(self.__dict__.get(attribute), "topic_deleted", None)
-            if forget is not None:
+            if forget is not None and forget != self.dynamics.on_topic_deleted:
                 forget(topic)
 
     def built(self, name: str) -> Any | None:

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from controller.cluster import Cluster
-from controller.config import SASL_USERS, SSL_KEYSTORE_KEY, settings
+from controller.config import SASL_USERS, SSL_KEYSTORE_KEY
 from controller.config.kafka_keys import (
     KAFKA_BROKER_KEYS,
     KAFKA_CLUSTER_LEVEL_LISTENER_KEYS,
@@ -33,6 +33,7 @@ from controller.config.kafka_keys import (
     KAFKA_LISTENER_ONLY_SECURITY_KEYS,
     KAFKA_PER_BROKER_KEYS,
 )
+from controller.config.settings import settings
 from controller.config.topic_configs import (
     BROKER_SYNONYMS,
     ConfigEntry,

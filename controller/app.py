@@ -177,7 +177,7 @@ class Controller:
         self.placements = placements
         self.dynamics = dynamics
         self.topic_admin = TopicAdmin(
-            config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
+            config, cluster, placements, dynamics.lock, clock.now, self._topic_deleted
         )
         self._images = ImageBuilder(cluster)
         #: Told of each subsystem as it is built: attribute -> callbacks (:meth:`when_built`).
@@ -199,6 +199,15 @@ class Controller:
         for callback in self._when_built.pop(name, ()):
             callback(value)
         return value
+
+    def _topic_deleted(self, topic: str) -> None:
+        """A topic was deleted: the dynamics forget it, and each subsystem already built that keeps state of
+        topics (a ``topic_deleted`` method) drops its own (one not built yet holds none)."""
+        self.dynamics.topic_deleted(topic)  # the data path hears of it there (``on_topic_deleted``)
+        for attribute in _SUBSYSTEMS:
+            forget = getattr(self.__dict__.get(attribute), "topic_deleted", None)
+            if forget is not None and forget != self.dynamics.on_topic_deleted:
+                forget(topic)
 
     def built(self, name: str) -> Any | None:
         """The subsystem ``name`` if it has been built, else None (without building it)."""

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Pieces, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Parked, Pieces, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
@@ -257,7 +257,8 @@ class Dispatcher:
             if self._auto_key_space:
                 origin.key_space = route.learns(self.controller.config, decoded_first[0], route.version)
         key: tuple[int, int, bytes] | None = None
-        if route.kept is not None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+        if route.kept is not None and origin.sasl is None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+            # (Not on SASL listeners: what ApiVersions offers there depends on the user.)
             key = (header.api_key, header.api_version, frame[offset:])
             kept = self._kept_answers(route, origin.broker)
             body = kept.answers.get(key) if kept is not None else None
@@ -532,11 +533,12 @@ class Dispatcher:
 
                 return Later(encoded(), _as_is, lambda exc: self._failed(route, request, correlation, exc))
             result = result.made()
-        elif inspect.isawaitable(result):
+        elif inspect.isawaitable(result) or kind is Parked:
             return Later(
-                result,
+                result.work if kind is Parked else result,
                 lambda done: self._respond(route, request, correlation, done),
                 lambda exc: self._failed(route, request, correlation, exc),
+                parked=kind is Parked,
             )
         try:
             body = self._body(route, result)

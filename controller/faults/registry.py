@@ -160,7 +160,8 @@ class Fault:
         return self._arm("times", count=n)
 
     def every_time(self) -> Fault:
-        return self._arm("every")
+        """Fires on every matching call (the ``always`` trigger)."""
+        return self._arm("always")
 
     def with_probability(self, p: float) -> Fault:
         return self._arm("probability", probability=p)
@@ -176,7 +177,7 @@ class Fault:
         self.calls += 1
         spec = self.spec
         trigger = spec.trigger
-        if trigger == "every":
+        if trigger == "always":
             fire = True
         elif trigger == "once":
             fire = self.fired == 0

@@ -63,6 +63,11 @@ class GroupSettings:
     max_session_timeout_ms: int = 1_800_000
     initial_rebalance_delay_ms: int = 3000
     max_size: int = 2**31 - 1
+    #: The simulator's caps on what cheap requests leave behind (``simulator.max.groups``,
+    #: ``simulator.max.pending.members``): groups, and member ids handed out with MEMBER_ID_REQUIRED
+    #: that no member joined with yet, in all.
+    max_groups: int = 100_000
+    max_pending_members: int = 50_000
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,34 @@ class JoinRequest:
     client_id: str = ""
     client_host: str = ""
     reason: str | None = None
+
+
+class _CountedSet(set[str]):
+    """A group's pending members: a set whose size changes are added to a tally shared by every group
+    (:attr:`GroupCoordinator.pending_members`)."""
+
+    def __init__(self, tally: list[int]) -> None:
+        super().__init__()
+        self._tally = tally
+
+    def add(self, item: str) -> None:
+        if item not in self:
+            self._tally[0] += 1
+            super().add(item)
+
+    def discard(self, item: str) -> None:
+        if item in self:
+            self._tally[0] -= 1
+            super().discard(item)
+
+    def remove(self, item: str) -> None:
+        if item not in self:
+            raise KeyError(item)
+        self.discard(item)
+
+    def clear(self) -> None:
+        self._tally[0] -= len(self)
+        super().clear()
 
 
 class OffsetCommit(NamedTuple):
@@ -200,6 +233,18 @@ class GroupCoordinator:
         #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
         self._session_end: dict[tuple[str, ...], int] = {}
         self._seen: dict[str, tuple[str, int, str | None, tuple[str, ...]]] = {}
+        #: Every group's pending members, in all (kept by the groups' counted sets).
+        self._pending = [0]
+
+    def _new_group(self, group_id: str) -> ClassicGroup:
+        group = ClassicGroup(group_id)
+        group.pending_members = _CountedSet(self._pending)
+        return group
+
+    @property
+    def pending_members(self) -> int:
+        """Member ids handed out with MEMBER_ID_REQUIRED and not joined with yet, in every group."""
+        return self._pending[0]
 
     # ------------------------------------------------------------------------------------------- timers
 
@@ -310,7 +355,10 @@ class GroupCoordinator:
             if not unknown:
                 respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, request.member_id))
                 return
-            group = self.groups[request.group_id] = ClassicGroup(request.group_id)
+            if len(self.groups) >= self.settings.max_groups:
+                respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+                return
+            group = self.groups[request.group_id] = self._new_group(request.group_id)
         if not self._accepts(group, request.member_id):
             group.remove(request.member_id)
             respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
@@ -347,6 +395,9 @@ class GroupCoordinator:
             else:
                 self._add_member(group, request, new_id, respond)
         elif request.require_known_member_id:
+            if self._pending[0] >= self.settings.max_pending_members:
+                respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+                return
             group.pending_members.add(new_id)
             self._session(group.group_id, new_id, request.session_timeout_ms)
             respond(JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id))
@@ -973,7 +1024,9 @@ class GroupCoordinator:
         if group is None:
             if generation < 0:
                 # A commit outside group management (an admin, an assigned consumer): a simple group.
-                group = self.groups[group_id] = ClassicGroup(group_id)
+                if len(self.groups) >= self.settings.max_groups:
+                    raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED)
+                group = self.groups[group_id] = self._new_group(group_id)
                 return group
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION)
         if group.is_in(GroupState.DEAD):
@@ -1073,6 +1126,7 @@ class GroupCoordinator:
         if not group.is_in(GroupState.EMPTY):
             return ErrorCode.NON_EMPTY_GROUP
         group.transition(GroupState.DEAD)
+        group.pending_members.clear()
         del self.groups[group_id]
         for key in [k for k in self._timers if k[1] == group_id]:
             self._cancel(key)
@@ -1114,11 +1168,14 @@ class GroupCoordinator:
     def load(self, group_id: str, snapshot: dict[str, Any] | None) -> None:
         """The group as a coordinator that takes over reads it from the log: the last written generation,
         Stable with its members (their sessions restart) or Empty; None: no group."""
-        self.groups.pop(group_id, None)
+        gone = self.groups.pop(group_id, None)
+        if gone is not None:
+            gone.pending_members.clear()
         if snapshot is None:
             self._note(group_id, "coordinator loaded the group: none")
             return
-        group = ClassicGroup(group_id, generation=snapshot["generation"])
+        group = self._new_group(group_id)
+        group.generation = snapshot["generation"]
         group.protocol_type = snapshot["protocol_type"]
         group.protocol_name = snapshot["protocol_name"]
         for mid, iid, cid, host, rebalance_ms, session_ms, ptype, protocols, assignment in snapshot[

@@ -161,6 +161,8 @@ class GroupService:
                 max_session_timeout_ms=config.group_max_session_timeout_ms,
                 initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
                 max_size=config.group_max_size,
+                max_groups=config.max_groups,
+                max_pending_members=config.max_pending_members,
             ),
             seed=config.seed,
             events=cluster.events,

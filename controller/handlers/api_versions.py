@@ -9,10 +9,12 @@ versions produce without compression to a broker whose Produce range does not st
 A request of a version the server does not know is answered too, as Kafka does: in v0, with
 UNSUPPORTED_VERSION and ApiVersions' own range, so that the client retries with a version it finds there.
 
-The answer depends on the request alone: not on the cluster, the connection's listener or its security
-state (during a SASL handshake :mod:`controller.security` lets one ApiVersions request through to this
-handler, and it gets the same answer as after authentication, as from Kafka). So the dispatch keeps the
-answers it gave (``ANSWER_DEPENDS_ON``) and a request it has seen before costs its header alone.
+The answer depends on the request alone (not on the cluster or the connection's listener), except on a
+SASL listener: the control APIs (keys 1000 and up) are offered there only to an authenticated user of
+``simulator.control.users``, the only one they are served to (before authentication, and to any other
+user, they are not offered; Kafka offers every API it serves). So the dispatch keeps the answers it gave
+(``ANSWER_DEPENDS_ON``) except on SASL listeners, and a request it has seen before costs its header
+alone.
 
 apiKey 68 is two APIs: the simulator's own CreateReplicaPlacement (KIP-879), and ConsumerGroupHeartbeat
 (KIP-848), which Apache Kafka 3.7+ gives the key and Kafka's clients send when a consumer sets
@@ -40,6 +42,7 @@ import re
 from typing import Any
 
 from controller.handlers import AnswerDependsOn, RequestContext
+from controller.handlers._control import CONTROL_KEYS
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.API_VERSIONS
@@ -71,6 +74,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
     handlers = ctx.handlers.in_space(space)
     # Forced to the project's key space, a client of Kafka's is not offered the key it would misread.
     hidden = ApiKey.CREATE_REPLICA_PLACEMENT if space is None and heartbeats_on_68(request, version) else None
+    controls = _controls_served(ctx)
     keys = [
         {
             "ApiKey": key,
@@ -78,7 +82,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             "MaxVersion": handler.max_version,
         }
         for key, handler in handlers.items()
-        if key != hidden
+        if key != hidden and (controls or key < CONTROL_KEYS)
     ]
     response: dict[str, Any] = {"ErrorCode": ErrorCode.NONE, "ApiKeys": keys, "ThrottleTimeMs": 0}
     if version >= 3:
@@ -91,6 +95,15 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             for name, (_, _, level) in FEATURES.items()
         ]
     return response
+
+
+def _controls_served(ctx: RequestContext) -> bool:
+    """Whether this connection is offered the control APIs (keys 1000 and up): on a SASL listener only once
+    authenticated as a user of ``simulator.control.users``, who alone is served them
+    (:mod:`controller.handlers._control`); elsewhere whenever the server serves them (its handlers)."""
+    if ctx.sasl is None:
+        return True
+    return ctx.principal is not None and ctx.principal in (ctx.controller.config.control_users or ())
 
 
 def heartbeats_on_68(request: dict[str, Any], version: int) -> bool:

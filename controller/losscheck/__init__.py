@@ -13,6 +13,8 @@ promise") rule by rule. For a test of one's own::
 
 - :mod:`.schedule`: the configurations (policy x unclean x acks x idempotence) and the seeded steps;
 - :mod:`.runner`: one run on a server in this process, on a virtual clock, with the project's client;
+- :mod:`.share`: share groups' runs (:func:`~controller.losscheck.share.run_share_seed`: share consumers
+  through the same failures) and their checks;
 - :mod:`.checks`: what a run records and the checks (extend :class:`Check` for new rules; a transactional
   configuration, :data:`TRANSACTIONAL_CONFIGURATIONS`, adds :data:`TRANSACTION_CHECKS`).
 """

@@ -901,15 +901,19 @@ def _fetch(topic: str, partition: int, offset: int, isolation: int = 0) -> dict[
     }
 
 
-def server_config(seed: int, configuration: Configuration, setup: Setup = Setup()) -> ServerConfig:
-    """The server a run uses: ``setup.brokers`` brokers on a virtual clock, short failure timers."""
-    properties = {
+def server_config(
+    seed: int, configuration: Configuration, setup: Setup = Setup(), extra: dict[str, Any] | None = None
+) -> ServerConfig:
+    """The server a run uses: ``setup.brokers`` brokers on a virtual clock, short failure timers (and the
+    ``extra`` broker properties a family's run adds)."""
+    properties: dict[str, Any] = {
         "auto.leader.rebalance.enable": "false",
         "replica.lag.time.max.ms": 1000,
         "broker.session.timeout.ms": 1500,
         "broker.heartbeat.interval.ms": 300,
         "simulator.replication.tick.ms": 50,
         "simulator.election.fluvio.health.timeout.ms": 1500,
+        **(extra or {}),
     }
     if configuration.transactional:  # a small __transaction_state, open transactions aborted quickly
         properties["transaction.state.log.num.partitions"] = 5

@@ -4,7 +4,9 @@ One batch per partition of a Produce request (v3+) goes through :func:`check_cli
 the batch (a :class:`ClientBatch`, ready for :meth:`controller.records.log.Log.append_as_leader`) or the
 :class:`~protocol.errors.Refusal` Kafka would answer for that partition. The order is Kafka's:
 
-1. ``ProduceRequest.validateRecords`` (called by ``KafkaApis.handleProduceRequest``): at least one whole
+1. ``ProduceRequest.validateRecords`` (called by ``KafkaApis.handleProduceRequest``;
+   :func:`controller.records.validator.check_records_form`, with the other checks of the records, which
+   the Produce handler calls before the acks and leadership checks): at least one whole
    batch (INVALID_RECORD), magic 2 (INVALID_RECORD), no ZStandard before Produce v7
    (UNSUPPORTED_COMPRESSION_TYPE), exactly one batch (INVALID_RECORD); a corrupt batch size or magic met
    while reading the batches is CORRUPT_MESSAGE (``ByteBufferLogInputStream``).
@@ -16,21 +18,17 @@ the batch (a :class:`ClientBatch`, ready for :meth:`controller.records.log.Log.a
    handler's call: this module answers for one partition).
 3. ``LogValidator.validateBatch`` for a client's batch: LastOffsetDelta against RecordsCount, no control
    batch, a BaseSequence of 0 or more when the batch has a producer id (all INVALID_RECORD).
-4. ``LogValidator.validateTimestamp``: timestamps within ``message.timestamp.before.max.ms`` /
-   ``message.timestamp.after.max.ms`` of the leader's clock on CreateTime topics, and no LogAppendTime
-   set by a producer (INVALID_TIMESTAMP). See :func:`check_timestamps` for what is read.
 
-What Kafka checks that is not checked here, because it needs the records themselves (decompressed for a
-compressed batch) and the simulator keeps batches as sent: keys on compacted topics, the records' own
-count and offsets inside the batch, and each record's timestamp (only the header's are read). The
-messages are Kafka's, naming the partition as Kafka's ``TopicPartition`` prints it (``topic-partition``),
-except the timestamp ones: Kafka names each failing record (in ProduceResponse v8+ RecordErrors, under
-the ErrorMessage "One or more records have been rejected due to invalid timestamp"), these name the
-header's timestamp that failed, in Kafka's words otherwise.
+What needs the records themselves (each record's structure, count, offsets, timestamp and key; the
+decompressed size of a compressed batch) is :mod:`controller.records.validator`'s, the rest of Kafka's
+``LogValidator``, read once at append. The messages are Kafka's, naming the partition as Kafka's
+``TopicPartition`` prints it (``topic-partition``). (Kafka's Produce answer carries no message for
+these refusals, only the code: its broker logs the message; the simulator tells the client.)
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -40,29 +38,24 @@ from crc32c import crc32c
 from controller.records.batch import (
     ATTRIBUTES_OFFSET,
     CONTROL_FLAG,
-    HEADER_SIZE,
-    MAGIC_OFFSET,
-    MAGIC_V2,
-    NO_TIMESTAMP,
-    TIMESTAMP_TYPE_FLAG,
     BatchHeader,
     Compression,
-    next_batch_size,
-    read_header,
 )
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 
 __all__ = [
-    "validate_records",
     "DEFAULT_LIMITS",
+    "DEFAULT_MAX_DECOMPRESSED_BYTES",
+    "BatchTimestamps",
     "MAX_MESSAGE_BYTES",
     "TIMESTAMP_AFTER_MAX_MS",
     "TIMESTAMP_BEFORE_MAX_MS",
     "ClientBatch",
     "TopicLimits",
+    "check_batch",
     "check_client_batch",
-    "check_timestamps",
+    "unknown_codec",
 ]
 
 #: Topic configs and their Kafka 4 defaults (``TopicConfig`` / ``LogConfig``): 1 MiB plus a 12-byte log
@@ -72,10 +65,11 @@ MAX_MESSAGE_BYTES: Final = "max.message.bytes"
 TIMESTAMP_TYPE: Final = "message.timestamp.type"
 TIMESTAMP_BEFORE_MAX_MS: Final = "message.timestamp.before.max.ms"
 TIMESTAMP_AFTER_MAX_MS: Final = "message.timestamp.after.max.ms"
+CLEANUP_POLICY: Final = "cleanup.policy"
+#: ``simulator.records.max.decompressed.bytes``'s default: 64 MiB.
+DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 64 * 1024 * 1024
 _LONG_MAX: Final = 2**63 - 1
 
-#: ZStandard batches need Produce v7 (KIP-110).
-_ZSTD_MIN_PRODUCE_VERSION: Final = 7
 _ZSTD: Final = int(Compression.ZSTD)
 _COMPRESSION_MASK: Final = 0x07
 
@@ -90,81 +84,56 @@ class TopicLimits:
     log_append_time: bool = False
     timestamp_before_max_ms: int = _LONG_MAX
     timestamp_after_max_ms: int = 3_600_000
+    #: ``cleanup.policy`` includes ``compact``: every record needs a key.
+    compacted: bool = False
+    #: The most bytes a compressed batch's records may decompress to
+    #: (``simulator.records.max.decompressed.bytes``; -1: no bound).
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 
     @classmethod
-    def read(cls, value: Callable[[str], Any]) -> TopicLimits:
+    def read(
+        cls, value: Callable[[str], Any], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    ) -> TopicLimits:
         """The limits of a topic whose config ``name`` is in effect with the value ``value(name)`` (parsed,
-        as :meth:`controller.cluster.Cluster.topic_config` gives it: the topic's own, else the brokers')."""
+        as :meth:`controller.cluster.Cluster.topic_config` gives it: the topic's own, else the brokers'),
+        and the server's bound on decompressed records."""
         return cls(
             max_message_bytes=value(MAX_MESSAGE_BYTES),
             log_append_time=value(TIMESTAMP_TYPE) == "LogAppendTime",
             timestamp_before_max_ms=value(TIMESTAMP_BEFORE_MAX_MS),
             timestamp_after_max_ms=value(TIMESTAMP_AFTER_MAX_MS),
+            compacted="compact" in value(CLEANUP_POLICY),
+            max_decompressed_bytes=max_decompressed_bytes,
         )
 
 
 DEFAULT_LIMITS: Final = TopicLimits()
 
 
+class BatchTimestamps(NamedTuple):
+    """What a log keeps of a batch's record timestamps (:mod:`controller.records.validator` reads them):
+    the largest, the offset delta of the first record with it, and the steps of the running maximum
+    (offset deltas and timestamps, both rising) when there is more than one (None: the first record has
+    the largest)."""
+
+    max_timestamp: int
+    max_delta: int
+    steps: tuple[array[int], array[int]] | None = None
+
+    @property
+    def held_bytes(self) -> int:
+        """What the steps take (12 bytes a step)."""
+        return 0 if self.steps is None else 12 * len(self.steps[0])
+
+
 class ClientBatch(NamedTuple):
-    """A client's batch that passed the checks: its bytes (a view into the request, not a copy) and its
-    header."""
+    """A client's batch that passed the checks: its bytes (a view into the request, not a copy), its
+    header, and once its records are read (:func:`controller.records.validator.validate_records`) their
+    timestamps as a log keeps them."""
 
     data: memoryview
     header: BatchHeader
-
-
-def _at_least_one(version: int) -> Refusal:
-    return Refusal(
-        ErrorCode.INVALID_RECORD,
-        f"Produce requests with version {version} must have at least one record batch per partition",
-    )
-
-
-def validate_records(
-    records: bytes | bytearray | memoryview | None, api_version: int, topic: str, partition: int
-) -> tuple[memoryview, int, BatchHeader] | Refusal:
-    """Step 1, ``ProduceRequest.validateRecords``: the partition's one batch (its view, size and header),
-    or Kafka's refusal. Kafka's handler makes this check before any other of the partition's but the
-    topic's (before the acks, the leadership and the transaction's checks)."""
-    if records is None:
-        return _at_least_one(api_version)
-    view = memoryview(records)
-    try:
-        size = next_batch_size(view, 0)
-        if size is None:
-            return _at_least_one(api_version)
-        if view[MAGIC_OFFSET] != MAGIC_V2:
-            return Refusal(
-                ErrorCode.INVALID_RECORD,
-                f"Produce requests with version {api_version} are only allowed to contain record batches "
-                "with magic version 2",
-            )
-        if size < HEADER_SIZE:
-            # Too short to hold a v2 header: Kafka's reads of the missing fields fail; its CRC check
-            # (``DefaultRecordBatch.isValid``) refuses any batch below the header's size.
-            return Refusal(
-                ErrorCode.CORRUPT_MESSAGE,
-                f"Record is corrupt (stored crc = {_stored_crc(view)}) in topic partition {topic}-{partition}.",
-            )
-        header = read_header(view, 0)
-        if api_version < _ZSTD_MIN_PRODUCE_VERSION:
-            if header.attributes & _COMPRESSION_MASK == _ZSTD:
-                return Refusal(
-                    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                    f"Produce requests with version {api_version} are not allowed to use ZStandard compression",
-                )
-            if header.attributes & _COMPRESSION_MASK > _ZSTD:
-                return _unknown_codec(header)
-        if next_batch_size(view, size) is not None:
-            return Refusal(
-                ErrorCode.INVALID_RECORD,
-                f"Produce requests with version {api_version} are only allowed to contain exactly one record "
-                "batch per partition",
-            )
-    except Refusal as refusal:
-        return refusal
-    return view, size, header
+    timestamps: BatchTimestamps | None = None
 
 
 def check_client_batch(
@@ -177,10 +146,21 @@ def check_client_batch(
 ) -> ClientBatch | Refusal:
     """The batch of one partition of a Produce request (``api_version`` 3 or more), or Kafka's refusal of
     it (see the module docstring for the checks and their order). ``now_ms`` is the leader's clock."""
-    validated = validate_records(records, api_version, topic, partition)
-    if isinstance(validated, Refusal):
-        return validated
-    view, size, header = validated
+    # Step 1 lives with the other checks of a request's records (the validator imports this module).
+    from controller.records.validator import check_records_form
+
+    formed = check_records_form(records, api_version, topic, partition)
+    if isinstance(formed, Refusal):
+        return formed
+    return check_batch(formed, limits, topic, partition)
+
+
+def check_batch(
+    formed: tuple[memoryview, int, BatchHeader], limits: TopicLimits, topic: str, partition: int
+) -> ClientBatch | Refusal:
+    """Steps 2 and 3 for a batch that passed step 1 (``formed``: what
+    :func:`controller.records.validator.check_records_form` returned), or Kafka's refusal."""
+    view, size, header = formed
     if header.base_offset != 0:
         return Refusal(
             ErrorCode.INVALID_RECORD,
@@ -200,7 +180,7 @@ def check_client_batch(
             f"Record is corrupt (stored crc = {header.crc}) in topic partition {topic}-{partition}.",
         )
     if header.attributes & _COMPRESSION_MASK > _ZSTD:
-        return _unknown_codec(header)
+        return unknown_codec(header)
     # The common case in one test; the refusals, in Kafka's order and words, only when something is off.
     delta = header.last_offset_delta
     if (
@@ -210,15 +190,11 @@ def check_client_batch(
         or (header.producer_id >= 0 and header.base_sequence < 0)
     ):
         return _refuse_batch(header, f"{topic}-{partition}")
-    refusal = check_timestamps(header, limits, now_ms)
-    return refusal if refusal is not None else ClientBatch(batch, header)
+    return ClientBatch(batch, header)
 
 
-def _stored_crc(view: memoryview) -> int:
-    return int.from_bytes(view[17:21], "big") if len(view) >= 21 else 0
-
-
-def _unknown_codec(header: BatchHeader) -> Refusal:
+def unknown_codec(header: BatchHeader) -> Refusal:
+    """Kafka's answer to a codec id of 5-7 (``CompressionType.forId`` throws)."""
     return Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {header.compression_id}")
 
 
@@ -255,57 +231,3 @@ def _refuse_batch(header: BatchHeader, tp: str) -> Refusal:
             f"{header.producer_id} in topic partition {tp}",
         )
     raise AssertionError(f"nothing to refuse in {header}")  # pragma: no cover - the caller checked
-
-
-def check_timestamps(header: BatchHeader, limits: TopicLimits, now_ms: int) -> Refusal | None:
-    """``LogValidator.validateTimestamp`` read from the header alone, so that a compressed batch is never
-    decompressed: INVALID_TIMESTAMP, or None.
-
-    Kafka checks each record's timestamp. A v2 record's timestamp is BaseTimestamp plus its delta, and
-    BaseTimestamp is the first record's (``MemoryRecordsBuilder`` takes the first appended record's, as
-    librdkafka and kafka-python do); MaxTimestamp is the largest of them (the producer computes it, and
-    Kafka itself reads a batch's newest timestamp from it). So MaxTimestamp bounds every record from above
-    and the "too far ahead" test on it is exactly Kafka's answer for the whole batch; BaseTimestamp is the
-    oldest record's whenever the records are in timestamp order, which is how the clients build batches
-    (each record stamped when it is appended). A producer that sets explicit, decreasing timestamps can
-    put a record older than the first after it; that record's age is not checked here.
-
-    On a LogAppendTime batch Kafka gives every record MaxTimestamp: on a CreateTime topic that time is
-    checked like any other, and only a batch with no timestamp at all (-1) is refused for the type; on a
-    LogAppendTime topic a producer's LogAppendTime batch is always refused. A CreateTime batch on a
-    LogAppendTime topic is accepted as it is (the leader stamps its own time).
-    """
-    batch_log_append_time = header.attributes & TIMESTAMP_TYPE_FLAG
-    if limits.log_append_time:
-        return _producer_set_log_append_time() if batch_log_append_time else None
-    if batch_log_append_time:
-        if header.max_timestamp == NO_TIMESTAMP:
-            return _producer_set_log_append_time()
-        return _check_range(header.max_timestamp, limits, now_ms, "of the batch's messages")
-    low, high = now_ms - limits.timestamp_before_max_ms, now_ms + limits.timestamp_after_max_ms
-    first, newest = header.base_timestamp, header.max_timestamp
-    if (first == NO_TIMESTAMP or low <= first <= high) and (newest == NO_TIMESTAMP or low <= newest <= high):
-        return None
-    if first != NO_TIMESTAMP:
-        refusal = _check_range(first, limits, now_ms, "of the batch's first message")
-        if refusal is not None:
-            return refusal
-    return _check_range(newest, limits, now_ms, "of the batch's newest message")
-
-
-def _check_range(timestamp: int, limits: TopicLimits, now_ms: int, which: str) -> Refusal | None:
-    difference = now_ms - timestamp
-    if difference > limits.timestamp_before_max_ms or -difference > limits.timestamp_after_max_ms:
-        return Refusal(
-            ErrorCode.INVALID_TIMESTAMP,
-            f"Timestamp {timestamp} {which} is out of range. The timestamp should be within "
-            f"[{now_ms - limits.timestamp_before_max_ms}, {now_ms + limits.timestamp_after_max_ms}]",
-        )
-    return None
-
-
-def _producer_set_log_append_time() -> Refusal:
-    return Refusal(
-        ErrorCode.INVALID_TIMESTAMP,
-        "Invalid timestamp type in the batch's messages. Producer should not set timestamp type to LogAppendTime.",
-    )

@@ -283,6 +283,61 @@ async def test_a_topics_retention_bytes_applies_when_it_is_lower() -> None:
         await sim.close()
 
 
+def test_describe_producers_lists_producers_until_they_expire():
+    """As Kafka: a producer whose batches retention removed is still listed (its state outlives them), until
+    it appended nothing for producer.id.expiration.ms (default a day, pinned)."""
+    from controller.config import ServerConfig
+    from controller.embedded import ServerThread
+    from protocol.client import BlockingClient
+    from tests.controller.records.batches import build as build_batch
+
+    assert ServerConfig().producer_id_expiration_ms == 86_400_000
+    props = {
+        "producer.id.expiration.ms": "1000",
+        "producer.id.expiration.check.interval.ms": "100",
+        "simulator.log.max.bytes": "200",
+    }
+    with ServerThread.start(brokers=[(0, None)], clock="virtual", properties=props) as server:
+        server.call(lambda: server.server.controller.cluster.add_topic("idem", [[0]]))
+        with BlockingClient.connect(server.bootstrap) as client:
+
+            def produce(producer: tuple[int, int, int]) -> int:
+                batch = build_batch(2, producer=producer, value_size=100)
+                now = server.call(server.server.controller.data_path.now_ms)
+                batch = rewrite_timestamps(batch, now)
+                request = {
+                    "Acks": 1,
+                    "TimeoutMs": 1000,
+                    "TopicData": [{"Name": "idem", "PartitionData": [{"Index": 0, "Records": batch}]}],
+                }
+                return client.send("ProduceRequest", request, version=9)["Responses"][0][
+                    "PartitionResponses"
+                ][0]["ErrorCode"]
+
+            def listed() -> list[int]:
+                answer = client.send(
+                    "DescribeProducersRequest", {"Topics": [{"Name": "idem", "PartitionIndexes": [0]}]}
+                )
+                return [p["ProducerId"] for p in answer["Topics"][0]["Partitions"][0]["ActiveProducers"]]
+
+            assert produce((7, 0, 0)) == 0
+            server.advance(600)
+            for seq in range(0, 20, 2):
+                assert produce((8, 0, seq)) == 0  # retention (200 bytes) drops producer 7's batch
+            data_path = server.server.controller.data_path
+            topic = server.server.controller.cluster.topics["idem"]
+            assert server.call(lambda: data_path.log_of(topic.partitions[0], 0).log_start_offset) > 0
+            assert listed() == [7, 8]
+            server.advance(500)  # producer 7 idle 1.1 s, producer 8 0.5 s
+            assert listed() == [8]
+
+
+def rewrite_timestamps(batch: bytes, now: int) -> bytes:
+    from tests.controller.records.batches import rewrite
+
+    return rewrite(batch, base_timestamp=now, max_timestamp=now)
+
+
 async def test_acks_1_records_lost_by_an_unclean_election_are_labelled_unclean() -> None:
     """The cause names the kind of election (an unclean one: its new leader was outside the ISR), not
     whether committed records went with it: here the new leader holds every committed record and only

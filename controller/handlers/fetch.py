@@ -58,6 +58,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
+from controller.handlers._partitions import leader_log as leader_of
 from controller.offload import Turns, gc_paused, off_loop
 from protocol import fetch_response
 from protocol.codes import ApiKey, ErrorCode
@@ -299,7 +300,9 @@ def _answer(
                         entry["CurrentLeader"] = current_leader(p)
                     done = True
                     continue
-            leader_log = data_path.log_of(p, reader)
+            # The leader's log; before any record, the empty one whose epoch cache holds the leader's epoch
+            # (a LastFetchedEpoch of it is no divergence, as Kafka answers).
+            leader_log = leader_of(ctx, p) if reader == p.leader else data_path.log_of(p, reader)
             hw = p.high_watermark if reader == p.leader else min(p.high_watermark, leader_log.log_end_offset)
             lso = min(data_path.last_stable_offset(p), hw)
             offset = fetch_partition["FetchOffset"]

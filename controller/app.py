@@ -44,6 +44,8 @@ from controller.topic_admin import TopicAdmin
 from protocol import Schemas, load_schemas
 
 if TYPE_CHECKING:
+    from controller.acls.scram import ScramCredentials
+    from controller.acls.service import AclService
     from controller.config_admin import ConfigAdmin
     from controller.data_path import DataPath
     from controller.faults import Faults
@@ -101,6 +103,21 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         handlers="controller.transactions.handlers",
     ),
     Subsystem(
+        "acls",
+        "controller.acls.service",
+        lambda m, c: m.AclService(c.config, c.cluster.events),
+        "ACLs as cluster metadata, the authorizer (authorizer.class.name), the ACL APIs",
+        handlers="controller.acls.handlers",
+    ),
+    Subsystem(
+        "scram",
+        "controller.acls.scram",
+        lambda m, c: m.ScramCredentials(
+            c.config.sasl_users or (), c.config.scram_iterations, c.cluster.events
+        ),
+        "SCRAM credentials as cluster metadata: the SASL logins' and the SCRAM admin APIs'",
+    ),
+    Subsystem(
         "faults",
         "controller.faults",
         lambda m, c: m.Faults(c.clock, c.schemas, c.config.seed, c.config.faults or ()),
@@ -138,6 +155,8 @@ class Controller:
         data_path: DataPath
         groups: GroupService
         transactions: TransactionService
+        acls: AclService
+        scram: ScramCredentials
         faults: Faults
         config_admin: ConfigAdmin
         #: controller.scenario.player.Scenarios (which imports this module)

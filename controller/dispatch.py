@@ -182,6 +182,9 @@ class Dispatcher:
         self._routes: dict[tuple[int, int], _Route] = {}
         #: Answers that depend on the request alone (answers that depend on the image are kept with it).
         self._kept = KeptAnswers(0)
+        #: The authorizer (authorizer.class.name): handlers ask it through their request context. With
+        #: it, answers depend on who asks, and none is kept.
+        self.authorizer = controller.acls.authorizer if controller.config.authorizer_class else None
 
     def _faults_built(self, faults: Any) -> None:
         self.faults = faults
@@ -250,6 +253,7 @@ class Dispatcher:
             frozen.get(broker) if frozen and broker is not None else None,
             sasl.user if sasl is not None else None,  # origin.principal
             sasl,
+            self.authorizer,
         )
         read = faults.take_read(frame, offset) if armed and route.caps is None else None
         if read is not None:  # a request fault decoded it already (to read its names)
@@ -337,7 +341,7 @@ class Dispatcher:
                 request,
                 schemas.response(api_key),
                 request.is_flexible(version),
-                handler.answer_depends_on,
+                handler.answer_depends_on if self.authorizer is None else None,
                 cap_rules=rules,
                 # With caps, the codecs are compiled in a worker thread (_with_caps).
                 decoder=request.codec(version).decode_from if rules is None else None,

@@ -144,9 +144,14 @@ class ServerConfig:
     log_max_bytes: int = 67_108_864
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
-    sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)
+    #: (user, mechanism or None for every mechanism, password)
+    sasl_users: tuple[tuple[str, str | None, str], ...] | None = field(default=None, repr=False)
     scram_iterations: int = 4096
     scram_nonce_check: str = "exact"
+    # Authorization (controller.acls).
+    authorizer_class: str | None = None
+    super_users: tuple[str, ...] | None = None
+    allow_if_no_acl: bool = False
     failed_auth_delay_ms: int = 100
     sasl_max_receive_size: int = 524288
     ssl_handshake_timeout_ms: int = 10000

@@ -22,12 +22,15 @@ from typing import Any
 
 from controller.config.values import (
     SASL_MECHANISM_NAMES,
+    STANDARD_AUTHORIZER,
+    authorizer_class,
     fault_list,
     id_list,
     mechanism_list,
     name_list,
     parse_brokers,
     pem_store,
+    principal_list,
     protocol_map,
     secret,
     user_list,
@@ -125,6 +128,10 @@ SCRAM_ITERATIONS = "simulator.sasl.scram.iterations"
 SCRAM_NONCE_CHECK = "simulator.sasl.scram.nonce.check"
 FAILED_AUTH_DELAY_MS = "connection.failed.authentication.delay.ms"
 SASL_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size"
+# Authorization (controller.acls): Kafka's names.
+AUTHORIZER_CLASS = "authorizer.class.name"
+SUPER_USERS = "super.users"
+ALLOW_EVERYONE_IF_NO_ACL = "allow.everyone.if.no.acl.found"
 SSL_HANDSHAKE_TIMEOUT_MS = "simulator.ssl.handshake.timeout.ms"
 SSL_KEYSTORE_TYPE = "ssl.keystore.type"
 SSL_KEYSTORE_LOCATION = "ssl.keystore.location"
@@ -562,7 +569,31 @@ _SECURITY_SETTINGS: tuple[Setting, ...] = (
         "sasl_users",
         "",
         user_list,
-        "`user:password,...`: who may authenticate on a `SASL_*` listener, with every enabled mechanism",
+        "`user:password,...`: who may authenticate on a `SASL_*` listener, with every enabled mechanism; "
+        "`user:SCRAM-SHA-512:password` gives a password for one mechanism (docs/clients.md)",
+    ),
+    Setting(
+        AUTHORIZER_CLASS,
+        "authorizer_class",
+        "",
+        authorizer_class,
+        f"`{STANDARD_AUTHORIZER}` turns on authorization by ACLs, as Kafka's `StandardAuthorizer` "
+        "(docs/acls.md); empty: every client may do everything, and the ACL APIs answer SECURITY_DISABLED",
+    ),
+    Setting(
+        SUPER_USERS,
+        "super_users",
+        "",
+        principal_list,
+        "`User:alice;User:bob`: principals the authorizer allows everything (`User:ANONYMOUS` for clients "
+        "that did not authenticate)",
+    ),
+    Setting(
+        ALLOW_EVERYONE_IF_NO_ACL,
+        "allow_if_no_acl",
+        "false",
+        boolean,
+        "with the authorizer, a resource that has no ACL at all is open to everyone (else to super users only)",
     ),
     Setting(
         SCRAM_ITERATIONS,

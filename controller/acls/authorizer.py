@@ -21,19 +21,15 @@ import ipaddress
 import logging
 from collections.abc import Iterable
 
-from controller.acls.model import (
-    WILDCARD,
-    WILDCARD_PRINCIPAL,
-    Acl,
-    AclFilter,
+from controller.acls.codes import (
     Operation,
     PatternType,
     Permission,
     ResourceType,
-    host_network,
     operations_bitfield,
     supported_operations,
 )
+from controller.acls.model import WILDCARD, WILDCARD_PRINCIPAL, Acl, AclFilter, host_network
 from controller.acls.store import AclStore
 
 __all__ = ["ANONYMOUS", "Authorizer", "kafka_principal"]

@@ -1,10 +1,7 @@
-"""ACLs as Kafka models them: resource types, pattern types, operations and permissions with Kafka's codes,
-an ACL (a binding of a resource pattern and an access control entry), the filters that DescribeAcls and
-DeleteAcls match with (``ResourcePatternFilter``, ``AccessControlEntryFilter``), and the checks a new ACL
-passes (``AclControlManager.validateNewAcl`` and the broker's checks before it).
-
-A small module of plain values: the request handlers import it at their first request, and nothing here
-imports the rest of the server."""
+"""ACLs as Kafka models them: an ACL (a binding of a resource pattern and an access control entry, with the
+codes of :mod:`controller.acls.codes`), the filters that DescribeAcls and DeleteAcls match with
+(``ResourcePatternFilter``, ``AccessControlEntryFilter``), and the checks a new ACL passes
+(``AclControlManager.validateNewAcl`` and the broker's checks before it)."""
 
 from __future__ import annotations
 
@@ -12,123 +9,14 @@ import ipaddress
 from dataclasses import dataclass
 from enum import IntEnum
 
-__all__ = [
-    "CLUSTER_NAME",
-    "WILDCARD",
-    "WILDCARD_PRINCIPAL",
-    "host_network",
-    "Acl",
-    "AclFilter",
-    "InvalidAcl",
-    "Operation",
-    "PatternType",
-    "Permission",
-    "ResourceType",
-    "operations_bitfield",
-    "supported_operations",
-]
+from controller.acls.codes import CLUSTER_NAME, Operation, PatternType, Permission, ResourceType
 
-#: The one name of the CLUSTER resource.
-CLUSTER_NAME = "kafka-cluster"
+__all__ = ["WILDCARD", "WILDCARD_PRINCIPAL", "Acl", "AclFilter", "InvalidAcl", "host_network"]
+
 #: A resource name or host matching every resource or host (a LITERAL pattern).
 WILDCARD = "*"
 #: The principal matching every principal.
 WILDCARD_PRINCIPAL = "User:*"
-
-
-class ResourceType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class Operation(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-    TWO_PHASE_COMMIT = 15
-
-
-class Permission(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
-
-
-_T, _G, _C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
-_O = Operation
-
-#: The operations each resource type has (Kafka's ``AclEntry.supportedOperations``): what authorized
-#: operations are computed over.
-_SUPPORTED: dict[ResourceType, tuple[Operation, ...]] = {
-    _T: (
-        _O.READ,
-        _O.WRITE,
-        _O.CREATE,
-        _O.DESCRIBE,
-        _O.DELETE,
-        _O.ALTER,
-        _O.DESCRIBE_CONFIGS,
-        _O.ALTER_CONFIGS,
-    ),
-    _G: (_O.READ, _O.DESCRIBE, _O.DELETE, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS),
-    _C: (
-        _O.CREATE,
-        _O.CLUSTER_ACTION,
-        _O.DESCRIBE_CONFIGS,
-        _O.ALTER_CONFIGS,
-        _O.IDEMPOTENT_WRITE,
-        _O.ALTER,
-        _O.DESCRIBE,
-    ),
-    ResourceType.TRANSACTIONAL_ID: (_O.DESCRIBE, _O.WRITE, _O.TWO_PHASE_COMMIT),
-    ResourceType.DELEGATION_TOKEN: (_O.DESCRIBE,),
-    ResourceType.USER: (_O.CREATE_TOKENS, _O.DESCRIBE_TOKENS),
-}
-
-
-def supported_operations(resource_type: ResourceType) -> tuple[Operation, ...]:
-    return _SUPPORTED[resource_type]
-
-
-def operations_bitfield(operations: object) -> int:
-    """Operations as the 32-bit field the wire carries (bit n for operation code n, Kafka's
-    ``Utils.to32BitField``), as a signed int32."""
-    bits = 0
-    for operation in operations:  # type: ignore[attr-defined]
-        bits |= 1 << int(operation)
-    return bits - (1 << 32) if bits >= 1 << 31 else bits
-
-
-#: The bitfield of every supported operation per resource type: what Kafka answers when it has no
-#: authorizer and a client asks for authorized operations.
-ALL_OPERATIONS = {rt: operations_bitfield(ops) for rt, ops in _SUPPORTED.items()}
 
 
 class InvalidAcl(ValueError):

@@ -12,7 +12,8 @@ import random
 import uuid
 from collections.abc import Iterable, Iterator
 
-from controller.acls.model import WILDCARD, Acl, AclFilter, PatternType
+from controller.acls.codes import PatternType
+from controller.acls.model import WILDCARD, Acl, AclFilter
 from controller.events import EventLog
 
 __all__ = ["AclStore"]

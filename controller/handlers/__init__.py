@@ -208,7 +208,7 @@ class RequestContext:
         without an authorizer, as Kafka answers then."""
         authorizer = self.authorizer
         if authorizer is None:
-            from controller.acls.model import ALL_OPERATIONS, ResourceType
+            from controller.acls.codes import ALL_OPERATIONS, ResourceType
 
             return ALL_OPERATIONS[ResourceType(resource_type)]
         return authorizer.operations(self.kafka_principal, self.host, resource_type, name)

@@ -3,7 +3,8 @@ request (no authorizer; a client without the cluster permission)."""
 
 from __future__ import annotations
 
-from controller.acls.model import CLUSTER_NAME, AclFilter, ResourceType
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
+from controller.acls.model import AclFilter
 from controller.answers import Close
 from controller.handlers import RequestContext
 
@@ -22,8 +23,6 @@ def not_authorized(ctx: RequestContext, operation: int) -> str | None:
 
 
 def _verb(operation: int) -> str:
-    from controller.acls.model import Operation
-
     return Operation(operation).name.lower().replace("_", " ")
 
 

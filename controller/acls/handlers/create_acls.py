@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation
 from controller.acls.handlers._common import NO_AUTHORIZER, not_authorized
-from controller.acls.model import Acl, Operation
+from controller.acls.model import Acl
 from controller.answers import Close
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode

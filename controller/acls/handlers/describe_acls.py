@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation
 from controller.acls.handlers._common import NO_AUTHORIZER, not_authorized, read_filter
-from controller.acls.model import Operation
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 

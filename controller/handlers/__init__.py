@@ -188,6 +188,22 @@ class RequestContext:
             self.kafka_principal, self.host, operation, resource_type, name
         )
 
+    def refused_on_cluster(self, operation: int) -> str | None:
+        """A refusal's message when the client may not perform ``operation`` on the cluster (Kafka's
+        ``authorizeClusterOperation``: the request is answered CLUSTER_AUTHORIZATION_FAILED), None when it
+        may."""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return None
+        from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
+
+        if authorizer.authorize(
+            self.kafka_principal, self.host, operation, ResourceType.CLUSTER, CLUSTER_NAME
+        ):
+            return None
+        verb = Operation(operation).name.lower().replace("_", " ")
+        return f"{self.kafka_principal} is not authorized to {verb} the cluster."
+
     def allowed_names(self, operation: int, resource_type: int, names: Iterable[str]) -> set[str]:
         """The names of ``names`` the client may perform ``operation`` on (each decided once)."""
         authorizer = self.authorizer

@@ -5,13 +5,15 @@ answering broker's leadership (NOT_LEADER_OR_FOLLOWER); an offset of -1 means th
 an offset above the high watermark (or below -1) is OFFSET_OUT_OF_RANGE. The log start moves on every
 replica at once (Kafka's ``DelayedDeleteRecords`` waits until the followers have moved theirs; here they
 move together), and LowWatermark answers the leader's new log start offset. Whole batches below it
-leave the logs; a batch that holds it stays, its records below it no longer read.
+leave the logs; a batch that holds it stays, its records below it no longer read. With an authorizer, a
+topic the client may not DELETE is TOPIC_AUTHORIZATION_FAILED for its partitions, as Kafka answers it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
 from protocol.codes import ApiKey, ErrorCode
@@ -24,6 +26,11 @@ _HIGH_WATERMARK = -1
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     data_path = ctx.controller.data_path
+    allowed = None
+    if ctx.authorizer is not None:
+        allowed = ctx.allowed_names(
+            Operation.DELETE, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+        )
     topics = []
     for wanted in request["Topics"]:
         name = wanted["Name"]
@@ -33,6 +40,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             index = asked["PartitionIndex"]
             entry: dict[str, Any] = {"PartitionIndex": index, "LowWatermark": -1}
             partitions.append(entry)
+            if allowed is not None and name not in allowed:
+                entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             p = served_partition(ctx, topic, index)
             if isinstance(p, ErrorCode):
                 entry["ErrorCode"] = p

@@ -4,16 +4,21 @@ answers them; see :mod:`controller.config_admin`.
 A topic's configs are resolved as the answering broker has them (the bootstrap listener has no per-broker
 values); a broker id names a registered broker, and the broker that answers only describes itself, as in
 Kafka; the empty name lists the configs set for every broker. Synonyms come with ``IncludeSynonyms``
-(v1+), documentation with ``IncludeDocumentation`` (v3+); v0 has ``IsDefault`` instead of sources.
+(v1+), documentation with ``IncludeDocumentation`` (v3+); v0 has ``IsDefault`` instead of sources. With
+an authorizer, a resource the client may not DESCRIBE_CONFIGS is refused as Kafka refuses it
+(:func:`controller.handlers.alter_configs.refused`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.config.topic_configs import ConfigEntry, ConfigSource
+from controller.config_admin import Described
 from controller.handlers import RequestContext
+from controller.handlers.alter_configs import refused
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -23,10 +28,22 @@ VERSIONS = (0, 4)
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
     synonyms = bool(request.get("IncludeSynonyms", False)) and version >= 1
     documentation = bool(request.get("IncludeDocumentation", False)) and version >= 3
+    resources = request["Resources"]
+    denied = refused(ctx, resources, Operation.DESCRIBE_CONFIGS)
     described = await ctx.controller.config_admin.describe(
-        [(r["ResourceType"], r["ResourceName"], r["ConfigurationKeys"]) for r in request["Resources"]],
+        [
+            (r["ResourceType"], r["ResourceName"], r["ConfigurationKeys"])
+            for index, r in enumerate(resources)
+            if index not in denied
+        ],
         answering_broker=ctx.listener_broker,
     )
+    if denied:
+        made = iter(described)
+        described = [
+            Described(r["ResourceType"], r["ResourceName"], denied[index]) if index in denied else next(made)
+            for index, r in enumerate(resources)
+        ]
 
     def response() -> dict[str, Any]:
         # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.

@@ -32,6 +32,9 @@ per-follower high watermark, so this is the nearest it gets). Older versions, an
 replica, answer NOT_LEADER_OR_FOLLOWER. The server never names a preferred read replica
 (PreferredReadReplica -1: no ``replica.selector.class``), and followers' own fetches (ReplicaId >= 0)
 are answered like a consumer's.
+
+With an authorizer (``authorizer.class.name``), as Kafka's ``handleFetchRequest`` for consumers: a topic
+the client may not READ is TOPIC_AUTHORIZATION_FAILED for its partitions (whether or not it exists).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import Pieces, Sized
 from controller.clock import VirtualClock
 from controller.cluster import PartitionState
@@ -75,11 +79,25 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
             "SessionId": 0,
             "Responses": [],
         }
-    response, size, done, watched = _answer(ctx, request, version)
+    denied = _denied_topics(ctx, request, version) if ctx.authorizer is not None else None
+    response, size, done, watched = _answer(ctx, request, version, denied)
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
         return _sized(response, version)
-    return _long_poll(ctx, request, version, max_wait, watched)
+    return _long_poll(ctx, request, version, max_wait, watched, denied)
+
+
+def _denied_topics(ctx: RequestContext, request: dict[str, Any], version: int) -> set[str] | None:
+    """The topics of the request the client may not READ (None: none)."""
+    by_id = version >= _TOPIC_IDS
+    names = []
+    for fetch_topic in request["Topics"]:
+        topic = find_topic(ctx, fetch_topic.get("Topic"), fetch_topic.get("TopicId"), by_id)
+        name = topic.name if topic is not None else fetch_topic.get("Topic")
+        if name is not None:
+            names.append(name)
+    allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
+    return {name for name in names if name not in allowed} or None
 
 
 def _sized(response: dict[str, Any], version: int) -> Pieces | Sized:
@@ -100,7 +118,12 @@ def _sized(response: dict[str, Any], version: int) -> Pieces | Sized:
 
 
 async def _long_poll(
-    ctx: RequestContext, request: dict[str, Any], version: int, max_wait: int, watched: list[PartitionState]
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    max_wait: int,
+    watched: list[PartitionState],
+    denied: set[str] | None,
 ) -> Pieces | Sized:
     data_path = ctx.controller.data_path
     clock = ctx.controller.clock
@@ -122,7 +145,7 @@ async def _long_poll(
                 for p, future in zip(watched, changed, strict=True):
                     future.cancel()
                     data_path.unwatch(p, future)
-            response, size, done, watched = _answer(ctx, request, version)
+            response, size, done, watched = _answer(ctx, request, version, denied)
             if expired.done() or done or size >= request["MinBytes"] or not watched:
                 return _sized(response, version)
     finally:
@@ -132,10 +155,10 @@ async def _long_poll(
 
 
 def _answer(
-    ctx: RequestContext, request: dict[str, Any], version: int
+    ctx: RequestContext, request: dict[str, Any], version: int, denied: set[str] | None = None
 ) -> tuple[dict[str, Any], int, bool, list[PartitionState]]:
     """The answer as of now, the bytes of records in it, whether it must go now (an error a wait would
-    not change), and the partitions to watch while it waits."""
+    not change), and the partitions to watch while it waits (``denied``: topics the client may not read)."""
     by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
     read_committed = request.get("IsolationLevel", 0) == _READ_COMMITTED
@@ -149,10 +172,15 @@ def _answer(
         name, topic_id = fetch_topic.get("Topic"), fetch_topic.get("TopicId")
         topic = find_topic(ctx, name, topic_id, by_id)
         partitions = []
+        refused = denied is not None and (topic.name if topic is not None else name) in denied
         for fetch_partition in fetch_topic["Partitions"]:
             index = fetch_partition["Partition"]
             entry: dict[str, Any] = {"PartitionIndex": index}
             partitions.append(entry)
+            if refused:
+                _fail(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                done = True
+                continue
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
                 _fail(entry, unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

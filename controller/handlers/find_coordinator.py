@@ -4,13 +4,15 @@ leader of its ``__transaction_state`` partition, :mod:`controller.transactions.s
 made at the first request for it. Many keys at once from v4.
 
 Share groups (KeyType 2) are not simulated: they are answered INVALID_REQUEST. An empty key is
-INVALID_REQUEST, as Kafka answers it.
+INVALID_REQUEST, as Kafka answers it. With an authorizer, a group the client may not DESCRIBE is
+GROUP_AUTHORIZATION_FAILED, a transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -47,6 +49,15 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
             "The group id is empty." if key_type == GROUP_KEY else "The transactional id is empty."
         )
         return entry
+    if ctx.authorizer is not None:
+        if key_type == GROUP_KEY and not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, key):
+            entry["ErrorCode"] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            return entry
+        if key_type == TRANSACTION_KEY and not ctx.allowed(
+            Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key
+        ):
+            entry["ErrorCode"] = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            return entry
     if key_type == TRANSACTION_KEY:
         error, broker = ctx.controller.transactions.state_log.coordinator_of(key)
     else:

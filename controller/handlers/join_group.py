@@ -1,17 +1,19 @@
 """JoinGroup (11): a member joins a classic group; answered when the join phase completes (the coordinator
 parks it, :class:`controller.groups.coordinator.GroupCoordinator`). From v4 a member without an id is
-answered MEMBER_ID_REQUIRED with the id to join with."""
+answered MEMBER_ID_REQUIRED with the id to join with. A client that may not READ the group is answered
+GROUP_AUTHORIZATION_FAILED (an authorizer's)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.classic import JoinResult
 from controller.groups.coordinator import JoinRequest
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
-from protocol.codes import ApiKey
+from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.JOIN_GROUP
 VERSIONS = (0, 9)
@@ -23,6 +25,8 @@ def client_host(ctx: RequestContext) -> str:
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+        return _answer(ctx, JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, request["MemberId"]), version)
     service = ctx.controller.groups
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:

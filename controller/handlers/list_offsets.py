@@ -11,13 +11,15 @@ below the high watermark answer OFFSET_NOT_AVAILABLE, as Kafka does. Other negat
 earliest pending upload: no tiered storage here) answer -1, -1.
 
 The topic (UNKNOWN_TOPIC_OR_PARTITION), the answering broker's leadership (NOT_LEADER_OR_FOLLOWER) and
-the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) are checked first.
+the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) are checked first;
+before them, with an authorizer, a topic the client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
 from controller.records.log import TimestampAndOffset
@@ -35,6 +37,11 @@ _LEADER_EPOCH = 4
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     topics = []
+    allowed = None
+    if ctx.authorizer is not None:
+        allowed = ctx.allowed_names(
+            Operation.DESCRIBE, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+        )
     for wanted in request["Topics"]:
         name = wanted["Name"]
         topic = find_topic(ctx, name, None, False)
@@ -48,6 +55,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 "LeaderEpoch": -1,
             }
             partitions.append(entry)
+            if allowed is not None and name not in allowed:
+                entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                if version < _LEADER_EPOCH:
+                    entry.pop("LeaderEpoch", None)
+                continue
             epoch = asked.get("CurrentLeaderEpoch", -1) if version >= _LEADER_EPOCH else -1
             p = served_partition(ctx, topic, index, epoch)
             if isinstance(p, ErrorCode):

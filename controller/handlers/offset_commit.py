@@ -1,11 +1,16 @@
 """OffsetCommit (8): a group's offsets, checked against its generation and member; answered once the
-records are durable (the high watermark of the group's ``__consumer_offsets`` partition covers them)."""
+records are durable (the high watermark of the group's ``__consumer_offsets`` partition covers them).
+
+With an authorizer, as Kafka's ``handleOffsetCommitRequest``: a group the client may not READ is
+GROUP_AUTHORIZATION_FAILED for every partition; a topic it may not READ is TOPIC_AUTHORIZATION_FAILED for
+its partitions, and the others are committed."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.coordinator import OffsetCommit
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -19,6 +24,13 @@ def handle(
 ) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
     """The answer now when the coordinator gives it at once (an error; commits durable already: no task),
     else a future of it (commits wait for the high watermark)."""
+    denied: set[str] = set()
+    if ctx.authorizer is not None:
+        if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+            return error_response(request, version, ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
+        names = [t["Name"] for t in request["Topics"]]
+        allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
+        denied = {name for name in names if name not in allowed}
     service = ctx.controller.groups
     commits = [
         OffsetCommit(
@@ -29,11 +41,14 @@ def handle(
             p.get("CommittedMetadata"),
         )
         for t in request["Topics"]
+        if t["Name"] not in denied
         for p in t["Partitions"]
     ]
+    if denied and not commits:
+        return _answer(request, [], version, denied)
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:
-        return _answer(request, [error] * len(commits), version)
+        return _answer(request, [error] * len(commits), version, denied)
     given: list[list[ErrorCode]] = []
     answered: asyncio.Future[dict[str, Any]] | None = None
 
@@ -41,7 +56,7 @@ def handle(
         if answered is None:
             given.append(codes)
         elif not answered.done():
-            answered.set_result(_answer(request, codes, version))
+            answered.set_result(_answer(request, codes, version, denied))
 
     service.coordinator.commit(
         request["GroupId"],
@@ -53,19 +68,31 @@ def handle(
         respond,
     )
     if given:
-        return _answer(request, given[0], version)
+        return _answer(request, given[0], version, denied)
     answered = asyncio.get_running_loop().create_future()
     return answered
 
 
-def _answer(request: dict[str, Any], codes: list[ErrorCode] | list[int], version: int) -> dict[str, Any]:
+def _answer(
+    request: dict[str, Any],
+    codes: list[ErrorCode] | list[int],
+    version: int,
+    denied: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """The answer: ``codes`` in order for the partitions of the topics not ``denied`` (those are
+    TOPIC_AUTHORIZATION_FAILED)."""
     results = iter(codes)
     answer: dict[str, Any] = {
         "Topics": [
             {
                 "Name": t["Name"],
                 "Partitions": [
-                    {"PartitionIndex": p["PartitionIndex"], "ErrorCode": next(results)}
+                    {
+                        "PartitionIndex": p["PartitionIndex"],
+                        "ErrorCode": ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                        if t["Name"] in denied
+                        else next(results),
+                    }
                     for p in t["Partitions"]
                 ],
             }

@@ -29,6 +29,11 @@ INVALID_PRODUCER_ID_MAPPING for every partition. The producer's state then check
 transactional batch in a request without a TransactionalId is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
 its partition (Kafka refuses the whole request: see docs/fidelity.md). A request without a
 TransactionalId never reaches the transactions subsystem.
+
+With an authorizer (``authorizer.class.name``), as Kafka: a TransactionalId the client may not WRITE is
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition; a topic it may not WRITE is
+TOPIC_AUTHORIZATION_FAILED for its partitions (whether or not it exists), and nothing of it is appended
+or added to a transaction.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import inspect
 import logging
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import NO_RESPONSE, Close, NoResponse
 from controller.data_path import Appended
 from controller.handlers import RequestContext
@@ -74,12 +80,41 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     if acks not in (-1, 0, 1):
         return _every_partition(request, version, ErrorCode.INVALID_REQUIRED_ACKS, None)
     transactional_id = request.get("TransactionalId")
+    denied = None
+    if ctx.authorizer is not None:
+        if transactional_id is not None and not ctx.allowed(
+            Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+        ):
+            if acks == 0:
+                raise Close("acks=0 produce failed", "the TransactionalId is not authorized")
+            return _every_partition(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+        denied = _denied_topics(ctx, request, version >= _TOPIC_IDS)
     if transactional_id is not None:
-        return _transactional(ctx, request, version, transactional_id)
-    return _produce(ctx, request, version, None)
+        return _transactional(ctx, request, version, transactional_id, denied)
+    return _produce(ctx, request, version, None, denied)
 
 
-def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, transactional_id: str) -> Any:
+def _denied_topics(ctx: RequestContext, request: dict[str, Any], by_id: bool) -> set[str] | None:
+    """The topics of the request the client may not WRITE (None: none)."""
+    names = []
+    for topic_data in request["TopicData"]:
+        name = topic_data.get("Name")
+        if by_id:
+            topic = find_topic(ctx, name, topic_data.get("TopicId"), by_id)
+            name = topic.name if topic is not None else None
+        if name is not None:
+            names.append(name)
+    allowed = ctx.allowed_names(Operation.WRITE, ResourceType.TOPIC, names)
+    return {name for name in names if name not in allowed} or None
+
+
+def _transactional(
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    transactional_id: str,
+    denied: set[str] | None,
+) -> Any:
     """A transactional Produce: the partitions of producers' first batches there are verified with (v12+:
     added to) the transaction first, then the request goes on as any other."""
     by_id = version >= _TOPIC_IDS
@@ -88,7 +123,7 @@ def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, t
     producers: set[tuple[int, int]] = set()
     for topic_data in request["TopicData"]:
         topic = find_topic(ctx, topic_data.get("Name"), topic_data.get("TopicId"), by_id)
-        if topic is None:
+        if topic is None or (denied is not None and topic.name in denied):
             continue
         for partition_data in topic_data["PartitionData"]:
             p = partition_of(topic, partition_data["Index"])
@@ -110,19 +145,19 @@ def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, t
             "Transactional records contained more than one producer ID",
         )
     if not unverified:
-        return _produce(ctx, request, version, None)
+        return _produce(ctx, request, version, None, denied)
     transactions = ctx.controller.transactions
     _, producer_id, epoch = unverified[0]
     if version >= _ADDS_PARTITIONS:
         return _after_adding(
-            ctx, request, version, transactional_id, producer_id, epoch, [u[0] for u in unverified]
+            ctx, request, version, transactional_id, producer_id, epoch, [u[0] for u in unverified], denied
         )
     refused = {}
     for tp, _, _ in unverified:
         refusal = transactions.verify_produce(transactional_id, producer_id, epoch, tp, version)
         if refusal is not None:
             refused[tp] = refusal
-    return _produce(ctx, request, version, refused)
+    return _produce(ctx, request, version, refused, denied)
 
 
 async def _after_adding(
@@ -133,19 +168,25 @@ async def _after_adding(
     producer_id: int,
     epoch: int,
     tps: list[tuple[str, int]],
+    denied: set[str] | None,
 ) -> Any:
     found = await ctx.controller.transactions.add_from_produce(
         transactional_id, producer_id, epoch, tps, version
     )
     refused = {tp: refusal for tp, refusal in found.items() if refusal is not None}
-    answer = _produce(ctx, request, version, refused)
+    answer = _produce(ctx, request, version, refused, denied)
     return await answer if inspect.isawaitable(answer) else answer
 
 
 def _produce(
-    ctx: RequestContext, request: dict[str, Any], version: int, refused: dict[tuple[str, int], Refusal] | None
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    refused: dict[tuple[str, int], Refusal] | None,
+    denied: set[str] | None = None,
 ) -> Any:
-    """The appends (``refused``: partitions the transaction's coordinator refused, answered so)."""
+    """The appends (``refused``: partitions the transaction's coordinator refused, answered so; ``denied``:
+    topics the client may not write, answered TOPIC_AUTHORIZATION_FAILED)."""
     acks = request["Acks"]
     by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
@@ -157,6 +198,15 @@ def _produce(
     for topic_data in request["TopicData"]:
         name, topic_id = topic_data.get("Name"), topic_data.get("TopicId")
         topic = find_topic(ctx, name, topic_id, by_id)
+        if denied is not None and (topic.name if topic is not None else name) in denied:
+            entries = []
+            for partition_data in topic_data["PartitionData"]:
+                entry = {"Index": partition_data["Index"]}
+                _fail(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+                entries.append(entry)
+                failed.append(f"{name}-{partition_data['Index']}")
+            responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
+            continue
         entries = []
         for partition_data in topic_data["PartitionData"]:
             index = partition_data["Index"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from controller.acls.codes import Operation
-from controller.acls.handlers._common import not_authorized
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
@@ -19,7 +18,7 @@ VERSIONS = (0, 0)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    refused = not_authorized(ctx, Operation.ALTER)
+    refused = ctx.refused_on_cluster(Operation.ALTER)
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     results = ctx.controller.scram.alter(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.acls.codes import Operation
-from controller.acls.handlers._common import NO_AUTHORIZER, not_authorized
+from controller.acls.handlers._common import NO_AUTHORIZER
 from controller.acls.model import Acl
 from controller.answers import Close
 from controller.handlers import RequestContext
@@ -26,7 +26,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         unknown = Acl.from_wire(creation).unknown()
         if unknown is not None:
             raise Close("malformed request body", f"CreateAcls: an ACL that {unknown}")
-    refused = not_authorized(ctx, Operation.ALTER)
+    refused = ctx.refused_on_cluster(Operation.ALTER)
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     if ctx.authorizer is None:

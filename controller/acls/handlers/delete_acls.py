@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.acls.codes import Operation
-from controller.acls.handlers._common import NO_AUTHORIZER, not_authorized, read_filter
+from controller.acls.handlers._common import NO_AUTHORIZER, read_filter
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
@@ -19,7 +19,7 @@ VERSIONS = (1, 3)
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     filters = [read_filter(f, "DeleteAcls") for f in request["Filters"]]
-    refused = not_authorized(ctx, Operation.ALTER)
+    refused = ctx.refused_on_cluster(Operation.ALTER)
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     if ctx.authorizer is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.acls.codes import Operation
-from controller.acls.handlers._common import NO_AUTHORIZER, not_authorized, read_filter
+from controller.acls.handlers._common import NO_AUTHORIZER, read_filter
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
@@ -18,7 +18,7 @@ VERSIONS = (1, 3)
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     acl_filter = read_filter(request, "DescribeAcls")
-    refused = not_authorized(ctx, Operation.DESCRIBE)
+    refused = ctx.refused_on_cluster(Operation.DESCRIBE)
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     if ctx.authorizer is None:

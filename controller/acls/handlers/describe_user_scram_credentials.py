@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from controller.acls.codes import Operation
-from controller.acls.handlers._common import not_authorized
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
@@ -17,7 +16,7 @@ VERSIONS = (0, 0)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    refused = not_authorized(ctx, Operation.DESCRIBE)
+    refused = ctx.refused_on_cluster(Operation.DESCRIBE)
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     users = request["Users"]

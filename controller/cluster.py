@@ -169,6 +169,11 @@ class PartitionState:
     #: replica is in sync. Both empty when none is in progress.
     adding_replicas: list[int] = field(default_factory=list)
     removing_replicas: list[int] = field(default_factory=list)
+    #: Kafka's eligible leader replicas (KIP-966): replicas out of an ISR smaller than
+    #: ``min.insync.replicas`` that hold every committed record, and may lead cleanly once the ISR is
+    #: empty; and the last known ELR (members that left it since). Both empty with ELR off.
+    elr: list[int] = field(default_factory=list)
+    last_known_elr: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -184,8 +189,8 @@ class PartitionState:
 
 #: The partition fields a change record may set: Kafka's ``PartitionChangeRecord`` (leader, ISR, replicas,
 #: epochs, leader recovery state), the status (with Fluvio's candidate), the last leader, and the
-#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset), and a
-#: reassignment's adding and removing replicas.
+#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset), a
+#: reassignment's adding and removing replicas, and the eligible leader replicas (KIP-966).
 CHANGE_FIELDS = frozenset(
     {
         "leader",
@@ -202,6 +207,8 @@ CHANGE_FIELDS = frozenset(
         "epoch_start_offset",
         "leo",
         "high_watermark",
+        "elr",
+        "last_known_elr",
     }
 )
 

@@ -114,6 +114,8 @@ class ServerConfig:
     replica_lag_ms: int = 30000
     min_insync_replicas: int = 1
     unclean_election: bool = False
+    #: Kafka's ``eligible.leader.replicas.version`` feature level (KIP-966).
+    elr_version: int = 1
     auto_rebalance: bool = True
     imbalance_check_seconds: int = 300
     offsets_partitions: int = 50

@@ -106,6 +106,7 @@ TXN_ID_EXPIRATION = "transactional.id.expiration.ms"
 TXN_EXPIRATION_INTERVAL = "transaction.remove.expired.transaction.cleanup.interval.ms"
 TRANSACTION_VERSION = "simulator.transaction.version"
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
+ELR_VERSION = "simulator.eligible.leader.replicas.version"
 AUTO_REBALANCE = "auto.leader.rebalance.enable"
 IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
 ELECTION_POLICY = "simulator.election.policy"
@@ -345,6 +346,14 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "false",
         boolean,
         "elect a replica outside the ISR when no ISR member can lead (topic config overrides)",
+    ),
+    Setting(
+        ELR_VERSION,
+        "elr_version",
+        "1",
+        integer(minimum=0, maximum=1),
+        "Kafka's `eligible.leader.replicas.version` feature: `1` (Kafka 4.1's default) keeps eligible leader "
+        "replicas (KIP-966) under the `kafka` election style; `0` runs Kafka 3.x's rules (docs/election-policies.md)",
     ),
     Setting(
         AUTO_REBALANCE,

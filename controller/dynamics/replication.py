@@ -680,6 +680,16 @@ class KafkaReplication(Replication):
         """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once)."""
         return int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, p.leader))
 
+    def _builder(self, p: PartitionState) -> PartitionChangeBuilder:
+        """A leader's AlterPartition, with the eligible leader replicas kept (as the controller has the
+        topic's ``min.insync.replicas``) when they are on."""
+        builder = super()._builder(p)
+        if self.config.elr_version >= 1:
+            builder.set_eligible_leader_replicas(
+                int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, None))
+            )
+        return builder
+
     def _on_lag_check(self) -> None:
         self._lag_timer = None
         coasting = self._coasting

@@ -51,6 +51,7 @@ HANDLERS: tuple[tuple[int, str, int, int, str | None], ...] = (
     (65, "controller.transactions.handlers.describe_transactions", 0, 0, None),
     (66, "controller.transactions.handlers.list_transactions", 0, 1, None),
     (68, "controller.handlers.create_replica_placement", 0, 0, None),
+    (75, "controller.handlers.describe_topic_partitions", 0, 0, None),
     (1000, "controller.handlers.simulator_broker_stop", 0, 0, "controller.handlers._control:served"),
     (1001, "controller.handlers.simulator_broker_start", 0, 0, "controller.handlers._control:served"),
     (1002, "controller.handlers.simulator_broker_add", 0, 0, "controller.handlers._control:served"),

@@ -126,7 +126,9 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem(
         "config_admin",
         "controller.config_admin",
-        lambda m, c: m.ConfigAdmin(c.cluster, c.dynamics.lock, c.dynamics.configs_changed),
+        lambda m, c: m.ConfigAdmin(
+            c.cluster, c.dynamics.lock, c.dynamics.configs_changed, elr=c.config.elr_version >= 1
+        ),
         "DescribeConfigs, AlterConfigs and IncrementalAlterConfigs as the controller performs them",
     ),
     Subsystem(
@@ -226,6 +228,10 @@ class Controller:
             seed=config.seed,
             events=EventLog(clock.now, config.max_events),
             static_configs=config.properties,
+            # Kafka 4.1 with ELR on: the controller makes min.insync.replicas a cluster-level config.
+            cluster_configs={"min.insync.replicas": str(config.min_insync_replicas)}
+            if config.elr_version >= 1
+            else None,
         )
         placements = await PlacementService.start(
             config.placer_setup(), config.placement_limits(), cluster.view

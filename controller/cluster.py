@@ -280,9 +280,11 @@ class Cluster:
         seed: int | None = None,
         events: EventLog | None = None,
         static_configs: Mapping[str, str] | None = None,
+        cluster_configs: Mapping[str, str] | None = None,
     ) -> None:
         """``static_configs`` are the server's properties (``server.properties``): the broker keys there
-        give topic configs their server defaults (:meth:`topic_config`)."""
+        give topic configs their server defaults (:meth:`topic_config`). ``cluster_configs`` are the
+        dynamic cluster-level configs the cluster starts with (as the controller writes them at start)."""
         self._brokers: dict[int, Broker] = {
             b.id: Broker(b.id, b.rack, fenced=b.fenced, held_fenced=b.fenced) for b in brokers
         }
@@ -319,7 +321,9 @@ class Cluster:
         self._touched_start = 0
         self._static_configs: dict[str, str] = dict(static_configs or {})
         # Dynamic broker configs (AlterConfigs): broker id -> key -> value; None holds the cluster default.
-        self._broker_configs: dict[int | None, dict[str, str]] = {}
+        self._broker_configs: dict[int | None, dict[str, str]] = (
+            {None: dict(cluster_configs)} if cluster_configs else {}
+        )
         # (topic, config, broker) -> the parsed value in effect; emptied on every config change.
         self._config_values: dict[tuple[str, str, int | None], Any] = {}
         # Broker (None: none) -> the entries of a topic that sets no config; emptied on every config change.

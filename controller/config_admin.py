@@ -12,6 +12,10 @@ empty name for every broker) take the broker keys of topic configs, which Kafka 
 (``log.retention.ms``, ``min.insync.replicas``, ``unclean.leader.election.enable``, ...); every other key
 is refused as Kafka refuses a key it cannot update dynamically. DescribeConfigs of a broker lists the
 server's settings (read-only) and those keys.
+
+With eligible leader replicas on (KIP-966), ``min.insync.replicas`` is a cluster-level config (the
+controller writes it at start, as Kafka 4.1 does when ELR is enabled): a broker's own value of it is
+refused, and so is removing the cluster's, with Kafka's messages (INVALID_CONFIG).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from controller.cluster import Cluster
 from controller.config import SASL_USERS, SSL_KEYSTORE_KEY, settings
 from controller.config.topic_configs import (
     BROKER_SYNONYMS,
+    MIN_INSYNC_REPLICAS,
     ConfigEntry,
     ConfigSource,
     ConfigType,
@@ -152,12 +157,15 @@ class ConfigAdmin:
         cluster: Cluster,
         lock: asyncio.Lock | None = None,
         changed: Callable[[str | None], Awaitable[None]] | None = None,
+        elr: bool = False,
     ) -> None:
         """``lock`` is the controller's event lock: a change never lands in the middle of another event.
         ``changed`` is told of every change made, under the lock: the topic's name, or None for brokers."""
         self.cluster = cluster
         self._lock = lock if lock is not None else asyncio.Lock()
         self._changed = changed
+        #: Eligible leader replicas on (``simulator.eligible.leader.replicas.version``).
+        self._elr = elr
 
     # ----------------------------------------------------------------------------- describe
 
@@ -389,6 +397,17 @@ class ConfigAdmin:
                 parse_broker_value(key, raw)
             except InvalidConfig as invalid:  # Kafka answers a broker value it cannot apply so (KAFKA-13609)
                 raise Refusal(ErrorCode.INVALID_REQUEST, str(invalid)) from None
+        if self._elr:
+            if broker is not None and new.get(MIN_INSYNC_REPLICAS) != current.get(MIN_INSYNC_REPLICAS):
+                raise Refusal(
+                    ErrorCode.INVALID_CONFIG,
+                    "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
+                )
+            if broker is None and MIN_INSYNC_REPLICAS in current and MIN_INSYNC_REPLICAS not in new:
+                raise Refusal(
+                    ErrorCode.INVALID_CONFIG,
+                    "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
+                )
         if not validate_only:
             verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
             self.cluster.set_broker_configs(broker, new, verb)

@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.runtime
 STAMP   := $(VENV)/.installed
 ARGS    ?=
 
-.PHONY: run test test-newest lint bench bytecode system-deps reference npm clean
+.PHONY: run dev test test-newest lint bench bytecode system-deps reference npm clean
 
 # Debian packages the project needs: Java 17 (a JDK: PySpark, and the reference harness's Java programs),
 # Maven (Apache Kafka's jars for the reference harness), Go where the machine has none (the reference
@@ -41,6 +41,11 @@ $(RUNTIME): pyproject.toml setup.py
 $(STAMP): $(RUNTIME)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
+
+# A development environment in .venv without running anything: the project (editable), its pytest plugin
+# with pytest and pytest-asyncio, the real clients, PySpark and ruff (the `test` extra). A user's own
+# project gets the plugin with `pip install 'placement-sim[pytest]'` (docs/integration-tests.md).
+dev: $(STAMP) bytecode
 
 # The project's modules compiled ahead (as pip compiles installed packages): a server starts without
 # compiling its sources, even where PYTHONDONTWRITEBYTECODE is set.
@@ -116,10 +121,20 @@ $(NEWEST_VENV)/.installed: pyproject.toml setup.py
 	$(NEWEST_VENV)/bin/pip install -q -e '.[test]'
 	touch $@
 
-# Every test but the real-client ones (tests/clients/), which `make test` runs.
-test-newest: system-deps $(NEWEST_VENV)/.installed
-	@$(NEWEST_VENV)/bin/python --version
-	$(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients
+# Every test but the real-client ones (tests/clients/), which `make test` runs. When the newest Python is
+# the one `make test` runs on (.venv's, else $(PYTHON)), the suite has run on it already: said, not rerun.
+TESTED_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+PY_VERSION := import sys; print(sys.version.split()[0], sys.implementation.name)
+test-newest:
+	@test -n "$(NEWEST_PYTHON)" || { echo "no Python 3.11 or newer found"; exit 1; }
+	@newest="$$($(NEWEST_PYTHON) -c '$(PY_VERSION)')"; tested="$$($(TESTED_PYTHON) -c '$(PY_VERSION)' 2>/dev/null)"; \
+	if [ "$$newest" = "$$tested" ]; then \
+	  echo "test-newest: the newest Python found ($(NEWEST_PYTHON), $$newest) is the one \`make test\` runs on: nothing more to run"; \
+	else \
+	  $(MAKE) --no-print-directory system-deps $(NEWEST_VENV)/.installed && \
+	  $(NEWEST_VENV)/bin/python --version && \
+	  $(NEWEST_VENV)/bin/python -m pytest -q --ignore=tests/clients; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -23,11 +23,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from controller.cluster import Cluster
 from controller.config import SASL_USERS, SSL_KEYSTORE_KEY, settings
+from controller.config.kafka_keys import (
+    KAFKA_BROKER_KEYS,
+    KAFKA_CLUSTER_LEVEL_LISTENER_KEYS,
+    KAFKA_DYNAMIC_BROKER_KEYS,
+    KAFKA_DYNAMIC_LOG_KEYS,
+    KAFKA_LISTENER_ONLY_SECURITY_KEYS,
+    KAFKA_PER_BROKER_KEYS,
+)
 from controller.config.topic_configs import (
     BROKER_SYNONYMS,
     MIN_INSYNC_REPLICAS,
@@ -37,6 +45,7 @@ from controller.config.topic_configs import (
     InvalidConfig,
     broker_key_def,
     parse_broker_value,
+    parse_value,
     topic_config_def,
     validate_topic_configs,
 )
@@ -133,12 +142,14 @@ def _broker_keys() -> dict[str, _BrokerKey]:
         kind = ConfigType.PASSWORD if sensitive else _kind_of(s.default)
         if synonym is not None:
             kind = synonym[0].kind
-        keys[s.key] = _BrokerKey(s.key, kind, s.default or None, s.meaning, synonym is not None, sensitive)
+        dynamic = synonym is not None and s.key in KAFKA_DYNAMIC_LOG_KEYS
+        keys[s.key] = _BrokerKey(s.key, kind, s.default or None, s.meaning, dynamic, sensitive)
     for key in BROKER_SYNONYMS:
         if key not in keys:
             synonym, definition = broker_key_def(key)  # type: ignore[misc]
             doc = f"server default of topic config {definition.name}: {definition.doc}"
-            keys[key] = _BrokerKey(key, synonym.kind, synonym.default, doc, True, False)
+            dynamic = key in KAFKA_DYNAMIC_LOG_KEYS  # log.retention.hours is read-only, as in Kafka
+            keys[key] = _BrokerKey(key, synonym.kind, synonym.default, doc, dynamic, False)
     return keys
 
 
@@ -387,16 +398,7 @@ class ConfigAdmin:
                     _apply(new, change)
         else:
             new = {c.name: c.value or "" for c in changes}
-        fixed = [key for key in new if broker_key_def(key) is None]
-        if fixed:
-            raise Refusal(
-                ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {_scala_set(fixed)}"
-            )
-        for key, raw in new.items():
-            try:
-                parse_broker_value(key, raw)
-            except InvalidConfig as invalid:  # Kafka answers a broker value it cannot apply so (KAFKA-13609)
-                raise Refusal(ErrorCode.INVALID_REQUEST, str(invalid)) from None
+        _check_broker_configs(new, per_broker=broker is not None)
         if self._elr:
             if broker is not None and new.get(MIN_INSYNC_REPLICAS) != current.get(MIN_INSYNC_REPLICAS):
                 raise Refusal(
@@ -411,6 +413,82 @@ class ConfigAdmin:
         if not validate_only:
             verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
             self.cluster.set_broker_configs(broker, new, verb)
+
+
+def _check_broker_configs(new: Mapping[str, str], per_broker: bool) -> None:
+    """A broker's (or the cluster default's) dynamic configs after a change, checked in the order of
+    Kafka's ``DynamicBrokerConfig.validateConfigs``: static keys, TLS keys without a listener prefix, the
+    values' types, keys only a broker of its own takes. A key Kafka does not know passes and is kept.
+    Besides Kafka's static keys, the keys the simulator reads at start only are refused as static."""
+    static = [key for key in new if _static_broker_key(key)]
+    if static:
+        raise Refusal(
+            ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {_scala_set(static)}"
+        )
+    bare = [key for key in new if key in KAFKA_LISTENER_ONLY_SECURITY_KEYS]
+    if bare:
+        raise Refusal(
+            ErrorCode.INVALID_REQUEST,
+            "These security configs can be dynamically updated only per-listener using the listener "
+            f"prefix: {_scala_set(bare)}",
+        )
+    startup_only = [key for key in new if key in _startup_only_keys()]
+    if startup_only:
+        raise Refusal(
+            ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {_scala_set(startup_only)}"
+        )
+    for key, raw in new.items():
+        base = _listener_base(key) or key
+        try:
+            if broker_key_def(base) is not None:
+                parse_broker_value(base, raw)
+            elif base in KAFKA_DYNAMIC_BROKER_KEYS:
+                parse_value(base, ConfigType[KAFKA_DYNAMIC_BROKER_KEYS[base]], raw)
+        except InvalidConfig as invalid:  # Kafka answers a broker value it cannot apply so (KAFKA-13609)
+            raise Refusal(ErrorCode.INVALID_REQUEST, str(invalid)) from None
+    if not per_broker:
+        own = [key for key in new if _per_broker_key(key)]
+        if own:
+            raise Refusal(
+                ErrorCode.INVALID_REQUEST,
+                "Cannot update these configs at default cluster level, broker id must be specified: "
+                f"{_scala_set(own)}",
+            )
+
+
+_LISTENER_KEY = re.compile(r"listener\.name\.[^.]*\.(.*)")
+
+
+def _listener_base(key: str) -> str | None:
+    """``ssl.keystore.location`` of ``listener.name.SSL.ssl.keystore.location`` (None: not a listener key)."""
+    match = _LISTENER_KEY.fullmatch(key)
+    return match.group(1) if match else None
+
+
+def _per_broker_key(key: str) -> bool:
+    """A key only a broker of its own takes: TLS, SASL and listener keys, bare or for one listener, but the
+    connection limits and network threads."""
+    base = _listener_base(key)
+    if base is not None:
+        return base not in KAFKA_CLUSTER_LEVEL_LISTENER_KEYS
+    return key in KAFKA_PER_BROKER_KEYS
+
+
+def _static_broker_key(key: str) -> bool:
+    """One of Kafka's broker keys that Kafka changes only at a restart."""
+    return (
+        key in KAFKA_BROKER_KEYS
+        and key not in KAFKA_DYNAMIC_LOG_KEYS
+        and key not in KAFKA_DYNAMIC_BROKER_KEYS
+    )
+
+
+@functools.cache
+def _startup_only_keys() -> frozenset[str]:
+    """The server's settings it reads at start only: its own (``simulator.*``) and Kafka's dynamic keys it
+    does not change at run time (``listeners``, ``max.connections``, TLS and SASL, ...). The broker
+    defaults of topic configs it does apply at run time."""
+    return frozenset(s.key for s in settings() if broker_key_def(s.key) is None)
 
 
 def _apply(configs: dict[str, str], change: ConfigChange) -> None:

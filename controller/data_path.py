@@ -36,7 +36,7 @@ epoch, acks level, producer id and the cause: the election or the log change), k
 on each batch of the leader's log (:attr:`StoredBatch.acks <controller.records.log.StoredBatch>`).
 
 Waiting: a Produce with ``acks=all`` waits until the high watermark covers its batch
-(:meth:`DataPath.wait_for_high_watermark`, Kafka's ``DelayedProduce``) and a Fetch until data arrives
+(``Appended.replicated``, registered by :meth:`DataPath.append`, Kafka's ``DelayedProduce``) and a Fetch until data arrives
 (:meth:`DataPath.watch`, Kafka's ``DelayedFetch``); both end on the cluster's clock.
 
 Topic configs the data path reads (``min.insync.replicas``, ``max.message.bytes``,
@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cluster import NO_LEADER, Cluster, PartitionState
+from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionState
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
 from controller.records.batch import control_batch, read_header
@@ -102,6 +102,9 @@ class TopicSettings:
     """What the data path reads of a topic's configs (see :meth:`DataPath.topic_settings`)."""
 
     limits: TopicLimits
+    #: The in-sync replicas an ``acks=all`` Produce needs (NOT_ENOUGH_REPLICAS below): the topic's
+    #: ``min.insync.replicas`` under Kafka's style; 1 under Fluvio's, whose leader has no such minimum (it
+    #: waits for every replica: :class:`controller.dynamics.replication.FluvioReplication`).
     min_insync_replicas: int
     #: Bytes a replica's log holds at most before its oldest batches below the high watermark go.
     retention_bytes: int
@@ -110,20 +113,26 @@ class TopicSettings:
 @dataclass(frozen=True, slots=True)
 class Appended:
     """Where a client's batch went: ``base_offset`` and ``last_offset`` (those of the original batch for
-    a retried duplicate), the LogAppendTime stamped (-1: CreateTime) and the log start offset."""
+    a retried duplicate), the LogAppendTime stamped (-1: CreateTime) and the log start offset.
+    ``replicated`` (``acks=all`` only): the outcome of the wait for the in-sync replicas, registered at
+    the append itself (see :meth:`DataPath.append`)."""
 
     base_offset: int
     last_offset: int
     log_append_time: int
     log_start_offset: int
     duplicate: bool = False
+    replicated: asyncio.Future[ErrorCode] | None = None
 
 
 @dataclass(slots=True)
 class _Waiter:
-    """An ``acks=all`` answer waiting for the high watermark to pass ``end`` (the batch's last offset + 1)."""
+    """An ``acks=all`` answer waiting for the high watermark to pass ``end`` (the batch's last offset + 1)
+    in the leader epoch it was appended in; ``entry`` is the batch, acknowledged when the wait succeeds."""
 
     end: int
+    leader_epoch: int
+    entry: StoredBatch | None
     future: asyncio.Future[ErrorCode]
 
 
@@ -230,7 +239,8 @@ class DataPath:
         topic_retention = value(RETENTION_BYTES)
         if topic_retention >= 0:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
-        return TopicSettings(TopicLimits.read(value), value(MIN_INSYNC_REPLICAS), retention)
+        min_insync = value(MIN_INSYNC_REPLICAS) if self.dynamics.elections.style is ElectionStyle.KAFKA else 1
+        return TopicSettings(TopicLimits.read(value), min_insync, retention)
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the
@@ -379,26 +389,28 @@ class DataPath:
         leader_log = logs.get(p.leader)
         if leader_log is None:
             leader_log = logs[p.leader] = Log()
-        why = f"leader {p.leader} elected with epoch {p.leader_epoch}"
+        cause = f"{self._election_kind(p)}: leader {p.leader} elected with epoch {p.leader_epoch}"
+        self._account_unreplicated(p, data, leader_log.log_end_offset, leader_log, cause)
         if leader_log.log_end_offset < data.committed:
             longest = max(logs.values(), key=lambda replica_log: replica_log.log_end_offset)
-            # Kafka's controller elects outside the ISR only when allowed (unclean); Fluvio's may elect a
-            # replica within its lag bound that lacks committed records.
-            style = self.dynamics.elections.style
-            kind = "unclean election" if style is ElectionStyle.KAFKA else f"{style} election"
-            cause = f"{kind}: {why}"
-            self._account_unreplicated(p, data, leader_log.log_end_offset, leader_log, cause)
             self._account_loss(p, data, longest, leader_log.log_end_offset, cause)
-        else:
-            self._account_unreplicated(
-                p, data, leader_log.log_end_offset, leader_log, f"clean election: {why}"
-            )
         leader_log.become_leader(p.leader_epoch)
         for r, replica_log in logs.items():
             if r != p.leader:
                 cut = divergence_offset(replica_log, leader_log)
                 if cut < replica_log.log_end_offset:
                     replica_log.truncate_to(cut)
+
+    def _election_kind(self, p: PartitionState) -> str:
+        """The kind of the election that made ``p``'s current leader, as its losses are labelled:
+        ``unclean election`` under Kafka's style when the new leader was outside the ISR (Kafka marks its
+        log RECOVERING then, KIP-704: ``LeaderRecoveryState``), else ``clean election``; under Fluvio's
+        style ``fluvio election`` (Fluvio's SC promotes by log-end-offset lag and knows no unclean kind)."""
+        if self.dynamics.elections.style is not ElectionStyle.KAFKA:
+            return f"{self.dynamics.elections.style} election"
+        if p.leader_recovery_state is LeaderRecoveryState.RECOVERING:
+            return "unclean election"
+        return "clean election"
 
     def _account_loss(
         self, p: PartitionState, data: PartitionData, source: Log, offset: int, cause: str
@@ -485,15 +497,28 @@ class DataPath:
         while pending and pending[0].last_offset < hw:
             pending.popleft()
         if data.waiters:
+            if data.leader_epoch != p.leader_epoch or data.leader != p.leader:
+                self._leader_changed(p, data)  # fails every waiter of the old epoch
             still = []
             for waiter in data.waiters:
-                if waiter.end <= hw:
-                    if not waiter.future.done():
-                        waiter.future.set_result(ErrorCode.NONE)
-                elif not waiter.future.done():
+                if waiter.future.done():
+                    continue  # the answer gave up waiting (its timeout)
+                if waiter.leader_epoch != p.leader_epoch:
+                    waiter.future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                elif waiter.end <= hw:
+                    self._acknowledge(waiter.entry)
+                    waiter.future.set_result(ErrorCode.NONE)
+                else:
                     still.append(waiter)
             data.waiters = still
         self._wake((p.topic, p.index))
+
+    @staticmethod
+    def _acknowledge(entry: StoredBatch | None) -> None:
+        """An ``acks=all`` wait for ``entry`` succeeded: its producer is told it was written, and from now
+        on a loss of it is a loss of acknowledged records."""
+        if entry is not None and entry.acks == 0:
+            entry.acks = ACKS_ALL
 
     def topic_deleted(self, topic: str) -> None:
         for key in [key for key in self._partitions if key[0] == topic]:
@@ -542,7 +567,12 @@ class DataPath:
         min.insync.replicas): Kafka's producer-state checks first (a retried duplicate is answered with
         its original offsets and nothing is appended), then the append with the Produce's ``acks`` kept
         on the batch (an ``acks=1`` batch is watched until committed, see :meth:`lost_records`); the
-        model's leader log end offset follows and replication is told there is work."""
+        model's leader log end offset follows and replication is told there is work.
+
+        With ``acks=all`` the wait for the in-sync replicas is registered in this same step
+        (``Appended.replicated``, :meth:`_wait`), for a retried duplicate too: nothing can change the
+        leader between the append and the wait, and the wait compares leader epochs when it completes,
+        so a new leader's high watermark never answers for a batch the old leader appended."""
         data = self._partitions.get((p.topic, p.index))
         if data is None:
             data = self._make(p)
@@ -555,21 +585,29 @@ class DataPath:
         if isinstance(checked, Refusal):
             return checked
         if isinstance(checked, BatchMetadata):
+            original = leader_log.batch_at(checked.first_offset)
             return Appended(
                 checked.first_offset,
                 checked.last_offset,
                 checked.timestamp if settings.limits.log_append_time else -1,
                 leader_log.log_start_offset,
                 duplicate=True,
+                replicated=self._wait(p, data, checked.last_offset + 1, original)
+                if acks == ACKS_ALL
+                else None,
             )
         append_time = self.now_ms() if settings.limits.log_append_time else None
-        entry = leader_log.append_as_leader(batch, p.leader_epoch, append_time, acks)
+        # An acks=all batch is not acknowledged until its wait succeeds (0 until then: see _acknowledge).
+        entry = leader_log.append_as_leader(
+            batch, p.leader_epoch, append_time, 0 if acks == ACKS_ALL else acks
+        )
+        replicated = self._wait(p, data, entry.last_offset + 1, entry) if acks == ACKS_ALL else None
         producers.record(header, entry.base_offset)
         if header.is_transactional:
             data.transactional = True
         if acks == 1:
             data.unreplicated.append(entry)
-        return self._appended(p, data, leader_log, entry, append_time, "produce")
+        return self._appended(p, data, leader_log, entry, append_time, "produce", replicated)
 
     def _appended(
         self,
@@ -579,8 +617,10 @@ class DataPath:
         entry: StoredBatch,
         append_time: int | None,
         why: str,
+        replicated: asyncio.Future[ErrorCode] | None,
     ) -> Appended:
-        """After an append at the leader: the model's log end offset follows, replication is told."""
+        """After an append at the leader: the model's log end offset follows, replication is told (which
+        may complete ``replicated``, the append's wait, at once)."""
         li = p.replicas.index(p.leader)
         leo = list(p.leo)
         leo[li] = leader_log.log_end_offset
@@ -593,6 +633,7 @@ class DataPath:
             entry.last_offset,
             append_time if append_time is not None else -1,
             leader_log.log_start_offset,
+            replicated=replicated,
         )
 
     def append_marker(
@@ -600,7 +641,8 @@ class DataPath:
     ) -> Appended | Refusal:
         """Append a transaction marker at ``p``'s leader (the caller checked that it has one), as a leader
         appends the control batch of a WriteTxnMarkers request (origin COORDINATOR, acks=all): the
-        producer-state checks of a marker, then the append; the caller waits for the high watermark."""
+        producer-state checks of a marker, then the append, its wait for the in-sync replicas registered
+        in the same step (``Appended.replicated``, as :meth:`append`)."""
         data = self._partitions.get((p.topic, p.index))
         if data is None:
             data = self._make(p)
@@ -615,14 +657,16 @@ class DataPath:
         now = self.now_ms()
         raw = control_batch(producer_id, producer_epoch, commit, coordinator_epoch, now)
         append_time = now if settings.limits.log_append_time else None
+        # Acknowledged to the coordinator when its wait (registered here, as for an acks=all batch) succeeds.
         entry = leader_log.append_as_leader(
-            ClientBatch(memoryview(raw), read_header(raw)), p.leader_epoch, append_time
+            ClientBatch(memoryview(raw), read_header(raw)), p.leader_epoch, append_time, 0
         )
+        replicated = self._wait(p, data, entry.last_offset + 1, entry)
         producers.record_marker(
             producer_id, producer_epoch, commit, coordinator_epoch, entry.base_offset, now
         )
         data.transactional = True
-        return self._appended(p, data, leader_log, entry, append_time, "transaction marker")
+        return self._appended(p, data, leader_log, entry, append_time, "transaction marker", replicated)
 
     def last_stable_offset(self, p: PartitionState) -> int:
         """The last stable offset of ``p`` (Kafka's ``UnifiedLog.lastStableOffset``): the high watermark, or
@@ -657,18 +701,20 @@ class DataPath:
             data.producers = ProducerStates.from_batches(leader_log.batches())
         return data.producers
 
-    def wait_for_high_watermark(self, p: PartitionState, end: int) -> asyncio.Future[ErrorCode]:
-        """A future set when the high watermark reaches ``end`` (NONE), or the leader changes
-        (NOT_LEADER_OR_FOLLOWER) first. The caller bounds the wait."""
+    def _wait(
+        self, p: PartitionState, data: PartitionData, end: int, entry: StoredBatch | None
+    ) -> asyncio.Future[ErrorCode]:
+        """Kafka's ``DelayedProduce``, registered in the step of the append: a future set NONE when the
+        high watermark reaches ``end`` in the current leader epoch (``entry`` is then acknowledged), or
+        NOT_LEADER_OR_FOLLOWER when the leader changes first (:meth:`_leader_changed`,
+        :meth:`high_watermark_moved`). The caller bounds the wait (and cancels the future when it gives
+        up: the batch then stays unacknowledged)."""
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         if p.high_watermark >= end:
+            self._acknowledge(entry)
             future.set_result(ErrorCode.NONE)
-            return future
-        data = self._partitions.get((p.topic, p.index))
-        if data is None:
-            future.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            return future
-        data.waiters.append(_Waiter(end, future))
+        else:
+            data.waiters.append(_Waiter(end, p.leader_epoch, entry, future))
         return future
 
     def watch(self, p: PartitionState) -> asyncio.Future[None]:

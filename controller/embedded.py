@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from controller.reassignment import ReassignOutcome
     from controller.scenario import Scenario
     from controller.server import Server
+    from controller.topic_admin import TopicResult
     from controller.transactions.state_log import LostTxnRecord
 
 __all__ = ["ServerThread", "server_properties"]
@@ -189,8 +190,9 @@ class ServerThread:
         self._on_loop(self.dynamics.stop_broker(broker_id, mode))
 
     def start_broker(self, broker_id: int) -> None:
-        """Starts a stopped broker again (same address), resumes a hung or isolated one, or unfences one
-        configured fenced."""
+        """Starts a stopped broker again (same address), resumes a hung or isolated one, restarts one in
+        controlled shutdown (Kafka's style: its new process registers at once, the shutdown is over), or
+        unfences one configured fenced."""
         self._on_loop(self.dynamics.start_broker(broker_id))
 
     def add_broker(self, broker_id: int, rack: str | None = None) -> None:
@@ -278,16 +280,18 @@ class ServerThread:
         return state
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """A group's committed offsets: (topic, partition) -> offset."""
+        """A group's committed offsets: (topic, partition) -> offset, as OffsetFetch answers them (commits
+        whose records ``__consumer_offsets`` has replicated)."""
         offsets: dict[tuple[str, int], int] = self._on_loop(
             _value(lambda: self.server.committed_offsets(group_id))
         )
         return offsets
 
     def lost_commits(self) -> list[LostCommit]:
-        """Commits lost when a group's coordinator moved to a replica without their records (an unclean
-        election, or records not yet copied): ``group_id``, ``topic``, ``partition``, ``offset``, where the
-        record was (``log_partition``, ``log_offset``) and ``lost_at`` (clock ms)."""
+        """Answered commits lost when a group's coordinator moved to a replica without their records (an
+        unclean election; a commit not answered yet is answered NOT_COORDINATOR instead): ``group_id``,
+        ``topic``, ``partition``, ``offset``, where the record was (``log_partition``, ``log_offset``) and
+        ``lost_at`` (clock ms)."""
         lost: list[LostCommit] = self._on_loop(_value(self.server.lost_commits))
         return lost
 
@@ -298,6 +302,24 @@ class ServerThread:
         leader epoch, acks, producer id and cause."""
         lost: list[LostRecords] = self._on_loop(_value(self.server.lost_records))
         return lost
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str] | None = None,
+        assignments: Sequence[Sequence[int]] | Mapping[int, Sequence[int]] | None = None,
+    ) -> TopicResult:
+        """Creates a topic as CreateTopics does: placed by the configured placer (-1: the server's
+        ``num.partitions`` / ``default.replication.factor``), or ``assignments`` (partition 0's replicas,
+        partition 1's, ..., or a map partition -> replicas; then leave ``partitions`` and
+        ``replication_factor`` out). Its result (``.topic_id``, ``.replicas``), or
+        :class:`protocol.errors.Refusal` (``.code``, ``.message``) as a client would be refused."""
+        result: TopicResult = self._on_loop(
+            self.server.create_topic(name, partitions, replication_factor, configs, assignments)
+        )
+        return result
 
     def transactions(self) -> dict[str, dict[str, Any]]:
         """Every transactional id its coordinator holds now, by id: ``state`` (Kafka's names: ``Ongoing``,

@@ -297,9 +297,12 @@ class Reassignments:
             t = self.cluster.topics.get(topic)
             if t is None or index >= len(t.partitions) or t.partitions[index] is not p:
                 continue  # deleted meanwhile
-            isr = [r for r in p.replicas if r in p.isr or r in joining]
+            # Only those still in sync now: the tick that asked may have moved the high watermark past a
+            # replica after it asked (over the ISR as it was), and an ISR member is never below it.
+            hw = p.high_watermark
+            isr = [r for r in p.replicas if r in p.isr or (r in joining and p.leo_of(r) >= hw)]
             if completed_reassignment(p.replicas, p.adding_replicas, p.removing_replicas, isr) is None:
-                continue  # cancelled, or changed, meanwhile: replication asks again
+                continue  # cancelled, changed, or fallen behind meanwhile: replication asks again
             changes.append(Change(p, target_isr=isr))
         if changes:
             await self.elections.change(changes, "reassignment completed: every target replica in sync")

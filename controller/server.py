@@ -27,6 +27,7 @@ import logging
 import socket
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controller.answers import Close
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from controller.data_path import LostRecords
     from controller.faults import Faults
     from controller.groups.durable import LostCommit
+    from controller.topic_admin import TopicResult
     from controller.transactions.state_log import LostTxnRecord
 
 log = logging.getLogger(__name__)
@@ -242,12 +244,13 @@ class Server:
         return groups.group_state(group_id) if groups is not None else None
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """A group's committed offsets: (topic, partition) -> offset; read on the server's loop."""
+        """A group's committed offsets, as OffsetFetch answers them: (topic, partition) -> offset; read on
+        the server's loop."""
         groups = self.controller.built("groups")
         return groups.committed_offsets(group_id) if groups is not None else {}
 
     def lost_commits(self) -> list[LostCommit]:
-        """Commits lost when a group coordinator moved to a replica that lacked their records."""
+        """Answered commits lost when a group coordinator moved to a replica that lacked their records."""
         groups = self.controller.built("groups")
         if groups is None:
             return []
@@ -358,6 +361,20 @@ class Server:
         """Acknowledged records a change of leader took away (:meth:`DataPath.lost_records`)."""
         data_path = self.controller.built("data_path")
         return data_path.lost_records() if data_path is not None else []
+
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str] | None = None,
+        assignments: Sequence[Sequence[int]] | Mapping[int, Sequence[int]] | None = None,
+    ) -> TopicResult:
+        """Creates a topic as CreateTopics does (:meth:`TopicAdmin.create_topic`): its result (``topic_id``,
+        ``replicas``), or :class:`protocol.errors.Refusal` with the code and message a client would get."""
+        return await self.controller.topic_admin.create_topic(
+            name, partitions, replication_factor, configs, assignments
+        )
 
     async def serve_forever(self) -> None:
         """Serves until cancelled (listeners come and go with the brokers' processes)."""

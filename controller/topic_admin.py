@@ -154,6 +154,30 @@ class TopicAdmin:
         self._log_results(results, "validated" if validate_only else "created")
         return results
 
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str] | None = None,
+        assignments: Sequence[Sequence[int]] | Mapping[int, Sequence[int]] | None = None,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    ) -> TopicResult:
+        """One topic, as CreateTopics creates it (the placer, or ``assignments``: the replicas of
+        partition 0, 1, ... or a map partition -> replicas, with ``partitions`` and ``replication_factor``
+        left at -1); -1 takes the server's default. Its result, or the :class:`Refusal` a client would get."""
+        if assignments is None:
+            manual: list[tuple[int, Sequence[int]]] = []
+        elif isinstance(assignments, Mapping):
+            manual = sorted((int(p), list(r)) for p, r in assignments.items())
+        else:
+            manual = [(p, list(r)) for p, r in enumerate(assignments)]
+        topic = NewTopic(name, partitions, replication_factor, manual, dict(configs or {}))
+        [result] = await self.create_topics([topic], timeout_ms=timeout_ms)
+        if result.error is not None:
+            raise Refusal(result.error, result.message)
+        return result
+
     def _undo(self, created: list[str]) -> None:
         """Deletes the topics of a CreateTopics call that will not be answered."""
         for name in reversed(created):

@@ -107,6 +107,8 @@ class KafkaClient:
         self.request_timeout = request_timeout
         self._correlation = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
+        #: Requests given up on (timed out, or their caller cancelled) whose answers may still come.
+        self._abandoned: set[int] = set()
         self._closed: BaseException | None = None
         self._reader_task = asyncio.ensure_future(self._read_responses())
         #: The server's ranges by apiKey, after negotiation.
@@ -141,6 +143,11 @@ class KafkaClient:
                 await client.close()
                 raise
         return client
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection ended (closed by either side, or lost)."""
+        return self._closed is not None
 
     async def __aenter__(self) -> KafkaClient:
         return self
@@ -209,6 +216,31 @@ class KafkaClient:
         except DecodeError as exc:
             raise ClientError(f"cannot decode the response: {exc}") from exc
 
+    async def send_unanswered(
+        self, name_or_key: str | int, data: dict[str, Any], version: int | None = None
+    ) -> None:
+        """Sends a request the server never answers (a Produce with ``Acks`` 0), without waiting."""
+        if self._closed is not None:
+            raise ConnectionClosedError(f"connection is closed: {self._closed}")
+        message = (
+            self.schemas.request(name_or_key)
+            if isinstance(name_or_key, int)
+            else self.schemas.message(name_or_key)
+        )
+        if message.api_key is None or message.type != "request":
+            raise ValueError(f"{name_or_key!r} is not a request message")
+        if version is None:
+            version = self.choose_version(message.api_key)
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        body = self.schemas.request(message.api_key).encode(data, version)
+        self._writer.write(
+            encode_request(self.schemas, message.api_key, version, correlation_id, self.client_id, body)
+        )
+        try:
+            await self._writer.drain()
+        except ConnectionError as exc:
+            raise ConnectionClosedError(f"connection lost: {exc}") from None
+
     async def send_many(
         self, requests: Iterable[tuple[str | int, dict[str, Any]]], timeout: float | None = None
     ) -> list[dict[str, Any]]:
@@ -231,10 +263,12 @@ class KafkaClient:
         )
         self._writer.write(frame)
         limit = self.request_timeout if timeout is None else timeout
+        answered = False
         try:
             async with asyncio.timeout(limit):
                 await self._writer.drain()
                 payload, offset = await future
+                answered = True
         except TimeoutError:
             raise RequestTimedOutError(
                 f"apiKey {api_key} v{version}: no response within {limit:g}s"
@@ -243,6 +277,8 @@ class KafkaClient:
             raise ConnectionClosedError(f"connection lost: {exc}") from None
         finally:
             self._pending.pop(correlation_id, None)
+            if not answered:
+                self._abandoned.add(correlation_id)
         return payload[offset:]
 
     async def _read_responses(self) -> None:
@@ -256,7 +292,11 @@ class KafkaClient:
                 correlation_id = _SIZE.unpack_from(frame)[0]
                 pending = self._pending.get(correlation_id)
                 if pending is None:
-                    log.warning("response with unknown correlation id %d dropped", correlation_id)
+                    if correlation_id in self._abandoned:  # a late answer to a request given up on
+                        self._abandoned.discard(correlation_id)
+                        log.debug("late response with correlation id %d dropped", correlation_id)
+                    else:
+                        log.warning("response with unknown correlation id %d dropped", correlation_id)
                     continue
                 _, offset = parse_response_header(frame, pending.header_version)
                 if not pending.future.done():

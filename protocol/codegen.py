@@ -1,9 +1,11 @@
-"""Writes :mod:`protocol.codes` (the ``ApiKey`` and ``ErrorCode`` enums) from the project's ``schemas/``.
+"""Writes :mod:`protocol.codes` (the ``ApiKey`` and ``ErrorCode`` enums) and :mod:`protocol._spec_index`
+(every spec file's name, message, type, API key and versions) from the project's ``schemas/``.
 
-``python -m protocol.codegen`` rewrites ``protocol/codes.py``; ``python -m protocol.codegen --check``
-exits 1 when the file is not what the schemas give (the test suite checks the same). The enums are
-code, not tables read at start: every layer names errors and API keys through them, a misspelt name is
-an ``AttributeError`` where it is written, and the server imports no JSON to know them.
+``python -m protocol.codegen`` rewrites both; ``python -m protocol.codegen --check`` exits 1 when either is
+not what the schemas give (the test suite checks the same). The enums are code, not tables read at start:
+every layer names errors and API keys through them, a misspelt name is an ``AttributeError`` where it is
+written, and the server imports no JSON to know them. The index lets a process know the project's messages
+without reading their files: a spec file is read when its message is first encoded or decoded.
 """
 
 from __future__ import annotations
@@ -18,9 +20,19 @@ from protocol.errors import ERRORS_FILE, parse_error_table
 from protocol.resources import project_schemas
 from protocol.spec import parse_spec
 
-__all__ = ["CODES_FILE", "api_key_name", "generate"]
+__all__ = ["CODES_FILE", "INDEX_FILE", "api_key_name", "generate", "generate_index"]
 
 CODES_FILE = Path(__file__).with_name("codes.py")
+INDEX_FILE = Path(__file__).with_name("_spec_index.py")
+
+_INDEX_HEADER = '''"""The project's spec files: generated from ``schemas/`` by ``python -m protocol.codegen``.
+
+Do not edit: change the spec files and run the generator again. One row per spec file: (file name, message
+name, type, API key or None, lowest and highest valid version).
+"""
+
+SPECS: tuple[tuple[str, str, str, int | None, int, int], ...] = (
+'''
 
 _HEADER = '''"""API keys and error codes as enums: generated from ``schemas/`` by ``python -m protocol.codegen``.
 
@@ -86,19 +98,45 @@ def generate() -> str:
     return "\n".join(out)
 
 
+def generate_index() -> str:
+    """The text of ``protocol/_spec_index.py`` for the schemas as they are."""
+    lines = [_INDEX_HEADER.rstrip("\n")]
+    root = project_schemas()
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".json") or entry.name == ERRORS_FILE:
+            continue
+        spec = parse_spec(entry.read_text(encoding="utf-8"), str(entry))
+        low, high = spec.valid_versions.lowest, spec.valid_versions.highest
+        fields = [
+            f'"{entry.name}"',
+            f'"{spec.name}"',
+            f'"{spec.type}"',
+            str(spec.api_key),
+            str(low),
+            str(high),
+        ]
+        line = f"    ({', '.join(fields)}),"
+        if len(line) > 110:  # written as ruff formats it (the project's line length)
+            line = "\n".join(["    (", *(f"        {field}," for field in fields), "    ),"])
+        lines.append(line)
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m protocol.codegen", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if protocol/codes.py is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a generated file is out of date")
     args = parser.parse_args(argv)
-    text = generate()
-    if args.check:
-        current = CODES_FILE.read_text(encoding="utf-8") if CODES_FILE.exists() else ""
-        if current != text:
-            print(f"{CODES_FILE} is out of date: run python -m protocol.codegen", file=sys.stderr)
-            return 1
-        return 0
-    CODES_FILE.write_text(text, encoding="utf-8")
-    return 0
+    stale = 0
+    for path, text in ((CODES_FILE, generate()), (INDEX_FILE, generate_index())):
+        if args.check:
+            current = path.read_text(encoding="utf-8") if path.exists() else ""
+            if current != text:
+                print(f"{path} is out of date: run python -m protocol.codegen", file=sys.stderr)
+                stale = 1
+        else:
+            path.write_text(text, encoding="utf-8")
+    return stale
 
 
 if __name__ == "__main__":

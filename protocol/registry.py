@@ -13,7 +13,7 @@ from protocol.codec import Message
 from protocol.errors import ERRORS_FILE
 from protocol.exceptions import SpecError
 from protocol.resources import project_schemas
-from protocol.spec import SpecHeader, parse_spec
+from protocol.spec import SpecHeader, Versions, parse_spec
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -132,4 +132,35 @@ def load_schemas(path: str | os.PathLike[str] | None = None) -> Schemas:
 
 @functools.cache
 def _project_set() -> Schemas:
-    return Schemas.from_files(project_schemas().iterdir(), deferred=True)
+    """The project's specs, known from the index :mod:`protocol._spec_index` without reading a file: each
+    file is read when its message is first used. A file the index does not name (a spec added since the
+    index was made: ``python -m protocol.codegen`` remakes it, and a test checks it) is read for its
+    header now."""
+    from protocol._spec_index import SPECS
+
+    root = project_schemas()
+    indexed = {row[0]: row for row in SPECS}
+    messages = []
+    others = []
+    for entry in root.iterdir():
+        row = indexed.get(entry.name)
+        if row is None:
+            others.append(entry)
+            continue
+        _file, name, kind, api_key, low, high = row
+        messages.append(
+            Message(
+                SpecHeader(
+                    name,
+                    kind,
+                    api_key,
+                    Versions(low, high),
+                    str(entry),
+                    None,
+                    functools.partial(entry.read_text, encoding="utf-8"),
+                )
+            )
+        )
+    if others:
+        messages.extend(Schemas.from_files(others, deferred=True))
+    return Schemas(sorted(messages, key=lambda m: m.source))

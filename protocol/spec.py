@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -328,7 +328,10 @@ class SpecHeader:
     api_key: int | None
     valid_versions: Versions
     source: str
-    document: dict[str, Any] = field(repr=False, compare=False)
+    #: The whole document; None for a header taken from an index, whose file is read by :meth:`parse`.
+    document: dict[str, Any] | None = field(repr=False, compare=False)
+    #: Reads the file's text (a header from an index).
+    read_text: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def read(cls, text: str, source: str) -> SpecHeader:
@@ -338,7 +341,18 @@ class SpecHeader:
         return cls(name, kind, api_key, valid, source, document)
 
     def parse(self) -> MessageSpec:
-        return _SpecParser(self.source).message(self.document)
+        document = self.document
+        if document is None:  # from an index: the file is read now, and must say what the index said
+            assert self.read_text is not None
+            document = read_document(self.read_text(), self.source)
+            if _SpecParser(self.source).header(document) != (
+                self.name,
+                self.type,
+                self.api_key,
+                self.valid_versions,
+            ):
+                raise SpecError(self.source, "the spec index is stale: run python -m protocol.codegen")
+        return _SpecParser(self.source).message(document)
 
 
 class _DuplicateKey(ValueError):

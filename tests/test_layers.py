@@ -2,8 +2,8 @@
 
 protocol/ knows nothing of the controller; handlers never see the server, a connection or the security
 layer; only the assembly builds a server; the command line is imported by nothing (imports under
-``if TYPE_CHECKING:`` are for types only and do not count for these); and no module of controller/ or
-protocol/ reaches itself through its imports, type-only imports included. Placement imports nothing of
+``if TYPE_CHECKING:`` are for types only and do not count for these); and no module of controller/,
+protocol/ or placement_sim/ reaches itself through its imports, type-only imports included. Placement imports nothing of
 the controller but the plugin machinery, type-only imports included.
 """
 
@@ -26,9 +26,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _sources() -> dict[str, Path]:
+def _sources(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     found = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             found[_module_name(path)] = path
     return found
@@ -142,8 +142,9 @@ def test_placement_imports_nothing_of_the_controller_but_the_plugin_machinery() 
 
 
 def test_no_circles() -> None:
-    """No module of controller/ or protocol/ reaches itself through its imports (Tarjan's SCCs)."""
-    sources = _sources()
+    """No module of controller/, protocol/ or placement_sim/ (the command line, the pipeline) reaches
+    itself through its imports (Tarjan's SCCs)."""
+    sources = _sources((*PACKAGES, "placement_sim"))
     internal = {
         m: {d for d in _imports(m, path, types_too=True) if d in sources and d != m}
         for m, path in sources.items()

@@ -8,6 +8,7 @@ The wheel is built (``pip wheel``, as a user or CI would) from a copy of the che
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,27 @@ def test_the_command_is_placement_sim_cli_main(built):
         (entry_points,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
         text = archive.read(entry_points).decode()
     assert "placement-sim = placement_sim.cli.main:main" in text.splitlines()
+
+
+def test_a_users_project_gets_the_pytest_plugin_and_what_it_needs_with_the_pytest_extra(built):
+    """docs/integration-tests.md: ``pip install 'placement-sim[pytest]'`` in a user's own project."""
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        requires = [
+            line.split(":", 1)[1].strip()
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist:") and 'extra == "pytest"' in line
+        ]
+        plugins = archive.read(entry_points).decode().split("[pytest11]")[1].split("[")[0].split()
+    assert plugins == ["placement_sim", "=", "controller.pytest_plugin"]
+    assert sorted(re.match(r"[\w.-]+", r).group() for r in requires) == [
+        "placement-sim",  # [security]: cryptography, for the TLS fixtures
+        "pytest",
+        "pytest-asyncio",
+    ]
 
 
 def test_the_build_prints_no_deprecation_warning(built):

@@ -12,7 +12,14 @@ unknown key close to one of these (or to a setting the simulator reads) is logge
 
 from __future__ import annotations
 
-__all__ = ["KAFKA_BROKER_KEYS"]
+__all__ = [
+    "KAFKA_BROKER_KEYS",
+    "KAFKA_CLUSTER_LEVEL_LISTENER_KEYS",
+    "KAFKA_DYNAMIC_BROKER_KEYS",
+    "KAFKA_DYNAMIC_LOG_KEYS",
+    "KAFKA_LISTENER_ONLY_SECURITY_KEYS",
+    "KAFKA_PER_BROKER_KEYS",
+]
 
 KAFKA_BROKER_KEYS: frozenset[str] = frozenset(
     (
@@ -314,4 +321,155 @@ KAFKA_BROKER_KEYS: frozenset[str] = frozenset(
         "unstable.api.versions.enable",
         "unstable.feature.versions.enable",
     )
+)
+
+
+# ------------------------------------------------------------------------------ dynamic broker keys
+# Which of the keys above Kafka's brokers change at run time (AlterConfigs / IncrementalAlterConfigs on a
+# BROKER resource), as ``DynamicBrokerConfig.AllDynamicConfigs`` and ``DynamicConfig.Broker`` define
+# them (Kafka's trunk of autumn 2024, as the list above). Every other key of the list above is static:
+# ``Cannot update these configs dynamically``; a key Kafka does not know is stored as it is.
+
+#: The broker defaults of topic configs that are dynamic (``DynamicLogConfig.ReconfigurableConfigs``): the
+#: first broker synonym of each topic config but ``message.format.version``'s. The other synonyms
+#: (``log.retention.minutes``, ``log.retention.hours``, ``log.roll.hours``, ...) are static.
+KAFKA_DYNAMIC_LOG_KEYS: frozenset[str] = frozenset(
+    (
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.type",
+        "compression.zstd.level",
+        "log.cleaner.delete.retention.ms",
+        "log.cleaner.max.compaction.lag.ms",
+        "log.cleaner.min.cleanable.ratio",
+        "log.cleaner.min.compaction.lag.ms",
+        "log.cleanup.policy",
+        "log.flush.interval.messages",
+        "log.flush.interval.ms",
+        "log.index.interval.bytes",
+        "log.index.size.max.bytes",
+        "log.local.retention.bytes",
+        "log.local.retention.ms",
+        "log.message.downconversion.enable",
+        "log.message.timestamp.after.max.ms",
+        "log.message.timestamp.before.max.ms",
+        "log.message.timestamp.difference.max.ms",
+        "log.message.timestamp.type",
+        "log.preallocate",
+        "log.retention.bytes",
+        "log.retention.ms",
+        "log.roll.jitter.ms",
+        "log.roll.ms",
+        "log.segment.bytes",
+        "log.segment.delete.delay.ms",
+        "message.max.bytes",
+        "min.insync.replicas",
+        "unclean.leader.election.enable",
+    )
+)
+
+#: The other dynamic broker keys, with their ``ConfigDef`` type (Kafka checks a value's type before
+#: anything else): TLS and SASL (per listener), the log cleaner's, the thread pools', the connection
+#: limits, the producer state's, remote storage's, and the replication throttles of ``DynamicConfig.Broker``.
+KAFKA_DYNAMIC_BROKER_KEYS: dict[str, str] = {
+    "advertised.listeners": "STRING",
+    "background.threads": "INT",
+    "follower.replication.throttled.rate": "LONG",
+    "leader.replication.throttled.rate": "LONG",
+    "listener.security.protocol.map": "STRING",
+    "listeners": "STRING",
+    "log.cleaner.backoff.ms": "LONG",
+    "log.cleaner.dedupe.buffer.size": "LONG",
+    "log.cleaner.io.buffer.load.factor": "DOUBLE",
+    "log.cleaner.io.buffer.size": "INT",
+    "log.cleaner.io.max.bytes.per.second": "DOUBLE",
+    "log.cleaner.threads": "INT",
+    "max.connection.creation.rate": "INT",
+    "max.connections": "INT",
+    "max.connections.per.ip": "INT",
+    "max.connections.per.ip.overrides": "STRING",
+    "metric.reporters": "LIST",
+    "num.io.threads": "INT",
+    "num.network.threads": "INT",
+    "num.recovery.threads.per.data.dir": "INT",
+    "num.replica.fetchers": "INT",
+    "principal.builder.class": "CLASS",
+    "producer.id.expiration.ms": "INT",
+    "remote.fetch.max.wait.ms": "INT",
+    "remote.list.offsets.request.timeout.ms": "LONG",
+    "remote.log.index.file.cache.total.size.bytes": "LONG",
+    "remote.log.manager.copy.max.bytes.per.second": "LONG",
+    "remote.log.manager.fetch.max.bytes.per.second": "LONG",
+    "replica.alter.log.dirs.io.max.bytes.per.second": "LONG",
+    "sasl.enabled.mechanisms": "LIST",
+    "sasl.jaas.config": "PASSWORD",
+    "sasl.kerberos.kinit.cmd": "STRING",
+    "sasl.kerberos.min.time.before.relogin": "LONG",
+    "sasl.kerberos.principal.to.local.rules": "LIST",
+    "sasl.kerberos.service.name": "STRING",
+    "sasl.kerberos.ticket.renew.jitter": "DOUBLE",
+    "sasl.kerberos.ticket.renew.window.factor": "DOUBLE",
+    "sasl.login.refresh.buffer.seconds": "SHORT",
+    "sasl.login.refresh.min.period.seconds": "SHORT",
+    "sasl.login.refresh.window.factor": "DOUBLE",
+    "sasl.login.refresh.window.jitter": "DOUBLE",
+    "sasl.mechanism.inter.broker.protocol": "STRING",
+    "ssl.cipher.suites": "LIST",
+    "ssl.client.auth": "STRING",
+    "ssl.enabled.protocols": "LIST",
+    "ssl.endpoint.identification.algorithm": "STRING",
+    "ssl.engine.factory.class": "CLASS",
+    "ssl.key.password": "PASSWORD",
+    "ssl.keymanager.algorithm": "STRING",
+    "ssl.keystore.certificate.chain": "PASSWORD",
+    "ssl.keystore.key": "PASSWORD",
+    "ssl.keystore.location": "STRING",
+    "ssl.keystore.password": "PASSWORD",
+    "ssl.keystore.type": "STRING",
+    "ssl.protocol": "STRING",
+    "ssl.provider": "STRING",
+    "ssl.secure.random.implementation": "STRING",
+    "ssl.trustmanager.algorithm": "STRING",
+    "ssl.truststore.certificates": "PASSWORD",
+    "ssl.truststore.location": "STRING",
+    "ssl.truststore.password": "PASSWORD",
+    "ssl.truststore.type": "STRING",
+    "transaction.partition.verification.enable": "BOOLEAN",
+}
+
+#: TLS keys that change only per listener (``listener.name.NAME.ssl.keystore.location``), never bare:
+#: ``These security configs can be dynamically updated only per-listener using the listener prefix``
+#: (``SslConfigs.RECONFIGURABLE_CONFIGS``).
+KAFKA_LISTENER_ONLY_SECURITY_KEYS: frozenset[str] = frozenset(
+    (
+        "ssl.key.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.keystore.type",
+        "ssl.truststore.certificates",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.type",
+    )
+)
+
+#: The listener keys that may also be set for every broker at once (the cluster default).
+KAFKA_CLUSTER_LEVEL_LISTENER_KEYS: frozenset[str] = frozenset(
+    ("max.connection.creation.rate", "max.connections", "num.network.threads")
+)
+
+#: Keys that only a broker of its own may take, not the cluster default (``Cannot update these configs at
+#: default cluster level, broker id must be specified``): the TLS keys and the listeners' keys (the
+#: SASL ones among them) but the cluster-level ones; a ``listener.name.NAME.KEY`` of them too.
+KAFKA_PER_BROKER_KEYS: frozenset[str] = (
+    frozenset(
+        key
+        for key in KAFKA_DYNAMIC_BROKER_KEYS
+        if key.startswith(("ssl.", "sasl."))
+        or key
+        in ("advertised.listeners", "listeners", "listener.security.protocol.map", "principal.builder.class")
+    )
+    - KAFKA_CLUSTER_LEVEL_LISTENER_KEYS
 )

@@ -88,7 +88,8 @@ def parse_listener(
         )
     match = re.fullmatch(r"\[([0-9a-fA-F:.]+)\]:(\d+)|([^:\[\]]*):(\d+)", spec)
     if match is None:
-        raise ConfigError(f"{key}: {spec_text!r} is not HOST:PORT", key)
+        hint = f" (a port alone? 127.0.0.1:{spec}, or :{spec} for every address)" if spec.isdigit() else ""
+        raise ConfigError(f"{key}: {spec_text!r} is not HOST:PORT{hint}", key)
     host = match.group(1) or match.group(3) or "0.0.0.0"
     port = int(match.group(2) or match.group(4))
     if not 0 <= port <= 65535:
@@ -130,7 +131,12 @@ def parse_brokers(key: str, raw: str) -> tuple[UsableBroker, ...]:
         try:
             broker_id = int(id_text)
         except ValueError:
-            raise ConfigError(f"{key}: {id_text!r} in {item!r} is not a broker id", key) from None
+            what = f"{id_text!r}" if id_text == item else f"{id_text!r} (of {item!r})"
+            raise ConfigError(
+                f"{key}: {what} is not a broker id; the brokers are ID or ID:RACK, comma-separated, "
+                f"as 0:rack-a,1:rack-b (got {raw!r})",
+                key,
+            ) from None
         if not 0 <= broker_id <= 2**31 - 1:
             raise ConfigError(f"{key}: broker id {broker_id} is out of range", key)
         if broker_id in seen:

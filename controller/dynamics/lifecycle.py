@@ -154,6 +154,10 @@ class Lifecycle:
             if b.fenced or b.in_controlled_shutdown:
                 await self._resumed(broker, now)
             return
+        if b.in_controlled_shutdown:
+            self._cancel(broker)  # the old process's shutdown is over: it will not stop the new one
+            await self._restarted(broker, now)
+            return
         if b.held_fenced:
             self.cluster.update_broker(broker, "started", held_fenced=False)
             await self._held_start(broker, now)
@@ -187,7 +191,8 @@ class Lifecycle:
         raise NotImplementedError
 
     async def _restarted(self, broker: int, now: int) -> None:
-        """A crashed or stopped broker's new process is up (its listener too)."""
+        """A crashed or stopped broker's new process is up (its listener too); or a new process of a
+        broker in controlled shutdown replaces the old one (which stopped meanwhile)."""
         raise NotImplementedError
 
     async def _resumed(self, broker: int, now: int) -> None:
@@ -223,6 +228,11 @@ class KafkaLifecycle(Lifecycle):
     async def _restarted(self, broker: int, now: int) -> None:
         b = self.cluster.broker_state(broker)
         assert b is not None
+        if b.in_controlled_shutdown:
+            # A new process of a broker in controlled shutdown registers at once, its old session valid
+            # or not (ClusterControlManager.registerBroker since Kafka 4.1, KAFKA-19047).
+            await self._register_again(broker, "new process registered; the controlled shutdown is over")
+            return
         if not b.fenced and broker in self._timers:
             # The old process's session is still valid: the new one registers once it has expired.
             self.cluster.update_broker(
@@ -368,6 +378,7 @@ class FluvioLifecycle(Lifecycle):
     soon as it is heard from."""
 
     async def _controlled_shutdown(self, broker: int) -> None:
+        self._cancel(broker)  # a health timer of the process before it (hung or isolated) is over
         self.cluster.update_broker(broker, "shut down", process=Process.STOPPED)
         await self._network(broker, Process.STOPPED)
         await self._spu_offline(broker, "SPU shut down: its connection to the SC closed")
@@ -387,6 +398,8 @@ class FluvioLifecycle(Lifecycle):
         )
 
     async def _restarted(self, broker: int, now: int) -> None:
+        # The old process's health timer (it hung, then crashed) must not take the new one offline.
+        self._cancel(broker)
         self.cluster.update_broker(broker, "SPU started", process=Process.UP)
         await self._spu_online(broker, "SPU registered with the SC")
 

@@ -13,8 +13,10 @@ cluster costs nothing. Every tick:
 - a follower outside the in-sync set rejoins when its log end offset reaches the high watermark (and,
   with Kafka's rules, the start of the leader's epoch) and its broker is active;
 - the high watermark is the lowest log end offset over the in-sync set (Kafka: also over caught-up
-  followers about to join; no advance while the ISR is smaller than ``min.insync.replicas``). It never
-  goes back, except after an unclean election (the new leader's log is the truth).
+  followers about to join; no advance while the ISR is smaller than ``min.insync.replicas``; Fluvio:
+  over every replica of the assignment, see :class:`FluvioReplication`). It never goes back, except to
+  a new leader's log end offset when that is lower (an unclean election: the new leader's log is the
+  truth).
 
 Who leaves the in-sync set differs by style (:class:`KafkaReplication`, :class:`FluvioReplication`):
 Kafka's leaders drop, every ``replica.lag.time.max.ms`` / 2, the followers that are not caught up
@@ -725,16 +727,22 @@ class KafkaReplication(Replication):
 class FluvioReplication(Replication):
     """Fluvio's SC and SPUs: the live replica set loses only offline SPUs (no time-based removal; with
     ``simulator.election.fluvio.lrs.max.lag.records`` set, also followers more records than that behind
-    their leader, Fluvio's ``ReplicaStatus::leader_lag``); a follower rejoins at the high watermark, which is
-    the lowest log end offset in the set."""
+    their leader, Fluvio's ``ReplicaStatus::leader_lag``); a follower rejoins at the high watermark.
+
+    The high watermark is the lowest log end offset over every replica of the assignment, in the live
+    replica set or not, as Fluvio's leader SPU computes it (``LeaderReplicaState::update_states_from_followers``
+    calls ``compute_hw`` with ``in_sync_replica``, which ``LeaderReplicaState::new`` sets to the number of
+    replicas the SC assigned, and its followers' offsets as they last reported them): it does not move
+    while any replica, an offline one too, lacks the records, whatever the live replica set holds. Fluvio
+    has no minimum of in-sync replicas that its leader reads (``ReplicationConfig::min_in_sync_replicas``
+    is never read there); ``docs/election-policies.md`` has the rule and its sources."""
 
     def _may_rejoin_at(self, p: PartitionState, leo: int) -> bool:
         max_lag = self.config.fluvio_lrs_max_lag_records
         return max_lag is None or p.leo[p.replicas.index(p.leader)] - leo <= max_lag
 
     def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
-        isr = p.isr
-        return [leo for r, leo in zip(p.replicas, p.leo, strict=True) if r in isr]
+        return p.leo
 
     def _acts_at_ticks(self) -> bool:
         return self.config.fluvio_lrs_max_lag_records is not None

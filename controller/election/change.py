@@ -366,19 +366,26 @@ class PartitionChangeBuilder:
         return kind is ElectionKind.UNCLEAN or (kind is ElectionKind.ONLINE and self._unclean_allowed)
 
     def view(self) -> PartitionView:
-        """The partition as the election policy sees it for this election."""
+        """The partition as the election policy sees it for this election: the replicas the eligible
+        ones are drawn from (the change's target replicas when it sets them: a reassignment that starts
+        or completes with the election), their log end offsets aligned with them (0 for a new one)."""
         p = self.partition
         eligibility = self.eligibility()
         hw = p.high_watermark
+        replicas, leos = p.replicas, p.leo
+        target = self._target_replicas
+        if target is not None and list(target) != replicas:
+            by_replica = dict(zip(replicas, leos, strict=True))
+            replicas, leos = list(target), [by_replica.get(r, 0) for r in target]
         return PartitionView(
             p.topic,
             p.index,
-            tuple(p.replicas),
+            tuple(replicas),
             tuple(p.isr if self._target_isr is None else self._target_isr),
             p.leader,
             p.leader if p.leader != NO_LEADER else p.last_leader,
-            tuple(p.leo),
-            tuple([leo if leo < hw else hw for leo in p.leo]),
+            tuple(leos),
+            tuple([leo if leo < hw else hw for leo in leos]),
             frozenset(self.acceptable),
             eligibility.eligible,
             eligibility.unclean,
@@ -502,18 +509,23 @@ class PartitionChangeBuilder:
             fields += ("candidate", candidate)
         if leader_changed and leader != NO_LEADER:
             offsets = p.leo
-            leader_leo = offsets[p.replicas.index(leader)]
+            # A replica a reassignment adds in this very change has an empty log (an unclean election
+            # may take it, as Kafka's takes the first acceptable target replica).
+            leader_leo = offsets[p.replicas.index(leader)] if leader in p.replicas else 0
             if leader_leo != p.epoch_start_offset:
                 fields += ("epoch_start_offset", leader_leo)
             # Followers drop what the new leader does not have (Kafka truncates them to the epoch's
-            # start); after an unclean election the high watermark can go back to it.
+            # start). The high watermark is never above the new leader's log end: it goes back to it
+            # after an unclean election, or a promotion of a replica behind it (Fluvio's promoted
+            # follower keeps its own high watermark, which FollowerReplicaState::update_from_leader
+            # never sets above its log end); a clean Kafka election's leader always holds it.
             truncated = [offset if offset < leader_leo else leader_leo for offset in offsets]
             if truncated != offsets:
                 if new_replicas is not None:  # aligned with the new replicas (a new one starts empty)
                     by_replica = dict(zip(p.replicas, truncated, strict=True))
                     truncated = [by_replica.get(r, 0) for r in new_replicas]
                 fields += ("leo", truncated)
-            if unclean and p.high_watermark > leader_leo:
+            if p.high_watermark > leader_leo:
                 fields += ("high_watermark", leader_leo)
         if recovery is not None:
             fields += ("leader_recovery_state", recovery)

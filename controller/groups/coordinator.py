@@ -119,9 +119,10 @@ class GroupLog(Protocol):
         self,
         group_id: str,
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
-        respond: Callable[[], None],
+        respond: Callable[[ErrorCode], None],
     ) -> None:
-        """Commits (None: a tombstone); ``respond`` once they are durable."""
+        """Commits (None: a tombstone); ``respond`` with NONE once they are durable, or with the error
+        of a write that failed (NOT_COORDINATOR: the coordinator moved to a replica without them)."""
 
     def write_txn_offsets(
         self,
@@ -775,11 +776,21 @@ class GroupCoordinator:
         if not kept:
             respond(codes)
             return
-        self.apply_offsets(group_id, kept)
-        if self.log is not None:
-            self.log.write_offsets(group_id, kept, lambda: respond(codes))
-        else:
+        if self.log is None:
+            self.apply_offsets(group_id, kept)
             respond(codes)
+            return
+
+        def written(error: ErrorCode) -> None:
+            # Kafka shows a commit (OffsetFetch) once its record is committed, and answers the error of
+            # a write that failed (NOT_COORDINATOR when the coordinator moved first) without applying it.
+            if error is ErrorCode.NONE:
+                self.apply_offsets(group_id, kept)
+                respond(codes)
+            else:
+                respond([error if code is ErrorCode.NONE else code for code in codes])
+
+        self.log.write_offsets(group_id, kept, written)
 
     def txn_commit(
         self,
@@ -925,7 +936,7 @@ class GroupCoordinator:
         if removed:
             self.apply_offsets(group_id, removed)
             if self.log is not None:
-                self.log.write_offsets(group_id, removed, lambda: None)
+                self.log.write_offsets(group_id, removed, _ignored)
         return ErrorCode.NONE, codes
 
     # ------------------------------------------------------------------------------------------- admin
@@ -962,7 +973,7 @@ class GroupCoordinator:
         if self.log is not None:
             self.log.write_group(group)
             if removed:
-                self.log.write_offsets(group_id, removed, lambda: None)
+                self.log.write_offsets(group_id, removed, _ignored)
         self._note(group_id, "group deleted")
         return ErrorCode.NONE
 
@@ -1007,3 +1018,7 @@ class GroupCoordinator:
                 self._reschedule_heartbeat(group, member)
         self.groups[group_id] = group
         self._note(group_id, "coordinator loaded the group")
+
+
+def _ignored(error: ErrorCode) -> None:
+    """A tombstone's write needs no answer (applied when it was asked for)."""

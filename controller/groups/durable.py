@@ -9,7 +9,8 @@ transaction coordinator). The topic is made at the first FindCoordinator, with
 Every record Kafka's coordinator writes (a group's generation and assignment, one per committed partition,
 tombstones) is appended to that partition's leader as one synthetic record, and the log offset of each
 record is remembered. An OffsetCommit is answered once the partition's high watermark covers its records
-(Kafka appends with acks=all).
+(Kafka appends with acks=all), and only then shown (OffsetFetch, :meth:`GroupService.committed_offsets`),
+as Kafka shows committed offsets.
 
 Transactional offsets (TxnOffsetCommit) are records too, pending until the transaction's marker reaches
 the partition (:meth:`GroupService.complete_transaction`): a commit marker makes them the group's
@@ -19,9 +20,11 @@ UNSTABLE_OFFSET_COMMIT for their partitions (Kafka's ``OffsetMetadataManager``).
 When the partition's leader changes (a crash, a hang, an isolation, an election), requests to the old
 broker get NOT_COORDINATOR and FindCoordinator names the new leader, which loads the partition's groups:
 for :data:`LOAD_MS` on the cluster's clock it answers COORDINATOR_LOAD_IN_PROGRESS; what it loads is the
-records up to its own log end offset. Records above it (an unclean election, or commits not yet copied)
-are lost: lost commits are listed in :attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup
-requests of the moved groups are answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
+records up to its own log end offset (commits still waiting for their answer are applied when they get
+it). Records above it are gone: a commit not answered yet is answered NOT_COORDINATOR (its client
+retries), and an answered commit that goes (only an unclean election can take one) is listed in
+:attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup requests of the moved groups are
+answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME
 
 @dataclass(frozen=True)
 class LostCommit:
-    """A commit whose record was above the new leader's log end offset when the coordinator moved."""
+    """An answered commit whose record was above the new leader's log end offset when the coordinator
+    moved (only an unclean election takes one)."""
 
     group_id: str
     topic: str
@@ -79,6 +83,16 @@ class _Record(NamedTuple):
     #: ("group", snapshot or None for a tombstone) or ("offset", ((topic, partition), CommittedOffset | None)).
     kind: str
     value: Any
+
+
+@dataclass(eq=False)
+class _PendingCommit:
+    """A commit written and not answered yet: the offsets of its first and last records, and whether a
+    coordinator move lost them (it is then answered NOT_COORDINATOR)."""
+
+    first: int
+    last: int
+    lost: bool = False
 
 
 #: A partition's records are compacted once they are this many, and then again once they have doubled.
@@ -131,6 +145,8 @@ class GroupService:
         self._compact_at: dict[int, int] = {}
         self._holder: dict[int, int] = {}
         self._loaded_at: dict[int, int] = {}
+        #: Per partition, the commits written and not answered yet, in log order.
+        self._unanswered: dict[int, list[_PendingCommit]] = {}
 
     def close(self) -> None:
         self.topic.close()
@@ -200,7 +216,17 @@ class GroupService:
         for record in self._records.get(index, ()):
             (kept if record.offset < end else lost).append(record)
         self._records[index] = kept
+        # Commits not answered yet: one the move loses is answered NOT_COORDINATOR (as Kafka answers a commit
+        # whose append fails with NOT_LEADER_OR_FOLLOWER) and is no lost commit; one the new leader holds
+        # waits on for its high watermark, and is applied then, not loaded now.
+        unanswered: set[int] = set()
+        for pending in self._unanswered.get(index, ()):
+            unanswered.update(range(pending.first, pending.last + 1))
+            if pending.last >= end:
+                pending.lost = True
         for record in lost:
+            if record.offset in unanswered:
+                continue
             if record.kind == "offset" and record.value[1] is not None:
                 (topic, partition), value = record.value
                 self.lost_commits.append(
@@ -217,9 +243,9 @@ class GroupService:
             if offset < end:
                 self.topic.wait(index, offset, respond)
             else:
-                respond()  # answered; the commit itself is gone (as with acks=all and a lost write)
+                respond()  # gone: a commit is answered NOT_COORDINATOR (write_offsets), a marker's answer too
         for group_id in sorted(groups):
-            self._load(group_id, [r for r in kept if r.group_id == group_id])
+            self._load(group_id, [r for r in kept if r.group_id == group_id and r.offset not in unanswered])
         self.cluster.events.record(
             "group",
             f"{OFFSETS_TOPIC}-{index}",
@@ -322,13 +348,26 @@ class GroupService:
         self,
         group_id: str,
         offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
-        respond: Callable[[], None],
+        respond: Callable[[ErrorCode], None],
     ) -> None:
+        """Appends a commit's records; ``respond`` with NONE once the high watermark covers the last of
+        them (Kafka appends with acks=all), with NOT_COORDINATOR when the coordinator moves to a replica
+        without them first (:meth:`_follow`)."""
         last = self._append(group_id, "offset", offsets)
         if last is None:
-            respond()
+            respond(ErrorCode.NONE)
             return
-        self.topic.wait(self.partition_of(group_id), last, respond)
+        index = self.partition_of(group_id)
+        pending = _PendingCommit(last - len(offsets) + 1, last)
+        self._unanswered.setdefault(index, []).append(pending)
+
+        def answered() -> None:
+            waiting = self._unanswered.get(index, [])
+            if pending in waiting:
+                waiting.remove(pending)
+            respond(ErrorCode.NOT_COORDINATOR if pending.lost else ErrorCode.NONE)
+
+        self.topic.wait(index, last, answered)
 
     # ------------------------------------------------------------------------------------- transactions
 
@@ -414,7 +453,9 @@ class GroupService:
         }
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> committed offset."""
+        """(topic, partition) -> committed offset: what OffsetFetch answers, commits whose records the
+        high watermark of ``__consumer_offsets`` covers (one still waiting for its followers is not
+        shown)."""
         self.follow_all()
         return {
             key: value.offset for key, value in sorted(self.coordinator.offsets.get(group_id, {}).items())

@@ -9,11 +9,12 @@ idempotent producer's sequence checks and the append (:meth:`controller.data_pat
 retried duplicate is answered with its original offsets).
 
 Acks: ``1`` answers once the leader appended; ``-1`` (all) waits until the high watermark covers the
-batch (Kafka's ``DelayedProduce``), at most TimeoutMs on the cluster's clock, then answers
-REQUEST_TIMED_OUT; when the high watermark covers the batch but the ISR is by then smaller than
-``min.insync.replicas`` it answers NOT_ENOUGH_REPLICAS_AFTER_APPEND
-(``Partition.checkEnoughReplicasReachOffset``), and a leader change meanwhile answers
-NOT_LEADER_OR_FOLLOWER. ``0`` is never
+batch in the leader epoch it was appended in (Kafka's ``DelayedProduce``, registered by the append
+itself: :meth:`controller.data_path.DataPath.append`), at most TimeoutMs on the cluster's clock, then
+answers REQUEST_TIMED_OUT; a leader change first answers NOT_LEADER_OR_FOLLOWER. The wait completes in
+the step that moves the high watermark, which never moves while the ISR is smaller than
+``min.insync.replicas`` (Kafka 4): Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND, a race between that step
+and an ISR shrink on another thread, is not answered (``docs/fidelity.md``). ``0`` is never
 answered; a partition that fails closes the connection, as Kafka does, so that the producer notices.
 Any other acks is INVALID_REQUIRED_ACKS for every partition.
 
@@ -193,7 +194,7 @@ def _produce(
     now = data_path.now_ms()
     responses = []
     leaders: set[int] = set()
-    waits: list[tuple[dict[str, Any], Any, int]] = []
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] = []
     failed: list[str] = []
     for topic_data in request["TopicData"]:
         name, topic_id = topic_data.get("Name"), topic_data.get("TopicId")
@@ -280,8 +281,8 @@ def _produce(
                     appended.last_offset,
                 )
             _succeeded(entry, appended)
-            if acks == -1:
-                waits.append((entry, p, appended.last_offset + 1))
+            if appended.replicated is not None:
+                waits.append((entry, appended.replicated))
         responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
     response: dict[str, Any] = {"Responses": responses, "ThrottleTimeMs": 0}
     if leaders and version >= _CURRENT_LEADER:
@@ -292,7 +293,8 @@ def _produce(
                 "acks=0 produce failed", f"partition(s) {', '.join(failed)} refused a Produce with acks=0"
             )
         return NO_RESPONSE
-    if not waits or all(p.high_watermark >= end for _, p, end in waits):
+    if all(future.done() for _, future in waits):
+        _settle(waits)
         return response
     timeout_ms = min(max(request["TimeoutMs"], 0), ctx.controller.config.request_max_timeout_ms)
     return _wait_for_replicas(ctx, response, waits, timeout_ms)
@@ -301,46 +303,43 @@ def _produce(
 async def _wait_for_replicas(
     ctx: RequestContext,
     response: dict[str, Any],
-    waits: list[tuple[dict[str, Any], Any, int]],
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]],
     timeout_ms: int,
 ) -> dict[str, Any]:
-    """Kafka's ``DelayedProduce``: the answer once every ``acks=all`` batch is below its partition's high
-    watermark, or at the timeout (on the cluster's clock)."""
-    data_path = ctx.controller.data_path
-    futures = [data_path.wait_for_high_watermark(p, end) for _, p, end in waits]
-    pending = [f for f in futures if not f.done()]
+    """Kafka's ``DelayedProduce``: the answer once every ``acks=all`` batch's wait (registered at its
+    append) has completed, or at the timeout (on the cluster's clock)."""
+    pending = [future for _, future in waits if not future.done()]
     if pending:
         loop = asyncio.get_running_loop()
         expired: asyncio.Future[None] = loop.create_future()
         timer = ctx.controller.clock.call_later(
             timeout_ms, lambda: expired.done() or expired.set_result(None), "produce timeout"
         )
-        gathered = asyncio.gather(*pending)
+        remaining: set[asyncio.Future[Any]] = set(pending)
         try:
-            await asyncio.wait({gathered, expired}, return_when=asyncio.FIRST_COMPLETED)
+            while remaining and not expired.done():
+                done, _ = await asyncio.wait(remaining | {expired}, return_when=asyncio.FIRST_COMPLETED)
+                remaining -= done
         finally:
             timer.cancel()
-            if not gathered.done():
-                gathered.cancel()
+            for future in remaining:  # given up: their batches stay unacknowledged
+                future.cancel()
             expired.cancel()
-    for (entry, p, _), future in zip(waits, futures, strict=True):
+    _settle(waits)
+    return response
+
+
+def _settle(waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]]) -> None:
+    """Each ``acks=all`` partition's answer from its wait: NONE, the wait's error, or REQUEST_TIMED_OUT
+    (DelayedProduce's error until acks arrive) for one that had not completed (its batch stays
+    unacknowledged)."""
+    for entry, future in waits:
         if not future.done() or future.cancelled():
-            _fail(entry, ErrorCode.REQUEST_TIMED_OUT, None)  # DelayedProduce's error until acks arrive
+            _fail(entry, ErrorCode.REQUEST_TIMED_OUT, None)
             continue
         code = future.result()
         if code is not ErrorCode.NONE:
             _fail(entry, code, None)
-            continue
-        # Partition.checkEnoughReplicasReachOffset: the high watermark covers the batch, but the ISR may
-        # have shrunk below min.insync.replicas since the append.
-        minimum = data_path.topic_settings(p.topic).min_insync_replicas
-        if len(p.isr) < minimum:
-            _fail(
-                entry,
-                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                f"The ISR {p.isr} of {p.name} is smaller than min.insync.replicas={minimum} after the append",
-            )
-    return response
 
 
 def _succeeded(entry: dict[str, Any], appended: Appended) -> None:

@@ -136,7 +136,10 @@ def _only_class_in(module: ModuleType, where: str, kind: PluginKind) -> type:
     return found[0]
 
 
-def _from_module(module_name: str, attr: str | None, name: str, kind: PluginKind) -> type:
+def _from_module(
+    module_name: str, attr: str | None, name: str, kind: PluginKind, shown: str | None = None
+) -> type:
+    """``attr`` of module ``module_name`` (``shown`` names the module in messages: a file's path)."""
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -152,7 +155,16 @@ def _from_module(module_name: str, attr: str | None, name: str, kind: PluginKind
         try:
             obj = getattr(obj, part)
         except AttributeError as exc:
-            raise PluginLoadError(f"{kind.noun} {name!r}: {module_name!r} has no attribute {attr!r}") from exc
+            classes = sorted(
+                c.__name__
+                for c in vars(module).values()
+                if _is_plugin_class(c, kind) and c.__module__ == module.__name__
+            )
+            defined = f" (its {kind.noun} classes: {', '.join(classes)})" if classes else ""
+            where = shown or repr(module_name)
+            raise PluginLoadError(
+                f"{kind.noun} {name!r}: {where} has no attribute {attr!r}{defined}"
+            ) from exc
     if not isinstance(obj, type):
         raise PluginLoadError(f"{kind.noun} {name!r}: {attr!r} is not a class")
     return obj
@@ -184,7 +196,7 @@ def resolve_plugin_class(kind: PluginKind, name: str) -> type:
             raise PluginLoadError(f"{kind.noun} file {path} does not exist")
         module = _import_file(path, file_part)
         if attr:
-            cls = _from_module(module.__name__, attr, name, kind)
+            cls = _from_module(module.__name__, attr, name, kind, shown=repr(file_part))
         else:
             cls = _only_class_in(module, str(path), kind)
         return _check_class(cls, name, kind)

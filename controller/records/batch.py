@@ -330,9 +330,17 @@ def synthetic_batch(base_offset: int, count: int, leader_epoch: int, timestamp_m
     return _plain_batch(base_offset, leader_epoch, count, timestamp_ms, _NULL_RECORDS.section(count))
 
 
-def _plain_batch(base_offset: int, leader_epoch: int, count: int, timestamp_ms: int, section: bytes) -> bytes:
-    """A v2 batch of ``count`` records (their bytes: ``section``) with no producer, uncompressed,
-    CreateTime, every record at ``timestamp_ms``, its CRC computed."""
+def _plain_batch(
+    base_offset: int,
+    leader_epoch: int,
+    count: int,
+    timestamp_ms: int,
+    section: bytes,
+    producer: tuple[int, int, int] = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE),
+) -> bytes:
+    """A v2 batch of ``count`` records (their bytes: ``section``), uncompressed, CreateTime, every record at
+    ``timestamp_ms``, its CRC computed; ``producer`` is (producer id, epoch, base sequence), none by default."""
+    producer_id, producer_epoch, base_sequence = producer
     header = bytearray(
         _HEADER.pack(
             base_offset,
@@ -344,9 +352,9 @@ def _plain_batch(base_offset: int, leader_epoch: int, count: int, timestamp_ms: 
             count - 1,
             timestamp_ms,
             timestamp_ms,
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            NO_SEQUENCE,
+            producer_id,
+            producer_epoch,
+            base_sequence,
             count,
         )
     )
@@ -435,9 +443,14 @@ def _nullable_varint_bytes(data: bytes | None) -> bytes:
     return uvarint_bytes(zigzag32(len(data))) + data
 
 
-def client_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
-    """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer without
-    idempotence sends it (BaseOffset 0, no producer id, CreateTime; ``MemoryRecordsBuilder``'s layout)."""
+def client_batch(
+    records: list[tuple[bytes | None, bytes | None]],
+    timestamp_ms: int,
+    producer: tuple[int, int, int] | None = None,
+) -> bytes:
+    """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer sends it
+    (BaseOffset 0, CreateTime; ``MemoryRecordsBuilder``'s layout): without idempotence by default (None), or
+    with ``producer`` = (producer id, epoch, base sequence) as an idempotent producer."""
     if not records:
         raise ValueError("a batch holds at least one record")
     parts = []
@@ -452,4 +465,11 @@ def client_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms:
             )
         )
         parts.append(uvarint_bytes(zigzag32(len(body))) + body)
-    return _plain_batch(0, NO_PARTITION_LEADER_EPOCH, len(records), timestamp_ms, b"".join(parts))
+    return _plain_batch(
+        0,
+        NO_PARTITION_LEADER_EPOCH,
+        len(records),
+        timestamp_ms,
+        b"".join(parts),
+        (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE) if producer is None else producer,
+    )

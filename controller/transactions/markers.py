@@ -145,7 +145,8 @@ class MarkerChannel:
             if job in self.jobs:
                 self.jobs.remove(job)
             return
-        future = data_path.wait_for_high_watermark(p, appended.last_offset + 1)
+        future = appended.replicated  # registered by the append: no leader change can come between
+        assert future is not None
         if future.done():
             self._acked(job, tp, future.result())
         else:

@@ -10,14 +10,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
+import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from placement_sim.cli.options import add_bootstrap_option
 from protocol.client import ClientError, KafkaClient
 from protocol.errors import error_by_code
+
+if TYPE_CHECKING:
+    from placement_sim.cli.kafka_session import Session
+
+#: The exit status of a command stopped by Ctrl-C (SIGINT), as a shell reports it.
+EXIT_INTERRUPTED = 130
 
 #: How much longer than the server-side timeout the client waits for an answer, in seconds.
 ANSWER_MARGIN = 5.0
@@ -52,6 +60,53 @@ def run_with_client(args: argparse.Namespace, action: Callable[[KafkaClient], Aw
             return 1
         finally:
             await client.close()
+
+    return asyncio.run(main())
+
+
+def run_with_session(
+    args: argparse.Namespace,
+    action: Callable[[Session, asyncio.Event], Awaitable[int]],
+    client_id: str = "placement-sim-client",
+) -> int:
+    """Connects a :class:`~placement_sim.cli.kafka_session.Session` to ``--bootstrap`` and runs
+    ``action(session, interrupted)`` (its connections identified as ``client_id``): the first Ctrl-C sets ``interrupted`` (the action finishes what it
+    must and returns), a second one stops it at once (exit 130). A connection that cannot be made, or a
+    request that failed for good (``Failed``), prints one line and exits 1."""
+    from placement_sim.cli.kafka_session import Failed, Session
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        interrupted = asyncio.Event()
+        task = asyncio.current_task()
+
+        def on_interrupt() -> None:
+            if interrupted.is_set() and task is not None:
+                task.cancel()
+            interrupted.set()
+
+        handled = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            loop.add_signal_handler(signal.SIGINT, on_interrupt)
+            handled = True
+        try:
+            try:
+                session = await Session.connect(args.bootstrap, args.timeout, client_id)
+            except ClientError as exc:
+                print(f"placement-sim: {exc}", file=sys.stderr)
+                return 1
+            try:
+                return await action(session, interrupted)
+            except Failed as failure:
+                print(f"placement-sim: {failure}", file=sys.stderr)
+                return 1
+            finally:
+                await session.close()
+        except asyncio.CancelledError:
+            return EXIT_INTERRUPTED
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
 
     return asyncio.run(main())
 

@@ -12,7 +12,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.plugins.loader import PluginLoadError
@@ -41,8 +41,10 @@ COMMANDS = {
     "clock": "clock",
     "simulate": "simulate",
     "scenario": "scenario",
+    "load": "load",
     "produce": "data",
     "consume": "data",
+    "consumer-groups": "consumer_groups",
 }
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).
@@ -107,9 +109,47 @@ def _command_named(argv: Sequence[str] | None) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
-def setup_logging(verbosity: int) -> None:
+class _Stderr(logging.Handler):
+    """Log lines on the ``sys.stderr`` of the moment (a test's capture, say), while a command runs.
+
+    Without ``-v`` a line reads as the command's other messages (``placement-sim: warning: ...``); with
+    ``-v`` it carries the time, level and logger, as a log does."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - as logging.Handler: a log line never breaks the command
+            self.handleError(record)
+
+
+_DETAILED = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+class _Plain(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"placement-sim: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        return f"{text}\n{record.exc_text}" if record.exc_text else text
+
+
+def setup_logging(verbosity: int) -> Callable[[], None]:
+    """Warnings and errors on stderr (with ``-v`` info too, ``-vv`` debug); returns what undoes it (a
+    command run in a test's process leaves the logging as it found it)."""
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()
+    handler = _Stderr()
+    handler.setFormatter(_Plain() if verbosity == 0 else _DETAILED)
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(level)
+
+    def undo() -> None:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+
+    return undo
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -163,8 +203,11 @@ def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    setup_logging(args.verbose + getattr(args, "verbose_after", 0))
-    return run_command(args)
+    undo = setup_logging(args.verbose + getattr(args, "verbose_after", 0))
+    try:
+        return run_command(args)
+    finally:
+        undo()
 
 
 if __name__ == "__main__":

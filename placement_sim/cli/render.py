@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.placement.api import UsableBroker
 from controller.placement.metrics import SUMMARY_KEYS
-
-if TYPE_CHECKING:
-    from placement_sim.cli.commands.compare import Comparison
+from placement_sim.cli.placement_outcome import Comparison
 
 __all__ = ["NO_RACK", "placement_to_json", "render_comparison", "render_placement"]
 

@@ -19,6 +19,7 @@ import atexit
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -97,10 +98,16 @@ def _quiet_log4j2_file() -> str:
     return path
 
 
+#: Set once a sweep is interrupted: the JVM's stderr, where it goes through :func:`_stderr_without`, is
+#: dropped from then on (a JVM shutting down with cancelled jobs prints stack traces of its own).
+_JVM_STDERR_MUTED = threading.Event()
+
+
 @contextmanager
 def _stderr_without(prefixes: Sequence[bytes]) -> Iterator[None]:
     """Processes started inside (the driver JVM, and the Python workers it starts later) write their
-    stderr through a thread that drops the lines starting with ``prefixes`` and passes the rest on."""
+    stderr through a thread that drops the lines starting with ``prefixes`` (every line once
+    :data:`_JVM_STDERR_MUTED` is set) and passes the rest on."""
     sys.stderr.flush()
     real = os.dup(2)
     read_end, write_end = os.pipe()
@@ -110,7 +117,7 @@ def _stderr_without(prefixes: Sequence[bytes]) -> Iterator[None]:
     def forward() -> None:
         with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
             for line in lines:  # until every process holding the write end has exited
-                if not line.startswith(tuple(prefixes)):
+                if not _JVM_STDERR_MUTED.is_set() and not line.startswith(tuple(prefixes)):
                     out.write(line)
 
     threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
@@ -158,6 +165,7 @@ def spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     if quiet and launches_jvm:
+        _JVM_STDERR_MUTED.clear()  # a new JVM: an earlier sweep's interruption is over
         with _stderr_without(JVM_BANNER):
             spark = builder.getOrCreate()
     else:
@@ -213,6 +221,88 @@ def _delete(spark: SparkSession, path: str) -> None:
     if fs.exists(hadoop_path):
         fs.delete(hadoop_path, True)
         log.info("deleted %s", path)
+
+
+class Interrupts:
+    """What :func:`cancel_on_interrupt` saw: whether Ctrl-C came, and the session whose jobs it cancels."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.session: SparkSession | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.event.is_set()
+
+
+class _KeepsOurInterruptHandler:
+    """What PySpark's context module sees as ``signal`` while a sweep runs: ``signal.signal(SIGINT, ...)``
+    keeps the sweep's handler (PySpark's would call the JVM from inside the signal handler); the rest is
+    the real module."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(signal, name)
+
+    @staticmethod
+    def signal(signum: int, handler: object) -> object:
+        if signum == signal.SIGINT:
+            return signal.getsignal(signum)
+        return signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+@contextmanager
+def cancel_on_interrupt() -> Iterator[Interrupts]:
+    """While inside, Ctrl-C (SIGINT) cancels the Spark jobs of ``interrupts.session`` (once it is set)
+    instead of interrupting the driver: the call waiting on Spark then fails, and ``interrupted`` says
+    why. PySpark's own handler calls the JVM from the signal handler, on the connection the interrupted
+    call is reading (``reentrant call``, and a page of py4j errors): it is kept from being installed by a
+    SparkContext made inside, and the cancel is sent from a thread of its own, on its own connection. More
+    Ctrl-Cs while it cancels are ignored. Only the main thread can handle signals: elsewhere this does
+    nothing."""
+    interrupts = Interrupts()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupts
+        return
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        if interrupts.event.is_set():
+            return
+        interrupts.event.set()
+        if interrupts.session is not None:
+            threading.Thread(
+                target=_cancel_all, args=(interrupts.session,), name="sweep-cancel", daemon=True
+            ).start()
+
+    import pyspark.core.context as pyspark_context
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    their_signal = getattr(pyspark_context, "signal", None)
+    pyspark_context.signal = _KeepsOurInterruptHandler()  # type: ignore[attr-defined]
+    try:
+        yield interrupts
+    finally:
+        if their_signal is not None:
+            pyspark_context.signal = their_signal  # type: ignore[attr-defined]
+        signal.signal(signal.SIGINT, previous)
+
+
+def _cancel_all(spark: SparkSession) -> None:
+    """Cancels every job, its log silenced first: each cancelled write logs an error with its stack, and
+    a JVM stopping with cancelled work prints stack traces of its own (dropped where its stderr goes
+    through this process: a quiet sweep's)."""
+    _JVM_STDERR_MUTED.set()
+    try:
+        spark.sparkContext.setLogLevel("OFF")
+        spark.sparkContext.cancelAllJobs()
+    except Exception as exc:  # noqa: BLE001 - the session may be stopping already: nothing more to cancel
+        log.debug("cancelling the sweep's jobs: %s", exc)
+
+
+def remove_tables(spark: SparkSession, out: str) -> None:
+    """Deletes every table a sweep writes under ``out`` (any Hadoop path): after an interrupted sweep, no
+    table of it, nor one of an earlier sweep it had begun to replace, is left to look complete."""
+    for name in (output.METRICS, *(split.name for split in SPLITS), output.AGGREGATES):
+        _delete(spark, f"{out}/{name}")
 
 
 def default_partitions(spark: SparkSession, runs: int) -> int:

@@ -24,6 +24,7 @@ from placement_sim.pipeline import output
 from placement_sim.pipeline.grid import Grid
 from placement_sim.pipeline.local_job import run_sweep_local
 from placement_sim.pipeline.progress import ProgressCallback
+from placement_sim.pipeline.records import SPLITS
 from placement_sim.pipeline.report import (
     REPORT_SCENARIO_KEY,
     SKEW_COLUMNS,
@@ -42,7 +43,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SweepResult", "add_local_py_files", "check_placers", "check_policies", "run_sweep"]
+__all__ = [
+    "SweepInterrupted",
+    "SweepResult",
+    "add_local_py_files",
+    "check_placers",
+    "check_policies",
+    "run_sweep",
+]
+
+
+class SweepInterrupted(Exception):
+    """Ctrl-C stopped a sweep: its Spark jobs were cancelled, and the tables it had begun (and the run's
+    description and report, which they would have replaced) removed, so that none looks complete."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,15 @@ def add_local_py_files(py_files: Sequence[str]) -> None:
         entry = str(Path(path).resolve().parent) if path.endswith(".py") else str(Path(path).resolve())
         if entry not in sys.path:
             sys.path.insert(0, entry)
+
+
+def _remove_files(out: str, report: Path) -> None:
+    """The run's description and report, which an interrupted sweep leaves out of date."""
+    if output.is_local(out):
+        folder = output.local_path(out)
+        for name in (output.GRID_FILE, output.SWEEP_FILE):
+            (folder / name).unlink(missing_ok=True)
+    report.unlink(missing_ok=True)
 
 
 def default_report_path(out: str) -> Path:
@@ -167,37 +189,65 @@ def run_sweep(
     if use_spark:
         from pyspark.sql import SparkSession
 
-        from placement_sim.pipeline.spark_job import run_sweep_spark, spark_session
+        from placement_sim.pipeline.spark_job import (
+            cancel_on_interrupt,
+            remove_tables,
+            run_sweep_spark,
+            spark_session,
+        )
 
         # Stop the session afterwards only when this sweep started it.
         own_session = spark is None and SparkSession.getActiveSession() is None
-        session = (
-            spark if spark is not None else spark_session(master, conf=conf, py_files=py_files, quiet=quiet)
-        )
-        if spark is not None:
-            for path in py_files:
-                session.sparkContext.addPyFile(path)
-        try:
-            info["mode"] = f"Spark {session.version} on {session.sparkContext.master}"
-            sweep = run_sweep_spark(
-                session,
-                grid,
-                out,
-                partitions=partitions,
-                write_placements=write_placements,
-                progress=progress,
+        with cancel_on_interrupt() as interrupts:
+            session = (
+                spark
+                if spark is not None
+                else spark_session(master, conf=conf, py_files=py_files, quiet=quiet)
             )
-            info["seconds"] = f"{time.perf_counter() - started:.1f}"
-            data = _spark_report_data(sweep, info, wanted)
-            aggregates = sweep.aggregates
-        finally:
-            if own_session:
-                session.stop()
+            interrupts.session = session
+            try:
+                if spark is not None:
+                    for path in py_files:
+                        session.sparkContext.addPyFile(path)
+                info["mode"] = f"Spark {session.version} on {session.sparkContext.master}"
+                if interrupts.interrupted:  # Ctrl-C while Spark started: nothing was written
+                    raise SweepInterrupted("interrupted while Spark started: nothing was written")
+                try:
+                    sweep = run_sweep_spark(
+                        session,
+                        grid,
+                        out,
+                        partitions=partitions,
+                        write_placements=write_placements,
+                        progress=progress,
+                    )
+                    info["seconds"] = f"{time.perf_counter() - started:.1f}"
+                    data = _spark_report_data(sweep, info, wanted)
+                except Exception:
+                    if not interrupts.interrupted:
+                        raise
+                    remove_tables(session, out)
+                    _remove_files(out, report_path)
+                    raise SweepInterrupted(
+                        f"interrupted: the Spark jobs were cancelled, and the tables begun in {out} removed"
+                    ) from None
+                if interrupts.interrupted:  # Ctrl-C after the last job: the sweep is complete, kept
+                    log.info("Ctrl-C came after the sweep's last Spark job: its tables are complete")
+                aggregates = sweep.aggregates
+            finally:
+                if own_session:
+                    session.stop()
     else:
         info["mode"] = "single process"
-        local = run_sweep_local(
-            grid, output.local_path(out), write_placements=write_placements, progress=progress
-        )
+        try:
+            local = run_sweep_local(
+                grid, output.local_path(out), write_placements=write_placements, progress=progress
+            )
+        except KeyboardInterrupt:
+            for name in (output.METRICS, *(split.name for split in SPLITS), output.AGGREGATES):
+                output.remove_table(output.local_path(out), name)
+            _remove_files(out, report_path)
+            raise SweepInterrupted(f"interrupted: the tables begun in {out} were removed") from None
         info["seconds"] = f"{time.perf_counter() - started:.1f}"
         data = load_report_data(output.local_path(out), wanted, info)
         aggregates = local.aggregates

@@ -165,7 +165,7 @@ def test_configs_of_brokers_and_the_cluster_default(capsys, server):
         "brokers",
         "--entity-default",
         "--add-config",
-        "log.retention.minutes=30",
+        "log.retention.ms=1800000",
     )
     assert (code, out) == (0, "Completed updating default config for brokers in the cluster.\n")
     code, out, _ = run(capsys, server, "configs", "describe", "--entity-type", "brokers")
@@ -175,7 +175,7 @@ def test_configs_of_brokers_and_the_cluster_default(capsys, server):
         "Dynamic configs for broker 1 are:",
         "Dynamic configs for broker 2 are:",
         "Default configs for brokers in the cluster are:",
-        "  log.retention.minutes=30 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.minutes=30}",
+        "  log.retention.ms=1800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1800000}",
         # KIP-966 on (Kafka 4.1's default): the controller wrote the cluster's min.insync.replicas
         "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1}",
     ]
@@ -204,6 +204,6 @@ def test_configs_of_brokers_and_the_cluster_default(capsys, server):
         "brokers",
         "--entity-default",
         "--delete-config",
-        "log.retention.minutes",
+        "log.retention.ms",
     )
     assert server.call(server.server.controller.cluster.broker_configs, None) == {"min.insync.replicas": "1"}

@@ -1,7 +1,7 @@
 """``placement-sim produce`` and ``consume`` beyond the documented session, with Kafka's console tools'
 habits: a line is a value unless parse.key (or -k SEP) splits it, a line without the separator is an
 error, --max-messages/--max and --offset, print.key, and an error the server answers (one line on
-stderr, exit 1)."""
+stderr, exit 1). Failovers, Ctrl-C, the partitioner and groups: tests/cli/test_console_tools.py."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_a_line_is_a_value_unless_a_separator_splits_it_at_its_first_occurrence(
 
 
 def _read(server: ServerThread, topic: str, *extra: str) -> list[str]:
-    return [topic, "--from-beginning", *extra, "--bootstrap", server.bootstrap]
+    """Reads from the beginning until nothing comes for a second (the records are all written)."""
+    return [topic, "--from-beginning", "--timeout-ms", "1000", *extra, "--bootstrap", server.bootstrap]
 
 
 def test_stdin_lines_are_values_by_default_and_keyed_with_parse_key(server, capsys, monkeypatch) -> None:
@@ -52,13 +53,15 @@ def test_stdin_lines_are_values_by_default_and_keyed_with_parse_key(server, caps
     assert capsys.readouterr().out.splitlines() == [
         "lines-0: offsets 0-1",
         "keyed-0: offsets 0-1",
-        "keyed-0: offsets 2-2",
-        "keyed-0: offsets 3-3",
+        "keyed-0: offset 2",
+        "keyed-0: offset 3",
     ]
     server.wait_until(lambda: server.partition_state("keyed", 0).high_watermark == 4, timeout=10)
     server.wait_until(lambda: server.partition_state("lines", 0).high_watermark == 2, timeout=10)
     assert main(["consume", *_read(server, "lines", "--property", "print.key=true")]) == 0
-    assert capsys.readouterr().out.splitlines() == ["null\ta:1", "null\tb\tc"]
+    read = capsys.readouterr()
+    assert read.out.splitlines() == ["null\ta:1", "null\tb\tc"]
+    assert read.err == "Processed a total of 2 messages\n"  # as kafka-console-consumer says it
     assert main(["consume", *_read(server, "keyed")]) == 0  # values only: Kafka's print.key=false
     assert capsys.readouterr().out.splitlines() == ["v1", "v:2", "v3", "v4"]
     printed = ["--property", "print.key=true", "--property", "key.separator=="]
@@ -72,7 +75,7 @@ def test_a_line_without_the_separator_stops_the_producer_after_the_lines_before_
     monkeypatch.setattr("sys.stdin", io.StringIO("a:1\nnokey\nc:3\n"))
     assert main(["produce", "short", "-k", ":", "--bootstrap", server.bootstrap]) == 1
     out = capsys.readouterr()
-    assert out.out.splitlines() == ["short-0: offsets 0-0"]
+    assert out.out.splitlines() == ["short-0: offset 0"]
     assert out.err == "placement-sim: No key separator found on line number 2: 'nokey'\n"
     server.wait_until(lambda: server.partition_state("short", 0).high_watermark == 1, timeout=10)
     assert main(["consume", *_read(server, "short")]) == 0
@@ -91,7 +94,8 @@ def test_an_unknown_or_malformed_property_is_one_line_and_exit_1(server, capsys)
     assert main(["consume", "bad", "--property", "parse.key=true", "--bootstrap", server.bootstrap]) == 1
     assert (
         capsys.readouterr().err
-        == "placement-sim: --property parse.key: not one of key.separator, print.key\n"
+        == "placement-sim: --property parse.key: not one of key.separator, print.key, print.offset, "
+        "print.partition\n"
     )
     assert server.partition_state("bad", 0).log_end_offsets == {0: 0, 1: 0}  # nothing was sent
 
@@ -104,15 +108,15 @@ def test_records_given_as_options_are_read_back_by_offset_and_max(server, capsys
         "1",
         "--acks",
         "1",
-        "--batch",
-        "2",
+        "--batch-size",
+        "16",  # two of these records (9 bytes each in a batch) fill one
         "-k",
         "=",
         "--bootstrap",
         server.bootstrap,
     ]
     assert main([*args, "--record", "a=1", "--record", "b=2", "--record", "c="]) == 0
-    assert capsys.readouterr().out.splitlines() == ["cli-1: offsets 0-1", "cli-1: offsets 2-2"]
+    assert capsys.readouterr().out.splitlines() == ["cli-1: offsets 0-1", "cli-1: offset 2"]
     server.wait_until(lambda: server.partition_state("cli", 1).high_watermark == 3, timeout=10)
     read = [
         "consume",
@@ -129,17 +133,31 @@ def test_records_given_as_options_are_read_back_by_offset_and_max(server, capsys
     ]
     assert main([*read, "--property", "print.key=true"]) == 0
     assert capsys.readouterr().out.splitlines() == ["1: b\t2", "2: c\t"]
-    assert main(["consume", "cli", "-p", "1", "--bootstrap", server.bootstrap]) == 0  # from the end: nothing
-    assert capsys.readouterr().out == ""
+    at_end = ["consume", "cli", "-p", "1", "--timeout-ms", "300", "--bootstrap", server.bootstrap]
+    assert main(at_end) == 0  # from the end: nothing comes within the timeout
+    assert capsys.readouterr() == ("", "Processed a total of 0 messages\n")
 
 
 def test_an_error_the_server_answers_is_one_line_and_exit_1(server, capsys) -> None:
-    assert main(["produce", "no-such-topic", "--record", "x", "--bootstrap", server.bootstrap]) == 1
-    assert capsys.readouterr().err.startswith(
-        "placement-sim: no-such-topic-0: UNKNOWN_TOPIC_OR_PARTITION (3)"
+    # UNKNOWN_TOPIC_OR_PARTITION is retriable (a topic being created): Kafka's producer waits for it.
+    command = ["produce", "no-such-topic", "--record", "x", "--timeout", "1", "--bootstrap", server.bootstrap]
+    assert main(command) == 1
+    assert capsys.readouterr().err == (
+        "placement-sim: topic no-such-topic: UNKNOWN_TOPIC_OR_PARTITION (3): This server does not host this "
+        "topic-partition. (still so after 1 s of retries)\n"
     )
+    assert main(["produce", "cli", "-p", "7", "--record", "x", "--bootstrap", server.bootstrap]) == 1
     assert (
-        main(["consume", "cli", "--offset", "99", "--max-messages", "1", "--bootstrap", server.bootstrap])
-        == 1
+        capsys.readouterr().err == "placement-sim: cli-7: no such partition (the topic has partitions 0-1)\n"
     )
-    assert capsys.readouterr().err.startswith("placement-sim: cli-0: OFFSET_OUT_OF_RANGE (1)")
+    with pytest.raises(SystemExit):  # argparse: not an offset
+        main(["consume", "cli", "-p", "0", "--offset", "-5", "--bootstrap", server.bootstrap])
+    assert "the provided offset value '-5' is incorrect" in capsys.readouterr().err
+    assert main(["consume", "cli", "--offset", "99", "--bootstrap", server.bootstrap]) == 2
+    assert capsys.readouterr().err == (
+        "placement-sim consume: The partition is required when offset is specified.\n"
+    )
+    assert main(["consume", "cli", "--group", "g", "-p", "0", "--bootstrap", server.bootstrap]) == 2
+    assert capsys.readouterr().err == (
+        "placement-sim consume: Options group and partition cannot be specified together.\n"
+    )

@@ -69,7 +69,7 @@ def test_the_spark_submit_entry_runs_as_a_file_and_takes_the_sweep_options(grid_
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "sweep: 1 scenarios x 2 placers = 2 runs in this process" in result.stderr
+    assert "sweep: 1 scenario x 2 placers = 2 runs in this process" in result.stderr
     assert pq.read_table(out / "metrics").num_rows == 2
 
 
@@ -85,10 +85,13 @@ def test_a_quiet_sweep_on_spark_prints_no_spark_or_jvm_lines(grid_file, tmp_path
         timeout=600,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stderr == "sweep: 1 scenarios x 2 placers = 2 runs on Spark (local[1])\n"
+    assert result.stderr == "sweep: 1 scenario x 2 placers = 2 runs on Spark (local[1])\n"
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines[:3]] == ["placer", "fluvio", "striped"]
-    assert re.fullmatch(rf"2 runs in [0-9.]+s; tables in {out}; report: {out}/report.html", lines[3])
+    assert re.fullmatch(
+        rf"2 runs in [0-9.]+s \([0-9.]+s with the report\); tables in {out}; report: {out}/report.html",
+        lines[3],
+    )
     assert len(lines) == 4
 
 

@@ -152,6 +152,25 @@ def test_alter_and_incremental_alter_configs(handle: Handle, server: ServerThrea
         "Cannot update these configs dynamically: Set(listeners)",
     )
 
+    # A key Kafka's brokers do not know is kept, as Kafka keeps it; a static one is refused.
+    for key, value, refusal in [
+        ("cleanup.policy", "compact", None),
+        ("log.retention.hours", "1", "Cannot update these configs dynamically: Set(log.retention.hours)"),
+    ]:
+        change = ConfigResource(
+            ResourceType.BROKER,
+            "0",
+            incremental_configs=[ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)],
+        )
+        [future] = handle.client.incremental_alter_configs([change], request_timeout=TIMEOUT).values()
+        if refusal is None:
+            assert future.result(TIMEOUT) is None
+        else:
+            with pytest.raises(KafkaException) as raised:
+                future.result(TIMEOUT)
+            assert raised.value.args[0].str() == refusal
+    assert server.call(server.server.controller.cluster.broker_configs, 0) == {"cleanup.policy": "compact"}
+
 
 def test_unclean_election_turned_on_elects_at_the_periodic_check(handle: Handle, server: ServerThread):
     # Led by 1 with 2 following: the controller (broker 0, which librdkafka sends admin requests to) stays up.

@@ -123,9 +123,9 @@ def test_incremental_and_legacy_alter_configs(admin: KafkaAdminClient, server: S
         "topic": {"kp-cfg": "OK"}
     }
     assert "retention.ms" not in topic_configs(admin, "kp-cfg")
-    default = ConfigResource(ConfigResourceType.BROKER, "0", {"log.retention.minutes": "90"})
+    default = ConfigResource(ConfigResourceType.BROKER, "0", {"log.retention.ms": "5400000"})
     assert admin.alter_configs([default]) == {"broker": {"0": "OK"}}
-    assert server.call(server.server.controller.cluster.broker_configs, 0) == {"log.retention.minutes": "90"}
+    assert server.call(server.server.controller.cluster.broker_configs, 0) == {"log.retention.ms": "5400000"}
 
 
 def test_altering_min_insync_replicas_changes_the_high_watermark_rule(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from controller.data_path import DataPath, LostRecords
 from controller.records.checks import ClientBatch, check_client_batch
 from controller.records.records import iter_records
+from protocol.codes import ErrorCode
 from tests.controller.records.batches import build
 from tests.support.dynamics import Sim, make_sim
 
@@ -278,5 +279,95 @@ async def test_a_topics_retention_bytes_applies_when_it_is_lower() -> None:
             2 * i for i in range(3 - kept, 3)
         ]
         assert [b.base_offset for b in data.log_of(sim.p("u"), 0).batches()] == [0, 2, 4]
+    finally:
+        await sim.close()
+
+
+async def test_acks_1_records_lost_by_an_unclean_election_are_labelled_unclean() -> None:
+    """The cause names the kind of election (an unclean one: its new leader was outside the ISR), not
+    whether committed records went with it: here the new leader holds every committed record and only
+    acks=1 records above the high watermark are lost."""
+    sim, data = await _sim(
+        brokers=(0, 1), **{"unclean.leader.election.enable": "true", "min.insync.replicas": "2"}
+    )
+    try:
+        sim.topic("t", [[0, 1]])
+        _produce(sim, data, 2)
+        await sim.dynamics.advance(100)
+        await sim.fence(1)  # the ISR is [0], below min.insync.replicas: nothing more is committed
+        _produce(sim, data, 3, acks=1)  # 2-4: acknowledged by the leader alone
+        p = sim.p("t")
+        assert (p.isr, p.high_watermark, p.leo) == ([0], 2, [5, 2])
+        await sim.fence(0)  # leaderless
+        seq = sim.cluster.events.last_seq
+        await sim.restart(1)  # unfenced: elected uncleanly (outside the ISR [0])
+        election = [e for e in sim.cluster.events.since(seq) if e.change("leader")][0]
+        assert "unclean election: 1 was not in the ISR [0]" in election.cause
+        assert (p.leader, p.high_watermark) == (1, 2)
+        assert data.lost_records() == [
+            LostRecords("t", 0, 2, 4, 0, 1, -1, "unclean election: leader 1 elected with epoch 2")
+        ]
+    finally:
+        await sim.close()
+
+
+async def test_an_acks_all_batch_whose_answer_failed_is_no_acknowledged_loss() -> None:
+    """An acks=all batch is acknowledged when its wait succeeds. One whose answer gave up (the Produce's
+    timeout) is committed later all the same; an unclean election that takes both away lists only the
+    acknowledged one."""
+    sim, data = await _sim(**{"unclean.leader.election.enable": "true", "replica.lag.time.max.ms": "1000"})
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)  # broker 2 will be elected uncleanly
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        timed_out = _produce(sim, data, 2)  # 0-1
+        await sim.dynamics.advance(100)
+        assert timed_out.replicated is not None and not timed_out.replicated.done()
+        timed_out.replicated.cancel()  # what the Produce does at its timeout: REQUEST_TIMED_OUT
+        answered = _produce(sim, data, 3)  # 2-4
+        await sim.dynamics.set_replication(1, records_per_s=None)
+        await sim.dynamics.advance(1500)  # broker 1 copies both, broker 2 leaves the ISR
+        p = sim.p("t")
+        assert (p.isr, p.high_watermark, p.leo) == ([0, 1], 5, [5, 5, 0])
+        assert answered.replicated is not None and answered.replicated.result() is ErrorCode.NONE
+        await sim.fence(
+            0, 1
+        )  # 1 leads, then no ISR member is left: broker 2 (log end 0) is elected uncleanly
+        assert (p.leader, p.high_watermark) == (2, 0)
+        cause = "unclean election: leader 2 elected with epoch 2"
+        assert data.lost_records() == [LostRecords("t", 0, 2, 4, 0, -1, -1, cause)]
+    finally:
+        await sim.close()
+
+
+async def test_an_unclean_loss_inside_a_run_ends_at_the_last_committed_record() -> None:
+    """The committed records end inside the leader's last run (the synthetic workload's records are cut
+    anywhere): the loss names exactly the committed records the new leader lacks, up to the high
+    watermark - 1, not the record at the high watermark (never committed, never acknowledged)."""
+    sim, data = await _sim(
+        **{
+            "unclean.leader.election.enable": "true",
+            "replica.lag.time.max.ms": "1000",
+            "min.insync.replicas": "2",
+        }
+    )
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 5)
+        await sim.dynamics.advance(100)  # everybody at 5
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 10)
+        await sim.dynamics.advance(1500)  # broker 2 leaves the ISR; [0, 1] commits up to 10
+        await sim.dynamics.set_replication(1, records_per_s=0)
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 20)  # the leader's run is now [0, 20)
+        await sim.dynamics.advance(1500)  # broker 1 (at the high watermark) leaves and rejoins: no commits
+        p = sim.p("t")
+        assert (p.leo, p.high_watermark) == ([20, 10, 5], 10)
+        assert [(b.base_offset, b.last_offset) for b in data.log_of(p, 0).batches()] == [(0, 19)]
+        await sim.fence(1, 0)  # no ISR member left: broker 2 (log end 5) is elected uncleanly
+        assert (p.leader, p.high_watermark) == (2, 5)
+        [lost] = data.lost_records()
+        assert (lost.first_offset, lost.last_offset, lost.acks) == (5, 9, -1)
+        assert lost.cause.startswith("unclean election: leader 2")
     finally:
         await sim.close()

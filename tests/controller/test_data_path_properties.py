@@ -60,14 +60,12 @@ UNCOPIED = [
 
 def _check_reads(data: DataPath, p, policy: str) -> None:  # type: ignore[no-untyped-def]
     """What a consumer can read (Fetch reads the leader's log below the high watermark) is held, batch
-    for batch, by every in-sync replica. Under Kafka's elections the high watermark never passes the
-    leader's log end (a Fluvio-style election of a replica behind it leaves the high watermark where it
-    was: not checked there)."""
+    for batch, by every in-sync replica. The high watermark never passes the leader's log end, under
+    either style (a Fluvio promotion of a replica behind it brings it down to the new leader's)."""
     if p.leader == NO_LEADER:
         return
     leader_log = data.log_of(p, p.leader)
-    if policy == "kafka":
-        assert p.high_watermark <= leader_log.log_end_offset
+    assert p.high_watermark <= leader_log.log_end_offset
     visible = list(leader_log.read(leader_log.log_start_offset, p.high_watermark, 1 << 40))
     assert all(batch.base_offset < p.high_watermark for batch in visible)
     for r in p.isr:
@@ -122,7 +120,8 @@ async def _run(actions: list[tuple[str, Any]], unclean: bool, session_ms: int, p
                 records = {(o, p.leader_epoch) for o in range(appended.base_offset, appended.last_offset + 1)}
                 acks_of.update(dict.fromkeys(records, acks))
                 if acks == -1:
-                    answers.append((data.wait_for_high_watermark(p, appended.last_offset + 1), records))
+                    assert appended.replicated is not None  # the wait is registered by the append
+                    answers.append((appended.replicated, records))
             elif action in ("crash", "isolate"):
                 if sim.cluster.broker_state(value).process is Process.UP:
                     await sim.dynamics.stop_broker(value, action)
@@ -170,7 +169,11 @@ async def _run(actions: list[tuple[str, Any]], unclean: bool, session_ms: int, p
         named = [(o, r.leader_epoch) for r in entries for o in range(r.first_offset, r.last_offset + 1)]
         lost = set(named)
         assert len(named) == len(lost)  # a record is accounted lost once
+        # acks=0 records, and acks=all records whose wait did not succeed (their producer got an error)
         never_acknowledged = {record for record, acks in acks_of.items() if acks == 0}
+        for future, records in answers:
+            if not (future.done() and future.result() is ErrorCode.NONE):
+                never_acknowledged |= records
         assert all(r.acks in (-1, 1) for r in entries)
         assert not lost & never_acknowledged  # acks=0 records are never losses
         for r in entries:  # each entry's acks is that of the batch it names

@@ -371,11 +371,37 @@ def test_the_best_pair_has_the_fewest_leaderless_seconds_then_the_fewest_offline
     )
     assert best_per_failure(impact) == {"broker": ("fluvio", "kafka", 2.0), "rack": ("fluvio", "kafka", 4.5)}
     assert failover_sentences(impact) == [
-        "A broker crash: <b>fluvio</b> placement with the <b>kafka</b> election policy does best, 2.0 "
+        "A broker crash: <b>fluvio</b> placement with the <b>kafka</b> election policy does best, 2.00 "
         "partition-seconds without a leader on average.",
-        "Losing a rack: <b>fluvio</b> placement with the <b>kafka</b> election policy does best, 4.5 "
-        "partition-seconds without a leader on average (worst: striped with kafka, 9.0).",
+        "Losing a rack: 2 pairs tie at 4.50 partition-seconds without a leader on average (<b>fluvio</b> with "
+        "<b>kafka</b> and <b>striped</b> with <b>fluvio</b>); the fewest partitions offline at the worst moment "
+        "(1.00) breaks the tie: <b>fluvio</b> placement with the <b>kafka</b> election policy (worst: striped "
+        "with kafka, 9.00).",
     ]
+
+
+def test_pairs_that_tie_on_every_measure_are_written_as_a_tie() -> None:
+    """Under Fluvio's policy every placer scored 0.0: no "best" pair is named, the tie is."""
+    impact = pd.DataFrame(
+        {
+            "failure": ["broker"] * 3 + ["rack"] * 2,
+            "policy": ["fluvio", "fluvio", "kafka", "fluvio", "fluvio"],
+            "placer": ["legacy", "striped", "striped", "legacy", "striped"],
+            "leaderless_partition_s_mean": [0.0, 0.0, 3.0, 1.0, 1.0],
+            "offline_worst_mean": [0.0, 0.0, 1.0, 2.0, 2.0],
+            "under_replicated_partition_s_mean": [5.0, 5.0, 0.0, 1.0, 0.5],
+        }
+    )
+    broker, rack = failover_sentences(impact)
+    assert broker == (
+        "A broker crash: 2 pairs tie on every measure, 0.00 partition-seconds without a leader on average: "
+        "<b>legacy</b> with <b>fluvio</b> and <b>striped</b> with <b>fluvio</b> (worst: striped with kafka, 3.00)."
+    )
+    assert "does best" not in broker
+    assert rack.endswith(
+        "the fewest under-replicated partition-seconds (0.50) breaks the tie: <b>striped</b> placement with the "
+        "<b>fluvio</b> election policy."
+    )
 
 
 def test_the_report_shows_a_heat_map_and_a_sentence_per_failure_kind(tmp_path: Path) -> None:

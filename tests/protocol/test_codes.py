@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from protocol import load_schemas
@@ -14,6 +16,36 @@ def test_the_generated_module_is_what_the_schemas_give() -> None:
     from protocol.codegen import CODES_FILE
 
     assert CODES_FILE.read_text(encoding="utf-8") == generate(), "run: python -m protocol.codegen"
+
+
+def test_the_spec_index_is_what_the_schemas_give() -> None:
+    from protocol.codegen import INDEX_FILE, generate_index
+
+    assert INDEX_FILE.read_text(encoding="utf-8") == generate_index(), "run: python -m protocol.codegen"
+
+
+def test_the_project_set_from_the_index_is_the_set_read_from_the_files() -> None:
+    from protocol.registry import Schemas
+    from protocol.resources import project_schemas
+
+    indexed = load_schemas()
+    read = Schemas.from_files(project_schemas().iterdir())
+    shown = [(m.name, m.type, m.api_key, m.valid_versions, m.source) for m in indexed]
+    assert shown == [(m.name, m.type, m.api_key, m.valid_versions, m.source) for m in read]
+    for message in indexed:  # each file parses to the spec the files give
+        assert message.spec == read.message(message.name).spec
+
+
+def test_a_stale_index_row_is_told_when_its_file_is_read(tmp_path) -> None:
+    from protocol.codec import Message
+    from protocol.exceptions import SpecError
+    from protocol.spec import SpecHeader, Versions
+
+    path = tmp_path / "ApiVersionsRequest.json"
+    path.write_text(Path(load_schemas().request(18).source).read_text(encoding="utf-8"), encoding="utf-8")
+    header = SpecHeader("ApiVersionsRequest", "request", 18, Versions(0, 2), str(path), None, path.read_text)
+    with pytest.raises(SpecError, match="stale"):
+        Message(header).codec(0)
 
 
 def test_every_error_of_the_table_is_a_member_with_its_code_retriability_and_message() -> None:

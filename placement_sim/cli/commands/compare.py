@@ -13,39 +13,24 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from controller.placement.api import ClusterView, PlacementSpec
 from controller.placement.loader import BUILTIN_PLACERS, resolve_placer_class
-from controller.placement.metrics import PlacementMetrics, compute_metrics
+from controller.placement.metrics import compute_metrics
 from placement_sim.cli.commands.place import (
-    PlacementError,
     add_placement_arguments,
     configs_from_args,
     error_to_json,
     inputs_from_args,
     place_in_process,
 )
+from placement_sim.cli.placement_outcome import Comparison, PlacementError
 from placement_sim.cli.render import render_comparison
 
 __all__ = ["Comparison", "compare_placers", "register"]
 
 #: The topic name the new partitions get in the metrics when ``--topic`` is not given.
 DEFAULT_TOPIC = "placed"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One placer's outcome: its metrics, or the error it gave (which may say it does not apply)."""
-
-    placer: str
-    metrics: PlacementMetrics | None = None
-    error: PlacementError | None = None
-
-    @property
-    def not_applicable(self) -> str | None:
-        """Why the placer does not apply to the cluster, or None."""
-        return self.error.not_applicable if self.error is not None else None
 
 
 def _names(text: str) -> list[str]:

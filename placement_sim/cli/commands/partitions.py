@@ -39,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     describe = actions.add_parser(
         "describe", parents=[common], help="leader, epochs, ISR, status and offsets of every partition"
     )
-    describe.add_argument("topic", nargs="?", metavar="TOPIC", help="one topic (default: all)")
+    describe.add_argument(
+        "topics",
+        nargs="*",
+        metavar="TOPIC[:P]",
+        help="topics, or single partitions as TOPIC:P (as elect takes them; default: every partition)",
+    )
     add_connection_options(describe)
     describe.set_defaults(func=describe_command)
 
@@ -117,9 +122,24 @@ def partition_table(topics: list[dict[str, Any]]) -> list[str]:
     )
 
 
+def wanted_partitions(names: list[str]) -> list[str | tuple[str, list[int]]] | None:
+    """SimulatorPartitionState's topics for ``TOPIC`` / ``TOPIC:P`` words (None: every topic)."""
+    if not names:
+        return None
+    whole: list[str] = []
+    some: dict[str, list[int]] = {}
+    for name in names:
+        topic, sep, partition = name.rpartition(":")
+        if sep and partition.isdigit() and topic:
+            some.setdefault(topic, []).append(int(partition))
+        else:
+            whole.append(name)
+    return [*dict.fromkeys(whole), *((t, sorted(set(ps))) for t, ps in some.items() if t not in whole)]
+
+
 def describe_command(args: argparse.Namespace) -> int:
     async def action(client: KafkaClient) -> int:
-        topics = await client.partition_state(None if args.topic is None else [args.topic])
+        topics = await client.partition_state(wanted_partitions(args.topics))
         status = 0
         for topic in topics:
             if topic["ErrorCode"] != 0:
@@ -128,7 +148,13 @@ def describe_command(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 status = 1
-        if any(t["ErrorCode"] == 0 for t in topics) or not topics:
+            for p in topic["Partitions"]:
+                if p["ErrorCode"] != 0:
+                    where = f"{topic['Name']}-{p['PartitionIndex']}"
+                    print(f"placement-sim: {where}: {describe_error(p['ErrorCode'], None)}", file=sys.stderr)
+                    status = 1
+        shown = any(p["ErrorCode"] == 0 for t in topics for p in t["Partitions"])
+        if shown or not topics:
             print("\n".join(partition_table(topics)))
         return status
 

@@ -28,9 +28,9 @@ from controller.placement.service import PlacementFailure, PlacementService
 from placement_sim.cli.clusterfile import ClusterFileError, load_cluster_file
 from placement_sim.cli.connection import describe_cluster, describe_error, run_with_client
 from placement_sim.cli.options import add_bootstrap_option, add_property_option, broker_id_list
+from placement_sim.cli.placement_outcome import PlacementError
 from placement_sim.cli.render import placement_to_json, render_placement
 from protocol.client import ErrorResponse, KafkaClient
-from protocol.errors import error_by_code
 
 __all__ = [
     "PlacementError",
@@ -43,29 +43,6 @@ __all__ = [
     "register",
     "spec_from_args",
 ]
-
-
-class PlacementError(Exception):
-    """A placement that gave no replicas.
-
-    ``kind`` names what went wrong (the class of the exception the placer raised, ``Deferred``,
-    ``MalformedPlacement``, ``TimedOut``, or the error name itself when the request was refused before
-    any placer ran); ``code`` is the error code the server would answer with, ``error`` its name.
-    ``not_applicable``: why the placer does not apply to the cluster (PlacerNotApplicableError), or None.
-    """
-
-    def __init__(self, kind: str, code: int, message: str, not_applicable: str | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.code = code
-        self.error = error_by_code(code).name
-        self.message = message
-        self.not_applicable = not_applicable
-
-    def __str__(self) -> str:
-        if self.kind == self.error:
-            return f"{self.error}: {self.message}"
-        return f"{self.kind} ({self.error}): {self.message}"
 
 
 # ---------------------------------------------------------------------------------------------- arguments

@@ -327,9 +327,13 @@ async def _generate(client: KafkaClient, args: argparse.Namespace) -> int:
 
 def _topics_file(path: str) -> list[str]:
     try:
-        data = json.loads(Path(path).read_text())
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise _Failed(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
         return [entry["topic"] for entry in data["topics"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise _Failed(f'{path}: expected {{"topics": [{{"topic": "T"}}], "version": 1}} ({exc})') from None
 
 
@@ -432,7 +436,10 @@ def reassign_command(args: argparse.Namespace) -> int:
     if path is not None:
         try:
             entries = parse_reassignment(Path(path).read_text(), path)
-        except (OSError, ReassignmentFileError) as exc:
+        except OSError as exc:
+            print(f"placement-sim: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        except ReassignmentFileError as exc:
             print(f"placement-sim: {exc}", file=sys.stderr)
             return 1
     if args.throttle >= 0 and args.execute is None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from controller.assembly import create_server
 from controller.config import LISTENERS, PLACER, SEED, ConfigError, ServerConfig
+from controller.config.values import parse_listener
 from controller.eventloop import loop_factory, loop_name
 from placement_sim.cli.options import add_property_option
 
@@ -25,6 +26,10 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         parents=[common],
         help="run the controller simulator",
         description="Run the simulator. With no options: 6 brokers in 3 racks, the striped placer, 127.0.0.1:9092.",
+        epilog="The cluster: --set simulator.brokers=0:rack-a,1:rack-b,2:rack-c (ID or ID:RACK, comma-separated; "
+        "--set simulator.brokers=0,1,2 for brokers without racks), --set simulator.brokers.fenced=2 for brokers "
+        "that start fenced. Every setting, its default and meaning: placement-sim settings "
+        "(docs/configuration.md).",
     )
     p.add_argument("--config", metavar="FILE", help="server.properties file")
     p.add_argument(
@@ -76,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         overrides = {**scenario_settings(scenario), **overrides}
     try:
         if args.listen and "://" not in args.listen:
+            parse_listener(args.listen, "--listen")  # a mistake is told in the words the user typed
             # The address moves, the listener stays what the configuration makes it: a SASL_SSL listener
             # is not served as PLAINTEXT because its address was given on the command line.
             configured = ServerConfig.load(

@@ -120,17 +120,26 @@ def _print_summary(result: SweepResult) -> None:
 
 def _print_failovers(result: SweepResult) -> None:
     """One line per simulated failure kind: the placer and policy with the fewest partition-seconds
-    without a leader (the report's choice)."""
+    without a leader, or the pairs that tie and what broke the tie (the report's sentence)."""
     table = result.aggregates.get("failover_impact")
     if table is None or table.num_rows == 0:
         return
-    from placement_sim.pipeline.failover_report import FAILURE_TITLES, best_per_failure
+    from placement_sim.pipeline.failover_report import FAILURE_TITLES, MEASURE_NAMES, figure_value, standings
 
-    for kind, (placer, policy, seconds) in best_per_failure(table.to_pandas()).items():
-        print(
-            f"{FAILURE_TITLES.get(kind, kind)}: best {placer} with the {policy} election policy, "
-            f"{seconds:,.1f} partition-seconds without a leader on average"
-        )
+    for kind, s in standings(table.to_pandas()).items():
+        title = FAILURE_TITLES.get(kind, kind)
+        figure = f"{figure_value(s.value)} partition-seconds without a leader on average"
+        placer, policy = s.best
+        if len(s.tied) == 1:
+            print(f"{title}: best {placer} with the {policy} election policy, {figure}")
+        elif s.broken_by is None:
+            pairs = ", ".join(f"{p} with {q}" for p, q in s.tied)
+            print(f"{title}: {len(s.tied)} pairs tie on every measure, {figure}: {pairs}")
+        else:
+            print(
+                f"{title}: {len(s.tied)} pairs tie at {figure}; the fewest {MEASURE_NAMES[s.broken_by]} picks "
+                f"{placer} with the {policy} election policy"
+            )
 
 
 def _rows(result: SweepResult, aggregate: str) -> list[dict[str, object]]:
@@ -168,13 +177,26 @@ def run(args: argparse.Namespace) -> int:
         return 2
     py_files = [f.strip() for f in (args.py_files or "").split(",") if f.strip()]
     from placement_sim.pipeline.progress import ConsoleProgress
-    from placement_sim.pipeline.sweep import run_sweep
+    from placement_sim.pipeline.sweep import (
+        SweepInterrupted,
+        add_local_py_files,
+        check_placers,
+        check_policies,
+        run_sweep,
+    )
+
+    # A placer or policy that cannot be loaded is told before anything is printed or run (one line, exit 2).
+    add_local_py_files(py_files)
+    check_placers(grid.placers, grid.placer_configs)
+    if grid.failures:
+        check_policies(grid.election_policies, grid.placer_configs)
 
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
     master = args.master or ("the spark-submit master" if submitted else "local[*]")
     mode = "in this process" if args.no_spark else f"on Spark ({master})"
     print(
-        f"sweep: {grid.scenario_count:,} scenarios x {len(grid.placers)} placers = {grid.run_count:,} runs {mode}",
+        f"sweep: {_count(grid.scenario_count, 'scenario')} x {_count(len(grid.placers), 'placer')} = "
+        f"{_count(grid.run_count, 'run')} {mode}",
         file=sys.stderr,
     )
     if grid.failures:
@@ -183,21 +205,34 @@ def run(args: argparse.Namespace) -> int:
             f"{len(grid.election_policies)} election policy(ies)",
             file=sys.stderr,
         )
-    result = run_sweep(
-        grid,
-        args.out,
-        use_spark=not args.no_spark,
-        master=args.master,
-        conf=conf,
-        py_files=py_files,
-        partitions=args.partitions,
-        write_placements=not args.no_placements,
-        report=args.report,
-        report_scenario=args.report_scenario,
-        progress=None if args.quiet else ConsoleProgress(),
-        quiet=args.quiet,
-    )
+    try:
+        result = run_sweep(
+            grid,
+            args.out,
+            use_spark=not args.no_spark,
+            master=args.master,
+            conf=conf,
+            py_files=py_files,
+            partitions=args.partitions,
+            write_placements=not args.no_placements,
+            report=args.report,
+            report_scenario=args.report_scenario,
+            progress=None if args.quiet else ConsoleProgress(),
+            quiet=args.quiet,
+        )
+    except SweepInterrupted as stopped:
+        print(f"placement-sim sweep: {stopped}", file=sys.stderr)
+        return 130
     _print_summary(result)
     _print_failovers(result)
-    print(f"{result.runs:,} runs in {result.seconds:.1f}s; tables in {result.out}; report: {result.report}")
+    runs_seconds = result.info.get("seconds")
+    timing = f"{result.seconds:.1f}s"
+    if runs_seconds is not None:  # the report's time: the runs alone, before the report and Spark's stop
+        timing = f"{runs_seconds}s ({result.seconds:.1f}s with the report)"
+    print(f"{_count(result.runs, 'run')} in {timing}; tables in {result.out}; report: {result.report}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 placer``, ``2 placers``, ``1,000 runs``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -52,7 +52,7 @@ _INFO_LABELS = {
     "placers": "placers",
     "scenarios": "scenarios",
     "runs": "runs",
-    "seconds": "time (s)",
+    "seconds": "time of the runs (s; the command's total adds the report)",
     "output": "output folder",
 }
 

@@ -362,3 +362,83 @@ async def test_partitions_added_to_a_reassigned_topic_keep_the_cluster_view_exac
         }
     finally:
         await sim.close()
+
+
+async def test_a_reassignment_of_a_leaderless_partition_may_elect_a_new_replica_uncleanly() -> None:
+    """Found by the seeded loss checker (seed 102): a reassignment that starts with an unclean election
+    (the partition had no leader, its topic allows unclean elections) elects the first acceptable target
+    replica, as Kafka's PartitionChangeBuilder does, here a replica the reassignment adds. The election
+    policy was shown the old replicas and its answer refused (an ERROR logged, the partition left
+    leaderless), and the new leader's log end was looked up among them (ValueError)."""
+    from controller.data_path import DataPath
+    from controller.records.checks import ClientBatch, check_client_batch
+    from tests.controller.records.batches import build
+
+    sim = await make_sim(
+        [0, 1, 2, 3, 4], properties={**NO_REBALANCE, "unclean.leader.election.enable": "true"}
+    )
+    data = DataPath(sim.dynamics.config, sim.cluster, sim.clock, sim.dynamics)
+    try:
+        sim.topic("t", [[4, 1, 3]])
+        settings = data.topic_settings("t")
+        batch = check_client_batch(build(2), 9, settings.limits, data.now_ms(), "t", 0)
+        assert isinstance(batch, ClientBatch)
+        data.append(sim.p("t"), batch, settings, -1)
+        await sim.dynamics.advance(100)  # committed on 4, 1 and 3
+        for broker in (1, 3):
+            await sim.dynamics.stop_broker(broker, "controlled")
+        await sim.dynamics.advance(3000)
+        await sim.fence(4)
+        assert sim.state("t") == (-1, [4])
+        [outcome] = await sim.dynamics.reassign({("t", 0): [1, 0, 2]})
+        assert outcome.error is None
+        p = sim.p("t")
+        assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+            0,
+            [0],
+            [1, 0, 2, 3, 4],
+            [0, 2],
+            [3, 4],
+        )
+        assert (p.high_watermark, p.epoch_start_offset) == (0, 0)
+        [lost] = data.lost_records()
+        assert (lost.first_offset, lost.last_offset, lost.acks) == (0, 1, -1)
+        assert lost.cause == "unclean election: leader 0 elected with epoch 2"
+    finally:
+        await sim.close()
+
+
+async def test_a_reassignment_completes_only_with_replicas_still_at_the_high_watermark() -> None:
+    """Found by the seeded loss checker (seed 338): at a tick the new replicas (which copy nothing) were
+    at the old high watermark, so replication asked for the ISR that completes the reassignment; the
+    controller wrote it as its next event, after the same tick had moved the high watermark over the old
+    ISR: new ISR members below the high watermark, elected cleanly later, and acknowledged acks=all records
+    lost with no loss reported. The controller takes only replicas still in sync when it writes."""
+    from controller.data_path import DataPath
+    from controller.records.checks import ClientBatch, check_client_batch
+    from tests.controller.records.batches import build
+
+    sim = await make_sim([0, 1, 2, 3, 4], properties=NO_REBALANCE)
+    data = DataPath(sim.dynamics.config, sim.cluster, sim.clock, sim.dynamics)
+    try:
+        sim.topic("t", [[2, 3, 4]])
+        settings = data.topic_settings("t")
+        batch = check_client_batch(build(2), 9, settings.limits, data.now_ms(), "t", 0)
+        assert isinstance(batch, ClientBatch)
+        appended = data.append(sim.p("t"), batch, settings, -1)
+        for broker in (0, 1):
+            await sim.dynamics.set_replication(broker, records_per_s=0)
+        [outcome] = await sim.dynamics.reassign({("t", 0): [2, 1, 0]})
+        assert outcome.error is None
+        await sim.dynamics.advance(100)  # 3 and 4 copy: the high watermark passes 2; 0 and 1 copy nothing
+        p = sim.p("t")
+        assert p.high_watermark == 2 and appended.replicated is not None and appended.replicated.done()
+        assert (p.isr, p.adding_replicas, p.removing_replicas) == ([2, 3, 4], [0, 1], [3, 4])
+        assert all(p.leo_of(r) >= p.high_watermark for r in p.isr)
+        for broker in (0, 1):
+            await sim.dynamics.set_replication(broker, records_per_s=None)
+        await sim.dynamics.advance(200)  # they copy, join, and the reassignment completes
+        assert (p.replicas, p.isr, p.adding_replicas, p.removing_replicas) == ([2, 1, 0], [2, 1, 0], [], [])
+        assert p.leo == [2, 2, 2]
+    finally:
+        await sim.close()

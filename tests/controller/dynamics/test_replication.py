@@ -226,3 +226,49 @@ async def test_the_leader_of_an_unclean_election_is_recovering_until_the_next_ti
         )
     finally:
         await sim.close()
+
+
+async def test_a_follower_rejoins_only_once_it_reaches_the_start_of_the_leaders_epoch() -> None:
+    """Kafka's ``Partition.isFollowerInSync``: a follower at the high watermark but below the offset the
+    leader's epoch began at stays out of the ISR (its log may still diverge from the new leader's)."""
+    sim = await make_sim(
+        [0, 1, 2], properties={**QUIET, "replica.lag.time.max.ms": "1000", "min.insync.replicas": "3"}
+    )
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 2)
+        await sim.dynamics.advance(100)
+        await sim.dynamics.set_replication(2, records_per_s=0)  # broker 2 stays at 2 from now on
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 5)
+        await sim.dynamics.advance(100)  # broker 1 copies to 5; the ISR is below 3 soon: no commits
+        await sim.fence(0)  # broker 1 leads from its log end: its epoch starts at 5
+        state = sim.dynamics.partition_state("t", 0)
+        assert (state.leader, state.high_watermark, state.log_end_offsets[2]) == (1, 2, 2)
+        assert sim.p("t").epoch_start_offset == 5
+        await sim.dynamics.advance(3000)  # lag checks: broker 2 (at the high watermark, below 5) is out
+        assert sim.dynamics.partition_state("t", 0).isr == (1,)
+        await sim.dynamics.set_replication(2, records_per_s=None)
+        await sim.dynamics.advance(100)  # it copies up to 5, the start of the epoch: it rejoins
+        assert sim.dynamics.partition_state("t", 0).isr == (1, 2)
+    finally:
+        await sim.close()
+
+
+async def test_the_high_watermark_waits_for_a_caught_up_follower_about_to_join() -> None:
+    """Kafka's ``maybeIncrementLeaderHW`` counts a follower outside the ISR that is caught up (within
+    replica.lag.time.max.ms) and may join: the high watermark does not pass it, so it reaches the high
+    watermark and joins, even while records keep arriving faster than its delay lets it catch up fully."""
+    sim = await make_sim([0, 1, 2], properties={**QUIET, "replica.lag.time.max.ms": "1000"})
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.fence(2)  # out of the ISR
+        await sim.dynamics.set_replication(2, delay_ms=300)  # it copies what the leader had 300 ms ago
+        await sim.dynamics.produce_load("t", 100)
+        await sim.dynamics.advance(1000)
+        await sim.restart(2)
+        await sim.dynamics.advance(1000)
+        state = sim.dynamics.partition_state("t", 0)
+        assert state.isr == (0, 1, 2)
+        assert state.high_watermark <= state.log_end_offsets[2] < state.log_end_offsets[0]
+    finally:
+        await sim.close()

@@ -80,7 +80,9 @@ async def test_seed_003_worked_example() -> None:
         assert state.log_end_offsets == {1: 4, 2: 3, 3: 2}
         await sim.crash(3)  # follower-2 goes offline
         state = sim.dynamics.partition_state("stream", 0)
-        assert (state.isr, state.high_watermark, state.leader, state.status) == ((1, 2), 3, 1, "Online")
+        # The high watermark counts every replica, an offline one too (Fluvio's compute_hw with
+        # in_sync_replica = the replica count): it stays at 2 while broker 3 lacks offset 2.
+        assert (state.isr, state.high_watermark, state.leader, state.status) == ((1, 2), 2, 1, "Online")
     finally:
         await sim.close()
 
@@ -237,7 +239,7 @@ async def test_the_record_lag_setting_removes_followers_too_far_behind() -> None
         await sim.dynamics.set_log_end_offset("stream", 0, 2, 7)  # 3 behind: leaves at the next tick
         await sim.dynamics.advance(100)
         state = sim.dynamics.partition_state("stream", 0)
-        assert (state.isr, state.high_watermark) == ((0, 1), 8)
+        assert (state.isr, state.high_watermark) == ((0, 1), 7)  # the LRS elects; every replica commits
         shrink = [e for e in sim.dynamics.events() if e.change("isr")][-1]
         assert shrink.cause == (
             "broker(s) [2] more than simulator.election.fluvio.lrs.max.lag.records=2 records behind"
@@ -257,5 +259,27 @@ async def test_a_removed_spu_does_not_stay_leader() -> None:
         await sim.dynamics.advance(10_000)
         state = sim.dynamics.partition_state("stream", 0)
         assert (state.leader, state.status, state.isr) == (2, "Online", (2, 3))
+    finally:
+        await sim.close()
+
+
+async def test_an_spu_started_again_is_not_taken_offline_by_the_health_timer_of_its_old_process() -> None:
+    """Found by the seeded loss checker (seed 2440): an SPU hung (its health timer started), then shut
+    down and started again; the old process's health timer fired after the new one registered and took
+    the running SPU offline for good (nothing brings a running SPU back), leaving the replica sets it
+    alone could lead Offline."""
+    sim = await make_sim(
+        [0, 1, 2], policy="fluvio", properties={"simulator.election.fluvio.health.timeout.ms": "1500"}
+    )
+    try:
+        sim.topic("stream", [[0, 1, 2]])
+        await sim.dynamics.stop_broker(0, "hang")  # silent: offline after the health timeout
+        await sim.dynamics.advance(500)
+        await sim.dynamics.stop_broker(0, "controlled")  # shut down meanwhile: offline at once
+        await sim.dynamics.start_broker(0)  # a new process: online at once
+        await sim.dynamics.advance(5_000)  # past the old process's health timeout
+        b = sim.cluster.broker_state(0)
+        assert (b.fenced, b.process.value) == (False, "up")
+        assert 0 in sim.dynamics.partition_state("stream", 0).isr
     finally:
         await sim.close()

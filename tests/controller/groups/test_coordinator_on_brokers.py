@@ -391,3 +391,103 @@ def test_compacted_records_load_and_lose_what_the_whole_log_would(server: Server
         (1, 6001, 6001),
         (2, 6002, 6002),
     ]
+
+
+def _stop_copying(server: ServerThread, index: int, leader: int) -> None:
+    for follower in server.partition_state(OFFSETS_TOPIC, index).replicas:
+        if follower != leader:
+            server.set_replication(follower, records_per_s=0)
+
+
+def test_a_commit_is_not_answered_while_the_high_watermark_is_at_its_record(
+    server: ServerThread, pool
+) -> None:
+    """The commit's record is at offset 1: the high watermark at 1 does not cover it (answered at 2)."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        broker = find(client, "g")["NodeId"]
+    index = coordinator_partition("g", 50)
+    with BlockingClient.connect(server.brokers[broker]) as coordinator:
+        first = later(pool, lambda: commit(coordinator, "g", {0: 5}))
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker] == 1, TIMEOUT
+        )
+        server.advance(100)
+        assert first.result(TIMEOUT) == [ErrorCode.NONE]
+        followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != broker]
+        server.set_replication(followers[0], records_per_s=0)  # it stays in the ISR for a while
+        second = later(pool, lambda: commit(coordinator, "g", {0: 6}))  # its record at offset 1
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker] == 2, TIMEOUT
+        )
+        server.advance(100)
+        state = server.partition_state(OFFSETS_TOPIC, index)
+        assert (state.high_watermark, sorted(state.isr)) == (1, sorted(state.replicas))
+        assert not second.done()
+        with BlockingClient.connect(server.brokers[broker]) as other:
+            assert fetch(other, "g") == (0, {0: 5})  # OffsetFetch answers what is replicated
+        assert server.committed_offsets("g") == {("orders", 0): 5}
+        server.set_replication(followers[0], records_per_s=None)
+        server.advance(100)
+        assert second.result(TIMEOUT) == [ErrorCode.NONE]
+        assert server.committed_offsets("g") == {("orders", 0): 6}
+
+
+def test_a_commit_whose_record_a_clean_failover_loses_is_answered_not_coordinator(
+    server: ServerThread, pool
+) -> None:
+    """Issue 29: ``committed_offsets`` showed a commit before its coordinator failed and ``lost_commits``
+    listed it after a clean failover. Replayed alone: the commit was applied when it arrived, before its
+    record was replicated (OffsetFetch answered it too), and when the coordinator moved to a replica
+    without its record the waiting commit was answered NONE. Kafka shows a commit once its record is
+    committed and answers NOT_COORDINATOR when the coordinator moves first: an unanswered commit lost
+    with its coordinator is no lost commit."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        old = find(client, "app")["NodeId"]
+    index = coordinator_partition("app", 50)
+    _stop_copying(server, index, old)
+    with BlockingClient.connect(server.brokers[old]) as c:
+        pending = later(pool, lambda: commit(c, "app", {1: 91}))
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 1, TIMEOUT
+        )
+        assert server.committed_offsets("app") == {}  # not replicated yet: not shown
+        with BlockingClient.connect(server.brokers[old]) as other:
+            assert fetch(other, "app") == (0, {})
+        server.stop_broker(old, "isolate")  # it still answers its clients
+        server.advance(9000)  # fenced: a follower in the ISR (without the record) is elected, cleanly
+        new = server.partition_state(OFFSETS_TOPIC, index).leader
+        assert new != old
+        assert server.committed_offsets("app") == {}  # the new coordinator loads what it holds
+        assert pending.result(TIMEOUT) == [ErrorCode.NOT_COORDINATOR]
+    assert server.lost_commits() == []
+
+
+def test_after_a_failover_the_group_loads_only_the_records_below_the_new_leaders_log_end(
+    server: ServerThread, pool
+) -> None:
+    """The new leader's log ends at 1: the record at offset 1 (a commit acknowledged before an unclean
+    election) is not loaded, the one at 0 is."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        old = find(client, "g")["NodeId"]
+    index = coordinator_partition("g", 50)
+    followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != old]
+    with BlockingClient.connect(server.brokers[old]) as c:
+        first = later(pool, lambda: commit(c, "g", {0: 1, 1: 1}))
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 2, TIMEOUT
+        )
+        server.advance(100)
+        assert first.result(TIMEOUT) == [0, 0]
+        _stop_copying(server, index, old)
+        second = later(pool, lambda: commit(c, "g", {0: 2}))  # its record at offset 2
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 3, TIMEOUT
+        )
+        server.advance(45_000)  # the followers leave the ISR: the leader alone commits
+        assert second.result(TIMEOUT) == [0]
+    server.stop_broker(old, "crash")
+    server.advance(9000)  # an unclean election of a follower whose log ends at 2
+    assert server.partition_state(OFFSETS_TOPIC, index).leader in followers
+    server.advance(LOAD_MS)
+    assert server.committed_offsets("g") == {("orders", 0): 1, ("orders", 1): 1}
+    assert [(c.offset, c.log_offset) for c in server.lost_commits()] == [(2, 2)]

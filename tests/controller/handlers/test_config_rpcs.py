@@ -223,8 +223,9 @@ async def test_broker_configs_show_sources_read_only_and_sensitive_flags(client:
     assert (retention["Value"], retention["ConfigSource"], retention["ReadOnly"]) == (
         "48",
         SOURCE_STATIC,
-        False,
+        True,  # Kafka changes log.retention.ms at run time, not its synonyms in hours or minutes
     )
+    assert configs["log.retention.ms"]["ReadOnly"] is False
     assert [(s["Name"], s["Value"], s["Source"]) for s in retention["Synonyms"]] == [
         ("log.retention.hours", "48", SOURCE_STATIC),
         ("log.retention.hours", "168", SOURCE_DEFAULT),
@@ -343,7 +344,7 @@ async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient,
     SET, DELETE, APPEND = 0, 1, 2
     results = await incremental(
         client,
-        (BROKER, "", [("log.retention.minutes", SET, "30")]),
+        (BROKER, "", [("log.retention.ms", SET, "1800000")]),
         (BROKER, "1", [("min.insync.replicas", SET, "2")]),
         (BROKER, "0", [("listeners", SET, "PLAINTEXT://:1")]),
         (BROKER, "0", [("log.retention.ms", SET, "soon")]),
@@ -364,7 +365,7 @@ async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient,
             (BROKER, "", [("log.retention.ms", APPEND, "1")]),
         )
     ) == [
-        (ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(listeners, no.such.key)"),
+        (ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(listeners)"),
         (
             ErrorCode.INVALID_REQUEST,
             "Invalid value soon for configuration log.retention.ms: Not a number of type LONG",
@@ -373,7 +374,7 @@ async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient,
         (ErrorCode.INVALID_REQUEST, "Node id must be an integer, but it is: x"),
         (ErrorCode.INVALID_CONFIG, "Config value append is not allowed for config key: log.retention.ms"),
     ]
-    assert server.call(cluster.broker_configs, None) == {"log.retention.minutes": "30"}
+    assert server.call(cluster.broker_configs, None) == {"log.retention.ms": "1800000"}
     assert server.call(cluster.broker_configs, 1) == {"min.insync.replicas": "2"}
     assert (await create(client, "bc", {}))["ErrorCode"] == 0
     [topic] = await describe(client, (TOPIC, "bc", ["retention.ms"]), synonyms=True)
@@ -389,8 +390,8 @@ async def test_broker_configs_take_kafkas_dynamic_keys_only(client: KafkaClient,
     assert [
         (c["Name"], c["Value"], c["ConfigSource"], [s["Source"] for s in c["Synonyms"]])
         for c in default["Configs"]
-    ] == [("log.retention.minutes", "30", SOURCE_DYNAMIC_DEFAULT, [SOURCE_DYNAMIC_DEFAULT])]
-    # AlterConfigs replaces: the cluster default loses log.retention.minutes.
+    ] == [("log.retention.ms", "1800000", SOURCE_DYNAMIC_DEFAULT, [SOURCE_DYNAMIC_DEFAULT])]
+    # AlterConfigs replaces: the cluster default loses log.retention.ms.
     assert outcome(await alter(client, (BROKER, "", {"unclean.leader.election.enable": "true"}))) == [
         (0, None)
     ]
@@ -434,6 +435,62 @@ async def test_messages_that_quote_a_32700_character_value_are_answered(client: 
     [answer] = await incremental(client, (TOPIC, "cfg-long", [("x" * 32_700, 0, "1")]))
     assert answer["ErrorCode"] == ErrorCode.INVALID_CONFIG
     assert answer["ErrorMessage"].startswith("Unknown topic config name: xxx")
+
+
+async def test_broker_configs_refuse_only_kafkas_static_keys(client: KafkaClient, server: ServerThread):
+    """As Kafka's DynamicBrokerConfig: a key Kafka does not know is kept, Kafka's static keys are refused,
+    then bare TLS keys, then values of the wrong type, then per-broker keys at the cluster default."""
+    cluster = server.server.controller.cluster
+    SET = 0
+    assert outcome(
+        await incremental(
+            client,
+            (BROKER, "0", [("cleanup.policy", SET, "compact"), ("num.io.threads", SET, "16")]),
+            (BROKER, "", [("follower.replication.throttled.rate", SET, "1000000")]),
+        )
+    ) == [(0, None), (0, None)]
+    assert outcome(await alter(client, (BROKER, "1", {"my.own.key": "x", "metric.reporters": ""}))) == [
+        (0, None)
+    ]
+    assert server.call(cluster.broker_configs, 0) == {"cleanup.policy": "compact", "num.io.threads": "16"}
+    assert server.call(cluster.broker_configs, None) == {"follower.replication.throttled.rate": "1000000"}
+    assert server.call(cluster.broker_configs, 1) == {"my.own.key": "x", "metric.reporters": ""}
+    tls = "listener.name.ssl.ssl.keystore.location"
+    assert outcome(
+        await incremental(
+            client,
+            (BROKER, "0", [("log.retention.minutes", SET, "5"), ("broker.id", SET, "3")]),
+            (BROKER, "1", [("ssl.keystore.location", SET, "/k.jks")]),
+            (BROKER, "2", [("num.io.threads", SET, "many")]),
+            (BROKER, "", [(tls, SET, "/k.jks")]),
+        )
+    ) == [
+        (
+            ErrorCode.INVALID_REQUEST,
+            "Cannot update these configs dynamically: Set(log.retention.minutes, broker.id)",
+        ),
+        (
+            ErrorCode.INVALID_REQUEST,
+            "These security configs can be dynamically updated only per-listener using the listener prefix: "
+            "Set(ssl.keystore.location)",
+        ),
+        (
+            ErrorCode.INVALID_REQUEST,
+            "Invalid value many for configuration num.io.threads: Not a number of type INT",
+        ),
+        (
+            ErrorCode.INVALID_REQUEST,
+            f"Cannot update these configs at default cluster level, broker id must be specified: Set({tls})",
+        ),
+    ]
+    assert outcome(await incremental(client, (BROKER, "2", [(tls, SET, "/k.jks")]))) == [(0, None)]
+    assert server.call(cluster.broker_configs, 2) == {tls: "/k.jks"}
+    assert (
+        outcome(
+            await alter(client, (BROKER, "0", {}), (BROKER, "1", {}), (BROKER, "2", {}), (BROKER, "", {}))
+        )
+        == [(0, None)] * 4
+    )
 
 
 async def test_a_broker_listener_alters_only_its_own_broker_and_the_cluster_default(server: ServerThread):

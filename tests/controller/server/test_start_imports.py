@@ -120,6 +120,7 @@ BARE = {
     "controller.topic_admin",
     "controller.topic_names",
     "protocol",
+    "protocol._spec_index",
     "protocol.caps",
     "protocol.client",
     "protocol.codec",

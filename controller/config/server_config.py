@@ -96,6 +96,7 @@ class ServerConfig:
     cluster_id: str = "placement-sim"
     auto_create_topics: bool = False
     broker_port_base: int = 0
+    broker_port_step: int = 1
     seed: int | None = None
     max_replicas: int = 1_000_000
     isolation: str = "auto"

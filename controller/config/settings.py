@@ -74,6 +74,7 @@ AUTO_CREATE = "auto.create.topics.enable"
 BROKERS = "simulator.brokers"
 FENCED = "simulator.brokers.fenced"
 BROKER_PORT_BASE = "simulator.broker.port.base"
+BROKER_PORT_STEP = "simulator.broker.port.step"
 SEED = PLUGIN_SEED
 MAX_REPLICAS = "simulator.placement.max.replicas"
 ISOLATION = "simulator.placer.isolation"
@@ -218,7 +219,15 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "broker_port_base",
         "0",
         integer(minimum=0, maximum=65535),
-        "broker `id` listens on `base + id`; 0: ephemeral ports",
+        "broker `id` listens on `base + step * id`; 0: ephemeral ports",
+    ),
+    Setting(
+        BROKER_PORT_STEP,
+        "broker_port_step",
+        "1",
+        integer(minimum=1, maximum=1000),
+        "with `simulator.broker.port.base`: the ports between one broker id's and the next (3 lays brokers "
+        "0, 1, 2 on 9092, 9095, 9098 as kafkajs's test cluster does)",
     ),
     Setting(
         SEED,

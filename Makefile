@@ -64,6 +64,15 @@ $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
 	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
 	touch $@
 
+# The harness's own Java programs (harness/java/), compiled against those jars into the cache.
+JAVA_SRC     := $(shell find harness/java -name '*.java' 2>/dev/null)
+JAVA_CLASSES := $(CACHE)/java
+
+$(JAVA_CLASSES)/.built: $(KAFKA_LIB)/.fetched $(JAVA_SRC)
+	rm -rf $(JAVA_CLASSES) && mkdir -p $(JAVA_CLASSES)
+	javac -nowarn -encoding UTF-8 --release 17 -cp '$(KAFKA_LIB)/*' -d $(JAVA_CLASSES) $(JAVA_SRC)
+	touch $@
+
 # The reference cluster's log binding (harness/kafka/logging/pom.xml), on the brokers' class path only.
 KAFKA_LOGGING := $(CACHE)/kafka/logging
 
@@ -88,7 +97,7 @@ $(GO_BIN)/.built: $(GO_SOURCES)
 	cd harness/go && $(GO_ENV) $(GO) build -trimpath -o $(abspath $(GO_BIN))/ ./cmd/...
 	touch $@
 
-reference: $(KAFKA_LIB)/.fetched $(KAFKA_LOGGING)/.fetched $(GO_BIN)/.built
+reference: $(KAFKA_LIB)/.fetched $(KAFKA_LOGGING)/.fetched $(JAVA_CLASSES)/.built $(GO_BIN)/.built
 
 # kafkajs for the real-client tests (tests/clients/test_transactions_kafkajs.py), from the npm registry
 # into a project-local cache; the tests run node with NODE_PATH there.

@@ -28,6 +28,16 @@ it again, each member on its connection). For OffsetCommit a fourth shows the fl
 waits: this script with ``--tick-floor``, which answers as the simulator must (one request of a
 connection in progress, answered at a 100 ms tick).
 
+- **Share groups** (KIP-932): one share group member (ShareGroupHeartbeat v1) on one partition, records
+  produced in batches of ``--share-batch``; then ``--share-cycles`` **ShareFetch v1** requests on one
+  connection to the partition's leader, each acknowledging (accept) the batch the one before acquired and
+  acquiring the next, MaxWaitMs 0; then as many batches acquired and each accepted by its own
+  **ShareAcknowledge v1**; beside them the baseline **Fetch v12** of the same partition from a moving
+  offset, the same count of requests on one connection: server CPU per request on both servers, idle
+  subtracted. The simulator's ShareFetch and ShareAcknowledge wait for the share coordinator's write to be
+  durable (``__share_group_state``, RF 3, a 100 ms replication tick); the mock keeps its state in memory.
+  These rows are reported, not gated: no Python floor is measured for them.
+
 The run exits 1 when the simulator's CPU (per request, or for the rebalance) is above 1.0x the mock's.
 
 ``--profile`` instead runs the simulator in this process (``controller.embedded.ServerThread``) and
@@ -35,6 +45,7 @@ profiles its event loop's thread with cProfile during the rebalance, then ``--re
 then as many OffsetCommits; it prints the functions that took the most time.
 
     .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000] [--commits 20000]
+        [--share-cycles 2000] [--share-batch 10] [--share-only]
     .venv/bin/python benchmarks/groups.py --profile [--requests 20000]
 """
 
@@ -55,6 +66,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import peer  # noqa: E402
+from protocol import ZERO_UUID  # noqa: E402
 
 TARGET = 1.0
 MIN_COMMITS = 20_000
@@ -463,6 +475,13 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=MIN_COMMITS, help="at least this many commits")
     parser.add_argument("--profile", action="store_true", help="profile the simulator's thread per case")
     parser.add_argument("--requests", type=int, default=20_000, help="requests per case with --profile")
+    parser.add_argument(
+        "--share-cycles", type=int, default=2000, help="ShareFetch and ShareAcknowledge requests"
+    )
+    parser.add_argument(
+        "--share-batch", type=int, default=10, help="records per produced batch for the share rows"
+    )
+    parser.add_argument("--share-only", action="store_true", help="only the share groups' rows")
     args = parser.parse_args()
     if args.tick_floor is not None:
         tick_floor_main(args.tick_floor, TICK_MS)
@@ -478,9 +497,11 @@ def main() -> None:
     try:
         mock.start()
         sim.start()
-        peer.create_topics(mock, sim, [TOPIC])
-        rows += measure_rebalance(args, mock, sim)
-        rows += measure_requests(args, mock, sim)
+        peer.create_topics(mock, sim, [TOPIC, SHARE_TOPIC])
+        if not args.share_only:
+            rows += measure_rebalance(args, mock, sim)
+            rows += measure_requests(args, mock, sim)
+        share_rows = measure_share(args, mock, sim)
     finally:
         mock.stop()
         sim.stop()
@@ -497,6 +518,10 @@ def main() -> None:
             f"| {label} | {count} | {m:.1f} {unit} | {s:.1f} {unit} | {ratio:.2f}x | ≤ {TARGET:.1f}x | "
             f"{peer.verdict(ratio)} | {floor} | {waiting} |"
         )
+    print("\n| case (not gated) | requests | mock CPU | simulator CPU | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for label, count, m, s_ in share_rows:
+        print(f"| {label} | {count} | {m:.1f} µs | {s_:.1f} µs | {s_ / m if m > 0 else float('inf'):.2f}x |")
     missed = [row[0] for row in rows if row[3] > TARGET * row[2]]
     print(
         f"\ntargets (simulator at most {TARGET:.1f}x the mock): "
@@ -605,6 +630,158 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
             + (f"  floor answering at the tick {waiting:8.1f}" if waiting is not None else "")
         )
         rows.append((label, f"{total:,}", m, s, f, "µs", waiting))
+    return rows
+
+
+SHARE_TOPIC = "bench-share"
+SHARE_GROUP = "bench-share-group"
+
+
+def _share_member() -> str:
+    """A member id as the share consumers make it: a UUID in Kafka's base64 form."""
+    import base64
+    import uuid
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _produce_batches(bootstrap: str, topic: str, batches: int, size: int) -> None:
+    """``batches`` batches of ``size`` 100-byte records to partition 0 (confluent-kafka's producer)."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.num.messages": size, "acks": "all"}
+    )
+    for _ in range(batches):
+        for _ in range(size):
+            producer.produce(topic, value=b"x" * 100, partition=0)
+        producer.flush(30)
+    if producer.flush(30):
+        raise RuntimeError("records not delivered")
+
+
+async def _share_run(server: peer.Server, cycles: int, batch: int, idle_per_s: float) -> dict[str, float]:
+    """The share rows on one server: µs of server CPU per ShareFetch, per ShareAcknowledge and per Fetch."""
+    found = await (await Wire.open(server.address)).send(10, 3, {"Key": SHARE_GROUP, "KeyType": 0})
+    coordinator_wire = await Wire.open((found["Host"], found["Port"]))
+    meta_wire = await Wire.open(server.address)
+    metadata = await meta_wire.send(
+        3, 12, {"Topics": [{"TopicId": ZERO_UUID, "Name": SHARE_TOPIC}], "AllowAutoTopicCreation": False,
+                "IncludeTopicAuthorizedOperations": False})  # fmt: skip
+    topic = metadata["Topics"][0]
+    topic_id = topic["TopicId"]
+    leader = next(p["LeaderId"] for p in topic["Partitions"] if p["PartitionIndex"] == 0)
+    broker = next(b for b in metadata["Brokers"] if b["NodeId"] == leader)
+    wire = await Wire.open((broker["Host"], broker["Port"]))
+    member = _share_member()
+    heartbeat = {"GroupId": SHARE_GROUP, "MemberId": member, "MemberEpoch": 0, "RackId": None,
+                 "SubscribedTopicNames": [SHARE_TOPIC]}  # fmt: skip
+    for _ in range(100):
+        answer = await coordinator_wire.send(76, 1, heartbeat)
+        if answer["ErrorCode"]:
+            raise RuntimeError(f"{server.name}: ShareGroupHeartbeat error {answer['ErrorCode']}")
+        heartbeat.update(MemberEpoch=answer["MemberEpoch"], SubscribedTopicNames=None)
+        assigned = answer["Assignment"]
+        if assigned and any(0 in t["Partitions"] for t in assigned["TopicPartitions"]):
+            break
+        await asyncio.sleep(0.1)
+    epoch = 0
+
+    async def share_fetch(acks: list[tuple[int, int]], max_records: int) -> list[tuple[int, int]]:
+        nonlocal epoch
+        body = {"GroupId": SHARE_GROUP, "MemberId": member, "ShareSessionEpoch": epoch, "MaxWaitMs": 0,
+                "MinBytes": 1, "MaxBytes": 1 << 20, "MaxRecords": max_records, "BatchSize": max_records,
+                "Topics": [{"TopicId": topic_id, "Partitions": [{"PartitionIndex": 0, "AcknowledgementBatches": [
+                    {"FirstOffset": a, "LastOffset": b, "AcknowledgeTypes": [1]} for a, b in acks]}]}],
+                "ForgottenTopicsData": []}  # fmt: skip
+        answer = await wire.send(78, 1, body)
+        epoch += 1
+        if answer["ErrorCode"]:
+            raise RuntimeError(f"{server.name}: ShareFetch error {answer['ErrorCode']}")
+        got = []
+        for t in answer["Responses"]:
+            for p in t["Partitions"]:
+                if p["ErrorCode"] or p["AcknowledgeErrorCode"]:
+                    raise RuntimeError(
+                        f"{server.name}: ShareFetch partition errors {p['ErrorCode']}, {p['AcknowledgeErrorCode']}"
+                    )
+                got += [(r["FirstOffset"], r["LastOffset"]) for r in p["AcquiredRecords"]]
+        return got
+
+    async def share_acknowledge(acks: list[tuple[int, int]]) -> None:
+        nonlocal epoch
+        body = {"GroupId": SHARE_GROUP, "MemberId": member, "ShareSessionEpoch": epoch,
+                "Topics": [{"TopicId": topic_id, "Partitions": [{"PartitionIndex": 0, "AcknowledgementBatches": [
+                    {"FirstOffset": a, "LastOffset": b, "AcknowledgeTypes": [1]} for a, b in acks]}]}]}  # fmt: skip
+        answer = await wire.send(79, 1, body)
+        epoch += 1
+        errors = [p["ErrorCode"] for t in answer["Responses"] for p in t["Partitions"]]
+        if answer["ErrorCode"] or any(errors):
+            raise RuntimeError(f"{server.name}: ShareAcknowledge errors {answer['ErrorCode']}, {errors}")
+
+    await share_fetch([], batch)  # opens the session; the share-partition starts at the end (latest)
+    await asyncio.to_thread(
+        _produce_batches, f"{server.address[0]}:{server.address[1]}", SHARE_TOPIC, 2 * cycles + 2, batch
+    )
+    out: dict[str, float] = {}
+    epoch = 0  # a session opened again now that there are records (the mock's ends on an empty answer)
+    held = await share_fetch([], batch)
+    before, started = server_cpu_ns(server), time.perf_counter()
+    for _ in range(cycles):
+        held = await share_fetch(held, batch)
+        if not held:
+            raise RuntimeError(f"{server.name}: ShareFetch acquired nothing")
+    out["ShareFetch"] = (
+        (server_cpu_ns(server) - before - idle_per_s * (time.perf_counter() - started)) / cycles / 1000
+    )
+    pending = [await share_fetch(held if i == 0 else [], batch) for i in range(cycles)]
+    before, started = server_cpu_ns(server), time.perf_counter()
+    for acquired in pending:
+        await share_acknowledge(acquired)
+    out["ShareAcknowledge"] = (
+        (server_cpu_ns(server) - before - idle_per_s * (time.perf_counter() - started)) / cycles / 1000
+    )
+    offset = 0
+    fetch = {"ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 1, "MaxBytes": 1 << 20, "IsolationLevel": 0, "SessionId": 0,
+             "SessionEpoch": -1, "ForgottenTopicsData": [], "RackId": "",
+             "Topics": [{"Topic": SHARE_TOPIC, "Partitions": [{"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 0,
+                         "LastFetchedEpoch": -1, "LogStartOffset": -1, "PartitionMaxBytes": 100 * batch + 200}]}]}  # fmt: skip
+    before, started = server_cpu_ns(server), time.perf_counter()
+    for _ in range(cycles):
+        fetch["Topics"][0]["Partitions"][0]["FetchOffset"] = offset
+        answer = await wire.send(1, 12, fetch)
+        part = answer["Responses"][0]["Partitions"][0]
+        if part["ErrorCode"]:
+            raise RuntimeError(f"{server.name}: Fetch error {part['ErrorCode']}")
+        offset += batch
+    out["Fetch"] = (
+        (server_cpu_ns(server) - before - idle_per_s * (time.perf_counter() - started)) / cycles / 1000
+    )
+    for w in (wire, coordinator_wire, meta_wire):
+        w.close()
+    return out
+
+
+def measure_share(
+    args: argparse.Namespace, mock: peer.Server, sim: peer.Server
+) -> list[tuple[str, str, float, float]]:
+    """The share groups' rows (see the module docstring): (label, requests, mock µs, simulator µs)."""
+    idle = idle_ns([mock, sim], 2.0)
+    results = {
+        s.name: asyncio.run(_share_run(s, args.share_cycles, args.share_batch, idle[s.name]))
+        for s in (mock, sim)
+    }
+    labels = {
+        "ShareFetch": f"ShareFetch v1 (accepts {args.share_batch} records, acquires {args.share_batch})",
+        "ShareAcknowledge": f"ShareAcknowledge v1 (accepts {args.share_batch} records)",
+        "Fetch": f"Fetch v12 baseline ({args.share_batch} records of one partition)",
+    }
+    print("\nShare groups, server CPU per request (µs), idle subtracted:")
+    rows = []
+    for key, label in labels.items():
+        m, s_ = results[peer.MOCK][key], results[peer.SIM][key]
+        print(f"  {label:52} mock {m:8.1f}  simulator {s_:8.1f}")
+        rows.append((label, f"{args.share_cycles:,}", m, s_))
     return rows
 
 

@@ -132,6 +132,13 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         "DescribeConfigs, AlterConfigs and IncrementalAlterConfigs as the controller performs them",
     ),
     Subsystem(
+        "share",
+        "controller.share.service",
+        lambda m, c: m.ShareService(c),
+        "share groups (KIP-932): their coordinator, share-partitions, share sessions, __share_group_state",
+        handlers="controller.share.handlers",
+    ),
+    Subsystem(
         "scenarios",
         "controller.scenario.player",
         lambda m, c: m.Scenarios(c),
@@ -161,6 +168,8 @@ class Controller:
         scram: ScramCredentials
         faults: Faults
         config_admin: ConfigAdmin
+        #: controller.share.service.ShareService
+        share: Any
         #: controller.scenario.player.Scenarios (which imports this module)
         scenarios: Any
 

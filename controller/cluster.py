@@ -165,8 +165,8 @@ class PartitionState:
     #: Fluvio: the proposed leader while the status is CandidateFound (-1 otherwise).
     candidate: int = NO_LEADER
     #: A reassignment in progress (Kafka's ``addingReplicas`` and ``removingReplicas``, KIP-455): the
-    #: replicas being added (in ``replicas`` already, copying) and those to drop once every target
-    #: replica is in sync. Both empty when none is in progress.
+    #: replicas being added (in ``replicas`` already, copying) and those to drop once the added ones are
+    #: in sync (:func:`controller.election.change.completed_reassignment`). Both empty when none is in progress.
     adding_replicas: list[int] = field(default_factory=list)
     removing_replicas: list[int] = field(default_factory=list)
     #: Kafka's eligible leader replicas (KIP-966): replicas out of an ISR smaller than
@@ -324,6 +324,8 @@ class Cluster:
         self._broker_configs: dict[int | None, dict[str, str]] = (
             {None: dict(cluster_configs)} if cluster_configs else {}
         )
+        # Group configs (the GROUP resource): group id -> key -> value, as set (metadata, as in KRaft).
+        self._group_configs: dict[str, dict[str, str]] = {}
         # (topic, config, broker) -> the parsed value in effect; emptied on every config change.
         self._config_values: dict[tuple[str, str, int | None], Any] = {}
         # Broker (None: none) -> the entries of a topic that sets no config; emptied on every config change.
@@ -657,6 +659,40 @@ class Cluster:
             self._configs_changed()
             subject = "brokers (cluster default)" if broker is None else f"broker {broker}"
             self.events.record("config", subject, changes, cause)
+
+    def group_configs(self, group: str) -> Mapping[str, str]:
+        """The configs set on group ``group`` (the GROUP resource; :mod:`controller.config.group_configs`)."""
+        return self._group_configs.get(group, {})
+
+    def set_group_configs(self, group: str, configs: Mapping[str, str], cause: str) -> None:
+        """Replaces the configs of group ``group`` (checked by the caller) and records what changed."""
+        changes = _config_changes(self._group_configs.get(group, {}), configs)
+        if changes:
+            if configs:
+                self._group_configs[group] = dict(configs)
+            else:
+                self._group_configs.pop(group, None)
+            self._configs_changed()
+            self.events.record("config", f"group {group}", changes, cause)
+
+    def group_config(self, group: str, name: str) -> Any:
+        """The value in effect of group config ``name`` for ``group`` (parsed): the group's own, else its
+        broker synonym in ``server.properties``, else Kafka's default. The one place the simulation reads
+        group-level settings, so that a change takes effect at the next request."""
+        from controller.config.group_configs import group_config_def, resolve_group_config
+
+        definition = group_config_def(name)
+        if definition is None:
+            raise KeyError(f"no group config {name!r}")
+        entry = resolve_group_config(definition, self.group_configs(group), self._static_configs)
+        return definition.parse(entry.value or "")
+
+    def group_config_entries(self, group: str) -> list[ConfigEntry]:
+        """Every group config of ``group`` as DescribeConfigs shows it (Kafka's internal ones left out)."""
+        from controller.config.group_configs import GROUP_CONFIGS, resolve_group_config
+
+        own = self.group_configs(group)
+        return [resolve_group_config(d, own, self._static_configs) for d in GROUP_CONFIGS if not d.internal]
 
     def _configs_changed(self) -> None:
         self._config_values.clear()

@@ -11,7 +11,8 @@ Topics take every topic config (:mod:`controller.config.topic_configs`). Brokers
 empty name for every broker) take the broker keys of topic configs, which Kafka changes without a restart
 (``log.retention.ms``, ``min.insync.replicas``, ``unclean.leader.election.enable``, ...); every other key
 is refused as Kafka refuses a key it cannot update dynamically. DescribeConfigs of a broker lists the
-server's settings (read-only) and those keys.
+server's settings (read-only) and those keys. Groups (any group id, existing or not) take Kafka's group
+configs (:mod:`controller.config.group_configs`).
 
 With eligible leader replicas on (KIP-966), ``min.insync.replicas`` is a cluster-level config (the
 controller writes it at start, as Kafka 4.1 does when ELR is enabled): a broker's own value of it is
@@ -27,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from controller.cluster import Cluster
-from controller.config import SASL_USERS, SSL_KEYSTORE_KEY, settings
+from controller.config import SASL_USERS, SSL_KEYSTORE_KEY
 from controller.config.kafka_keys import (
     KAFKA_BROKER_KEYS,
     KAFKA_CLUSTER_LEVEL_LISTENER_KEYS,
@@ -36,6 +37,7 @@ from controller.config.kafka_keys import (
     KAFKA_LISTENER_ONLY_SECURITY_KEYS,
     KAFKA_PER_BROKER_KEYS,
 )
+from controller.config.settings import settings
 from controller.config.topic_configs import (
     BROKER_SYNONYMS,
     MIN_INSYNC_REPLICAS,
@@ -57,6 +59,7 @@ from protocol.errors import Refusal
 
 __all__ = [
     "BROKER",
+    "GROUP",
     "TOPIC",
     "AlterOp",
     "ConfigAdmin",
@@ -68,6 +71,7 @@ __all__ = [
 #: Kafka's ``ConfigResource.Type`` ids the simulator serves.
 TOPIC = 2
 BROKER = 4
+GROUP = 32
 
 
 class AlterOp:
@@ -203,6 +207,10 @@ class ConfigAdmin:
                 entries = self._describe_topic(name, answering_broker)
             elif kind == BROKER:
                 entries = self._describe_broker(name, answering_broker)
+            elif kind == GROUP:
+                if not name:
+                    raise Refusal(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+                entries = self.cluster.group_config_entries(name)
             else:
                 raise Refusal(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_type_name(kind)}")
         except Refusal as refused:
@@ -293,7 +301,7 @@ class ConfigAdmin:
                 except Refusal as refused:
                     result.error, result.message = refused.code, refused.message
                 else:
-                    if not validate_only and self._changed is not None:
+                    if not validate_only and self._changed is not None and kind != GROUP:
                         await self._changed(name if kind == TOPIC else None)
                 results.append(result)
             return results
@@ -317,6 +325,8 @@ class ConfigAdmin:
             self._alter_topic(name, changes, validate_only, incremental)
         elif kind == BROKER:
             self._alter_broker(name, changes, validate_only, incremental, answering_broker)
+        elif kind == GROUP:
+            self._alter_group(name, changes, validate_only, incremental)
         else:
             raise Refusal(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
@@ -413,6 +423,35 @@ class ConfigAdmin:
         if not validate_only:
             verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
             self.cluster.set_broker_configs(broker, new, verb)
+
+    def _alter_group(
+        self, name: str, changes: Sequence[ConfigChange], validate_only: bool, incremental: bool
+    ) -> None:
+        """A group's configs (:mod:`controller.config.group_configs`): any group id, whether or not the
+        group exists, as in Kafka; APPEND and SUBTRACT are refused (no group config is a list to Kafka's
+        controller)."""
+        from controller.config.group_configs import validate_group_configs
+
+        if not name:
+            raise Refusal(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+        if incremental:
+            new = dict(self.cluster.group_configs(name))
+            for change in changes:
+                if change.op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+                    raise Refusal(
+                        ErrorCode.INVALID_CONFIG,
+                        f"Can't {AlterOp.NAMES[change.op]} to key {change.name} because its type is not LIST.",
+                    )
+                _apply(new, change)
+        else:
+            new = {c.name: c.value or "" for c in changes}
+        try:
+            validate_group_configs(new, self.cluster.static_configs)
+        except InvalidConfig as invalid:
+            raise Refusal(ErrorCode.INVALID_CONFIG, str(invalid)) from None
+        if not validate_only:
+            verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
+            self.cluster.set_group_configs(name, new, verb)
 
 
 def _check_broker_configs(new: Mapping[str, str], per_broker: bool) -> None:

@@ -23,7 +23,6 @@ from controller.eventloop import new_event_loop
 from controller.events import Event
 from controller.placement.api import UsableBroker
 from controller.plugins.properties import PropertyValue, property_texts
-from controller.security_testing import ClientSettings
 
 if TYPE_CHECKING:
     from controller.data_path import LostRecords
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from controller.groups.durable import LostCommit
     from controller.reassignment import ReassignOutcome
     from controller.scenario import Scenario
+    from controller.security_testing import ClientSettings
     from controller.server import Server
     from controller.topic_admin import TopicResult
     from controller.transactions.state_log import LostTxnRecord
@@ -86,8 +86,21 @@ class ServerThread:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._stop: asyncio.Event | None = None
-        #: How clients connect (security protocol, CA file, SASL user); set by whoever made the certificates.
-        self.client_settings = ClientSettings(config.listener.security_protocol)
+        self._client_settings: ClientSettings | None = None
+
+    @property
+    def client_settings(self) -> ClientSettings:
+        """How clients connect (security protocol, CA file, SASL user); set by whoever made the
+        certificates. Made on first read: the module of client settings is a test's, not a server's."""
+        if self._client_settings is None:
+            from controller.security_testing import ClientSettings
+
+            self._client_settings = ClientSettings(self.config.listener.security_protocol)
+        return self._client_settings
+
+    @client_settings.setter
+    def client_settings(self, settings: ClientSettings) -> None:
+        self._client_settings = settings
 
     @classmethod
     def start(

@@ -8,8 +8,8 @@ AlterPartitionReassignments asks a partition to move to target replicas. As Kafk
    (``removing_replicas``: replicas not among the targets);
 2. the added replicas copy the leader's log at their brokers' replication rates
    (:mod:`controller.dynamics.replication`) and join the ISR as any follower does;
-3. the change that first has every target in the ISR completes the reassignment
-   (:func:`controller.election.change.completed_reassignment`): the removed replicas leave the replicas
+3. the change that first has every added replica in the ISR (and every target, when it removes more
+   replicas than it adds) completes the reassignment (:func:`controller.election.change.completed_reassignment`): the removed replicas leave the replicas
    and the ISR, adding and removing become empty, and when the leader was one of the removed replicas the
    election policy picks a new one (the dynamics' election, one record). When it is the leader's ISR
    expansion (the last target caught up), the controller writes it as its next event, at the same clock

@@ -13,13 +13,23 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "reference"
 #: Apache Kafka's jars and their dependencies, at the version pinned in harness/kafka/pom.xml.
 KAFKA_LIB = CACHE / "kafka" / "lib"
+#: The SLF4J-to-Log4j 2 binding Kafka's distribution has and its jars do not (harness/kafka/logging/pom.xml):
+#: on the class path of what should log (the reference brokers, Kafka's tools), not of every program.
+KAFKA_LOGGING = CACHE / "kafka" / "logging"
+#: The harness's own Java programs (harness/java/), compiled by ``make reference``.
+JAVA_SOURCES = ROOT / "harness" / "java"
+JAVA_CLASSES = CACHE / "java"
 
 __all__ = [
     "CACHE",
+    "JAVA_CLASSES",
+    "JAVA_SOURCES",
     "KAFKA_LIB",
+    "KAFKA_LOGGING",
     "ROOT",
     "HarnessMissing",
     "java",
+    "harness_classes",
     "java_command",
     "kafka_classpath",
     "run_java",
@@ -48,15 +58,35 @@ def kafka_classpath(*extra: Path | str) -> str:
     return os.pathsep.join([*(str(e) for e in extra), str(KAFKA_LIB / "*")])
 
 
+def harness_classes() -> Path:
+    """The compiled harness programs; HarnessMissing when they are absent or older than a source."""
+    stamp = JAVA_CLASSES / ".built"
+    if not stamp.exists():
+        raise HarnessMissing(
+            f"the harness's Java programs are not built in {JAVA_CLASSES}: run `make reference`"
+        )
+    built = stamp.stat().st_mtime
+    stale = [p.name for p in JAVA_SOURCES.rglob("*.java") if p.stat().st_mtime > built]
+    if stale:
+        raise HarnessMissing(f"{', '.join(sorted(stale))} changed since the last build: run `make reference`")
+    return JAVA_CLASSES
+
+
 def java_command(
-    main: str, args: Sequence[str] = (), *, heap: str = "256m", extra_classpath: Sequence[Path | str] = ()
+    main: str,
+    args: Sequence[str] = (),
+    *,
+    heap: str = "256m",
+    extra_classpath: Sequence[Path | str] = (),
+    jvm_options: Sequence[str] = (),
 ) -> list[str]:
-    """The command line running class ``main`` on Kafka's class path."""
+    """The command line running class ``main`` on Kafka's class path (``jvm_options`` before it)."""
     return [
         java(),
         f"-Xmx{heap}",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
+        *jvm_options,
         "-cp",
         kafka_classpath(*extra_classpath),
         main,

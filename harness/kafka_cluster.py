@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.jvm import CACHE, HarnessMissing, java, kafka_classpath
+from harness.jvm import KAFKA_LOGGING, HarnessMissing, java, kafka_classpath
 
 __all__ = [
     "KAFKA_VERSION",
@@ -55,8 +55,6 @@ __all__ = [
 
 #: The version ``harness/kafka/pom.xml`` pins (checked against the cached broker jar at start).
 KAFKA_VERSION = "4.4.0"
-#: The log binding the brokers run with (``make reference``): Kafka's jars bring none.
-KAFKA_LOGGING = CACHE / "kafka" / "logging"
 LOOPBACK = "127.0.0.1"
 
 #: What every node runs with besides its own identity: short timeouts for failure cases, few threads and

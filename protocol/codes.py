@@ -59,6 +59,13 @@ class ApiKey(IntEnum):
     LIST_TRANSACTIONS = 66
     CREATE_REPLICA_PLACEMENT = 68
     DESCRIBE_TOPIC_PARTITIONS = 75
+    SHARE_GROUP_HEARTBEAT = 76
+    SHARE_GROUP_DESCRIBE = 77
+    SHARE_FETCH = 78
+    SHARE_ACKNOWLEDGE = 79
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92
     SIMULATOR_BROKER_STOP = 1000
     SIMULATOR_BROKER_START = 1001
     SIMULATOR_BROKER_ADD = 1002
@@ -207,6 +214,7 @@ class ErrorCode(IntEnum):
     DUPLICATE_VOTER = 126
     VOTER_NOT_FOUND = 127
     INVALID_REGULAR_EXPRESSION = 128
+    SHARE_SESSION_LIMIT_REACHED = 133
     REPLICA_PLACEMENT_FAILED = 1001
 
     @property
@@ -251,6 +259,7 @@ _RETRIABLE = frozenset(
         ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR,
         ErrorCode.SHARE_SESSION_NOT_FOUND,
         ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+        ErrorCode.SHARE_SESSION_LIMIT_REACHED,
     }
 )
 
@@ -384,5 +393,6 @@ _MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.DUPLICATE_VOTER: "The voter is already part of the set of voters.",
     ErrorCode.VOTER_NOT_FOUND: "The voter is not part of the set of voters.",
     ErrorCode.INVALID_REGULAR_EXPRESSION: "The regular expression is not valid.",
+    ErrorCode.SHARE_SESSION_LIMIT_REACHED: "The limit of share sessions has been reached.",
     ErrorCode.REPLICA_PLACEMENT_FAILED: "The replica placer could not compute a placement.",
 }

@@ -118,6 +118,13 @@ def test_nothing_imports_the_command_line(graph: dict[str, set[str]]) -> None:
     assert [m for m, deps in graph.items() if any(d.startswith("placement_sim.cli") for d in deps)] == []
 
 
+def test_the_product_imports_nothing_of_the_reference_harness(graph: dict[str, set[str]]) -> None:
+    """harness/ (Kafka's jars, its code in a JVM, its tools) is for tests and benchmarks only."""
+    assert [
+        m for m, deps in graph.items() if any(d == "harness" or d.startswith("harness.") for d in deps)
+    ] == []
+
+
 def _outside(package: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
     """The modules of controller/ that modules of ``package`` import (every import statement: in functions
     and for types too) outside ``package`` and ``allowed``."""

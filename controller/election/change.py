@@ -23,7 +23,8 @@ Kafka's rules, as ``PartitionChangeBuilder`` and its ``PartitionChangeBuilderTes
 - the leader epoch goes up whenever the leader changes, and when the replica set loses a member;
   the partition epoch on every change;
 - a reassignment in progress (adding and removing replicas, KIP-455) completes in whichever change
-  first has every target replica in its ISR (``completeReassignmentIfNeeded``): the removing replicas
+  first has every replica being added in its ISR, and every target replica when it removes more than it
+  adds (``completeReassignmentIfNeeded``, :func:`completed_reassignment`): the removing replicas
   leave the replicas and the ISR, and the election runs on what remains (a removed leader loses the
   leadership). A change that holds no election (a leader's own ISR change) leaves a reassignment that
   would remove its leader as it is: the controller completes it with an election
@@ -95,9 +96,12 @@ class CompletedReassignment(NamedTuple):
 def completed_reassignment(
     replicas: Sequence[int], adding: Sequence[int], removing: Sequence[int], isr: Sequence[int]
 ) -> CompletedReassignment | None:
-    """Kafka's ``PartitionReassignmentReplicas.maybeCompleteReassignment``: None while no reassignment is in
-    progress or some target replica (``replicas`` without ``removing``) is not in ``isr``; else the
-    replicas and ISR without the removing replicas (never empty)."""
+    """Kafka's ``PartitionReassignmentReplicas.maybeCompleteReassignment`` (4.x): None while no reassignment
+    is in progress, while some replica being added is not in ``isr``, or, for a reassignment that removes
+    more replicas than it adds, while some target replica (``replicas`` without ``removing``) is not in
+    ``isr``; else the replicas and ISR without the removing replicas (never empty). A reassignment that adds
+    as many replicas as it removes (or more) does not wait for a target replica it keeps that has fallen
+    out of the ISR (Kafka 3.x waited for every target replica)."""
     if not adding and not removing:
         return None
     new_isr = list(isr)
@@ -109,7 +113,10 @@ def completed_reassignment(
         new_replicas = [r for r in replicas if r not in removing]
         if not new_replicas:
             return None
-    if not set(new_replicas) <= set(new_isr):
+    in_isr = set(new_isr)
+    if not in_isr.issuperset(adding):
+        return None
+    if len(adding) < len(removing) and not in_isr.issuperset(new_replicas):
         return None
     return CompletedReassignment(new_replicas, new_isr)
 
@@ -322,8 +329,9 @@ class PartitionChangeBuilder:
         return wanted
 
     def _complete_reassignment_if_needed(self) -> None:
-        """Kafka's ``completeReassignmentIfNeeded``: when every target replica is in the target ISR, the
-        targets become the replicas and ISR without the removing replicas, and adding and removing empty.
+        """Kafka's ``completeReassignmentIfNeeded``: when the reassignment is complete in the target ISR
+        (:func:`completed_reassignment`), the targets become the replicas and ISR without the removing
+        replicas, and adding and removing empty.
         Not when the change holds no election and the leader would be removed (see the module docstring)."""
         if self._completion_checked:
             return

@@ -139,6 +139,9 @@ class GroupService:
             events=cluster.events,
         )
         self.coordinator.log = self
+        #: Other group families on this topic (share groups, :mod:`controller.share`), by the record kind
+        #: they write: each is told of a move with its own records (``moved(index, kept, lost, now)``).
+        self.families: dict[str, Any] = {}
         self.lost_commits: list[LostCommit] = []
         self._records: dict[int, list[_Record]] = {}
         #: How many records a partition may hold before it is compacted again.
@@ -205,7 +208,7 @@ class GroupService:
         self._loaded_at[index] = now + LOAD_MS
         p = self.cluster.partition(OFFSETS_TOPIC, index)
         end = p.leo_of(leader)
-        groups = {r.group_id for r in self._records.get(index, ())}
+        groups = {r.group_id for r in self._records.get(index, ()) if r.kind not in self.families}
         groups |= {g for g in self.coordinator.groups if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.offsets if self.partition_of(g) == index}
         groups |= {g for g in self.coordinator.pending_offsets if self.partition_of(g) == index}
@@ -245,12 +248,25 @@ class GroupService:
             else:
                 respond()  # gone: a commit is answered NOT_COORDINATOR (write_offsets), a marker's answer too
         for group_id in sorted(groups):
-            self._load(group_id, [r for r in kept if r.group_id == group_id and r.offset not in unanswered])
+            self._load(
+                group_id,
+                [
+                    r
+                    for r in kept
+                    if r.group_id == group_id and r.kind not in self.families and r.offset not in unanswered
+                ],
+            )
+        loaded = f"{len(groups)} group(s)"
+        for kind, family in self.families.items():
+            count = family.moved(
+                index, [r for r in kept if r.kind == kind], [r for r in lost if r.kind == kind], now
+            )
+            loaded += f", {count} {kind} group(s)"
         self.cluster.events.record(
             "group",
             f"{OFFSETS_TOPIC}-{index}",
             [("coordinator", holder, leader), ("lost records", 0, len(lost))],
-            f"partition leader moved; loading {len(groups)} group(s) from its log up to offset {end}",
+            f"partition leader moved; loading {loaded} from its log up to offset {end}",
         )
         self.topic.check_waiting()
 
@@ -341,24 +357,22 @@ class GroupService:
             self._records[index] = records = [records[k] for k in keep] + records[n:]
         self._compact_at[index] = max(COMPACT_AT, 2 * len(records))
 
-    def write_group(self, group: ClassicGroup) -> None:
-        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+    def append(self, group_id: str, kind: str, values: list[Any]) -> int | None:
+        """Another family's records (``kind``) on the group's partition: the offset of the last, or None."""
+        return self._append(group_id, kind, values)
 
-    def write_offsets(
-        self,
-        group_id: str,
-        offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
-        respond: Callable[[ErrorCode], None],
+    def when_durable(
+        self, group_id: str, last: int | None, count: int, respond: Callable[[ErrorCode], None]
     ) -> None:
-        """Appends a commit's records; ``respond`` with NONE once the high watermark covers the last of
-        them (Kafka appends with acks=all), with NOT_COORDINATOR when the coordinator moves to a replica
-        without them first (:meth:`_follow`)."""
-        last = self._append(group_id, "offset", offsets)
+        """``respond`` to a write of ``count`` records ending at ``last``: NONE once the high watermark of
+        the group's partition covers them (Kafka appends with acks=all; at once when ``last`` is None:
+        nothing was appended), NOT_COORDINATOR when the coordinator moves to a replica without them first
+        (:meth:`_follow`; Kafka answers a write whose append fails so)."""
         if last is None:
             respond(ErrorCode.NONE)
             return
         index = self.partition_of(group_id)
-        pending = _PendingCommit(last - len(offsets) + 1, last)
+        pending = _PendingCommit(last - count + 1, last)
         self._unanswered.setdefault(index, []).append(pending)
 
         def answered() -> None:
@@ -368,6 +382,18 @@ class GroupService:
             respond(ErrorCode.NOT_COORDINATOR if pending.lost else ErrorCode.NONE)
 
         self.topic.wait(index, last, answered)
+
+    def write_group(self, group: ClassicGroup) -> None:
+        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+
+    def write_offsets(
+        self,
+        group_id: str,
+        offsets: list[tuple[tuple[str, int], CommittedOffset | None]],
+        respond: Callable[[ErrorCode], None],
+    ) -> None:
+        """Appends a commit's records and answers as :meth:`when_durable` does."""
+        self.when_durable(group_id, self._append(group_id, "offset", offsets), len(offsets), respond)
 
     # ------------------------------------------------------------------------------------- transactions
 

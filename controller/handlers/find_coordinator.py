@@ -3,9 +3,11 @@
 leader of its ``__transaction_state`` partition, :mod:`controller.transactions.state_log`); the topic is
 made at the first request for it. Many keys at once from v4.
 
-Share groups (KeyType 2) are not simulated: they are answered INVALID_REQUEST. An empty key is
-INVALID_REQUEST, as Kafka answers it. With an authorizer, a group the client may not DESCRIBE is
-GROUP_AUTHORIZATION_FAILED, a transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+Share groups find their group coordinator with KeyType 0; KeyType 2 names a share coordinator (a
+share-partition key ``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition,
+:mod:`controller.share`). An empty key is INVALID_REQUEST, as Kafka answers it. With an authorizer,
+a group the client may not DESCRIBE is GROUP_AUTHORIZATION_FAILED, a transactional id
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ VERSIONS = (0, 6)
 
 GROUP_KEY = 0
 TRANSACTION_KEY = 1
+SHARE_KEY = 2
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -31,16 +34,20 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         await ctx.controller.groups.ensure_topic()
     elif key_type == TRANSACTION_KEY and any(keys):
         await ctx.controller.transactions.state_log.ensure_topic()
+    elif key_type == SHARE_KEY and any(keys):
+        await ctx.controller.share.coordinator.ensure_topic()
     found = [_coordinator(ctx, key, key_type) for key in keys]
     return _answer(ctx, found, version)
 
 
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"Key": key, "NodeId": -1, "Host": "", "Port": -1, "ErrorMessage": None}
+    if key_type == SHARE_KEY:
+        return _share_coordinator(ctx, key, entry)
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
         entry["ErrorMessage"] = (
-            f"KeyType {key_type} is not simulated: only group (0) and transaction (1) coordinators are."
+            f"KeyType {key_type} is not simulated: only group (0), transaction (1) and share (2) coordinators are."
         )
         return entry
     if not key:
@@ -62,6 +69,22 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
         error, broker = ctx.controller.transactions.state_log.coordinator_of(key)
     else:
         error, broker = ctx.controller.groups.coordinator_of(key)
+    endpoint = ctx.endpoints.get(broker) if not error else None
+    if endpoint is None:
+        entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        entry["ErrorMessage"] = "The coordinator is not available."
+        return entry
+    entry.update(ErrorCode=ErrorCode.NONE, NodeId=broker, Host=endpoint[0], Port=endpoint[1])
+    return entry
+
+
+def _share_coordinator(ctx: RequestContext, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    parts = key.split(":")
+    if len(parts) < 3 or not parts[-1].lstrip("-").isdigit() or not parts[-2]:
+        entry["ErrorCode"] = ErrorCode.INVALID_REQUEST
+        entry["ErrorMessage"] = f"Invalid share coordinator key: {key} (groupId:topicId:partition)."
+        return entry
+    error, broker = ctx.controller.share.coordinator.coordinator_of(key)
     endpoint = ctx.endpoints.get(broker) if not error else None
     if endpoint is None:
         entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE

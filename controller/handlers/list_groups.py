@@ -1,6 +1,7 @@
 """ListGroups (16): the groups this broker coordinates (every group on the bootstrap listener), filtered
-by state (v4+) and type (v5+; every simulated group is ``classic``). With an authorizer, as Kafka: every
-group to a client that may DESCRIBE the cluster, else those groups it may DESCRIBE."""
+by state (v4+) and type (v5+): classic groups, and share groups (type and protocol type ``share``) once
+share groups are in use (:mod:`controller.share`). With an authorizer, as Kafka: every group to a client
+that may DESCRIBE the cluster, else those groups it may DESCRIBE."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         )
         if broker is None or service.coordinator_of(g.group_id) == (ErrorCode.NONE, broker)
     ]
+    share = ctx.controller.built("share")
+    if share is not None:
+        groups += share.list_groups(broker, request.get("StatesFilter", ()), request.get("TypesFilter", ()))
     if ctx.authorizer is not None and not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         allowed = ctx.allowed_names(Operation.DESCRIBE, ResourceType.GROUP, (g["GroupId"] for g in groups))
         groups = [g for g in groups if g["GroupId"] in allowed]

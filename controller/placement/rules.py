@@ -48,14 +48,15 @@ def _not_positive(rf: int) -> str:
     return f"Invalid replication factor {rf}: the replication factor must be positive."
 
 
+# Kafka 4.x's words (since brokers may cordon log directories, KIP-1066, its placer says so too).
 def _not_enough(rf: int, registered: int) -> str:
     return (
         f"The target replication factor of {rf} cannot be reached because only {registered} "
-        "broker(s) are registered."
+        "broker(s) are registered or some brokers have all their log directories cordoned."
     )
 
 
-ALL_FENCED = "All brokers are currently fenced."
+ALL_FENCED = "All brokers are currently fenced, or have all their log directories cordoned."
 
 
 def require_positive(rf: int) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from controller.plugins.properties import PropertyValue, property_texts
+from controller.plugins.properties import PluginLoadError, PropertyValue, property_texts
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +42,6 @@ __all__ = [
 
 #: Set on a module imported from a file: the path the user gave, which labels its classes.
 SOURCE_ATTRIBUTE = "__placement_sim_source__"
-
-
-class PluginLoadError(ValueError):
-    """The plugin name cannot be resolved to a usable class, or the class cannot be set up."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,12 @@ WORKER_MAX_MEMORY_MB = "simulator.placer.worker.max.memory.mb"
 PropertyValue = str | int | float | bool
 
 
+class PluginLoadError(ValueError):
+    """The plugin name cannot be resolved to a usable class, or the class cannot be set up (raised by
+    ``controller.plugins.loader``; defined here, beside :class:`ConfigError`, so that the command line can
+    catch both without importing the loader)."""
+
+
 class ConfigError(ValueError):
     """A configuration file or value is malformed; the message names the key."""
 

@@ -209,6 +209,10 @@ def join_batches(batches: list[StoredBatch]) -> bytes:
 _LAST_OFFSET = operator.attrgetter("last_offset")
 
 
+#: What a removed entry's slot holds until the log's list is compacted (see ``Log._drop_head``): no bytes.
+_GONE: Final = StoredBatch(None, b"", -1, -1, NO_PARTITION_LEADER_EPOCH, -1, 0)
+
+
 class Log:
     """One replica's log (see the module docstring). ``log_start_offset`` and ``log_end_offset`` are
     Kafka's; ``size_bytes`` counts the batches held (a synthetic run as its rendered size)."""
@@ -445,8 +449,11 @@ class Log:
 
     def _drop_head(self, index: int) -> list[StoredBatch]:
         """Remove the entries before ``index``: the list is compacted only when most of it is gone, so
-        dropping batches one by one stays cheap."""
+        dropping batches one by one stays cheap; until then their slots hold :data:`_GONE`, so that a
+        removed batch's bytes (and the request frame a kept view holds) are freed now: a log bounded by
+        ``retention.bytes`` held up to twice its bound while its head waited for the compaction."""
         removed = self._entries[self._head : index]
+        self._entries[self._head : index] = [_GONE] * len(removed)
         self._head = index
         self.size_bytes -= sum(entry.size for entry in removed)
         if self._head > 64 and self._head * 2 > len(self._entries):

@@ -248,7 +248,7 @@ class ScenarioPlayer:
 
     async def _reassign(self, step: Reassign) -> list[str]:
         """AlterPartitionReassignments in-process (``Dynamics.reassign``): the new replicas then copy at the
-        replication model's rates, and the removed ones leave once every target is in sync."""
+        replication model's rates, and the removed ones leave once the new ones are in sync."""
         [outcome] = await self.controller.dynamics.reassign(
             {(step.topic, step.partition): list(step.replicas)}
         )

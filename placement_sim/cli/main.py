@@ -13,39 +13,70 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from controller.plugins.loader import PluginLoadError
-from controller.plugins.properties import ConfigError
+from controller.plugins.properties import ConfigError, PluginLoadError
 
-# Each command's module defines ``register(subparsers, common)``, adding the command with a
-# ``func(args) -> int``. A command line naming one imports that module alone (a server starts sooner).
+
+class Command(NamedTuple):
+    """A command of the command line: the module under ``cli.commands`` that defines it (its
+    ``register(subparsers, common)`` adds the command with a ``func(args) -> int``) and its one-line help."""
+
+    module: str
+    help: str
+
+
+# The one home of each command's name and help line: ``--help`` (or a command line naming no known
+# command) lists them from here without importing any command's module, and a command line naming one
+# imports that module alone (a server starts sooner).
 COMMANDS = {
-    "serve": "serve",
-    "place": "place",
-    "compare": "compare",
-    "check-placer": "check_placer",
-    "check-policy": "check_policy",
-    "sweep": "sweep",
-    "topics": "topics",
-    "cluster": "cluster",
-    "settings": "settings",
-    "configs": "configs",
-    "broker": "broker",
-    "partitions": "partitions",
-    "elect": "elect",
-    "reassign": "reassign",
-    "events": "events",
-    "faults": "faults",
-    "transactions": "transactions",
-    "clock": "clock",
-    "simulate": "simulate",
-    "scenario": "scenario",
-    "load": "load",
-    "produce": "data",
-    "consume": "data",
-    "consumer-groups": "consumer_groups",
+    "serve": Command("serve", "run the controller simulator"),
+    "place": Command("place", "place one topic in-process and print the replica map"),
+    "compare": Command("compare", "place the same topic with several placers and compare their metrics"),
+    "check-placer": Command("check_placer", "run the conformance kit on a placer"),
+    "check-policy": Command("check_policy", "run the conformance kit on an election policy"),
+    "sweep": Command("sweep", "evaluate placers over many cluster shapes and workloads (PySpark)"),
+    "topics": Command("topics", "create, list, describe, alter and delete topics on a running simulator"),
+    "cluster": Command("cluster", "describe the cluster of a running simulator"),
+    "settings": Command("settings", "list the configuration keys"),
+    "configs": Command("configs", "describe and alter topic and broker configs of a running simulator"),
+    "broker": Command("broker", "stop, start, add and remove brokers of a running simulator"),
+    "partitions": Command("partitions", "describe the partitions of a running simulator"),
+    "elect": Command("elect", "elect preferred or unclean leaders (ElectLeaders)"),
+    "reassign": Command(
+        "reassign",
+        "move partitions to other brokers (AlterPartitionReassignments), as kafka-reassign-partitions.sh",
+    ),
+    "events": Command("events", "show (and follow) the event log of a running simulator"),
+    "faults": Command("faults", "add, list and clear request faults of a running simulator"),
+    "transactions": Command(
+        "transactions", "list and describe the transactions of a running simulator (as kafka-transactions.sh)"
+    ),
+    "clock": Command("clock", "move the virtual clock of a running simulator"),
+    "simulate": Command("simulate", "play a scenario file on a virtual clock, in process"),
+    "scenario": Command("scenario", "load a scenario into a running simulator"),
+    "load": Command("load", "put a produce load on a topic of a running simulator (0 stops it)"),
+    "produce": Command("data", "write records (lines from stdin) to a topic"),
+    "consume": Command("data", "print a topic's records, one a line"),
+    "consumer-groups": Command(
+        "consumer_groups", "list, describe, reset the offsets of and delete consumer groups"
+    ),
 }
+
+
+class _Commands:
+    """The subparsers as a command's module sees them: each command it adds gets its help line from
+    :data:`COMMANDS`."""
+
+    def __init__(self, subparsers: Any) -> None:
+        self._subparsers = subparsers
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self._subparsers.add_parser(
+            name, help=COMMANDS[name].help, **kwargs
+        )
+        return parser
+
 
 #: Exit code of a command whose reader went away (as a process killed by SIGPIPE reports it).
 EXIT_BROKEN_PIPE = 141
@@ -95,11 +126,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     common = common_options()
     named = _command_named(argv)
-    registered: set[str] = set()  # a module may register several commands (produce and consume)
-    for command, module in COMMANDS.items():
-        if (named is None or command == named) and module not in registered:
-            registered.add(module)
-            importlib.import_module(f"placement_sim.cli.commands.{module}").register(subparsers, common)
+    if named is None:
+        # No command named (``--help``, a mistyped command): the list of commands, no module imported.
+        for command, about in COMMANDS.items():
+            subparsers.add_parser(command, help=about.help, add_help=False)
+        return parser
+    module = importlib.import_module(f"placement_sim.cli.commands.{COMMANDS[named].module}")
+    module.register(_Commands(subparsers), common)
     return parser
 
 
@@ -181,7 +214,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     named = _command_named(words)
     if named is not None:
         rewrite = getattr(
-            importlib.import_module(f"placement_sim.cli.commands.{COMMANDS[named]}"), "rewrite_argv", None
+            importlib.import_module(f"placement_sim.cli.commands.{COMMANDS[named].module}"),
+            "rewrite_argv",
+            None,
         )
         words = rewrite(words) if rewrite is not None else words
     parser = build_parser(words)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.config import key_value
+from controller.config.parsing import key_value
 from protocol.client import parse_bootstrap
 
 __all__ = [

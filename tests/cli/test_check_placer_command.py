@@ -38,7 +38,7 @@ def run(argv: list[str]) -> int:
 
 
 def test_the_command_is_registered_with_the_cli() -> None:
-    assert cli.COMMANDS["check-placer"] == "check_placer"
+    assert cli.COMMANDS["check-placer"].module == "check_placer"
 
 
 def test_a_builtin_passes(capsys: pytest.CaptureFixture[str]) -> None:

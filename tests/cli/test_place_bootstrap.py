@@ -74,7 +74,7 @@ def test_a_refusal_prints_the_error_name_and_the_servers_message(capsys, placeme
     assert out == ""
     assert err.strip() == (
         "placement-sim: INVALID_REPLICATION_FACTOR (38): The target replication factor of 7 cannot be "
-        "reached because only 6 broker(s) are registered."
+        "reached because only 6 broker(s) are registered or some brokers have all their log directories cordoned."
     )
     code, out, err = run(
         capsys, "place", "--bootstrap", placement_sim_server.bootstrap, "-p", "0", "-r", "1", "--json"

@@ -69,7 +69,7 @@ def test_create_topics_with_a_future_per_topic(admin: AdminClient):
     assert error.code() == KafkaError.INVALID_REPLICATION_FACTOR
     assert error.str() == (
         "Unable to replicate the partition 9 time(s): The target replication factor of 9 cannot be reached "
-        "because only 6 broker(s) are registered."
+        "because only 6 broker(s) are registered or some brokers have all their log directories cordoned."
     )
     duplicate = admin.create_topics([NewTopic("ck-orders", 1, 1)], request_timeout=TIMEOUT)
     assert error_of(duplicate["ck-orders"]).code() == KafkaError.TOPIC_ALREADY_EXISTS

@@ -26,6 +26,7 @@ from tests.clients.group_members import MEMBERS, SESSION_TIMEOUT_MS, STEP_RECORD
 from tests.clients.test_groups_confluent_kafka import create
 from tests.clients.test_groups_mixed_clients import PARTITIONS, Feed, read_by_all, until
 from tests.support.groups import BROKERS, coordinator_of, disjoint_and_complete
+from tests.support.pump import Pump
 
 CLIENT = "mixed group, coordinator crash"
 #: Kafka's KRaft broker session: a crashed broker is fenced (its leaderships move) this long after its
@@ -37,28 +38,7 @@ PROPERTIES = {
     "broker.session.timeout.ms": BROKER_SESSION_MS,
     "broker.heartbeat.interval.ms": BROKER_HEARTBEAT_MS,
 }
-#: The pump: this many clock ms every PUMP_WALL_S of wall time.
-PUMP_MS = 50
-PUMP_WALL_S = 0.1
 HALF = 300
-
-
-class Pump:
-    """Moves the virtual clock PUMP_MS every PUMP_WALL_S until stopped."""
-
-    def __init__(self, server: ServerThread) -> None:
-        self.server = server
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="clock-pump", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(PUMP_WALL_S):
-            self.server.advance(PUMP_MS)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     broker = subparsers.add_parser(
         "broker",
-        help="stop, start, add and remove brokers of a running simulator",
         description="Stop, start, add and remove brokers of a running simulator (its control APIs).",
     )
     actions = broker.add_subparsers(dest="broker_action", metavar="ACTION", required=True)

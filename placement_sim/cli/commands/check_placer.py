@@ -20,7 +20,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "check-placer",
         parents=[common],
-        help="run the conformance kit on a placer",
         description="Generate clusters and placement specs with hypothesis and check a placer's results: "
         "shape, distinct replicas, known brokers within broker_ids, unfenced leaders, justified exceptions "
         "only, determinism for a seed, and rack spread when it declares rack_aware.",

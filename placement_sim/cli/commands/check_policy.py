@@ -20,7 +20,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "check-policy",
         parents=[common],
-        help="run the conformance kit on an election policy",
         description="Generate batches of partitions in every situation the controller asks a policy about "
         "(hypothesis) and check the answers: live, allowed replicas only, one list per partition without "
         "repeats, only ElectionError raised, the same answers for the same seed.",

@@ -14,7 +14,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     clock = subparsers.add_parser(
         "clock",
-        help="move the virtual clock of a running simulator",
         description="Move the virtual clock of a simulator started with simulator.clock=virtual.",
     )
     actions = clock.add_subparsers(dest="clock_action", metavar="ACTION", required=True)

@@ -19,7 +19,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     cluster = subparsers.add_parser(
         "cluster",
-        help="describe the cluster of a running simulator",
         description="Describe the cluster over Kafka's protocol (DescribeCluster).",
     )
     actions = cluster.add_subparsers(dest="cluster_action", metavar="ACTION", required=True)

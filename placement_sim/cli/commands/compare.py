@@ -44,7 +44,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "compare",
         parents=[common],
-        help="place the same topic with several placers and compare their metrics",
         description="Place the same topic with each placer (in-process) and print balance, rack spread "
         "and rack-failure metrics side by side.",
     )

@@ -41,7 +41,6 @@ _SET, _DELETE = 0, 1
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     configs = subparsers.add_parser(
         "configs",
-        help="describe and alter topic and broker configs of a running simulator",
         description="Describe and alter configs over Kafka's protocol, as kafka-configs.sh does.",
     )
     actions = configs.add_subparsers(dest="configs_action", metavar="ACTION", required=True)

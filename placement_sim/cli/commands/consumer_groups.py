@@ -32,7 +32,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "consumer-groups",
         parents=[common],
-        help="list, describe, reset the offsets of and delete consumer groups",
         description="Consumer groups as kafka-consumer-groups.sh shows and changes them.",
     )
     action = p.add_mutually_exclusive_group(required=True)

@@ -62,7 +62,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     produce = subparsers.add_parser(
         "produce",
         parents=[common],
-        help="write records (lines from stdin) to a topic",
         description="Write records to a topic, one a line from stdin (or --record), as "
         "kafka-console-producer does: a line is a value, or KEY<SEP>VALUE with -k SEP. Each line is sent as "
         "it comes; records go where Kafka's partitioner puts them (murmur2 of the key; a sticky partition "
@@ -128,7 +127,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     consume = subparsers.add_parser(
         "consume",
         parents=[common],
-        help="print a topic's records, one a line",
         description="Print a topic's records, one a line, as kafka-console-consumer does: the value, and "
         "the key first with --property print.key=true. Reads --partition, every partition, or its share in "
         "--group (committing its position); waits for new records until --max-messages, --timeout-ms "

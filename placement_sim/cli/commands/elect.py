@@ -20,7 +20,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     elect = subparsers.add_parser(
         "elect",
         parents=[common],
-        help="elect preferred or unclean leaders (ElectLeaders)",
         description="Leader elections over Kafka's ElectLeaders, as kafka-leader-election.sh.",
     )
     kind = elect.add_mutually_exclusive_group(required=True)

@@ -21,7 +21,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     events = subparsers.add_parser(
         "events",
         parents=[common],
-        help="show (and follow) the event log of a running simulator",
         description="Every change of broker and partition state, in order, with its clock time and cause.",
     )
     events.add_argument("--since", type=int, default=0, metavar="SEQ", help="events after this one")

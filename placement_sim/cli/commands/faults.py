@@ -16,7 +16,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     faults = subparsers.add_parser(
         "faults",
-        help="add, list and clear request faults of a running simulator",
         description="Request faults: answer an error, late, never, or close the connection (docs/control.md).",
     )
     actions = faults.add_subparsers(dest="faults_action", metavar="ACTION", required=True)

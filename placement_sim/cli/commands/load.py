@@ -17,7 +17,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "load",
         parents=[common],
-        help="put a produce load on a topic of a running simulator (0 stops it)",
         description="Records arriving at every partition leader of TOPIC (the replication model's load, as a "
         "scenario's produce step); 0 stops it. For real records from a client, see produce.",
     )

@@ -32,7 +32,6 @@ COLUMNS = (
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     partitions = subparsers.add_parser(
         "partitions",
-        help="describe the partitions of a running simulator",
         description="Partitions as the simulator holds them (its control APIs).",
     )
     actions = partitions.add_subparsers(dest="partitions_action", metavar="ACTION", required=True)

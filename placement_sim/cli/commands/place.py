@@ -75,7 +75,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "place",
         parents=[common],
-        help="place one topic in-process and print the replica map",
         description="Place partitions with a placer in this process and print the replica map, then "
         "leaders and followers per rack (running totals).",
     )

@@ -61,7 +61,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     reassign = subparsers.add_parser(
         "reassign",
         parents=[common],
-        help="move partitions to other brokers (AlterPartitionReassignments), as kafka-reassign-partitions.sh",
         description="Partition reassignments as kafka-reassign-partitions.sh runs them.",
     )
     action = reassign.add_mutually_exclusive_group(required=True)

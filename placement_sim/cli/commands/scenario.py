@@ -16,7 +16,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     scenario = subparsers.add_parser(
         "scenario",
-        help="load a scenario into a running simulator",
         description="Scenario files (docs/scenarios.md) played by a running simulator.",
     )
     actions = scenario.add_subparsers(dest="scenario_action", metavar="ACTION", required=True)

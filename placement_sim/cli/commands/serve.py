@@ -24,7 +24,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "serve",
         parents=[common],
-        help="run the controller simulator",
         description="Run the simulator. With no options: 6 brokers in 3 racks, the striped placer, 127.0.0.1:9092.",
         epilog="The cluster: --set simulator.brokers=0:rack-a,1:rack-b,2:rack-c (ID or ID:RACK, comma-separated; "
         "--set simulator.brokers=0,1,2 for brokers without racks), --set simulator.brokers.fenced=2 for brokers "

@@ -11,7 +11,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "settings",
         parents=[common],
-        help="list the configuration keys",
         description="Every key of server.properties (or --set) the server reads, with its default and meaning.",
     )
     p.add_argument(

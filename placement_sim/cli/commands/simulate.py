@@ -29,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "simulate",
         parents=[common],
-        help="play a scenario file on a virtual clock, in process",
         description="Play a scenario (TOML: cluster, settings, timed steps; docs/scenarios.md) on a virtual "
         "clock without sockets, printing the steps, the event log and the snapshots.",
     )

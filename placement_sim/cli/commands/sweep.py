@@ -30,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     p = subparsers.add_parser(
         "sweep",
         parents=[common],
-        help="evaluate placers over many cluster shapes and workloads (PySpark)",
         description=(
             "Run every scenario of a grid (cluster shapes x workloads x seeds) through every placer on Spark, "
             "write placements and metrics as Parquet, per-placer aggregates, and OUT/report.html. "

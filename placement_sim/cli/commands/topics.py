@@ -68,7 +68,6 @@ def _topic_name(args: argparse.Namespace) -> str | None:
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     topics = subparsers.add_parser(
         "topics",
-        help="create, list, describe, alter and delete topics on a running simulator",
         description="Create, list, describe, alter (add partitions to) and delete topics over Kafka's protocol.",
     )
     actions = topics.add_subparsers(dest="topics_action", metavar="ACTION", required=True)

@@ -31,7 +31,6 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     command = subparsers.add_parser(
         "transactions",
         parents=[common],
-        help="list and describe the transactions of a running simulator (as kafka-transactions.sh)",
         description="The transactional ids the coordinators hold, and one transaction's state.",
     )
     actions = command.add_subparsers(dest="action", required=True)

@@ -12,7 +12,7 @@ import copy
 import pytest
 
 from controller.cluster import LeaderRecoveryState, PartitionChange, PartitionState, PartitionStatus
-from controller.election.change import ElectionKind, PartitionChangeBuilder
+from controller.election.change import ElectionKind, PartitionChangeBuilder, completed_reassignment
 
 RECOVERED, RECOVERING = LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING
 
@@ -180,3 +180,41 @@ def test_followers_are_truncated_to_a_new_leader() -> None:
     assert record is not None
     assert (record.get("leader"), record.get("epoch_start_offset"), record.get("leo")) == (2, 8, [8, 8, 7])
     assert record.get("high_watermark") is None  # a clean election never moves it back
+
+
+# Kafka 4.x's PartitionReassignmentReplicas.maybeCompleteReassignment (held against Kafka's own code in
+# tests/harness/test_kafka_election.py): a reassignment completes once the replicas it adds are in the
+# ISR; one that removes more replicas than it adds waits for every target replica.
+@pytest.mark.parametrize(
+    ("replicas", "adding", "removing", "isr", "done"),
+    [
+        ([1, 2, 3], [], [], [1, 2, 3], None),  # no reassignment
+        ([0, 6], [6], [], [0], None),  # the added replica is not in sync yet
+        ([0, 6], [6], [], [6], ([0, 6], [6])),  # 0 fell out of the ISR: Kafka 4.x does not wait for it
+        ([4, 1, 2, 3], [4], [1], [4, 3], ([4, 2, 3], [4, 3])),  # adds one, removes one: 2 out of sync
+        ([1, 2, 3], [], [3], [1, 3], None),  # removes more than it adds: waits for 2 too
+        ([1, 2, 3], [], [3], [1, 2, 3], ([1, 2], [1, 2])),
+        ([1, 2], [], [1, 2], [1, 2], None),  # nothing would be left
+    ],
+)
+def test_completed_reassignment(replicas, adding, removing, isr, done) -> None:
+    completed = completed_reassignment(replicas, adding, removing, isr)
+    assert (None if completed is None else (completed.replicas, completed.isr)) == done
+
+
+def test_an_election_on_new_target_replicas_may_elect_a_new_replica() -> None:
+    """An unclean election on a change that brings new replicas (KIP-455) may elect one of them at once: its
+    log is empty, and the followers' logs are cut to it."""
+    p = partition([5], [5], -1)
+    p.leo = [7]
+    builder = (
+        PartitionChangeBuilder(p, {2, 5})
+        .set_target_replicas([2, 1, 5])
+        .set_target_isr([])
+        .set_election(ElectionKind.UNCLEAN)
+    )
+    assert builder.view().replicas == (2, 1, 5) and builder.view().log_end_offsets == (0, 0, 7)
+    record = builder.build("test")
+    assert record is not None
+    assert record.get("leader") == 2 and record.get("isr") == [2] and record.get("replicas") == [2, 1, 5]
+    assert record.get("leader_recovery_state") is RECOVERING

@@ -155,7 +155,7 @@ async def test_create_topics_errors_per_topic_in_every_version(client: KafkaClie
         ]
         assert topics[2]["ErrorMessage"] == (
             "Unable to replicate the partition 7 time(s): The target replication factor of 7 cannot be reached "
-            "because only 6 broker(s) are registered."
+            "because only 6 broker(s) are registered or some brokers have all their log directories cordoned."
         )
 
 

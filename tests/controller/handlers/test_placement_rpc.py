@@ -106,7 +106,7 @@ async def test_replication_factor_above_the_brokers_uses_kafkas_wording(placemen
     error = await place_error(placement_sim.client, 3, 7)
     assert error.name == "INVALID_REPLICATION_FACTOR"
     assert error.message == (
-        "The target replication factor of 7 cannot be reached because only 6 broker(s) are registered."
+        "The target replication factor of 7 cannot be reached because only 6 broker(s) are registered or some brokers have all their log directories cordoned."
     )
 
 

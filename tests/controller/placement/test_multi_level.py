@@ -121,9 +121,12 @@ def test_kafka_wording_for_replication_factor_errors() -> None:
         InvalidReplicationFactorError, match=r"^Invalid replication factor 0: the replication"
     ):
         placer.place(spec(1, 0), cluster)
-    with pytest.raises(InvalidReplicationFactorError, match=r"^The target replication factor of 3 cannot be reached because only 2 broker\(s\) are registered\.$"):  # fmt: skip
+    with pytest.raises(InvalidReplicationFactorError, match=r"^The target replication factor of 3 cannot be reached because only 2 broker\(s\) are registered or some brokers have all their log directories cordoned\.$"):  # fmt: skip
         placer.place(spec(1, 3), cluster)
-    with pytest.raises(InvalidReplicationFactorError, match=r"^All brokers are currently fenced\.$"):
+    with pytest.raises(
+        InvalidReplicationFactorError,
+        match=r"^All brokers are currently fenced, or have all their log directories cordoned\.$",
+    ):
         placer.place(spec(1, 1), cluster_of({0: "/a"}, fenced=(0,)))
 
 

@@ -145,7 +145,7 @@ def test_rack_list_with_invalid_racks() -> None:
 def test_all_brokers_fenced() -> None:
     with pytest.raises(InvalidReplicationFactorError) as error:
         place(StripedReplicaPlacer(MockRandom()), 1, 1, [b(11, "1", True), b(10, "1", True)])
-    assert str(error.value) == "All brokers are currently fenced."
+    assert str(error.value) == "All brokers are currently fenced, or have all their log directories cordoned."
 
 
 def test_not_enough_brokers() -> None:
@@ -153,7 +153,7 @@ def test_not_enough_brokers() -> None:
         place(StripedReplicaPlacer(MockRandom()), 1, 3, [b(11, "1"), b(10, "1")])
     assert (
         str(error.value)
-        == "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."
+        == "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered or some brokers have all their log directories cordoned."
     )
 
 
@@ -382,7 +382,10 @@ def test_rack_list_all_brokers_fenced() -> None:
     assert rack_list.num_total_brokers == 3
     assert rack_list.num_unfenced_brokers == 0
     assert rack_list.rack_names == [None]
-    with pytest.raises(InvalidReplicationFactorError, match=r"^All brokers are currently fenced\.$"):
+    with pytest.raises(
+        InvalidReplicationFactorError,
+        match=r"^All brokers are currently fenced, or have all their log directories cordoned\.$",
+    ):
         rack_list.place(3)
 
 
@@ -392,7 +395,7 @@ def test_rack_list_not_enough_brokers() -> None:
         rack_list.place(3)
     assert (
         str(error.value)
-        == "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."
+        == "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered or some brokers have all their log directories cordoned."
     )
 
 

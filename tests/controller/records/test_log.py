@@ -3,6 +3,7 @@ retention, epochs and timestamps; what a consumer reads back is checked with kaf
 
 from __future__ import annotations
 
+import gc
 import itertools
 
 import pytest
@@ -131,6 +132,19 @@ def test_retention_by_bytes_keeps_at_least_the_limit_below_the_high_watermark():
     assert offsets(log.retain_bytes(size, upper_bound=8)) == [(6, 7)]
     assert log.retain_bytes(0, upper_bound=8) == []  # nothing at or above the high watermark goes
     assert log.retain_bytes(-1, upper_bound=10) == []
+
+
+def test_a_removed_batch_is_no_longer_held_by_the_log():
+    """Retention frees a removed batch's bytes at once: the log keeps no reference to it (its list is
+    compacted lazily, its slot emptied now), so a log bounded by retention.bytes holds about its bound."""
+    log = leader_log(*([2] * 10))
+    removed = log.retain_bytes(2 * log.batch_at(0).size, upper_bound=20)
+    assert len(removed) == 8
+    holders = [
+        r for entry in removed for r in gc.get_referrers(entry) if isinstance(r, list) and r is not removed
+    ]
+    assert holders == []
+    assert offsets(list(log.batches())) == [(16, 17), (18, 19)] and log.batch_at(0) is None
 
 
 def test_many_drops_from_the_start_stay_consistent():

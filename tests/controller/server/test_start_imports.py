@@ -115,7 +115,6 @@ BARE = {
     "controller.plugins.properties",
     "controller.reassignment",
     "controller.security",
-    "controller.security_testing",
     "controller.server",
     "controller.topic_admin",
     "controller.topic_names",

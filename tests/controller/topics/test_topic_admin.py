@@ -86,7 +86,7 @@ async def test_one_topics_failure_does_not_fail_the_others():
     ]
     assert results[2].message == (
         "Unable to replicate the partition 9 time(s): The target replication factor of 9 cannot be reached "
-        "because only 6 broker(s) are registered."
+        "because only 6 broker(s) are registered or some brokers have all their log directories cordoned."
     )
     assert results[3].message == "Number of partitions was set to an invalid non-positive value."
     assert results[4].message == "Replication factor must be larger than 0, or -1 to use the default value."

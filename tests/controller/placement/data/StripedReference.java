@@ -121,9 +121,9 @@ public class StripedReference {
         int offset = previousRack >= 0 ? (previousRack + 1) % names.size()
             : names.isEmpty() ? 0 : rnd.nextInt(names.size());
         if (rf <= 0) throw new IllegalArgumentException("Invalid replication factor " + rf + ": the replication factor must be positive.");
-        if (unfenced == 0) throw new IllegalArgumentException("All brokers are currently fenced.");
+        if (unfenced == 0) throw new IllegalArgumentException("All brokers are currently fenced, or have all their log directories cordoned.");
         if (rf > total) throw new IllegalArgumentException("The target replication factor of " + rf
-            + " cannot be reached because only " + total + " broker(s) are registered.");
+            + " cannot be reached because only " + total + " broker(s) are registered or some brokers have all their log directories cordoned.");
         int epoch = 0;
         List<List<Integer>> result = new ArrayList<>();
         for (int p = 0; p < partitions; p++) {

@@ -1,0 +1,1 @@
+"""The share groups' request handlers (see :mod:`controller.handlers`)."""

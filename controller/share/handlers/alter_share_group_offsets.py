@@ -1,0 +1,64 @@
+"""AlterShareGroupOffsets (91) v0: sets share-partitions' start offsets of an empty share group (one with
+no members; NON_EMPTY_GROUP otherwise), as Kafka does: the state starts again at the offset with a new
+state epoch, an unknown group id becomes an empty share group, an unknown topic or partition is
+UNKNOWN_TOPIC_OR_PARTITION, and a classic group's id is GROUP_ID_NOT_FOUND."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.handlers import RequestContext
+from protocol import ZERO_UUID
+from protocol.codes import ApiKey, ErrorCode
+
+API_KEY = ApiKey.ALTER_SHARE_GROUP_OFFSETS
+VERSIONS = (0, 0)
+
+UNKNOWN_PARTITION = "This server does not host this topic-partition."
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    share = ctx.controller.share
+    cluster = ctx.controller.cluster
+    group_id = request["GroupId"]
+    error = share.check_group(group_id, ctx.listener_broker)
+    if error:
+        return error_response(request, version, error, None)
+    group = share.ensure_group(group_id)
+    if group is None:
+        return error_response(
+            request, version, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
+        )
+    if group.members:
+        return error_response(
+            request,
+            version,
+            ErrorCode.NON_EMPTY_GROUP,
+            "The group is not empty: its offsets cannot be altered.",
+        )
+    responses = []
+    for t in request["Topics"]:
+        topic = cluster.topics.get(t["TopicName"])
+        partitions = []
+        for p in t["Partitions"]:
+            index = p["PartitionIndex"]
+            if topic is None or not 0 <= index < len(topic.partitions):
+                code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION
+            else:
+                code = await share.alter_start_offset(
+                    group_id, topic.topic_id, topic.partitions[index], p["StartOffset"]
+                )
+                message = None
+            partitions.append({"PartitionIndex": index, "ErrorCode": code, "ErrorMessage": message})
+        responses.append(
+            {
+                "TopicName": t["TopicName"],
+                "TopicId": topic.topic_id if topic is not None else ZERO_UUID,
+                "Partitions": partitions,
+            }
+        )
+    return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "ErrorMessage": None, "Responses": responses}
+
+
+def error_response(request: dict[str, Any], version: int, code: int, message: str | None) -> dict[str, Any]:
+    return {"ThrottleTimeMs": 0, "ErrorCode": code, "ErrorMessage": message, "Responses": []}

@@ -191,6 +191,17 @@ class FrameSource:
 _SHORT_WAIT_MS = 50
 
 
+#: The ACL APIs' code fields and their highest known code (UNKNOWN is 0), as controller.acls.codes has them.
+_ACL_CODES = {
+    "ResourceType": 7,
+    "ResourceTypeFilter": 7,
+    "ResourcePatternType": 4,
+    "PatternTypeFilter": 4,
+    "Operation": 15,
+    "PermissionType": 3,
+}
+
+
 def _answered_soon(api_key: int, data: dict) -> dict:
     """A request the server answers, and soon: Kafka never answers a Produce with acks=0 (the stream
     would wait for it), and a Produce with acks=all or a Fetch may wait as long as it asks."""
@@ -199,6 +210,13 @@ def _answered_soon(api_key: int, data: dict) -> dict:
         data["TimeoutMs"] = min(max(data.get("TimeoutMs", 0), 0), _SHORT_WAIT_MS)
     elif api_key == 1:
         data["MaxWaitMs"] = min(max(data.get("MaxWaitMs", 0), 0), _SHORT_WAIT_MS)
+    elif api_key in (29, 30, 31):
+        # The ACL APIs: a request with an UNKNOWN (or undefined) code is one Kafka cannot read, and the
+        # connection closes; a valid one names known codes (the highest of each kind: its count).
+        for entry in [data, *data.get("Creations", ()), *data.get("Filters", ())]:
+            for field_name, count in _ACL_CODES.items():
+                if field_name in entry:
+                    entry[field_name] = 1 + abs(entry[field_name]) % count
     elif api_key == 1004:
         # SimulatorReplication: a follower that copies late or not at all holds its partitions' high
         # watermark back, and an OffsetCommit waits for the high watermark of __consumer_offsets.

@@ -323,7 +323,13 @@ def _answered_soon(api_key: int, data: dict) -> dict:
 
 #: Settings a fuzzed server runs with, besides its limits: groups whose members may ask for short
 #: timeouts (a JoinGroup naming the live group waits at most :data:`_GROUP_WAIT_MS`).
-GROUP_PROPERTIES = {"group.min.session.timeout.ms": "100", "group.initial.rebalance.delay.ms": "0"}
+GROUP_PROPERTIES = {
+    "group.min.session.timeout.ms": "100",
+    "group.initial.rebalance.delay.ms": "0",
+    # A share-state write whose followers a fuzzed control request stopped is answered when this passes
+    # (Kafka's default, 5000, is past the 2 s within which every connection must be answered).
+    "share.coordinator.write.timeout.ms": "1000",
+}
 
 
 def live_context(bootstrap: str) -> FuzzContext:

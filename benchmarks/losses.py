@@ -5,7 +5,10 @@ Part 1, the project's client: ``--seeds`` seeds (5,000 by default) of :func:`con
 crashes, hangs, isolations, controlled shutdowns, restarts, followers that stop copying, preferred and
 unclean elections, reassignments and Produce faults, on a virtual clock; then every broker back and
 every partition read from its beginning), the seeds taking the 16 configurations in turn, in
-``--workers`` processes.
+``--workers`` processes; then ``--transactional-seeds`` seeds (1,000 by default) with transactional
+producers (each transaction committed or aborted as the seed draws; every partition read again as a
+read_committed consumer: a committed transaction's records read or reported lost, an aborted one's
+never returned), both policies, unclean elections off and on.
 
 Part 2, real producers: the same schedules with confluent-kafka (librdkafka) and kafka-python producers
 (``--client-seeds`` seeds each, one configuration each in turn), against a server in a background
@@ -20,6 +23,7 @@ and the median wall time of a seed. Exits 1 when any seed broke a rule (each is 
 with ``run_seed(seed)``).
 
     .venv/bin/python benchmarks/losses.py [--seeds 5000] [--workers 2] [--client-seeds 16]
+        [--transactional-seeds 1000]
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from controller.cluster import NO_LEADER, Process  # noqa: E402
 from controller.embedded import ServerThread  # noqa: E402
 from controller.losscheck import (  # noqa: E402
     CONFIGURATIONS,
+    TRANSACTIONAL_CONFIGURATIONS,
     Acknowledged,
     Configuration,
     HighWatermarkWatch,
@@ -72,7 +77,14 @@ TICK_WALL = 0.01
 # ------------------------------------------------------------------------------------- part 1
 
 
-def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int, float, str]]:
+def _configuration(seed: int, transactional: bool) -> Configuration:
+    table = TRANSACTIONAL_CONFIGURATIONS if transactional else CONFIGURATIONS
+    return table[seed % len(table)]
+
+
+def _project_chunk(
+    seeds: list[int], transactional: bool = False
+) -> list[tuple[int, str, bool, int, int, int, float, str]]:
     """Runs seeds in this (worker) process: per seed its configuration, ok, counts and wall time."""
     logging.disable(logging.WARNING)
 
@@ -81,9 +93,9 @@ def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int
         for seed in seeds:
             started = time.perf_counter()
             try:
-                result = await run_seed(seed)
+                result = await run_seed(seed, _configuration(seed, transactional))
             except Exception as exc:  # noqa: BLE001 - named in the report, the other seeds go on
-                label = CONFIGURATIONS[seed % len(CONFIGURATIONS)].label
+                label = _configuration(seed, transactional).label
                 rows.append(
                     (seed, label, False, 0, 0, 0, time.perf_counter() - started, f"seed {seed}: {exc!r}")
                 )
@@ -109,13 +121,13 @@ def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int
 
 
 def project_client(
-    seeds: int, first: int, workers: int
+    seeds: int, first: int, workers: int, transactional: bool = False
 ) -> list[tuple[int, str, bool, int, int, int, float, str]]:
-    chunks = [list(range(first + i, first + seeds, workers)) for i in range(workers)]
+    chunks = [(list(range(first + i, first + seeds, workers)), transactional) for i in range(workers)]
     if workers == 1:
-        return _project_chunk(chunks[0])
+        return _project_chunk(*chunks[0])
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return [row for rows in pool.map(_project_chunk, chunks) for row in rows]
+        return [row for rows in pool.starmap(_project_chunk, chunks) for row in rows]
 
 
 # ------------------------------------------------------------------------------------- part 2
@@ -383,7 +395,7 @@ def _table(title: str, rows: list[tuple[str, bool, int, int, int, float]]) -> No
         f"{'configuration':<42} {'seeds':>6} {'failed':>6} {'acknowledged':>12} {'lost acks=all':>13} "
         f"{'lost acks=1':>11} {'s/seed':>7}"
     )
-    for configuration in CONFIGURATIONS:
+    for configuration in (*CONFIGURATIONS, *TRANSACTIONAL_CONFIGURATIONS):
         entries = by.get(configuration.label)
         if not entries:
             continue
@@ -400,19 +412,24 @@ def main() -> int:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--client-seeds", type=int, default=16)
+    parser.add_argument("--transactional-seeds", type=int, default=1000)
     args = parser.parse_args()
     failures: list[str] = []
-    started = time.perf_counter()
-    rows = project_client(args.seeds, args.first, args.workers)
-    failures += [row[7] for row in rows if not row[2]]
-    _table(
-        f"The project's client: {args.seeds} seeds from {args.first}, {time.perf_counter() - started:.0f} s "
-        f"in {args.workers} process(es)",
-        [
-            (label, ok, acked, lost_all, lost_one, seconds)
-            for _, label, ok, acked, lost_all, lost_one, seconds, _ in rows
-        ],
-    )
+    for transactional, seeds, what in (
+        (False, args.seeds, "The project's client"),
+        (True, args.transactional_seeds, "The project's client, transactional producers"),
+    ):
+        started = time.perf_counter()
+        rows = project_client(seeds, args.first, args.workers, transactional)
+        failures += [row[7] for row in rows if not row[2]]
+        _table(
+            f"{what}: {seeds} seeds from {args.first}, {time.perf_counter() - started:.0f} s "
+            f"in {args.workers} process(es)",
+            [
+                (label, ok, acked, lost_all, lost_one, seconds)
+                for _, label, ok, acked, lost_all, lost_one, seconds, _ in rows
+            ],
+        )
     logging.disable(logging.WARNING)
     for library in ("confluent-kafka", "kafka-python"):
         client_rows = []

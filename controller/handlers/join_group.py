@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.answers import Parked
 from controller.groups.classic import JoinResult
 from controller.groups.coordinator import JoinRequest
 from controller.groups.wire import fit
@@ -22,7 +23,13 @@ def client_host(ctx: RequestContext) -> str:
     return "/" + ctx.peer.rsplit(":", 1)[0].strip("[]")
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked:
+    # Parked: the answer waits for the other members (its frame stops counting against
+    # queued.max.request.bytes meanwhile).
+    return Parked(_handle(ctx, request, version))
+
+
+async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     service = ctx.controller.groups
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:

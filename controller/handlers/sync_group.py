@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.answers import Parked
 from controller.groups.classic import SyncResult
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
@@ -15,7 +16,13 @@ API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = (0, 5)
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked:
+    # Parked: the answer waits for the other members (its frame stops counting against
+    # queued.max.request.bytes meanwhile).
+    return Parked(_handle(ctx, request, version))
+
+
+async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     service = ctx.controller.groups
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:

@@ -11,8 +11,10 @@ topic is made at the first FindCoordinator for a transaction, with
 Every transition of a transactional id (:class:`~controller.transactions.metadata.Transit`) is a record
 appended to the partition's leader; it becomes the state only once the partition's high watermark covers
 it (:meth:`StateLog.append`, Kafka's ``appendTransactionToLog`` with acks=all): an in-sync set below
-``min.insync.replicas``, or no replication within the request timeout, answers COORDINATOR_NOT_AVAILABLE;
-a move of the partition's leader meanwhile, NOT_COORDINATOR.
+``min.insync.replicas``, or no replication within the transaction's own timeout (the TransactionTimeoutMs
+its producer gave: Kafka's append waits ``txnTimeoutMs``, and answers its REQUEST_TIMED_OUT as
+COORDINATOR_NOT_AVAILABLE), answers COORDINATOR_NOT_AVAILABLE; a move of the partition's leader
+meanwhile, NOT_COORDINATOR.
 
 **Moves.** When the partition's leader changes (a crash, a hang, an election), the new leader is the
 coordinator: it loads the partition from its own log (the records below its log end offset) with the
@@ -46,8 +48,6 @@ log = logging.getLogger(__name__)
 __all__ = ["TRANSACTION_STATE_TOPIC", "LostTxnRecord", "StateLog"]
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-#: How long an append waits for replication before COORDINATOR_NOT_AVAILABLE (Kafka's request timeout).
-APPEND_TIMEOUT_MS = 30_000
 #: A partition's records are compacted once they are this many, and then again once they have doubled.
 COMPACT_AT = 4096
 
@@ -341,13 +341,17 @@ class StateLog:
             transit,
             metadata,
             respond,
-            self.clock.now() + APPEND_TIMEOUT_MS,
+            # Kafka's appendTransactionToLog waits the transaction's timeout, not a request's.
+            self.clock.now() + max(1, transit.timeout_ms),
         )
         self._appends.setdefault(index, []).append(entry)
         self.topic.wait(index, offset, lambda: self._replicated(index, entry))
-        if self._timeout_timer is None:
+        timer = self._timeout_timer
+        if timer is None or entry.deadline < timer.when:
+            if timer is not None:
+                timer.cancel()
             self._timeout_timer = self.clock.call_later(
-                APPEND_TIMEOUT_MS, self._expire, "transaction log appends"
+                max(1, entry.deadline - self.clock.now()), self._expire, "transaction log appends"
             )
 
     def _replicated(self, index: int, entry: _Append) -> None:

@@ -45,6 +45,7 @@ from protocol import Schemas, load_schemas
 
 if TYPE_CHECKING:
     from controller.config_admin import ConfigAdmin
+    from controller.consumer_groups.service import ConsumerGroupService
     from controller.data_path import DataPath
     from controller.faults import Faults
     from controller.groups.durable import GroupService
@@ -84,6 +85,13 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         "controller.groups.durable",
         lambda m, c: m.GroupService(c.config, c.cluster, c.clock, c.dynamics.replication, c.topic_admin),
         "classic consumer groups, their coordinator on the leaders of __consumer_offsets",
+    ),
+    Subsystem(
+        "consumer_groups",
+        "controller.consumer_groups.service",
+        lambda m, c: m.ConsumerGroupService(c),
+        "the consumer group protocol (KIP-848): consumer groups on the leaders of __consumer_offsets",
+        handlers="controller.consumer_groups.handlers",
     ),
     Subsystem(
         "transactions",
@@ -144,6 +152,7 @@ class Controller:
     if TYPE_CHECKING:  # built on first use (SUBSYSTEMS)
         data_path: DataPath
         groups: GroupService
+        consumer_groups: ConsumerGroupService
         transactions: TransactionService
         faults: Faults
         config_admin: ConfigAdmin
@@ -228,6 +237,9 @@ class Controller:
         return cls(config, schemas, clock, cluster, placements, dynamics)
 
     async def close(self) -> None:
+        consumer_groups = self.built("consumer_groups")
+        if consumer_groups is not None:
+            consumer_groups.close()
         groups = self.built("groups")
         if groups is not None:
             groups.close()

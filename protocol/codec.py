@@ -321,6 +321,11 @@ class Message:
         return self._header.type
 
     @property
+    def key_space(self) -> str | None:
+        """The key space of its API key (None: the project's own; :data:`protocol.spec.KEY_SPACES`)."""
+        return self._header.key_space
+
+    @property
     def source(self) -> str:
         return self._header.source
 

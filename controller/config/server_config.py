@@ -121,6 +121,12 @@ class ServerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    group_max_size: int = 2**31 - 1
+    consumer_max_size: int = 2**31 - 1
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    consumer_migration_policy: str = "bidirectional"
+    consumer_regex_refresh_interval_ms: int = 600_000
+    api_key_68: str = "auto"
     txn_partitions: int = 50
     txn_replication_factor: int = 3
     txn_min_isr: int = 2

@@ -22,6 +22,7 @@ from typing import Any
 
 from controller.config.values import (
     SASL_MECHANISM_NAMES,
+    consumer_assignor_list,
     fault_list,
     id_list,
     mechanism_list,
@@ -93,6 +94,12 @@ OFFSETS_RF = "offsets.topic.replication.factor"
 GROUP_INITIAL_DELAY = "group.initial.rebalance.delay.ms"
 GROUP_MIN_SESSION = "group.min.session.timeout.ms"
 GROUP_MAX_SESSION = "group.max.session.timeout.ms"
+GROUP_MAX_SIZE = "group.max.size"
+CONSUMER_MAX_SIZE = "group.consumer.max.size"
+CONSUMER_ASSIGNORS = "group.consumer.assignors"
+CONSUMER_MIGRATION = "group.consumer.migration.policy"
+CONSUMER_REGEX_REFRESH = "group.consumer.regex.refresh.interval.ms"
+API_KEY_68 = "simulator.apikey.68"
 TXN_PARTITIONS = "transaction.state.log.num.partitions"
 TXN_RF = "transaction.state.log.replication.factor"
 TXN_MIN_ISR = "transaction.state.log.min.isr"
@@ -387,6 +394,53 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "1800000",
         integer(minimum=1),
         "JoinGroup with a longer session timeout is refused (INVALID_SESSION_TIMEOUT)",
+    ),
+    Setting(
+        GROUP_MAX_SIZE,
+        "group_max_size",
+        "2147483647",
+        integer(minimum=1, maximum=2**31 - 1),
+        "the most members of a classic group (GROUP_MAX_SIZE_REACHED); a consumer group with more classic "
+        "members is not converted back to a classic group",
+    ),
+    Setting(
+        CONSUMER_MAX_SIZE,
+        "consumer_max_size",
+        "2147483647",
+        integer(minimum=1, maximum=2**31 - 1),
+        "the most members of a group of the consumer group protocol (KIP-848; GROUP_MAX_SIZE_REACHED)",
+    ),
+    Setting(
+        CONSUMER_ASSIGNORS,
+        "consumer_assignors",
+        "uniform,range",
+        consumer_assignor_list,
+        "the server-side assignors of the consumer group protocol, the first the default: `uniform`, `range` "
+        "(or Kafka's class names of them)",
+    ),
+    Setting(
+        CONSUMER_MIGRATION,
+        "consumer_migration_policy",
+        "bidirectional",
+        one_of("bidirectional", "upgrade", "downgrade", "disabled"),
+        "whether a classic group becomes a consumer group when a member of the consumer protocol joins "
+        "(upgrade) and back when only classic members stay (downgrade)",
+    ),
+    Setting(
+        CONSUMER_REGEX_REFRESH,
+        "consumer_regex_refresh_interval_ms",
+        "600000",
+        integer(minimum=0),
+        "how often a consumer group's regular expressions are resolved again when no topic changed",
+    ),
+    Setting(
+        API_KEY_68,
+        "api_key_68",
+        "auto",
+        one_of("auto", "CreateReplicaPlacement", "ConsumerGroupHeartbeat"),
+        "what apiKey 68 is: `auto`, per connection (ConsumerGroupHeartbeat for clients that name themselves "
+        "a KIP-848 library in ApiVersions, CreateReplicaPlacement for the others; docs/groups.md), or one "
+        "of the two for every connection",
     ),
     Setting(
         TXN_PARTITIONS,

@@ -134,6 +134,44 @@ class GroupLog(Protocol):
         """Offsets committed in ``producer_id``'s open transaction; ``respond`` once they are durable."""
 
 
+class ModernGroups(Protocol):
+    """The consumer group protocol's groups as the classic coordinator consults them (members of the
+    classic protocol in a consumer group, offsets of a consumer group)."""
+
+    def owns(self, group_id: str) -> bool: ...
+
+    def classic_join(self, request: JoinRequest, respond: JoinWaiter) -> bool: ...
+
+    def classic_sync(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        respond: SyncWaiter,
+    ) -> bool: ...
+
+    def classic_heartbeat(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None
+    ) -> ErrorCode | None: ...
+
+    def classic_leave(
+        self, group_id: str, members: Sequence[tuple[str, str | None]]
+    ) -> list[tuple[str, str | None, ErrorCode]] | None: ...
+
+    def commit_error(
+        self, group_id: str, member_id: str, epoch: int, version: int, transactional: bool
+    ) -> ErrorCode: ...
+
+    def fetch_error(self, group_id: str, member_id: str | None, epoch: int) -> ErrorCode: ...
+
+    def is_subscribed_to(self, group_id: str, topic: str) -> bool: ...
+
+    def delete_group(self, group_id: str) -> ErrorCode: ...
+
+
 class GroupCoordinator:
     """Every classic group of the cluster and their committed offsets (see the module docstring)."""
 
@@ -153,6 +191,10 @@ class GroupCoordinator:
         self.pending_offsets: dict[str, dict[int, dict[tuple[str, int], CommittedOffset]]] = {}
         self.events = events
         self.log: GroupLog | None = None
+        #: The groups of the consumer group protocol (KIP-848), once they are in use
+        #: (:class:`controller.consumer_groups.coordinator.ConsumerGroupCoordinator`): the classic APIs
+        #: of a group that is one of them go to it, as Kafka's ``GroupMetadataManager`` routes them.
+        self.modern: ModernGroups | None = None
         self._random = random.Random(seed) if seed is not None else random.Random()
         self._timers: dict[tuple[str, ...], Timer] = {}
         #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
@@ -255,6 +297,8 @@ class GroupCoordinator:
         error = self._refused(request.group_id)
         if error:
             respond(JoinResult(error, request.member_id))
+            return
+        if self.modern is not None and self.modern.classic_join(request, respond):
             return
         s = self.settings
         if not s.min_session_timeout_ms <= request.session_timeout_ms <= s.max_session_timeout_ms:
@@ -603,6 +647,11 @@ class GroupCoordinator:
         if error:
             respond(SyncResult(error))
             return
+        modern = self.modern
+        if modern is not None and modern.classic_sync(
+            group_id, generation, member_id, instance_id, protocol_type, protocol_name, respond
+        ):
+            return
         group = self.groups.get(group_id)
         if group is None:
             respond(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
@@ -662,6 +711,10 @@ class GroupCoordinator:
             return error
         group = self.groups.get(group_id)
         if group is None:
+            if self.modern is not None:
+                modern_error = self.modern.classic_heartbeat(group_id, generation, member_id, instance_id)
+                if modern_error is not None:
+                    return modern_error
             return ErrorCode.UNKNOWN_MEMBER_ID
         state = group.state
         if state is GroupState.DEAD:
@@ -691,6 +744,9 @@ class GroupCoordinator:
             return error, []
         group = self.groups.get(group_id)
         if group is None:
+            left = self.modern.classic_leave(group_id, members) if self.modern is not None else None
+            if left is not None:
+                return ErrorCode.NONE, [code for _, _, code in left]
             return ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID] * len(members)
         if group.is_in(GroupState.DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
@@ -749,21 +805,41 @@ class GroupCoordinator:
     ) -> None:
         """OffsetCommit: ``respond`` gets one error per commit once the commits are durable."""
         error = self._refused(group_id)
-        created = group_id not in self.groups
+        modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
+        created = group_id not in self.groups and modern is None
+        group: ClassicGroup | None = None
+        #: A consumer group's check of each partition (a commit of a member's older epoch).
+        per_partition: Callable[[str, int], ErrorCode] | None = None
         if not error:
-            try:
-                group = self._commit_group(group_id, generation, member_id, instance_id, version)
-            except GroupError as refusal:
-                error = refusal.code
+            if modern is not None:
+                checked = modern.commit_error(group_id, member_id, generation, version, False)
+                if isinstance(checked, ErrorCode):
+                    error = checked
+                else:
+                    per_partition = checked
+            else:
+                try:
+                    group = self._commit_group(group_id, generation, member_id, instance_id, version)
+                except GroupError as refusal:
+                    error = refusal.code
         if error:
             respond([error] * len(commits))
             return
-        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE) and member_id in group.members:
+        if (
+            group is not None
+            and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE)
+            and member_id in group.members
+        ):
             self._reschedule_heartbeat(group, group.members[member_id])
         now = self.clock.now()
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset | None]] = []
         for topic, partition, offset, leader_epoch, metadata in commits:
+            if per_partition is not None:
+                refused = per_partition(topic, partition)
+                if refused:
+                    codes.append(refused)
+                    continue
             if metadata is None:
                 metadata = ""
             elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
@@ -808,12 +884,23 @@ class GroupCoordinator:
         made for a commit outside group management), then the offsets kept pending for ``producer_id``
         until its transaction ends (:meth:`end_transaction`); ``respond`` once they are durable."""
         error = self._refused(group_id)
-        created = group_id not in self.groups
+        modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
+        created = group_id not in self.groups and modern is None
+        per_partition: Callable[[str, int], ErrorCode] | None = None
         if not error:
-            try:
-                self._commit_group(group_id, generation, member_id, instance_id, version, transactional=True)
-            except GroupError as refusal:
-                error = refusal.code
+            if modern is not None:
+                checked = modern.commit_error(group_id, member_id, generation, version, True)
+                if isinstance(checked, ErrorCode):
+                    error = checked
+                else:
+                    per_partition = checked
+            else:
+                try:
+                    self._commit_group(
+                        group_id, generation, member_id, instance_id, version, transactional=True
+                    )
+                except GroupError as refusal:
+                    error = refusal.code
         if error:
             respond([error] * len(commits))
             return
@@ -821,6 +908,11 @@ class GroupCoordinator:
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset]] = []
         for topic, partition, offset, leader_epoch, metadata in commits:
+            if per_partition is not None:
+                refused = per_partition(topic, partition)
+                if refused:
+                    codes.append(refused)
+                    continue
             if metadata is None:
                 metadata = ""
             elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
@@ -899,11 +991,18 @@ class GroupCoordinator:
         return group
 
     def fetch(
-        self, group_id: str, partitions: Sequence[tuple[str, int]] | None
+        self,
+        group_id: str,
+        partitions: Sequence[tuple[str, int]] | None,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> tuple[ErrorCode, list[tuple[str, int, CommittedOffset | None]]]:
         """OffsetFetch: the group's error, then per partition its committed offset (None: none). ``None``
-        partitions: every committed one, in topic and partition order."""
+        partitions: every committed one, in topic and partition order. ``member_id`` and ``member_epoch``
+        (v9+) are checked against a consumer group's member (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
         error = self._refused(group_id)
+        if not error and self.modern is not None and self.modern.owns(group_id):
+            error = self.modern.fetch_error(group_id, member_id, member_epoch)
         if error:
             return error, []
         kept = self.offsets.get(group_id, {})
@@ -918,16 +1017,21 @@ class GroupCoordinator:
         error = self._refused(group_id)
         if error:
             return error, []
+        modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
         group = self.groups.get(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
+        if modern is not None:
+            subscribed: Callable[[str], bool] = lambda topic: modern.is_subscribed_to(group_id, topic)  # noqa: E731
+        elif group is None or group.is_in(GroupState.DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, []
-        if group.members and group.protocol_type != "consumer":
+        elif group.members and group.protocol_type != "consumer":
             return ErrorCode.NON_EMPTY_GROUP, []
+        else:
+            subscribed = group.is_subscribed_to
         codes = []
         removed: list[tuple[tuple[str, int], CommittedOffset | None]] = []
         kept = self.offsets.get(group_id, {})
         for topic, partition in partitions:
-            if group.is_subscribed_to(topic):
+            if subscribed(topic):
                 codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
                 continue
             codes.append(ErrorCode.NONE)
@@ -958,6 +1062,11 @@ class GroupCoordinator:
         error = self._refused(group_id)
         if error:
             return error
+        if self.modern is not None and self.modern.owns(group_id):
+            error = self.modern.delete_group(group_id)
+            if not error:
+                self._delete_offsets_of(group_id)
+            return error
         group = self.groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND
@@ -976,6 +1085,13 @@ class GroupCoordinator:
                 self.log.write_offsets(group_id, removed, _ignored)
         self._note(group_id, "group deleted")
         return ErrorCode.NONE
+
+    def _delete_offsets_of(self, group_id: str) -> None:
+        removed: list[tuple[tuple[str, int], CommittedOffset | None]] = [
+            (key, None) for key in sorted(self.offsets.pop(group_id, {}))
+        ]
+        if removed and self.log is not None:
+            self.log.write_offsets(group_id, removed, lambda: None)
 
     # ------------------------------------------------------------------------------------------- moves
 

@@ -13,6 +13,9 @@ coordinator each names in FindCoordinator.
   and refuses a SyncGroup after it; Kafka takes them in any order. The group's session timeout is
   6 s, Kafka's least: the mock ends a join phase entered from Stable only after the session timeout
   less 1 s (Kafka: once every member has rejoined), so its wall time is that wait.
+- **ConsumerGroupHeartbeat v1** (KIP-848, apiKey 68 on a connection that named librdkafka in ApiVersions):
+  one member of a group of the consumer group protocol heartbeating with its epoch, which the mock serves
+  too; measured as Heartbeat is, beside it.
 - **Heartbeat v3** and **OffsetCommit v8** (one partition, the member's generation): server CPU per
   request in ``benchmarks/peer.py``'s closed loop (8 connections x 8 requests in flight; 64 connections
   for commits), idle CPU subtracted, the same request count for both (at least ``--commits`` commits).
@@ -327,23 +330,73 @@ def rebalance_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: str) 
         floor.stop()
 
 
-def coordinator(server: peer.Server) -> tuple[str, int]:
-    found = peer.decode(10, 3, peer.ask(server.address, peer.frame(10, 3, {"Key": GROUP, "KeyType": 0})))
+def coordinator(server: peer.Server, group: str | None = None) -> tuple[str, int]:
+    key = group if group is not None else GROUP
+    found = peer.decode(10, 3, peer.ask(server.address, peer.frame(10, 3, {"Key": key, "KeyType": 0})))
     if found["ErrorCode"] != 0:
         raise RuntimeError(f"{server.name}: FindCoordinator error {found['ErrorCode']}")
     return found["Host"], found["Port"]
 
 
 class Request:
-    def __init__(self, label: str, api_key: int, version: int, data: dict) -> None:
+    def __init__(
+        self, label: str, api_key: int, version: int, data: dict, key_space: str | None = None
+    ) -> None:
         self.label, self.api_key, self.version, self.data = label, api_key, version, data
+        #: The key space of its API (apiKey 68: ConsumerGroupHeartbeat is Kafka's), and the request each
+        #: connection sends first so that it speaks that key space (ApiVersions naming librdkafka).
+        self.key_space = key_space
+        self.greeting = LIBRDKAFKA_HELLO() if key_space is not None else None
 
     def frame(self) -> bytes:
-        return peer.frame(self.api_key, self.version, self.data)
+        return peer.frame(self.api_key, self.version, self.data, key_space=self.key_space)
 
 
-def cases(member: str, generation: int) -> list[Request]:
-    return [
+def LIBRDKAFKA_HELLO() -> bytes:  # noqa: N802 - a constant made once the codec is loaded
+    """ApiVersions v3 naming librdkafka: on the simulator, the connection then speaks Kafka's key space
+    (apiKey 68 is ConsumerGroupHeartbeat); the mock answers it as any ApiVersions request."""
+    return peer.frame(18, 3, {"ClientSoftwareName": "librdkafka", "ClientSoftwareVersion": "2.16.0"})
+
+
+def consumer_member(address: tuple[str, int]) -> tuple[str, int]:
+    """A member of the consumer group protocol joins CONSUMER_GROUP (ConsumerGroupHeartbeat v1, epoch 0):
+    its id and epoch."""
+    import uuid
+
+    member = str(uuid.uuid4())
+    join = {
+        "GroupId": CONSUMER_GROUP, "MemberId": member, "MemberEpoch": 0, "RebalanceTimeoutMs": 60_000,
+        "SubscribedTopicNames": [TOPIC], "SubscribedTopicRegex": "", "TopicPartitions": [],
+    }  # fmt: skip
+    peer.GREETING = LIBRDKAFKA_HELLO()
+    try:
+        answer = peer.decode(68, 1, peer.ask(address, peer.frame(68, 1, join, key_space="kafka")), "kafka")
+    finally:
+        peer.GREETING = None
+    if answer["ErrorCode"] != 0:
+        raise RuntimeError(
+            f"ConsumerGroupHeartbeat join: error {answer['ErrorCode']} {answer['ErrorMessage']}"
+        )
+    return member, answer["MemberEpoch"]
+
+
+#: The group of the consumer group protocol's heartbeat case (one member).
+CONSUMER_GROUP = "bench-kip848"
+
+
+def cases(member: str, generation: int, consumer: tuple[str, int] | None = None) -> list[Request]:
+    found = []
+    if consumer is not None:
+        found.append(
+            Request(
+                "ConsumerGroupHeartbeat v1",
+                68,
+                1,
+                {"GroupId": CONSUMER_GROUP, "MemberId": consumer[0], "MemberEpoch": consumer[1]},
+                key_space="kafka",
+            )
+        )
+    return found + [
         Request("Heartbeat v3", 12, 3,
                 {"GroupId": GROUP, "GenerationId": generation, "MemberId": member, "GroupInstanceId": None}),
         Request("OffsetCommit v8", 8, 8, {
@@ -456,14 +509,19 @@ def profile(requests: int, members: int, partitions: int, top: int = 30) -> None
         GROUP = "bench-one"
         address = coordinator(sim)
         joined = asyncio.run(rebalance(address, None, 1, partitions))
-        for request in cases(joined["member"], joined["generation"]):
+        consumer_address = coordinator(sim, CONSUMER_GROUP)
+        consumer = consumer_member(consumer_address)
+        for request in cases(joined["member"], joined["generation"], consumer):
             peer.CONNECTIONS = 64 if request.api_key == 8 else 8
-            asyncio.run(peer._load(address, request.frame(), min(requests, 2000)))  # warm
+            peer.GREETING = request.greeting
+            at = consumer_address if request.greeting is not None else address
+            asyncio.run(peer._load(at, request.frame(), min(requests, 2000)))  # warm
             frame = request.frame()
             profiled(
                 f"{request.label}: {requests:,} requests",
-                lambda frame=frame: asyncio.run(peer._load(address, frame, requests)),
+                lambda frame=frame, at=at: asyncio.run(peer._load(at, frame, requests)),
             )
+            peer.GREETING = None
 
 
 def main() -> None:
@@ -569,8 +627,12 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
     GROUP = "bench-one"  # one member per server in a group of its own
     addresses = {server.name: coordinator(server) for server in (mock, sim)}
     results = {s.name: asyncio.run(rebalance(addresses[s.name], s, 1, args.partitions)) for s in (mock, sim)}
+    # A member of the consumer group protocol on each (at its group's coordinator: the same broker for the
+    # one-member groups here, as both servers place them).
+    consumers = {s.name: consumer_member(coordinator(s, CONSUMER_GROUP)) for s in (mock, sim)}
+    consumer_addresses = {s.name: coordinator(s, CONSUMER_GROUP) for s in (mock, sim)}
     idle = idle_ns([mock, sim], 2.0)
-    per_case = {name: cases(r["member"], r["generation"]) for name, r in results.items()}
+    per_case = {name: cases(r["member"], r["generation"], consumers[name]) for name, r in results.items()}
     rows = []
     print("\nServer CPU per request (µs), idle subtracted:")
     for i, label in enumerate(c.label for c in per_case[peer.SIM]):
@@ -578,27 +640,29 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
         # connections, and at least MIN_COMMITS, so that the mock's share is many clock ticks too.
         commits = label.startswith("OffsetCommit")
         peer.CONNECTIONS = 64 if commits else 8
+        peer.GREETING = per_case[peer.SIM][i].greeting
+        case_addresses = consumer_addresses if peer.GREETING is not None else addresses
         for server in (mock, sim):
             request = per_case[server.name][i]
-            answer = peer.ask(addresses[server.name], request.frame())
-            values = peer.decode(request.api_key, request.version, answer)
+            answer = peer.ask(case_addresses[server.name], request.frame())
+            values = peer.decode(request.api_key, request.version, answer, request.key_space)
             code = values["Topics"][0]["Partitions"][0]["ErrorCode"] if commits else values["ErrorCode"]
             if code != 0:
                 raise RuntimeError(f"{server.name}: {label}: error {code}")
         with tempfile.TemporaryDirectory() as directory:
-            sim.address, bootstrap = addresses[sim.name], sim.address
+            sim.address, bootstrap = case_addresses[sim.name], sim.address
             floor = peer.floor_server(sim, per_case[sim.name][i], directory)  # taught the simulator's answer
             sim.address = bootstrap
             floor.start()
             try:
                 floor_idle = idle_ns([floor], 1.0)[peer.FLOOR]
-                addresses[peer.FLOOR] = floor.address
+                case_addresses[peer.FLOOR] = floor.address
                 idle[peer.FLOOR] = floor_idle
                 per_case[peer.FLOOR] = per_case[peer.SIM]
                 servers = (mock, sim, floor)
                 warm = []
                 for server in servers:
-                    server.address, bootstrap = addresses[server.name], server.address
+                    server.address, bootstrap = case_addresses[server.name], server.address
                     warm.append(peer.warm_up(server, per_case[server.name][i], 1.0))
                     server.address = bootstrap
                 total = peer.request_count(warm[:2], args.seconds)
@@ -606,11 +670,12 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
                     total = max(total, args.commits)
                 row = {}
                 for server in servers:
-                    server.address, bootstrap = addresses[server.name], server.address
+                    server.address, bootstrap = case_addresses[server.name], server.address
                     row[server.name] = measure(server, per_case[server.name][i], total, idle[server.name])
                     server.address = bootstrap
             finally:
                 floor.stop()
+                peer.GREETING = None
             waiting = None
             if commits:  # the floor again, answering as the simulator does: at the tick, one per connection
                 tick_floor = peer.Server(

@@ -5,7 +5,10 @@ Part 1, the project's client: ``--seeds`` seeds (5,000 by default) of :func:`con
 crashes, hangs, isolations, controlled shutdowns, restarts, followers that stop copying, preferred and
 unclean elections, reassignments and Produce faults, on a virtual clock; then every broker back and
 every partition read from its beginning), the seeds taking the 16 configurations in turn, in
-``--workers`` processes.
+``--workers`` processes; then ``--transactional-seeds`` seeds (1,000 by default) with transactional
+producers (each transaction committed or aborted as the seed draws; every partition read again as a
+read_committed consumer: a committed transaction's records read or reported lost, an aborted one's
+never returned), both policies, unclean elections off and on.
 
 Part 2, real producers: the same schedules with confluent-kafka (librdkafka) and kafka-python producers
 (``--client-seeds`` seeds each, one configuration each in turn), against a server in a background
@@ -14,12 +17,20 @@ clients run; then every partition read back with the project's client. A produce
 has ``retries=0`` (each record is written at most once, so that a record read back is the write that
 was acknowledged); with idempotence, the client's own retries.
 
+Part 3, share groups: ``--share-seeds`` seeds (400 by default) of
+:func:`controller.losscheck.share.run_share_seed`: the same schedules with acks=all idempotent producers
+and two share consumers of the project's client that accept, release, reject or let locks expire through
+the failures, then drain the topic (no record accepted delivered again without a reported lost
+acknowledgement; every record of the final log accepted, archived with its cause, or under a reported
+loss), in ``--workers`` processes; its table counts deliveries, acceptances and archived records.
+
 Prints one table per part, a row per configuration: seeds, seeds that broke a rule, records acknowledged,
 acknowledged records lost (each reported by ``lost_records()``, acks=all ones by unclean elections only),
 and the median wall time of a seed. Exits 1 when any seed broke a rule (each is named, to replay alone
 with ``run_seed(seed)``).
 
     .venv/bin/python benchmarks/losses.py [--seeds 5000] [--workers 2] [--client-seeds 16]
+        [--transactional-seeds 1000] [--share-seeds 400]
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ from controller.cluster import NO_LEADER, Process  # noqa: E402
 from controller.embedded import ServerThread  # noqa: E402
 from controller.losscheck import (  # noqa: E402
     CONFIGURATIONS,
+    TRANSACTIONAL_CONFIGURATIONS,
     Acknowledged,
     Configuration,
     HighWatermarkWatch,
@@ -58,6 +70,7 @@ from controller.losscheck import (  # noqa: E402
 )
 from controller.losscheck.checks import Unanswered  # noqa: E402
 from controller.losscheck.runner import server_config  # noqa: E402
+from controller.losscheck.share import SHARE_CONFIGURATIONS, run_share_seed  # noqa: E402
 from controller.records.batch import iter_batches  # noqa: E402
 from controller.records.records import read_batch_records  # noqa: E402
 from protocol.client import BlockingClient  # noqa: E402
@@ -72,7 +85,14 @@ TICK_WALL = 0.01
 # ------------------------------------------------------------------------------------- part 1
 
 
-def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int, float, str]]:
+def _configuration(seed: int, transactional: bool) -> Configuration:
+    table = TRANSACTIONAL_CONFIGURATIONS if transactional else CONFIGURATIONS
+    return table[seed % len(table)]
+
+
+def _project_chunk(
+    seeds: list[int], transactional: bool = False
+) -> list[tuple[int, str, bool, int, int, int, float, str]]:
     """Runs seeds in this (worker) process: per seed its configuration, ok, counts and wall time."""
     logging.disable(logging.WARNING)
 
@@ -81,9 +101,9 @@ def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int
         for seed in seeds:
             started = time.perf_counter()
             try:
-                result = await run_seed(seed)
+                result = await run_seed(seed, _configuration(seed, transactional))
             except Exception as exc:  # noqa: BLE001 - named in the report, the other seeds go on
-                label = CONFIGURATIONS[seed % len(CONFIGURATIONS)].label
+                label = _configuration(seed, transactional).label
                 rows.append(
                     (seed, label, False, 0, 0, 0, time.perf_counter() - started, f"seed {seed}: {exc!r}")
                 )
@@ -109,13 +129,13 @@ def _project_chunk(seeds: list[int]) -> list[tuple[int, str, bool, int, int, int
 
 
 def project_client(
-    seeds: int, first: int, workers: int
+    seeds: int, first: int, workers: int, transactional: bool = False
 ) -> list[tuple[int, str, bool, int, int, int, float, str]]:
-    chunks = [list(range(first + i, first + seeds, workers)) for i in range(workers)]
+    chunks = [(list(range(first + i, first + seeds, workers)), transactional) for i in range(workers)]
     if workers == 1:
-        return _project_chunk(chunks[0])
+        return _project_chunk(*chunks[0])
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return [row for rows in pool.map(_project_chunk, chunks) for row in rows]
+        return [row for rows in pool.starmap(_project_chunk, chunks) for row in rows]
 
 
 # ------------------------------------------------------------------------------------- part 2
@@ -371,6 +391,73 @@ def real_client_seed(
     return not violations, len(run.acknowledged), lost_all, lost - lost_all, description
 
 
+# ------------------------------------------------------------------------------------- part 3
+
+#: A share seed's row: configuration, ok, records, deliveries, acceptances, archived records,
+#: acceptances reported lost, wall time, description.
+ShareRow = tuple[str, bool, int, int, int, int, int, float, str]
+
+
+def _share_chunk(seeds: list[int]) -> list[ShareRow]:
+    """Share seeds in this (worker) process, a :data:`ShareRow` each."""
+    logging.disable(logging.WARNING)
+
+    async def run_all() -> list[ShareRow]:
+        rows = []
+        for seed in seeds:
+            label = SHARE_CONFIGURATIONS[seed % len(SHARE_CONFIGURATIONS)].label
+            started = time.perf_counter()
+            try:
+                result = await run_share_seed(seed)
+            except Exception as exc:  # noqa: BLE001 - named in the report, the other seeds go on
+                seconds = time.perf_counter() - started
+                rows.append((label, False, 0, 0, 0, 0, 0, seconds, f"share seed {seed}: {exc!r}"))
+                continue
+            share = result.run.extras["share"]
+            archived = sum(a.last_offset - a.first_offset + 1 for a in share.archived)
+            rows.append(
+                (
+                    label,
+                    result.ok,
+                    len(result.run.read),
+                    len(share.deliveries),
+                    len(share.accepted),
+                    archived,
+                    sum(len(offsets) for _, offsets in share.lost_acknowledgements),
+                    time.perf_counter() - started,
+                    "" if result.ok else "share " + result.describe(),
+                )
+            )
+        return rows
+
+    return asyncio.run(run_all())
+
+
+def share_groups(seeds: int, first: int, workers: int) -> list[ShareRow]:
+    chunks = [list(range(first + i, first + seeds, workers)) for i in range(workers)]
+    if workers == 1:
+        return _share_chunk(chunks[0])
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        return [row for rows in pool.map(_share_chunk, chunks) for row in rows]
+
+
+def _share_table(title: str, rows: list[ShareRow]) -> None:
+    print(f"\n{title}")
+    print(
+        f"{'configuration':<42} {'seeds':>6} {'failed':>6} {'records':>8} {'delivered':>9} {'accepted':>8} "
+        f"{'archived':>8} {'lost acks':>9} {'s/seed':>7}"
+    )
+    for configuration in SHARE_CONFIGURATIONS:
+        entries = [row for row in rows if row[0] == configuration.label]
+        if entries:
+            print(
+                f"{configuration.label:<42} {len(entries):>6} {sum(not e[1] for e in entries):>6} "
+                f"{sum(e[2] for e in entries):>8} {sum(e[3] for e in entries):>9} {sum(e[4] for e in entries):>8} "
+                f"{sum(e[5] for e in entries):>8} {sum(e[6] for e in entries):>9} "
+                f"{statistics.median(e[7] for e in entries):>7.2f}"
+            )
+
+
 # ------------------------------------------------------------------------------------- tables
 
 
@@ -383,7 +470,7 @@ def _table(title: str, rows: list[tuple[str, bool, int, int, int, float]]) -> No
         f"{'configuration':<42} {'seeds':>6} {'failed':>6} {'acknowledged':>12} {'lost acks=all':>13} "
         f"{'lost acks=1':>11} {'s/seed':>7}"
     )
-    for configuration in CONFIGURATIONS:
+    for configuration in (*CONFIGURATIONS, *TRANSACTIONAL_CONFIGURATIONS):
         entries = by.get(configuration.label)
         if not entries:
             continue
@@ -400,19 +487,25 @@ def main() -> int:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--client-seeds", type=int, default=16)
+    parser.add_argument("--transactional-seeds", type=int, default=1000)
+    parser.add_argument("--share-seeds", type=int, default=400)
     args = parser.parse_args()
     failures: list[str] = []
-    started = time.perf_counter()
-    rows = project_client(args.seeds, args.first, args.workers)
-    failures += [row[7] for row in rows if not row[2]]
-    _table(
-        f"The project's client: {args.seeds} seeds from {args.first}, {time.perf_counter() - started:.0f} s "
-        f"in {args.workers} process(es)",
-        [
-            (label, ok, acked, lost_all, lost_one, seconds)
-            for _, label, ok, acked, lost_all, lost_one, seconds, _ in rows
-        ],
-    )
+    for transactional, seeds, what in (
+        (False, args.seeds, "The project's client"),
+        (True, args.transactional_seeds, "The project's client, transactional producers"),
+    ):
+        started = time.perf_counter()
+        rows = project_client(seeds, args.first, args.workers, transactional)
+        failures += [row[7] for row in rows if not row[2]]
+        _table(
+            f"{what}: {seeds} seeds from {args.first}, {time.perf_counter() - started:.0f} s "
+            f"in {args.workers} process(es)",
+            [
+                (label, ok, acked, lost_all, lost_one, seconds)
+                for _, label, ok, acked, lost_all, lost_one, seconds, _ in rows
+            ],
+        )
     logging.disable(logging.WARNING)
     for library in ("confluent-kafka", "kafka-python"):
         client_rows = []
@@ -435,6 +528,15 @@ def main() -> int:
         _table(
             f"{library} producers: {args.client_seeds} seeds, {time.perf_counter() - started:.0f} s",
             client_rows,
+        )
+    if args.share_seeds:
+        started = time.perf_counter()
+        share_rows = share_groups(args.share_seeds, args.first, args.workers)
+        failures += [row[8] for row in share_rows if not row[1]]
+        _share_table(
+            f"Share groups (the project's client): {args.share_seeds} seeds from {args.first}, "
+            f"{time.perf_counter() - started:.0f} s in {args.workers} process(es)",
+            share_rows,
         )
     if failures:
         print(f"\n{len(failures)} seed(s) broke a rule:")

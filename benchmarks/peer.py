@@ -89,6 +89,9 @@ REPLICATION = 3
 GATE_TOPICS = 100
 CONNECTIONS = 8
 IN_FLIGHT = 8
+#: A request each connection sends first, its answer not counted (None: none): ApiVersions naming a client
+#: library, so that the connection speaks that library's key space (apiKey 68: docs/groups.md).
+GREETING: bytes | None = None
 TARGET = 1.0
 NAMED = 5
 CLIENT_ID = "peer-bench"
@@ -152,9 +155,12 @@ def floor_server(sim: Server, case: Case, directory: str) -> Server:
 
     request = case.frame()
     answer = ask(sim.address, request)
+    answers = {request[4:8] + request[12:]: answer[4:]}
+    if GREETING is not None:
+        answers[GREETING[4:8] + GREETING[12:]] = ask(sim.address, GREETING)[4:]
     path = os.path.join(directory, "answers.pickle")
     with open(path, "wb") as f:
-        pickle.dump({request[4:8] + request[12:]: answer[4:]}, f)
+        pickle.dump(answers, f)
     return Server(FLOOR, [sys.executable, __file__, "--floor", path])
 
 
@@ -172,17 +178,21 @@ def load_codec() -> None:
     SCHEMAS = load_schemas()
 
 
-def frame(api_key: int, version: int, data: dict, correlation: int = 1) -> bytes:
+def frame(
+    api_key: int, version: int, data: dict, correlation: int = 1, key_space: str | None = None
+) -> bytes:
     from protocol.framing import encode_request
 
-    return encode_request(
-        SCHEMAS, api_key, version, correlation, CLIENT_ID, SCHEMAS.request(api_key).encode(data, version)
-    )
+    body = SCHEMAS.request(api_key, key_space).encode(data, version)
+    return encode_request(SCHEMAS, api_key, version, correlation, CLIENT_ID, body)
 
 
 def ask(address: tuple[str, int], request: bytes, timeout: float = 30.0) -> bytes:
     """One request on a fresh connection; the whole response frame (without its size prefix)."""
     with socket.create_connection(address, timeout=timeout) as sock:
+        if GREETING is not None:
+            sock.sendall(GREETING)
+            read_frame(sock)
         sock.sendall(request)
         return read_frame(sock)
 
@@ -196,12 +206,12 @@ def read_frame(sock: socket.socket) -> bytes:
     return frame
 
 
-def decode(api_key: int, version: int, response: bytes) -> dict:
+def decode(api_key: int, version: int, response: bytes, key_space: str | None = None) -> dict:
     """Decode a response frame's body; bytes after the body are tolerated, as Kafka's clients do."""
     from protocol.framing import parse_response_header, response_header_version
 
     _, start = parse_response_header(response, response_header_version(SCHEMAS, api_key, version))
-    values, _ = SCHEMAS.response(api_key).decode_from(response, start, version)
+    values, _ = SCHEMAS.response(api_key, key_space).decode_from(response, start, version)
     return values
 
 
@@ -344,6 +354,14 @@ class _Connection(asyncio.Protocol):
         self.head = b""
         self.remaining = 0
         self.transport: asyncio.Transport | None = None
+        #: Answered once the greeting (GREETING) is: its answer is not counted.
+        self.greeted: asyncio.Future[None] | None = None
+
+    def greet(self, request: bytes) -> asyncio.Future[None]:
+        self.greeted = asyncio.get_running_loop().create_future()
+        self.sent_at.append(time.perf_counter())
+        self.transport.write(request)  # type: ignore[union-attr]
+        return self.greeted
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -364,6 +382,10 @@ class _Connection(asyncio.Protocol):
                     return
                 pos += self.remaining
                 self.remaining = 0
+                if self.greeted is not None and not self.greeted.done():
+                    self.sent_at.popleft()
+                    self.greeted.set_result(None)
+                    continue
                 run = self.run
                 run.latencies.append(time.perf_counter() - self.sent_at.popleft())
                 run.received += 1
@@ -403,6 +425,8 @@ async def _load(
     connections = [
         (await loop.create_connection(lambda: _Connection(run), *address))[1] for _ in range(CONNECTIONS)
     ]
+    if GREETING is not None:
+        await asyncio.gather(*(c.greet(GREETING) for c in connections))
     started = time.perf_counter()
     if seconds is not None:
         run.deadline = started + seconds

@@ -4,7 +4,8 @@ and per MB of records.
 
 The batch is what a producer of 1 KB records sends with the clients' default ``batch.size`` of 16 KB: 16
 records of 1,000 bytes (key ``key-N``), built by kafka-python, uncompressed, and the same records gzip'd
-(the leader never decompresses: it reads the header and the CRC covers the compressed bytes). The
+(the leader reads every record, decompressing a compressed batch: ``controller.records.validator``, as
+Kafka's ``LogValidator``). The
 references, measured in the same run on the same bytes: a plain copy of the batch, and kafka-python's
 own reading of it (``DefaultRecordBatch`` header and ``validate_crc``), the least a Python peer does per
 batch. There is no target here; ``benchmarks/data_path.py`` (issue 18) compares a whole server with
@@ -30,6 +31,7 @@ from controller.records.batch import Compression, stamp_head  # noqa: E402
 from controller.records.checks import DEFAULT_LIMITS, ClientBatch, check_client_batch  # noqa: E402
 from controller.records.log import Log, join_batches  # noqa: E402
 from controller.records.producers import ProducerStates  # noqa: E402
+from controller.records.validator import validate_records  # noqa: E402
 
 NOW = 1_700_000_000_000
 RECORDS, RECORD_BYTES = 16, 1000
@@ -58,9 +60,9 @@ def per_call_us(work: Callable[[], object], rounds: int, number: int = 2000) -> 
 
 
 class LeaderPath:
-    """Check, producer state, stamp and append, as the Produce handler will run them per partition, over
-    a cycle of batches (an idempotent producer's batches differ in their sequences; at the end of the
-    cycle the producer starts over on a fresh partition)."""
+    """Check, read the records, producer state, stamp and append, as the Produce handler runs them per
+    partition, over a cycle of batches (an idempotent producer's batches differ in their sequences; at the
+    end of the cycle the producer starts over on a fresh partition)."""
 
     def __init__(self, batches: list[bytes]) -> None:
         self.batches = batches
@@ -74,6 +76,8 @@ class LeaderPath:
             self.log, self.states = Log(), ProducerStates()
         batch = check_client_batch(self.batches[self.index], 9, DEFAULT_LIMITS, NOW, "bench", 0)
         self.index += 1
+        assert isinstance(batch, ClientBatch)
+        batch = validate_records(batch, DEFAULT_LIMITS, NOW, "bench-0")
         assert isinstance(batch, ClientBatch)
         assert self.states.check(batch.header, self.log.log_end_offset, "bench", 0) is None
         stored = self.log.append_as_leader(batch, 1)
@@ -123,12 +127,16 @@ def main() -> int:
                 per_call_us(lambda d=data: DefaultRecordBatch(d).validate_crc(), rounds),
             ),
             ("check a client's batch", per_call_us(lambda d=data: checked(d), rounds)),
+            (
+                "read every record (the validator)",
+                per_call_us(lambda b=batch: validate_records(b, DEFAULT_LIMITS, NOW, "bench-0"), rounds),
+            ),
             ("stamp its head (CreateTime)", per_call_us(lambda b=batch: stamp_head(b.data, 100, 1), rounds)),
             (
                 "stamp its head (LogAppendTime, new CRC)",
                 per_call_us(lambda b=batch: stamp_head(b.data, 100, 1, NOW), rounds),
             ),
-            ("leader: check + stamp + append", per_call_us(LeaderPath([data] * KEEP), rounds)),
+            ("leader: check + read + stamp + append", per_call_us(LeaderPath([data] * KEEP), rounds)),
             ("leader, idempotent: + producer state", per_call_us(LeaderPath(idempotent), rounds)),
             ("follower copies it", per_call_us(FollowerCopy(full), rounds)),
             (

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from controller.acls.scram import ScramCredentials
     from controller.acls.service import AclService
     from controller.config_admin import ConfigAdmin
+    from controller.consumer_groups.service import ConsumerGroupService
     from controller.data_path import DataPath
     from controller.faults import Faults
     from controller.groups.durable import GroupService
@@ -86,6 +87,13 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         "controller.groups.durable",
         lambda m, c: m.GroupService(c.config, c.cluster, c.clock, c.dynamics.replication, c.topic_admin),
         "classic consumer groups, their coordinator on the leaders of __consumer_offsets",
+    ),
+    Subsystem(
+        "consumer_groups",
+        "controller.consumer_groups.service",
+        lambda m, c: m.ConsumerGroupService(c),
+        "the consumer group protocol (KIP-848): consumer groups on the leaders of __consumer_offsets",
+        handlers="controller.consumer_groups.handlers",
     ),
     Subsystem(
         "transactions",
@@ -163,6 +171,7 @@ class Controller:
     if TYPE_CHECKING:  # built on first use (SUBSYSTEMS)
         data_path: DataPath
         groups: GroupService
+        consumer_groups: ConsumerGroupService
         transactions: TransactionService
         acls: AclService
         scram: ScramCredentials
@@ -189,7 +198,7 @@ class Controller:
         self.placements = placements
         self.dynamics = dynamics
         self.topic_admin = TopicAdmin(
-            config, cluster, placements, dynamics.lock, clock.now, dynamics.topic_deleted
+            config, cluster, placements, dynamics.lock, clock.now, self._topic_deleted
         )
         self._images = ImageBuilder(cluster)
         #: Told of each subsystem as it is built: attribute -> callbacks (:meth:`when_built`).
@@ -211,6 +220,15 @@ class Controller:
         for callback in self._when_built.pop(name, ()):
             callback(value)
         return value
+
+    def _topic_deleted(self, topic: str) -> None:
+        """A topic was deleted: the dynamics forget it, and each subsystem already built that keeps state of
+        topics (a ``topic_deleted`` method) drops its own (one not built yet holds none)."""
+        self.dynamics.topic_deleted(topic)  # the data path hears of it there (``on_topic_deleted``)
+        for attribute in _SUBSYSTEMS:
+            forget = getattr(self.__dict__.get(attribute), "topic_deleted", None)
+            if forget is not None and forget != self.dynamics.on_topic_deleted:
+                forget(topic)
 
     def built(self, name: str) -> Any | None:
         """The subsystem ``name`` if it has been built, else None (without building it)."""
@@ -253,6 +271,9 @@ class Controller:
         return cls(config, schemas, clock, cluster, placements, dynamics)
 
     async def close(self) -> None:
+        consumer_groups = self.built("consumer_groups")
+        if consumer_groups is not None:
+            consumer_groups.close()
         groups = self.built("groups")
         if groups is not None:
             groups.close()

@@ -15,7 +15,10 @@ that has gone never holds up others.
 
 Flow control, as Kafka's broker mutes a channel: a connection stops reading while it holds
 ``queued.max.requests`` unanswered requests, while the server holds ``queued.max.request.bytes`` of
-frames in all, and while its client does not read its answers (the socket's send buffer is full). A
+frames in all, and while its client does not read its answers (the socket's send buffer is full); it
+stops answering then too, after at most :data:`TURN_BYTES` of answers, and the bytes its transport
+holds meanwhile are counted at the host (:meth:`ConnectionHost.unsent`: past
+``simulator.unsent.answers.max.bytes`` in all, Fetch answers shrink to their first batch). A
 frame's bytes count until its answer is made (not only until its work starts), so the requests being
 worked on, and the memory their decoded forms take, are bounded by ``queued.max.request.bytes`` too.
 ``connections.max.idle.ms`` without a complete request (time spent answering does not count) closes it.
@@ -51,6 +54,10 @@ __all__ = ["Connection", "ConnectionHost", "ConnectionLimits", "TURN_FRAMES"]
 TURN_FRAMES = 64
 #: ... or this much time (seconds), whichever comes first.
 TURN_SECONDS = 0.002
+#: ... or answers of this many bytes: they are written, and a client that does not read them stops the
+#: connection's answering there (the transport pauses writing), so the answers held for one client are
+#: the transport's high-water mark plus one turn's (plus the one answer a request in progress makes).
+TURN_BYTES = 256 * 1024
 #: A frame at least this big (bytes) is read from the socket straight into a buffer of its own size,
 #: not through the connection's buffer, and answered from there (a read-only ``memoryview``, where
 #: smaller frames are ``bytes``): a Produce of a 1 MB batch is never copied.
@@ -109,6 +116,9 @@ class ConnectionHost(Protocol):
 
     def blocked(self, conn: Connection) -> None: ...
 
+    def unsent(self, size: int) -> None:
+        """Bytes of answers held for a client that does not read them changed by ``size``."""
+
     def log_close(self, conn: Connection, close: Close) -> None: ...
 
 
@@ -138,6 +148,7 @@ class Connection(asyncio.BufferedProtocol):
         self._big_filled = 0
         self._frames: deque[bytes] = deque()
         self._held = 0  # bytes of this connection counted against queued.max.request.bytes
+        self._unsent = 0  # bytes of answers counted as unsent at the host (while its client does not read)
         self._out: list[bytes] = []
         self._task: asyncio.Task[None] | None = None
         #: The work of the request being answered, until its task starts.
@@ -329,12 +340,25 @@ class Connection(asyncio.BufferedProtocol):
 
     def pause_writing(self) -> None:
         self._write_blocked = True
+        self._count_unsent()
         self.flow()
 
     def resume_writing(self) -> None:
         self._write_blocked = False
+        self._count_unsent()
         self.flow()
         self._schedule()
+
+    def _count_unsent(self) -> None:
+        """The bytes of answers held for this client, counted at the host while the client does not read
+        them (the transport is paused: above its high-water mark) and no more once it does."""
+        size = 0
+        transport = self.transport
+        if self._write_blocked and transport is not None and not self.closed:
+            size = transport.get_write_buffer_size()
+        if size != self._unsent:
+            self.host.unsent(size - self._unsent)
+            self._unsent = size
 
     # ------------------------------------------------------------------------------------- answering
 
@@ -350,7 +374,7 @@ class Connection(asyncio.BufferedProtocol):
         answer = self.answer
         out = self._out
         started = time.perf_counter()
-        count = 0
+        count = written = 0
         try:
             while frames:
                 frame = frames.popleft()
@@ -362,7 +386,12 @@ class Connection(asyncio.BufferedProtocol):
                     self._release_frame(len(frame))
                     out.append(result)  # type: ignore[arg-type]
                     count += 1
-                    if count >= TURN_FRAMES or time.perf_counter() - started > TURN_SECONDS:
+                    written += len(result)  # type: ignore[arg-type]
+                    if (
+                        count >= TURN_FRAMES
+                        or written >= TURN_BYTES
+                        or time.perf_counter() - started > TURN_SECONDS
+                    ):
                         break
                     continue
                 if self._eof:  # the client has gone: its work is not started
@@ -389,10 +418,19 @@ class Connection(asyncio.BufferedProtocol):
         self.flow()
 
     async def _finish(self, pending: Later, size: int) -> None:
-        """Waits for ``pending`` (the answer to a frame of ``size`` bytes, held until it is answered)."""
+        """Waits for ``pending`` (the answer to a frame of ``size`` bytes, held until it is answered, or,
+        for a parked request, only until it starts waiting: :class:`controller.answers.Parked`)."""
         self._pending = None  # started: cancelling the task now cancels the work too
+
+        def park() -> None:
+            nonlocal size
+            if size >= 0 and not self.closed:
+                self._release_frame(size)
+                size = -1
+                self.flow()
+
         try:
-            response = await pending.run()
+            response = await pending.run(park)
         except Close as close:
             self._task = None
             self.close(close)
@@ -402,7 +440,8 @@ class Connection(asyncio.BufferedProtocol):
         self._task = None
         if self.closed:
             return
-        self._release_frame(size)
+        if size >= 0:
+            self._release_frame(size)
         if isinstance(response, Closing):
             self._closing(response)
             return
@@ -476,6 +515,9 @@ class Connection(asyncio.BufferedProtocol):
         if self._held:
             self.host.release(self._held)
             self._held = 0
+        if self._unsent:
+            self.host.unsent(-self._unsent)
+            self._unsent = 0
         self._frames.clear()
         self._buffer.clear()
         self._big = None

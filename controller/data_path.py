@@ -146,6 +146,8 @@ class PartitionData:
     leader_epoch: int
     #: The leader's producer state (None: rebuilt from its log when next needed).
     producers: ProducerStates | None = None
+    #: When (the leader's clock, ms) idle producers were last forgotten (producer.id.expiration.ms).
+    producers_checked: int = 0
     #: The highest high watermark seen: what was committed (an unclean election may lower the model's).
     committed: int = 0
     waiters: list[_Waiter] = field(default_factory=list)
@@ -188,6 +190,9 @@ class DataPath:
         self._lost: list[LostRecords] = []
         #: Producer ids for InitProducerId: one new id per idempotent producer.
         self.producer_ids = ProducerIdAllocator()
+        #: Bytes of answers written to connections whose clients do not read them (kept by the server):
+        #: past ``simulator.unsent.answers.max.bytes`` a Fetch answer carries at most its first batch.
+        self.unsent_answer_bytes = 0
         self.replication.on_log_end_offsets = self.follow
         self.replication.on_high_watermark = self.high_watermark_moved
         dynamics.on_partitions_changed = self.partitions_changed
@@ -215,7 +220,9 @@ class DataPath:
             return ProducerStates()
         if broker == p.leader == data.leader and data.leader_epoch == p.leader_epoch:
             return self._producers(data, data.logs[broker])
-        return ProducerStates.from_batches(data.logs[broker].batches())
+        return ProducerStates.from_batches(
+            data.logs[broker].batches(), self.config.max_producers_per_partition
+        )
 
     def lost_records(self) -> list[LostRecords]:
         """Every batch (part) of acknowledged records a change of leader took away, in the order they
@@ -239,8 +246,9 @@ class DataPath:
         topic_retention = value(RETENTION_BYTES)
         if topic_retention >= 0:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
+        limits = TopicLimits.read(value, self.config.records_max_decompressed_bytes)
         min_insync = value(MIN_INSYNC_REPLICAS) if self.dynamics.elections.style is ElectionStyle.KAFKA else 1
-        return TopicSettings(TopicLimits.read(value), min_insync, retention)
+        return TopicSettings(limits, min_insync, retention)
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the
@@ -695,10 +703,18 @@ class DataPath:
             return []
         return self._producers(data, leader_log).aborted_between(start, end)
 
-    @staticmethod
-    def _producers(data: PartitionData, leader_log: Log) -> ProducerStates:
+    def _producers(self, data: PartitionData, leader_log: Log) -> ProducerStates:
+        """The leader's producer state (rebuilt from its log when it was dropped), its producers idle for
+        ``producer.id.expiration.ms`` forgotten every ``producer.id.expiration.check.interval.ms`` (Kafka's
+        periodic task: looked at here when the partition is next appended to or described)."""
         if data.producers is None:
-            data.producers = ProducerStates.from_batches(leader_log.batches())
+            data.producers = ProducerStates.from_batches(
+                leader_log.batches(), self.config.max_producers_per_partition
+            )
+        now = self.now_ms()
+        if now - data.producers_checked >= self.config.producer_id_expiration_check_interval_ms:
+            data.producers_checked = now
+            data.producers.expire(now, self.config.producer_id_expiration_ms)
         return data.producers
 
     def _wait(
@@ -750,7 +766,8 @@ class DataPath:
             return 0
         for replica_log in data.logs.values():
             replica_log.move_start(min(offset, replica_log.log_end_offset))
-        data.producers = None
+        # The producers' state stays (Kafka's ProducerStateManager.onLogStartOffsetIncremented keeps it):
+        # rebuilding it from the log at the next append cost a pass over every batch the log holds.
         return data.logs[p.leader].log_start_offset
 
 

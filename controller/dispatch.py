@@ -7,6 +7,12 @@ connection (:class:`controller.answers.Close`). Every decodable request is answe
 cannot be encoded as the handler made it (a message too long for its field, say) is encoded with its
 strings cut to what their fields carry, and a handler that fails answers with its API's error response.
 
+An API key may be two APIs (apiKey 68: the project's CreateReplicaPlacement, and ConsumerGroupHeartbeat,
+which Kafka's clients mean by it: :mod:`protocol.registry`). Each connection speaks one key space
+(:attr:`Origin.key_space`): the project's own until its ApiVersions request says otherwise (the handler's
+``connection_key_space``, :mod:`controller.handlers.api_versions`), or the one the server is set to speak
+(``simulator.apikey.68``); its requests are routed, decoded and answered in that space.
+
 A handler whose answers depend on the request alone (and the metadata image: ``ANSWER_DEPENDS_ON``) has
 the answers it gave at once kept encoded (:class:`KeptAnswers`): the same request bytes again, with the
 same image and advertised listeners, cost their header.
@@ -29,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Pieces, Sized
+from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Parked, Pieces, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
@@ -92,6 +98,8 @@ class Origin:
     broker: int | None = None
     #: The connection's SASL exchange (SASL listeners).
     sasl: SaslExchange | None = None
+    #: The key space the connection speaks (None: the project's own; see the module docstring).
+    key_space: str | None = None
 
     @property
     def principal(self) -> str | None:
@@ -147,6 +155,8 @@ class _Route:
     decoder: Callable[[bytes, int], tuple[dict[str, Any], int]] | None = None
     #: The handler's own decoder (``Handler.decode``) where it applies: no caps apply to the route.
     in_place: DecodeFn | None = None
+    #: The handler's ``connection_key_space``: the key space a connection speaks after this request.
+    learns: Callable[[Any, dict[str, Any], int], str | None] | None = None
 
     def framed(self, correlation: int, body: bytes) -> bytes:
         """The one place a response is framed (:meth:`framed_pieces` for a body in pieces)."""
@@ -180,11 +190,21 @@ class Dispatcher:
         #: The metadata images of brokers cut off from the controller.
         self._frozen: dict[int, MetadataImage] = {}
         self._routes: dict[tuple[int, int], _Route] = {}
+        #: The routes of the connections speaking another key space than the project's, by key space.
+        self._space_routes: dict[str, dict[tuple[int, int], _Route]] = {}
         #: Answers that depend on the request alone (answers that depend on the image are kept with it).
         self._kept = KeptAnswers(0)
         #: The authorizer (authorizer.class.name): handlers ask it through their request context. With
         #: it, answers depend on who asks, and none is kept.
         self.authorizer = controller.acls.authorizer if controller.config.authorizer_class else None
+        #: The key space every connection speaks when the server is set to one (``simulator.apikey.68``);
+        #: None: each connection's own (its ApiVersions request tells).
+        self.forced_key_space: str | None = None
+        self._auto_key_space = True
+        mode = getattr(controller.config, "api_key_68", "auto")
+        if mode != "auto":
+            self._auto_key_space = False
+            self.forced_key_space = "kafka" if mode == "ConsumerGroupHeartbeat" else None
 
     def _faults_built(self, faults: Any) -> None:
         self.faults = faults
@@ -224,16 +244,24 @@ class Dispatcher:
             answer = faults.intercept(self, header, frame, offset, origin)
             if answer is not None:
                 return answer
-        route = self._routes.get((header.api_key, header.api_version))
+        space = origin.key_space if self._auto_key_space else self.forced_key_space
+        routes = self._routes if space is None else self._routes_in(space)
+        route = routes.get((header.api_key, header.api_version))
         if route is None:
-            route = self._route(header.api_key, header.api_version)
+            route = self._route(header.api_key, header.api_version, space)
         if route.cap_rules is not None and route.caps is None:  # its first request: compile the caps
             return self._with_caps(route, frame, origin)
         if route.fixed is not None:
             self.stats[route.counter] += 1
             return route.framed(header.correlation_id, route.fixed)
+        decoded_first: _Decoded | None = None
+        if route.learns is not None:  # the request says which key space the connection speaks from now
+            decoded_first = _decode(route, frame, offset)
+            if self._auto_key_space:
+                origin.key_space = route.learns(self.controller.config, decoded_first[0], route.version)
         key: tuple[int, int, bytes] | None = None
-        if route.kept is not None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+        if route.kept is not None and origin.sasl is None and len(frame) - offset <= KEPT_REQUEST_BYTES:
+            # (Not on SASL listeners: what ApiVersions offers there depends on the user.)
             key = (header.api_key, header.api_version, frame[offset:])
             kept = self._kept_answers(route, origin.broker)
             body = kept.answers.get(key) if kept is not None else None
@@ -245,7 +273,7 @@ class Dispatcher:
         broker, sasl, frozen = origin.broker, origin.sasl, self._frozen
         ctx = RequestContext(
             self.controller,
-            self.handlers,
+            self.handlers if space is None else self.handlers.in_space(space),
             header,
             origin.peer,
             broker,
@@ -255,7 +283,10 @@ class Dispatcher:
             sasl,
             self.authorizer,
         )
-        read = faults.take_read(frame, offset) if armed and route.caps is None else None
+        if decoded_first is not None:
+            return self._handle(ctx, route, *decoded_first, key)
+        # (a request fault reads names with the project's key space: another's body is decoded here)
+        read = faults.take_read(frame, offset) if armed and route.caps is None and space is None else None
         if read is not None:  # a request fault decoded it already (to read its names)
             return self._handle(ctx, route, *_decoded(route, frame, *read), key)
         if route.in_place is not None:
@@ -291,12 +322,23 @@ class Dispatcher:
         return handler is not None and handler.decode is not None
 
     def error_answer(
-        self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
+        self,
+        frame: bytes,
+        offset: int,
+        header: RequestHeader,
+        code: int,
+        message: str,
+        origin: Origin | None = None,
     ) -> bytes:
         """The request answered with ``code`` (a request fault): its handler's error response, which
-        carries the code per topic or partition where the answer has them, top-level otherwise."""
-        route = self._routes.get((header.api_key, header.api_version)) or self._route(
-            header.api_key, header.api_version
+        carries the code per topic or partition where the answer has them, top-level otherwise (in the
+        key space ``origin``'s connection speaks)."""
+        space = self.forced_key_space
+        if self._auto_key_space:
+            space = origin.key_space if origin is not None else None
+        routes = self._routes if space is None else self._routes_in(space)
+        route = routes.get((header.api_key, header.api_version)) or self._route(
+            header.api_key, header.api_version, space
         )
         if route.fixed is not None or route.response is None:
             return route.framed(header.correlation_id, route.fixed or b"")
@@ -310,13 +352,20 @@ class Dispatcher:
         )
         return route.framed(header.correlation_id, route.response.encode(_fit_strings(data), route.version))
 
-    def _route(self, api_key: int, version: int) -> _Route:
-        """How requests of one API version are served (kept); raises Close for an API the server does not
-        serve and for an unsupported version its handler has no answer for."""
-        handler = self.handlers.get(api_key)
+    def _routes_in(self, space: str) -> dict[tuple[int, int], _Route]:
+        routes = self._space_routes.get(space)
+        if routes is None:
+            routes = self._space_routes[space] = {}
+        return routes
+
+    def _route(self, api_key: int, version: int, space: str | None = None) -> _Route:
+        """How requests of one API version are served in key space ``space`` (kept); raises Close for an
+        API the server does not serve and for an unsupported version its handler has no answer for."""
+        handler = self.handlers.in_space(space).get(api_key)
         if handler is None:
             raise Close("unknown apiKey", f"apiKey {api_key}")
         schemas = self.schemas
+        own = handler.key_space  # the handler's key space: None unless the key is two APIs
         if not handler.supports(version):
             if handler.unsupported is None:
                 raise Close("unsupported version", f"apiKey {api_key} version {version}")
@@ -326,28 +375,32 @@ class Dispatcher:
                 version,
                 f"requests:{api_key}:unsupported",
                 response_header_version(schemas, api_key, answer_version),
-                fixed=schemas.response(api_key).encode(answer, answer_version),
+                fixed=schemas.response(api_key, own).encode(answer, answer_version),
             )
         else:
-            request = schemas.request(api_key)
+            request = schemas.request(api_key, own)
             rules = None
             if handler.decode_caps is not None:
                 rules = dict(handler.decode_caps(self.controller.config)) or None
+            response = schemas.response(api_key, own)
             route = _Route(
                 handler,
                 version,
-                f"requests:{api_key}",
-                response_header_version(schemas, api_key, version),
+                f"requests:{api_key}" if own is None else f"requests:{api_key}:{own}",
+                1 if response.supports(version) and response.is_flexible(version) else 0,
                 request,
-                schemas.response(api_key),
+                response,
                 request.is_flexible(version),
                 handler.answer_depends_on if self.authorizer is None else None,
                 cap_rules=rules,
                 # With caps, the codecs are compiled in a worker thread (_with_caps).
                 decoder=request.codec(version).decode_from if rules is None else None,
                 in_place=handler.decode if rules is None else None,
+                learns=handler.connection_key_space,
             )
-        self._routes[(api_key, version)] = route
+            if api_key == 18:  # ApiVersions: its response header is always v0 (Kafka's rule)
+                route = replace(route, header_version=response_header_version(schemas, api_key, version))
+        (self._routes if space is None else self._routes_in(space))[(api_key, version)] = route
         return route
 
     def _with_caps(self, route: _Route, frame: bytes, origin: Origin) -> Later:
@@ -363,7 +416,8 @@ class Dispatcher:
             caps = await in_thread(route.request.prepare_caps, route.version, limits)
             applying = {path: rules[path] for path in caps.caps}
             key = (route.handler.api_key.value, route.version)
-            self._routes[key] = replace(
+            space = origin.key_space if self._auto_key_space else self.forced_key_space
+            (self._routes if space is None else self._routes_in(space))[key] = replace(
                 route,
                 caps=caps if applying else None,
                 cap_rules=applying or None,
@@ -381,7 +435,9 @@ class Dispatcher:
 
     def _kept_answers(self, route: _Route, broker: int | None) -> KeptAnswers | None:
         """Where the route's answers are kept now: the dispatcher's, or the image's the broker answers from
-        (None while the current image is out of date: it is made by the next request that needs it)."""
+        (None while the current image is out of date: it is made by the next request that needs it). They
+        serve every key space alike: an API key that is two APIs is routed to another handler, and its
+        answers are kept under that handler's route or not at all."""
         if route.kept is AnswerDependsOn.REQUEST:
             return self._kept
         image = self._frozen.get(broker) if broker is not None else None
@@ -481,11 +537,12 @@ class Dispatcher:
 
                 return Later(encoded(), _as_is, lambda exc: self._failed(route, request, correlation, exc))
             result = result.made()
-        elif inspect.isawaitable(result):
+        elif inspect.isawaitable(result) or kind is Parked:
             return Later(
-                result,
+                result.work if kind is Parked else result,
                 lambda done: self._respond(route, request, correlation, done),
                 lambda exc: self._failed(route, request, correlation, exc),
+                parked=kind is Parked,
             )
         try:
             body = self._body(route, result)

@@ -516,3 +516,6 @@ class Server:
 
     def blocked(self, conn: Connection) -> None:
         self._blocked.add(conn)
+
+    def unsent(self, size: int) -> None:
+        self.controller.data_path.unsent_answer_bytes += size

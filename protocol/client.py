@@ -16,12 +16,15 @@ import struct
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol import DecodeError, Schemas, load_schemas
 from protocol.codes import ApiKey
 from protocol.errors import error_by_code
 from protocol.framing import encode_request, parse_response_header, response_header_version
+
+if TYPE_CHECKING:
+    from protocol.codec import Message
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +116,8 @@ class KafkaClient:
         self._reader_task = asyncio.ensure_future(self._read_responses())
         #: The server's ranges by apiKey, after negotiation.
         self.api_versions: dict[int, tuple[int, int]] = {}
+        #: The client software's name and version given in ApiVersions (v3+).
+        self.software: tuple[str, str] = ("placement-sim", "0.1.0")
 
     @classmethod
     async def connect(
@@ -124,7 +129,12 @@ class KafkaClient:
         request_timeout: float = 30.0,
         schemas: Schemas | None = None,
         negotiate: bool = True,
+        software: tuple[str, str] = ("placement-sim", "0.1.0"),
     ) -> KafkaClient:
+        """``software``: the ClientSoftwareName and ClientSoftwareVersion the client gives in ApiVersions
+        (v3+). A server may take them to tell which API a key that is two APIs is (apiKey 68: a client that
+        names itself a KIP-848 library such as ``librdkafka`` gets ConsumerGroupHeartbeat there): send the
+        requests of that API by message name (``send("ConsumerGroupHeartbeatRequest", ...)``)."""
         host, port = parse_bootstrap(bootstrap)
         try:
             async with asyncio.timeout(connect_timeout):
@@ -136,6 +146,7 @@ class KafkaClient:
         except OSError as exc:
             raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
         client = cls(reader, writer, schemas or load_schemas(), client_id, request_timeout)
+        client.software = software
         if negotiate:
             try:
                 await client.negotiate()
@@ -168,9 +179,8 @@ class KafkaClient:
         return self.api_versions
 
     async def _api_versions(self, version: int) -> dict[str, Any]:
-        data = (
-            {"ClientSoftwareName": "placement-sim", "ClientSoftwareVersion": "0.1.0"} if version >= 3 else {}
-        )
+        name, software_version = self.software
+        data = {"ClientSoftwareName": name, "ClientSoftwareVersion": software_version} if version >= 3 else {}
         body = await self._roundtrip(ApiKey.API_VERSIONS, version, data)
         message = self.schemas.response(ApiKey.API_VERSIONS)
         # A server that does not know our version answers in v0 (Kafka's rule): the error code comes first.
@@ -178,8 +188,8 @@ class KafkaClient:
             return message.decode(body, 0)
         return message.decode(body, version)
 
-    def choose_version(self, api_key: int) -> int:
-        low, high = self.schemas.request(api_key).valid_versions
+    def choose_version(self, api_key: int, message: Message | None = None) -> int:
+        low, high = (message or self.schemas.request(api_key)).valid_versions
         if not self.api_versions:
             return high
         if api_key not in self.api_versions:
@@ -209,10 +219,11 @@ class KafkaClient:
             raise ValueError(f"{name_or_key!r} is not a request message")
         api_key = message.api_key
         if version is None:
-            version = self.choose_version(api_key)
-        body = await self._roundtrip(api_key, version, data, timeout)
+            version = self.choose_version(api_key, message)
+        # A request of another key space (protocol.registry) is encoded and answered in that space.
+        body = await self._roundtrip(api_key, version, data, timeout, message)
         try:
-            return self.schemas.response(api_key).decode(body, version)
+            return self.schemas.response(api_key, message.key_space).decode(body, version)
         except DecodeError as exc:
             raise ClientError(f"cannot decode the response: {exc}") from exc
 
@@ -250,12 +261,17 @@ class KafkaClient:
         )
 
     async def _roundtrip(
-        self, api_key: int, version: int, data: dict[str, Any], timeout: float | None = None
+        self,
+        api_key: int,
+        version: int,
+        data: dict[str, Any],
+        timeout: float | None = None,
+        message: Message | None = None,
     ) -> bytes:
         if self._closed is not None:
             raise ConnectionClosedError(f"connection is closed: {self._closed}")
         correlation_id = next(self._correlation) & 0x7FFFFFFF
-        body = self.schemas.request(api_key).encode(data, version)
+        body = (message or self.schemas.request(api_key)).encode(data, version)
         frame = encode_request(self.schemas, api_key, version, correlation_id, self.client_id, body)
         future: asyncio.Future[tuple[bytes, int]] = asyncio.get_running_loop().create_future()
         self._pending[correlation_id] = _Pending(

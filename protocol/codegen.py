@@ -28,10 +28,10 @@ INDEX_FILE = Path(__file__).with_name("_spec_index.py")
 _INDEX_HEADER = '''"""The project's spec files: generated from ``schemas/`` by ``python -m protocol.codegen``.
 
 Do not edit: change the spec files and run the generator again. One row per spec file: (file name, message
-name, type, API key or None, lowest and highest valid version).
+name, type, API key or None, lowest and highest valid version, key space or None).
 """
 
-SPECS: tuple[tuple[str, str, str, int | None, int, int], ...] = (
+SPECS: tuple[tuple[str, str, str, int | None, int, int, str | None], ...] = (
 '''
 
 _HEADER = '''"""API keys and error codes as enums: generated from ``schemas/`` by ``python -m protocol.codegen``.
@@ -57,17 +57,26 @@ def generate() -> str:
     """The text of ``protocol/codes.py`` for the schemas as they are."""
     root = project_schemas()
     keys: dict[int, str] = {}
+    #: API keys that are two APIs (protocol.registry.Schemas): Kafka's name of each, an alias of ours.
+    aliases: list[tuple[int, str, str]] = []
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith("Request.json"):
             continue
         spec = parse_spec(entry.read_text(encoding="utf-8"), str(entry))
-        if spec.api_key is not None:
+        if spec.api_key is None:
+            continue
+        if spec.key_space is None:
             keys[spec.api_key] = api_key_name(spec.name)
+        else:
+            aliases.append((spec.api_key, api_key_name(spec.name), spec.key_space))
     errors_entry = root.joinpath(ERRORS_FILE)
     table = parse_error_table(errors_entry.read_text(encoding="utf-8"), str(errors_entry))
     errors = sorted(table.by_code.values(), key=lambda e: e.code)
     out = [_HEADER, "", "class ApiKey(IntEnum):", '    """The API keys the project has a spec for."""', ""]
     out += [f"    {name} = {key}" for key, name in sorted(keys.items())]
+    if aliases:
+        out += ["", "    # The same keys in another key space (an alias of the project's API of that key):"]
+        out += [f"    {name} = {key}  # key space {space!r}" for key, name, space in sorted(aliases)]
     out += [
         "",
         "",
@@ -107,17 +116,12 @@ def generate_index() -> str:
             continue
         spec = parse_spec(entry.read_text(encoding="utf-8"), str(entry))
         low, high = spec.valid_versions.lowest, spec.valid_versions.highest
-        fields = [
-            f'"{entry.name}"',
-            f'"{spec.name}"',
-            f'"{spec.type}"',
-            str(spec.api_key),
-            str(low),
-            str(high),
-        ]
-        line = f"    ({', '.join(fields)}),"
-        if len(line) > 110:  # written as ruff formats it (the project's line length)
-            line = "\n".join(["    (", *(f"        {field}," for field in fields), "    ),"])
+        space = "None" if spec.key_space is None else f'"{spec.key_space}"'
+        names = [f'"{entry.name}"', f'"{spec.name}"', f'"{spec.type}"']
+        items = [*names, str(spec.api_key), str(low), str(high), space]
+        line = f"    ({', '.join(items)}),"
+        if len(line) > 110:  # as the formatter lays out a row too long for a line
+            line = "    (\n" + "".join(f"        {item},\n" for item in items) + "    ),"
         lines.append(line)
     lines.append(")")
     return "\n".join(lines) + "\n"

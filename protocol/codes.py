@@ -58,6 +58,7 @@ class ApiKey(IntEnum):
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CREATE_REPLICA_PLACEMENT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
     DESCRIBE_TOPIC_PARTITIONS = 75
     SHARE_GROUP_HEARTBEAT = 76
     SHARE_GROUP_DESCRIBE = 77
@@ -79,6 +80,9 @@ class ApiKey(IntEnum):
     SIMULATOR_FAULTS_LIST = 1010
     SIMULATOR_FAULTS_CLEAR = 1011
     SIMULATOR_SCENARIO_LOAD = 1012
+
+    # The same keys in another key space (an alias of the project's API of that key):
+    CONSUMER_GROUP_HEARTBEAT = 68  # key space 'kafka'
 
 
 class ErrorCode(IntEnum):

@@ -87,15 +87,20 @@ def response_header_version(schemas: Schemas, api_key: int, api_version: int) ->
 @functools.lru_cache(maxsize=4096)
 def _header_versions(schemas: Schemas, api_key: int, api_version: int) -> tuple[int, int]:
     """Kafka's rule for both headers of one API version, worked out once (every request asks)."""
+    # The request of that version: the project's own, or (an API key that is two APIs, one in Kafka's key
+    # space: protocol.registry.Schemas) the other's where only it has the version; both agree where both do.
+    request = next((m for m in schemas.requests_of(api_key) if m.supports(api_version)), None)
     if api_key == CONTROLLED_SHUTDOWN and api_version == 0:
         request_version = 0
-    elif not schemas.has_request(api_key) or not schemas.request(api_key).supports(api_version):
+    elif request is None:
         request_version = 1
     else:
-        request_version = 2 if schemas.request(api_key).is_flexible(api_version) else 1
+        request_version = 2 if request.is_flexible(api_version) else 1
     if api_key == ApiKey.API_VERSIONS:
         return request_version, 0
-    if schemas.has_response(api_key):
+    if request is not None and schemas.has_response(api_key):
+        message = schemas.response(api_key, request.key_space)
+    elif schemas.has_response(api_key):
         message = schemas.response(api_key)
     elif schemas.has_request(api_key):
         message = schemas.request(api_key)

@@ -7,8 +7,9 @@ reads the same body into the same data (the request as the codec gives it: ``Tra
 with ``Index`` and ``Records``), except that each ``Records`` is a read-only view of the frame's
 bytes, not a copy (Kafka's ``ProduceRequest`` holds ``MemoryRecords`` over the request's buffer the
 same way). It reads the common case only, and answers None for anything else (a tagged field, a null
-array, a length that overruns the body, a string that is not UTF-8 or too long): the codec then
-decodes the body and gives its own error for what is malformed.
+array, a length that overruns the body, a string that is not UTF-8 or too long, more than
+:data:`MAX_PARTITIONS` partitions): the codec then decodes the body and gives its own error for what is
+malformed.
 
 Layout (Kafka's ``ProduceRequest.json``, versions 3-13, flexible from 9): TransactionalId (nullable
 string), Acks int16, TimeoutMs int32, then an array of topics (Name string, or TopicId uuid from v13),
@@ -24,9 +25,12 @@ from typing import Any, Final
 
 from protocol.wire import Malformed, read_uvarint
 
-__all__ = ["decode"]
+__all__ = ["MAX_PARTITIONS", "decode"]
 
 _FLEXIBLE: Final = 9
+#: A body naming more partitions than this is left to the codec (decoded in a worker thread when big:
+#: reading a hundred thousand entries in place took the event loop for a tenth of a second).
+MAX_PARTITIONS: Final = 1024
 _TOPIC_IDS: Final = 13
 _MAX_STRING: Final = 0x7FFF
 _INT16 = struct.Struct(">h")
@@ -68,6 +72,7 @@ def _classic(frame: bytes | memoryview, pos: int) -> tuple[dict[str, Any], int]:
     pos += 4
     if count < 0 or count * 6 > end - pos:
         raise _NotCommon
+    total = 0
     for _ in range(count):
         length = _INT16.unpack_from(frame, pos)[0]
         if length < 0:
@@ -76,7 +81,8 @@ def _classic(frame: bytes | memoryview, pos: int) -> tuple[dict[str, Any], int]:
         partitions = []
         n = _INT32.unpack_from(frame, pos)[0]
         pos += 4
-        if n < 0 or n * 8 > end - pos:
+        total += n
+        if n < 0 or n * 8 > end - pos or total > MAX_PARTITIONS:
             raise _NotCommon
         for _ in range(n):
             index, size = struct.unpack_from(">ii", frame, pos)
@@ -114,6 +120,7 @@ def _flexible(frame: bytes | memoryview, pos: int, version: int) -> tuple[dict[s
     count, pos = read_uvarint(frame, pos)
     if count == 0 or count - 1 > end - pos:
         raise _NotCommon  # a null array: the codec answers it
+    total = 0
     for _ in range(count - 1):
         topic: dict[str, Any]
         if by_id:
@@ -129,7 +136,8 @@ def _flexible(frame: bytes | memoryview, pos: int, version: int) -> tuple[dict[s
             topic = {"Name": name}
         partitions = []
         n, pos = read_uvarint(frame, pos)
-        if n == 0 or n - 1 > end - pos:
+        total += n - 1
+        if n == 0 or n - 1 > end - pos or total > MAX_PARTITIONS:
             raise _NotCommon
         for _ in range(n - 1):
             index = _INT32.unpack_from(frame, pos)[0]

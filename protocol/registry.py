@@ -26,12 +26,22 @@ class UnknownMessage(LookupError):
 
 
 class Schemas:
-    """Messages loaded from one folder: look them up by name, or requests/responses by API key."""
+    """Messages loaded from one folder: look them up by name, or requests/responses by API key.
+
+    An API key is one request and one response, but for a key that the project took for an API of its own
+    before Kafka gave it to another (apiKey 68: CreateReplicaPlacement here, ConsumerGroupHeartbeat in
+    Kafka): the spec of Kafka's API names its key space (``"keySpace": "kafka"``) and is looked up with it
+    (``request(68, "kafka")``); without a key space, a lookup gives the project's own. Both are framed
+    alike: where their versions overlap they must agree on which are flexible, so that a request header
+    reads the same whichever a connection speaks (:func:`protocol.framing.parse_request_header`).
+    """
 
     def __init__(self, messages: Iterable[Message]) -> None:
         self._by_name: dict[str, Message] = {}
         self._requests: dict[int, Message] = {}
         self._responses: dict[int, Message] = {}
+        #: Key space -> the requests and responses of its API keys.
+        self._spaces: dict[str, tuple[dict[int, Message], dict[int, Message]]] = {}
         for message in messages:
             source = message.source
             if message.name in self._by_name:
@@ -40,7 +50,12 @@ class Schemas:
                     f"message {message.name} is also defined in {self._by_name[message.name].source}",
                 )
             self._by_name[message.name] = message
-            index = {"request": self._requests, "response": self._responses}.get(message.type)
+            space = message.key_space
+            if space is None:
+                requests, responses = self._requests, self._responses
+            else:
+                requests, responses = self._spaces.setdefault(space, ({}, {}))
+            index = {"request": requests, "response": responses}.get(message.type)
             if index is not None and message.api_key is not None:
                 if message.api_key in index:
                     other = index[message.api_key]
@@ -48,6 +63,14 @@ class Schemas:
                         source, f"apiKey {message.api_key} is already the {message.type} {other.name}"
                     )
                 index[message.api_key] = message
+        for space, (requests, responses) in self._spaces.items():
+            for api_key, message in [*requests.items(), *responses.items()]:
+                own = (self._requests if message.type == "request" else self._responses).get(api_key)
+                if own is None:
+                    raise SpecError(
+                        message.source,
+                        f"keySpace {space}: apiKey {api_key} has no {message.type} of the project's own",
+                    )
 
     @classmethod
     def from_files(cls, files: Iterable[Traversable | Path], *, deferred: bool = False) -> Schemas:
@@ -76,17 +99,37 @@ class Schemas:
         except KeyError:
             raise UnknownMessage(f"no message named {name!r}") from None
 
-    def request(self, api_key: int) -> Message:
+    def request(self, api_key: int, key_space: str | None = None) -> Message:
+        """The request of ``api_key`` (in ``key_space`` where it has one there, else the project's own)."""
+        if key_space is not None:
+            found = self._spaces.get(key_space, ({}, {}))[0].get(api_key)
+            if found is not None:
+                return found
         try:
             return self._requests[api_key]
         except KeyError:
             raise UnknownMessage(f"no request with apiKey {api_key}") from None
 
-    def response(self, api_key: int) -> Message:
+    def response(self, api_key: int, key_space: str | None = None) -> Message:
+        """The response of ``api_key`` (in ``key_space`` where it has one there, else the project's own)."""
+        if key_space is not None:
+            found = self._spaces.get(key_space, ({}, {}))[1].get(api_key)
+            if found is not None:
+                return found
         try:
             return self._responses[api_key]
         except KeyError:
             raise UnknownMessage(f"no response with apiKey {api_key}") from None
+
+    def requests_of(self, api_key: int) -> list[Message]:
+        """Every request of ``api_key``: the project's own first, then those of the key spaces."""
+        found = [self._requests[api_key]] if api_key in self._requests else []
+        found += [spaces[0][api_key] for spaces in self._spaces.values() if api_key in spaces[0]]
+        return found
+
+    def key_spaces(self) -> tuple[str, ...]:
+        """The key spaces some spec of this set names."""
+        return tuple(sorted(self._spaces))
 
     def has_request(self, api_key: int) -> bool:
         return api_key in self._requests
@@ -147,7 +190,7 @@ def _project_set() -> Schemas:
         if row is None:
             others.append(entry)
             continue
-        _file, name, kind, api_key, low, high = row
+        _file, name, kind, api_key, low, high, key_space = row
         messages.append(
             Message(
                 SpecHeader(
@@ -158,6 +201,7 @@ def _project_set() -> Schemas:
                     str(entry),
                     None,
                     functools.partial(entry.read_text, encoding="utf-8"),
+                    key_space,
                 )
             )
         )

@@ -79,8 +79,12 @@ _TOP_KEYS: Final = frozenset(
         "listeners",
         "latestVersionUnstable",
         "headerVersions",
+        "keySpace",
     }
 )
+#: The key spaces a spec may name (``keySpace``): an API key the project took for its own API before Kafka
+#: gave it to another is two APIs; the spec of what Kafka's clients mean by it is in key space ``kafka``.
+KEY_SPACES: Final = frozenset({"kafka"})
 _FIELD_KEYS: Final = frozenset(
     {
         "name",
@@ -271,6 +275,8 @@ class MessageSpec:
     source: str
     common_structs: Mapping[str, StructSpec] = field(default_factory=dict)
     listeners: tuple[str, ...] = ()
+    #: The key space of its API key (None: the project's own; :data:`KEY_SPACES`).
+    key_space: str | None = None
 
     def is_flexible(self, version: int) -> bool:
         return version in self.flexible_versions
@@ -332,24 +338,28 @@ class SpecHeader:
     document: dict[str, Any] | None = field(repr=False, compare=False)
     #: Reads the file's text (a header from an index).
     read_text: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    #: The key space of a request or response of Kafka's on a key the project took first (None: its own).
+    key_space: str | None = None
 
     @classmethod
     def read(cls, text: str, source: str) -> SpecHeader:
         document = read_document(text, source)
         parser = _SpecParser(source)
         name, kind, api_key, valid = parser.header(document)
-        return cls(name, kind, api_key, valid, source, document)
+        return cls(name, kind, api_key, valid, source, document, key_space=parser.key_space(document))
 
     def parse(self) -> MessageSpec:
         document = self.document
         if document is None:  # from an index: the file is read now, and must say what the index said
             assert self.read_text is not None
             document = read_document(self.read_text(), self.source)
-            if _SpecParser(self.source).header(document) != (
+            parser = _SpecParser(self.source)
+            if (*parser.header(document), parser.key_space(document)) != (
                 self.name,
                 self.type,
                 self.api_key,
                 self.valid_versions,
+                self.key_space,
             ):
                 raise SpecError(self.source, "the spec index is stale: run python -m protocol.codegen")
         return _SpecParser(self.source).message(document)
@@ -403,7 +413,19 @@ class _SpecParser:
         if api_key is None and kind in ("request", "response"):
             raise self.error(f"a {kind} needs an apiKey")
         valid = self.versions(doc, "validVersions", None, required=True)
+        self.key_space(doc)
         return name, kind, api_key, valid
+
+    def key_space(self, doc: dict[str, Any]) -> str | None:
+        """The spec's ``keySpace`` (None: the project's own), checked: only requests and responses have one."""
+        space = doc.get("keySpace")
+        if space is None:
+            return None
+        if space not in KEY_SPACES:
+            raise self.error(f"unknown keySpace {space!r}; expected one of {', '.join(sorted(KEY_SPACES))}")
+        if doc.get("type") not in ("request", "response"):
+            raise self.error("keySpace is only valid for requests and responses")
+        return str(space)
 
     def message(self, doc: Any) -> MessageSpec:
         name, kind, api_key, valid = self.header(doc)
@@ -451,6 +473,7 @@ class _SpecParser:
             source=self.source,
             common_structs=dict(self.common),
             listeners=tuple(listeners),
+            key_space=self.key_space(doc),
         )
 
     def common_struct(self, name: str) -> StructSpec:

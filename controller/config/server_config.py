@@ -124,6 +124,12 @@ class ServerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    group_max_size: int = 2**31 - 1
+    consumer_max_size: int = 2**31 - 1
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    consumer_migration_policy: str = "bidirectional"
+    consumer_regex_refresh_interval_ms: int = 600_000
+    api_key_68: str = "auto"
     txn_partitions: int = 50
     txn_replication_factor: int = 3
     txn_min_isr: int = 2
@@ -145,6 +151,14 @@ class ServerConfig:
     #: Request faults active from start (:class:`controller.faults.FaultSpec`).
     faults: tuple[Any, ...] | None = None
     log_max_bytes: int = 67_108_864
+    records_max_decompressed_bytes: int = 67_108_864
+    producer_id_expiration_ms: int = 86_400_000
+    producer_id_expiration_check_interval_ms: int = 600_000
+    max_producers_per_partition: int = 10_000
+    max_groups: int = 100_000
+    max_pending_members: int = 50_000
+    fetch_max_bytes: int = 57_671_680
+    unsent_answers_max_bytes: int = 104_857_600
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
     #: (user, mechanism or None for every mechanism, password)

@@ -24,6 +24,7 @@ from controller.config.values import (
     SASL_MECHANISM_NAMES,
     STANDARD_AUTHORIZER,
     authorizer_class,
+    consumer_assignor_list,
     fault_list,
     id_list,
     mechanism_list,
@@ -97,6 +98,12 @@ OFFSETS_RF = "offsets.topic.replication.factor"
 GROUP_INITIAL_DELAY = "group.initial.rebalance.delay.ms"
 GROUP_MIN_SESSION = "group.min.session.timeout.ms"
 GROUP_MAX_SESSION = "group.max.session.timeout.ms"
+GROUP_MAX_SIZE = "group.max.size"
+CONSUMER_MAX_SIZE = "group.consumer.max.size"
+CONSUMER_ASSIGNORS = "group.consumer.assignors"
+CONSUMER_MIGRATION = "group.consumer.migration.policy"
+CONSUMER_REGEX_REFRESH = "group.consumer.regex.refresh.interval.ms"
+API_KEY_68 = "simulator.apikey.68"
 TXN_PARTITIONS = "transaction.state.log.num.partitions"
 TXN_RF = "transaction.state.log.replication.factor"
 TXN_MIN_ISR = "transaction.state.log.min.isr"
@@ -121,6 +128,14 @@ CONTROL_ENABLE = "simulator.control.enable"
 CONTROL_USERS = "simulator.control.users"
 FAULTS = "simulator.faults"
 LOG_MAX_BYTES = "simulator.log.max.bytes"
+RECORDS_MAX_DECOMPRESSED_BYTES = "simulator.records.max.decompressed.bytes"
+PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
+PRODUCER_ID_EXPIRATION_CHECK_MS = "producer.id.expiration.check.interval.ms"
+MAX_PRODUCERS = "simulator.max.producers.per.partition"
+MAX_GROUPS = "simulator.max.groups"
+MAX_PENDING_MEMBERS = "simulator.max.pending.members"
+FETCH_MAX_BYTES = "fetch.max.bytes"
+UNSENT_ANSWERS_MAX_BYTES = "simulator.unsent.answers.max.bytes"
 # Read by the built-in election policy (through configure()), not by the server.
 FLUVIO_MAX_LAG = "simulator.election.fluvio.max.lag"
 # Security (TLS and SASL, controller.security): Kafka's names, and the simulator's users.
@@ -414,6 +429,53 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "JoinGroup with a longer session timeout is refused (INVALID_SESSION_TIMEOUT)",
     ),
     Setting(
+        GROUP_MAX_SIZE,
+        "group_max_size",
+        "2147483647",
+        integer(minimum=1, maximum=2**31 - 1),
+        "the most members of a classic group (GROUP_MAX_SIZE_REACHED); a consumer group with more classic "
+        "members is not converted back to a classic group",
+    ),
+    Setting(
+        CONSUMER_MAX_SIZE,
+        "consumer_max_size",
+        "2147483647",
+        integer(minimum=1, maximum=2**31 - 1),
+        "the most members of a group of the consumer group protocol (KIP-848; GROUP_MAX_SIZE_REACHED)",
+    ),
+    Setting(
+        CONSUMER_ASSIGNORS,
+        "consumer_assignors",
+        "uniform,range",
+        consumer_assignor_list,
+        "the server-side assignors of the consumer group protocol, the first the default: `uniform`, `range` "
+        "(or Kafka's class names of them)",
+    ),
+    Setting(
+        CONSUMER_MIGRATION,
+        "consumer_migration_policy",
+        "bidirectional",
+        one_of("bidirectional", "upgrade", "downgrade", "disabled"),
+        "whether a classic group becomes a consumer group when a member of the consumer protocol joins "
+        "(upgrade) and back when only classic members stay (downgrade)",
+    ),
+    Setting(
+        CONSUMER_REGEX_REFRESH,
+        "consumer_regex_refresh_interval_ms",
+        "600000",
+        integer(minimum=0),
+        "how often a consumer group's regular expressions are resolved again when no topic changed",
+    ),
+    Setting(
+        API_KEY_68,
+        "api_key_68",
+        "auto",
+        one_of("auto", "CreateReplicaPlacement", "ConsumerGroupHeartbeat"),
+        "what apiKey 68 is: `auto`, per connection (ConsumerGroupHeartbeat for clients that name themselves "
+        "a KIP-848 library in ApiVersions, CreateReplicaPlacement for the others; docs/groups.md), or one "
+        "of the two for every connection",
+    ),
+    Setting(
         TXN_PARTITIONS,
         "txn_partitions",
         "50",
@@ -538,6 +600,68 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "the most bytes of records one partition's log holds (replicas share them); past it the oldest "
         "batches below the high watermark are deleted and the log start moves, as `retention.bytes` "
         "(-1: no bound)",
+    ),
+    Setting(
+        RECORDS_MAX_DECOMPRESSED_BYTES,
+        "records_max_decompressed_bytes",
+        "67108864",
+        integer(minimum=-1),
+        "the most bytes a compressed batch's records may decompress to; a Produce past it is refused "
+        "with INVALID_RECORD (-1: no bound)",
+    ),
+    Setting(
+        PRODUCER_ID_EXPIRATION_MS,
+        "producer_id_expiration_ms",
+        "86400000",
+        integer(minimum=1),
+        "an idempotent producer whose last batch is this old is forgotten by the partitions it wrote to",
+    ),
+    Setting(
+        PRODUCER_ID_EXPIRATION_CHECK_MS,
+        "producer_id_expiration_check_interval_ms",
+        "600000",
+        integer(minimum=1),
+        "how often a partition forgets its expired producers (when it is next appended to or described)",
+    ),
+    Setting(
+        MAX_PRODUCERS,
+        "max_producers_per_partition",
+        "10000",
+        integer(minimum=1),
+        "the idempotent producers one partition keeps state for (about 700 bytes each); past it the one "
+        "that appended least recently is forgotten",
+    ),
+    Setting(
+        MAX_GROUPS,
+        "max_groups",
+        "100000",
+        integer(minimum=1),
+        "the classic groups the coordinators keep (about 1.3 KB each, 4.3 KB with a member); a JoinGroup "
+        "or OffsetCommit that would make one more is GROUP_MAX_SIZE_REACHED",
+    ),
+    Setting(
+        MAX_PENDING_MEMBERS,
+        "max_pending_members",
+        "50000",
+        integer(minimum=1),
+        "member ids handed out with MEMBER_ID_REQUIRED and not joined with yet, in all (about 1.3 KB "
+        "each, for up to the session timeout); past it a new member's JoinGroup is GROUP_MAX_SIZE_REACHED",
+    ),
+    Setting(
+        FETCH_MAX_BYTES,
+        "fetch_max_bytes",
+        "57671680",
+        integer(minimum=1024),
+        "the most bytes of records one Fetch answer carries, whatever its MaxBytes (its first batch is "
+        "carried whole, as KIP-74 says)",
+    ),
+    Setting(
+        UNSENT_ANSWERS_MAX_BYTES,
+        "unsent_answers_max_bytes",
+        "104857600",
+        integer(minimum=0),
+        "bytes of answers the server holds for clients that do not read them; past it a Fetch answer "
+        "carries at most its first batch",
     ),
     Setting(
         MAX_EVENTS,

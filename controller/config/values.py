@@ -255,3 +255,22 @@ def pem_store(key: str, raw: str) -> str:
 
 def secret(key: str, raw: str) -> str:
     return raw.strip()
+
+
+#: The server-side assignors of the consumer group protocol, by short name and by Kafka's class name.
+CONSUMER_ASSIGNOR_NAMES = {
+    "uniform": "uniform",
+    "range": "range",
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def consumer_assignor_list(key: str, raw: str) -> tuple[str, ...]:
+    """``uniform,range``: the built-in assignors of the consumer group protocol (or Kafka's class names of
+    them), the first the default."""
+    names = name_list(key, raw)
+    for name in names:
+        if name not in CONSUMER_ASSIGNOR_NAMES:
+            raise ConfigError(f"{key}: unknown assignor {name!r}; the simulator has uniform and range", key)
+    return tuple(CONSUMER_ASSIGNOR_NAMES[name] for name in names)

@@ -108,6 +108,9 @@ class Origin(Protocol):
     @property
     def broker(self) -> int | None: ...
 
+    @property
+    def key_space(self) -> str | None: ...
+
 
 class FaultHost(Protocol):
     """What a fault needs from the dispatch (:class:`controller.dispatch.Dispatcher`)."""
@@ -115,9 +118,15 @@ class FaultHost(Protocol):
     def answer(self, frame: bytes, origin: Any, faulted: bool = False) -> Answer: ...
 
     def error_answer(
-        self, frame: bytes, offset: int, header: RequestHeader, code: int, message: str
+        self,
+        frame: bytes,
+        offset: int,
+        header: RequestHeader,
+        code: int,
+        message: str,
+        origin: Origin | None = None,
     ) -> bytes:
-        """The request's API's error response with ``code``."""
+        """The request's API's error response with ``code`` (in the key space ``origin`` speaks)."""
         ...
 
     def in_place_decoder(self, api_key: int) -> DecodeFn | None:
@@ -151,7 +160,8 @@ class Fault:
         return self._arm("times", count=n)
 
     def every_time(self) -> Fault:
-        return self._arm("every")
+        """Fires on every matching call (the ``always`` trigger)."""
+        return self._arm("always")
 
     def with_probability(self, p: float) -> Fault:
         return self._arm("probability", probability=p)
@@ -167,7 +177,7 @@ class Fault:
         self.calls += 1
         spec = self.spec
         trigger = spec.trigger
-        if trigger == "every":
+        if trigger == "always":
             fire = True
         elif trigger == "once":
             fire = self.fired == 0
@@ -420,7 +430,7 @@ class Faults:
         action = spec.action
         if action == "error":
             return host.error_answer(
-                frame, offset, header, spec.error, f"injected by fault #{fault.id}: {spec}"
+                frame, offset, header, spec.error, f"injected by fault #{fault.id}: {spec}", origin
             )
         if action in ("drop", "blackhole"):
             return Later(_forever(), _never, _never)

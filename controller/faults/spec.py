@@ -42,7 +42,7 @@ __all__ = [
 #: What a fault does (the wire's Action).
 ACTIONS = ("error", "delay", "drop", "close-before", "close-after", "blackhole")
 #: When it fires (the wire's Trigger).
-TRIGGERS = ("once", "on-call", "times", "every", "probability")
+TRIGGERS = ("once", "on-call", "times", "always", "probability")
 #: ``broker=bootstrap``: requests taken by the bootstrap listener (the wire's BrokerId -2).
 BOOTSTRAP = -2
 _ANY = -1
@@ -96,7 +96,7 @@ class FaultSpec:
     partition: int = _ANY
     group: str | None = None
     transactional_id: str | None = None
-    trigger: str = "every"
+    trigger: str = "always"
     count: int = 0
     probability: float = 0.0
 
@@ -190,7 +190,7 @@ class FaultSpec:
             "once": "once",
             "on-call": f"call={self.count}",
             "times": f"times={self.count}",
-            "every": "",
+            "always": "",
             "probability": f"p={self.probability:g}",
         }[self.trigger]
         if trigger:
@@ -298,7 +298,7 @@ def _parse_one(text: str) -> FaultSpec:
         elif name == "once" and not sep:
             fields["trigger"] = "once"
         elif name == "always" and not sep:
-            fields["trigger"] = "every"
+            fields["trigger"] = "always"
         elif name in ("call", "times") and sep:
             fields["trigger"] = "on-call" if name == "call" else "times"
             fields["count"] = _integer(word, value)

@@ -63,6 +63,11 @@ class GroupSettings:
     max_session_timeout_ms: int = 1_800_000
     initial_rebalance_delay_ms: int = 3000
     max_size: int = 2**31 - 1
+    #: The simulator's caps on what cheap requests leave behind (``simulator.max.groups``,
+    #: ``simulator.max.pending.members``): groups, and member ids handed out with MEMBER_ID_REQUIRED
+    #: that no member joined with yet, in all.
+    max_groups: int = 100_000
+    max_pending_members: int = 50_000
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,34 @@ class JoinRequest:
     client_id: str = ""
     client_host: str = ""
     reason: str | None = None
+
+
+class _CountedSet(set[str]):
+    """A group's pending members: a set whose size changes are added to a tally shared by every group
+    (:attr:`GroupCoordinator.pending_members`)."""
+
+    def __init__(self, tally: list[int]) -> None:
+        super().__init__()
+        self._tally = tally
+
+    def add(self, item: str) -> None:
+        if item not in self:
+            self._tally[0] += 1
+            super().add(item)
+
+    def discard(self, item: str) -> None:
+        if item in self:
+            self._tally[0] -= 1
+            super().discard(item)
+
+    def remove(self, item: str) -> None:
+        if item not in self:
+            raise KeyError(item)
+        self.discard(item)
+
+    def clear(self) -> None:
+        self._tally[0] -= len(self)
+        super().clear()
 
 
 class OffsetCommit(NamedTuple):
@@ -134,6 +167,44 @@ class GroupLog(Protocol):
         """Offsets committed in ``producer_id``'s open transaction; ``respond`` once they are durable."""
 
 
+class ModernGroups(Protocol):
+    """The consumer group protocol's groups as the classic coordinator consults them (members of the
+    classic protocol in a consumer group, offsets of a consumer group)."""
+
+    def owns(self, group_id: str) -> bool: ...
+
+    def classic_join(self, request: JoinRequest, respond: JoinWaiter) -> bool: ...
+
+    def classic_sync(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        respond: SyncWaiter,
+    ) -> bool: ...
+
+    def classic_heartbeat(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None
+    ) -> ErrorCode | None: ...
+
+    def classic_leave(
+        self, group_id: str, members: Sequence[tuple[str, str | None]]
+    ) -> list[tuple[str, str | None, ErrorCode]] | None: ...
+
+    def commit_error(
+        self, group_id: str, member_id: str, epoch: int, version: int, transactional: bool
+    ) -> ErrorCode: ...
+
+    def fetch_error(self, group_id: str, member_id: str | None, epoch: int) -> ErrorCode: ...
+
+    def is_subscribed_to(self, group_id: str, topic: str) -> bool: ...
+
+    def delete_group(self, group_id: str) -> ErrorCode: ...
+
+
 class GroupCoordinator:
     """Every classic group of the cluster and their committed offsets (see the module docstring)."""
 
@@ -153,11 +224,27 @@ class GroupCoordinator:
         self.pending_offsets: dict[str, dict[int, dict[tuple[str, int], CommittedOffset]]] = {}
         self.events = events
         self.log: GroupLog | None = None
+        #: The groups of the consumer group protocol (KIP-848), once they are in use
+        #: (:class:`controller.consumer_groups.coordinator.ConsumerGroupCoordinator`): the classic APIs
+        #: of a group that is one of them go to it, as Kafka's ``GroupMetadataManager`` routes them.
+        self.modern: ModernGroups | None = None
         self._random = random.Random(seed) if seed is not None else random.Random()
         self._timers: dict[tuple[str, ...], Timer] = {}
         #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
         self._session_end: dict[tuple[str, ...], int] = {}
         self._seen: dict[str, tuple[str, int, str | None, tuple[str, ...]]] = {}
+        #: Every group's pending members, in all (kept by the groups' counted sets).
+        self._pending = [0]
+
+    def _new_group(self, group_id: str) -> ClassicGroup:
+        group = ClassicGroup(group_id)
+        group.pending_members = _CountedSet(self._pending)
+        return group
+
+    @property
+    def pending_members(self) -> int:
+        """Member ids handed out with MEMBER_ID_REQUIRED and not joined with yet, in every group."""
+        return self._pending[0]
 
     # ------------------------------------------------------------------------------------------- timers
 
@@ -256,6 +343,8 @@ class GroupCoordinator:
         if error:
             respond(JoinResult(error, request.member_id))
             return
+        if self.modern is not None and self.modern.classic_join(request, respond):
+            return
         s = self.settings
         if not s.min_session_timeout_ms <= request.session_timeout_ms <= s.max_session_timeout_ms:
             respond(JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id))
@@ -266,7 +355,10 @@ class GroupCoordinator:
             if not unknown:
                 respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, request.member_id))
                 return
-            group = self.groups[request.group_id] = ClassicGroup(request.group_id)
+            if len(self.groups) >= self.settings.max_groups:
+                respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+                return
+            group = self.groups[request.group_id] = self._new_group(request.group_id)
         if not self._accepts(group, request.member_id):
             group.remove(request.member_id)
             respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
@@ -303,6 +395,9 @@ class GroupCoordinator:
             else:
                 self._add_member(group, request, new_id, respond)
         elif request.require_known_member_id:
+            if self._pending[0] >= self.settings.max_pending_members:
+                respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+                return
             group.pending_members.add(new_id)
             self._session(group.group_id, new_id, request.session_timeout_ms)
             respond(JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id))
@@ -603,6 +698,11 @@ class GroupCoordinator:
         if error:
             respond(SyncResult(error))
             return
+        modern = self.modern
+        if modern is not None and modern.classic_sync(
+            group_id, generation, member_id, instance_id, protocol_type, protocol_name, respond
+        ):
+            return
         group = self.groups.get(group_id)
         if group is None:
             respond(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
@@ -662,6 +762,10 @@ class GroupCoordinator:
             return error
         group = self.groups.get(group_id)
         if group is None:
+            if self.modern is not None:
+                modern_error = self.modern.classic_heartbeat(group_id, generation, member_id, instance_id)
+                if modern_error is not None:
+                    return modern_error
             return ErrorCode.UNKNOWN_MEMBER_ID
         state = group.state
         if state is GroupState.DEAD:
@@ -691,6 +795,9 @@ class GroupCoordinator:
             return error, []
         group = self.groups.get(group_id)
         if group is None:
+            left = self.modern.classic_leave(group_id, members) if self.modern is not None else None
+            if left is not None:
+                return ErrorCode.NONE, [code for _, _, code in left]
             return ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID] * len(members)
         if group.is_in(GroupState.DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
@@ -749,21 +856,41 @@ class GroupCoordinator:
     ) -> None:
         """OffsetCommit: ``respond`` gets one error per commit once the commits are durable."""
         error = self._refused(group_id)
-        created = group_id not in self.groups
+        modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
+        created = group_id not in self.groups and modern is None
+        group: ClassicGroup | None = None
+        #: A consumer group's check of each partition (a commit of a member's older epoch).
+        per_partition: Callable[[str, int], ErrorCode] | None = None
         if not error:
-            try:
-                group = self._commit_group(group_id, generation, member_id, instance_id, version)
-            except GroupError as refusal:
-                error = refusal.code
+            if modern is not None:
+                checked = modern.commit_error(group_id, member_id, generation, version, False)
+                if isinstance(checked, ErrorCode):
+                    error = checked
+                else:
+                    per_partition = checked
+            else:
+                try:
+                    group = self._commit_group(group_id, generation, member_id, instance_id, version)
+                except GroupError as refusal:
+                    error = refusal.code
         if error:
             respond([error] * len(commits))
             return
-        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE) and member_id in group.members:
+        if (
+            group is not None
+            and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE)
+            and member_id in group.members
+        ):
             self._reschedule_heartbeat(group, group.members[member_id])
         now = self.clock.now()
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset | None]] = []
         for topic, partition, offset, leader_epoch, metadata in commits:
+            if per_partition is not None:
+                refused = per_partition(topic, partition)
+                if refused:
+                    codes.append(refused)
+                    continue
             if metadata is None:
                 metadata = ""
             elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
@@ -808,12 +935,23 @@ class GroupCoordinator:
         made for a commit outside group management), then the offsets kept pending for ``producer_id``
         until its transaction ends (:meth:`end_transaction`); ``respond`` once they are durable."""
         error = self._refused(group_id)
-        created = group_id not in self.groups
+        modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
+        created = group_id not in self.groups and modern is None
+        per_partition: Callable[[str, int], ErrorCode] | None = None
         if not error:
-            try:
-                self._commit_group(group_id, generation, member_id, instance_id, version, transactional=True)
-            except GroupError as refusal:
-                error = refusal.code
+            if modern is not None:
+                checked = modern.commit_error(group_id, member_id, generation, version, True)
+                if isinstance(checked, ErrorCode):
+                    error = checked
+                else:
+                    per_partition = checked
+            else:
+                try:
+                    self._commit_group(
+                        group_id, generation, member_id, instance_id, version, transactional=True
+                    )
+                except GroupError as refusal:
+                    error = refusal.code
         if error:
             respond([error] * len(commits))
             return
@@ -821,6 +959,11 @@ class GroupCoordinator:
         codes: list[ErrorCode] = []
         kept: list[tuple[tuple[str, int], CommittedOffset]] = []
         for topic, partition, offset, leader_epoch, metadata in commits:
+            if per_partition is not None:
+                refused = per_partition(topic, partition)
+                if refused:
+                    codes.append(refused)
+                    continue
             if metadata is None:
                 metadata = ""
             elif len(metadata) > OFFSET_METADATA_MAX_BYTES:
@@ -881,7 +1024,9 @@ class GroupCoordinator:
         if group is None:
             if generation < 0:
                 # A commit outside group management (an admin, an assigned consumer): a simple group.
-                group = self.groups[group_id] = ClassicGroup(group_id)
+                if len(self.groups) >= self.settings.max_groups:
+                    raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED)
+                group = self.groups[group_id] = self._new_group(group_id)
                 return group
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION)
         if group.is_in(GroupState.DEAD):
@@ -899,11 +1044,18 @@ class GroupCoordinator:
         return group
 
     def fetch(
-        self, group_id: str, partitions: Sequence[tuple[str, int]] | None
+        self,
+        group_id: str,
+        partitions: Sequence[tuple[str, int]] | None,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> tuple[ErrorCode, list[tuple[str, int, CommittedOffset | None]]]:
         """OffsetFetch: the group's error, then per partition its committed offset (None: none). ``None``
-        partitions: every committed one, in topic and partition order."""
+        partitions: every committed one, in topic and partition order. ``member_id`` and ``member_epoch``
+        (v9+) are checked against a consumer group's member (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
         error = self._refused(group_id)
+        if not error and self.modern is not None and self.modern.owns(group_id):
+            error = self.modern.fetch_error(group_id, member_id, member_epoch)
         if error:
             return error, []
         kept = self.offsets.get(group_id, {})
@@ -918,16 +1070,21 @@ class GroupCoordinator:
         error = self._refused(group_id)
         if error:
             return error, []
+        modern = self.modern if self.modern is not None and self.modern.owns(group_id) else None
         group = self.groups.get(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
+        if modern is not None:
+            subscribed: Callable[[str], bool] = lambda topic: modern.is_subscribed_to(group_id, topic)  # noqa: E731
+        elif group is None or group.is_in(GroupState.DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, []
-        if group.members and group.protocol_type != "consumer":
+        elif group.members and group.protocol_type != "consumer":
             return ErrorCode.NON_EMPTY_GROUP, []
+        else:
+            subscribed = group.is_subscribed_to
         codes = []
         removed: list[tuple[tuple[str, int], CommittedOffset | None]] = []
         kept = self.offsets.get(group_id, {})
         for topic, partition in partitions:
-            if group.is_subscribed_to(topic):
+            if subscribed(topic):
                 codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
                 continue
             codes.append(ErrorCode.NONE)
@@ -958,12 +1115,18 @@ class GroupCoordinator:
         error = self._refused(group_id)
         if error:
             return error
+        if self.modern is not None and self.modern.owns(group_id):
+            error = self.modern.delete_group(group_id)
+            if not error:
+                self._delete_offsets_of(group_id)
+            return error
         group = self.groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND
         if not group.is_in(GroupState.EMPTY):
             return ErrorCode.NON_EMPTY_GROUP
         group.transition(GroupState.DEAD)
+        group.pending_members.clear()
         del self.groups[group_id]
         for key in [k for k in self._timers if k[1] == group_id]:
             self._cancel(key)
@@ -976,6 +1139,13 @@ class GroupCoordinator:
                 self.log.write_offsets(group_id, removed, _ignored)
         self._note(group_id, "group deleted")
         return ErrorCode.NONE
+
+    def _delete_offsets_of(self, group_id: str) -> None:
+        removed: list[tuple[tuple[str, int], CommittedOffset | None]] = [
+            (key, None) for key in sorted(self.offsets.pop(group_id, {}))
+        ]
+        if removed and self.log is not None:
+            self.log.write_offsets(group_id, removed, lambda: None)
 
     # ------------------------------------------------------------------------------------------- moves
 
@@ -998,11 +1168,14 @@ class GroupCoordinator:
     def load(self, group_id: str, snapshot: dict[str, Any] | None) -> None:
         """The group as a coordinator that takes over reads it from the log: the last written generation,
         Stable with its members (their sessions restart) or Empty; None: no group."""
-        self.groups.pop(group_id, None)
+        gone = self.groups.pop(group_id, None)
+        if gone is not None:
+            gone.pending_members.clear()
         if snapshot is None:
             self._note(group_id, "coordinator loaded the group: none")
             return
-        group = ClassicGroup(group_id, generation=snapshot["generation"])
+        group = self._new_group(group_id)
+        group.generation = snapshot["generation"]
         group.protocol_type = snapshot["protocol_type"]
         group.protocol_name = snapshot["protocol_name"]
         for mid, iid, cid, host, rebalance_ms, session_ms, ptype, protocols, assignment in snapshot[

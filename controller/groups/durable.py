@@ -25,6 +25,14 @@ it). Records above it are gone: a commit not answered yet is answered NOT_COORDI
 retries), and an answered commit that goes (only an unclean election can take one) is listed in
 :attr:`GroupService.lost_commits`. Parked JoinGroup and SyncGroup requests of the moved groups are
 answered NOT_COORDINATOR. Each move is an event (``group coordinator``).
+
+Other group families keep their groups' records here too, as Kafka's coordinator does (share groups,
+:mod:`controller.share`; the consumer group protocol's, :mod:`controller.consumer_groups`): each is
+registered in :attr:`GroupService.families` under the record kinds it writes (:meth:`GroupService.add_family`
+checks them), writes with :meth:`GroupService.append` and :meth:`GroupService.when_durable`, and is handed
+its records of a partition when the partition's coordinator moves. A family may also say how its records
+are compacted, which group ids are its own and how its groups are shown (:class:`GroupFamily`). Committed
+offsets are the classic coordinator's, for every family's groups.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from controller.clock import Clock
 from controller.cluster import NO_LEADER, Cluster
@@ -87,8 +95,8 @@ class _Record(NamedTuple):
 
 @dataclass(eq=False)
 class _PendingCommit:
-    """A commit written and not answered yet: the offsets of its first and last records, and whether a
-    coordinator move lost them (it is then answered NOT_COORDINATOR)."""
+    """A commit (or another family's records) written and not answered yet: the offsets of its first and last
+    records, and whether a coordinator move lost them (it is then answered NOT_COORDINATOR)."""
 
     first: int
     last: int
@@ -97,6 +105,24 @@ class _PendingCommit:
 
 #: A partition's records are compacted once they are this many, and then again once they have doubled.
 COMPACT_AT = 4096
+
+#: The record kinds of the classic coordinator (and of every group's offsets).
+CLASSIC_KINDS = frozenset({"group", "offset", "txn_offset", "txn_end"})
+
+
+class GroupFamily(Protocol):
+    """Another family of groups whose records live on ``__consumer_offsets`` (:attr:`GroupService.families`).
+
+    Besides :meth:`moved`, a family may define ``compaction_key(record) -> Hashable`` (compaction keeps the
+    last record of each key; without it, the last record of each group and kind), ``owns(group_id) ->
+    bool`` (an id with offsets and no classic group record is then not loaded as a simple group) and
+    ``group_state(group_id) -> dict | None`` (how :meth:`GroupService.group_state` shows its groups)."""
+
+    def moved(self, index: int, kept: list[Any], lost: list[Any], now: int) -> int:
+        """Partition ``index`` has a new coordinator: drop the groups held from it and load them from
+        ``kept`` (its records below the new leader's log end offset, in log order; ``lost``: those
+        above). Returns how many groups it loaded."""
+        ...
 
 
 class GroupService:
@@ -134,14 +160,18 @@ class GroupService:
                 min_session_timeout_ms=config.group_min_session_timeout_ms,
                 max_session_timeout_ms=config.group_max_session_timeout_ms,
                 initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+                max_size=config.group_max_size,
+                max_groups=config.max_groups,
+                max_pending_members=config.max_pending_members,
             ),
             seed=config.seed,
             events=cluster.events,
         )
         self.coordinator.log = self
-        #: Other group families on this topic (share groups, :mod:`controller.share`), by the record kind
-        #: they write: each is told of a move with its own records (``moved(index, kept, lost, now)``).
-        self.families: dict[str, Any] = {}
+        #: Other group families on this topic (share groups, :mod:`controller.share`; the consumer group
+        #: protocol's, :mod:`controller.consumer_groups`), by each record kind they write: each is told of
+        #: a move with its own records (``moved(index, kept, lost, now)``).
+        self.families: dict[str, GroupFamily] = {}
         self.lost_commits: list[LostCommit] = []
         self._records: dict[int, list[_Record]] = {}
         #: How many records a partition may hold before it is compacted again.
@@ -154,6 +184,22 @@ class GroupService:
     def close(self) -> None:
         self.topic.close()
         self.coordinator.close()
+
+    def add_family(self, family: GroupFamily, kinds: frozenset[str]) -> None:
+        """Registers ``family`` under the record ``kinds`` it writes (none taken already)."""
+        for kind in kinds:
+            if kind in CLASSIC_KINDS or kind in self.families:
+                raise ValueError(f"record kind {kind!r} is taken")
+        for kind in kinds:
+            self.families[kind] = family
+
+    def owned_by_family(self, group_id: str) -> GroupFamily | None:
+        """The family whose group ``group_id`` is, of those that tell (``owns``)."""
+        for family in dict.fromkeys(self.families.values()):
+            owns = getattr(family, "owns", None)
+            if owns is not None and owns(group_id):
+                return family
+        return None
 
     # ------------------------------------------------------------------------------------- placement
 
@@ -247,21 +293,24 @@ class GroupService:
                 self.topic.wait(index, offset, respond)
             else:
                 respond()  # gone: a commit is answered NOT_COORDINATOR (write_offsets), a marker's answer too
-        for group_id in sorted(groups):
-            self._load(
-                group_id,
-                [
-                    r
-                    for r in kept
-                    if r.group_id == group_id and r.kind not in self.families and r.offset not in unanswered
-                ],
-            )
         loaded = f"{len(groups)} group(s)"
-        for kind, family in self.families.items():
+        families = self.families
+        for family in dict.fromkeys(families.values()):
             count = family.moved(
-                index, [r for r in kept if r.kind == kind], [r for r in lost if r.kind == kind], now
+                index,
+                [r for r in kept if families.get(r.kind) is family],
+                [r for r in lost if families.get(r.kind) is family],
+                now,
             )
-            loaded += f", {count} {kind} group(s)"
+            kinds = sorted(kind for kind, f in families.items() if f is family)
+            loaded += f", {count} {'/'.join(kinds)} group(s)"
+        for group_id in sorted(groups):
+            records = [
+                r
+                for r in kept
+                if r.group_id == group_id and r.kind not in families and r.offset not in unanswered
+            ]
+            self._load(group_id, records, simple=self.owned_by_family(group_id) is None)
         self.cluster.events.record(
             "group",
             f"{OFFSETS_TOPIC}-{index}",
@@ -270,7 +319,9 @@ class GroupService:
         )
         self.topic.check_waiting()
 
-    def _load(self, group_id: str, records: list[_Record]) -> None:
+    def _load(self, group_id: str, records: list[_Record], simple: bool = True) -> None:
+        """The classic group and the offsets of ``group_id`` from its records; ``simple``: a group with
+        offsets and no group record is a simple group (not when another family's group has the id)."""
         offsets: dict[tuple[str, int], CommittedOffset] = {}
         pending: dict[int, dict[tuple[str, int], CommittedOffset]] = {}
         snapshot: dict[str, Any] | None = None
@@ -298,7 +349,7 @@ class GroupService:
         self.coordinator.pending_offsets.pop(group_id, None)
         if pending:
             self.coordinator.pending_offsets[group_id] = pending
-        if snapshot is None and offsets and not written:
+        if snapshot is None and offsets and not written and simple:
             snapshot = ClassicGroup(group_id).snapshot()  # a group that only committed: a simple group
         self.coordinator.load(group_id, snapshot)
 
@@ -346,6 +397,11 @@ class GroupService:
                 if record.value[1]:  # a commit: its offsets are the group's now
                     for key, _ in record.value[2]:
                         last[(record.group_id, "offset", key)] = n
+                continue
+            family = self.families.get(record.kind)
+            keyed = getattr(family, "compaction_key", None) if family is not None else None
+            if keyed is not None:
+                last[(record.kind, keyed(record))] = n
                 continue
             key = (record.group_id, record.kind, record.value[0] if record.kind == "offset" else None)
             last[key] = n
@@ -456,7 +512,10 @@ class GroupService:
         self.follow_all()
         group = self.coordinator.groups.get(group_id)
         if group is None:
-            return None
+            family = self.owned_by_family(group_id)
+            shown = getattr(family, "group_state", None)
+            state: dict[str, Any] | None = shown(group_id) if shown is not None else None
+            return state
         _, broker = self.coordinator_of(group_id)
         return {
             "group_id": group_id,

@@ -16,6 +16,9 @@ and a handler's module is imported at the first request of its API. A handler mo
   support (ApiVersions answers one, as Kafka); without it the connection is closed;
 - optionally ``error_response(request, version, error_code, message)``: the answer when the handler fails
   (a bug), so that the request is still answered; without it the connection is closed;
+- optionally ``KEY_SPACE``: the key space of its API key (``"kafka"``), for the API Kafka's clients mean by
+  a key the project gave an API of its own (apiKey 68: :mod:`protocol.registry`); such a handler serves
+  the connections that speak that key space (:class:`Handlers`, :mod:`controller.dispatch`);
 - optionally ``served(config) -> bool``: whether the server serves the API key at all with that
   configuration (the control APIs: ``simulator.control.enable``); an API not served is neither
   advertised nor answered, as Kafka treats an API key it does not know;
@@ -29,7 +32,9 @@ and a handler's module is imported at the first request of its API. A handler mo
 - optionally ``decode(frame, offset, version) -> (request, end) | None``: a decoder of the request's body
   for a hot path, giving what the spec's codec gives (and where the body ends) without its copies, or
   None for what it leaves to the codec (Produce: :mod:`protocol.produce_request`). It runs on the event
-  loop whatever the body's size, so its cost must not grow with the body's bytes.
+  loop whatever the body's size, so its cost must not grow with the body's bytes;
+- optionally ``connection_key_space(config, request, version) -> str | None``: the key space the
+  connection speaks from this request on (ApiVersions: the client names the library it is).
 
 Handlers never see bytes (but records, as the protocol carries them). An answer stays bounded by its request: what the answer repeats for each
 element of the request is bounded by what that element takes in the request, and an error message is
@@ -244,6 +249,7 @@ _BEHAVIOUR = {
     "answer_depends_on": None,
     "decode_caps": None,
     "decode": None,
+    "connection_key_space": None,
 }
 _MODULE_NAMES = {"answer_depends_on": "ANSWER_DEPENDS_ON"}
 
@@ -259,7 +265,8 @@ class Handler:
       (None: close);
     - ``answer_depends_on``: what an answer given at once depends on (None: anything, never kept);
     - ``decode_caps``: the request's array caps from the settings (None: none);
-    - ``decode``: the handler's own decoder of its requests' bodies, for a hot path (None: the codec's).
+    - ``decode``: the handler's own decoder of its requests' bodies, for a hot path (None: the codec's);
+    - ``connection_key_space``: the key space the connection speaks after this request (None: no say).
     """
 
     handle: HandleFn
@@ -268,13 +275,18 @@ class Handler:
     answer_depends_on: AnswerDependsOn | None
     decode_caps: CapsFn | None
     decode: DecodeFn | None
+    connection_key_space: Callable[[Any, dict[str, Any], int], str | None] | None
 
-    def __init__(self, api_key: ApiKey, min_version: int, max_version: int, module: str) -> None:
+    def __init__(
+        self, api_key: ApiKey, min_version: int, max_version: int, module: str, key_space: str | None = None
+    ) -> None:
         self.api_key = api_key
         self.min_version = min_version
         self.max_version = max_version
         #: The handler's module (imported at first use).
         self.module = module
+        #: The key space of its API (None: the project's own; :mod:`protocol.registry`).
+        self.key_space = key_space
 
     def __getattr__(self, name: str) -> Any:
         if name not in _BEHAVIOUR:
@@ -301,10 +313,39 @@ class Handler:
 
 
 class Handlers(Mapping[int, Handler]):
-    """The handlers the server serves, by API key (what ApiVersions advertises)."""
+    """The handlers the server serves, by API key (what ApiVersions advertises), as a connection of the
+    project's own key space sees them; :meth:`in_space` gives them as a connection of another sees them
+    (the API keys that are two APIs answered by that space's handler)."""
 
-    def __init__(self, handlers: Mapping[int, Handler]) -> None:
+    def __init__(
+        self,
+        handlers: Mapping[int, Handler],
+        spaces: Mapping[str, Mapping[int, Handler]] | None = None,
+        key_space: str | None = None,
+    ) -> None:
         self._handlers = dict(sorted(handlers.items()))
+        #: Key space -> its own handlers of keys that are two APIs.
+        self._spaces = {space: dict(own) for space, own in (spaces or {}).items()}
+        #: The key space these handlers are of (None: the project's own).
+        self.key_space = key_space
+        self._in_space: dict[str, Handlers] = {}
+
+    def in_space(self, key_space: str | None) -> Handlers:
+        """The handlers as a connection speaking ``key_space`` sees them (None: the project's own)."""
+        if key_space == self.key_space:
+            return self
+        if key_space is None or key_space not in self._spaces:
+            return self if self.key_space is None else Handlers(self._handlers, self._spaces)
+        found = self._in_space.get(key_space)
+        if found is None:
+            found = self._in_space[key_space] = Handlers(
+                {**self._handlers, **self._spaces[key_space]}, self._spaces, key_space
+            )
+        return found
+
+    def key_spaces(self) -> tuple[str, ...]:
+        """The key spaces some handler serves."""
+        return tuple(sorted(self._spaces))
 
     def __getitem__(self, api_key: int) -> Handler:
         return self._handlers[api_key]
@@ -324,8 +365,9 @@ def load_handlers(config: ServerConfig | None = None) -> Handlers:
     """The handlers of the index (``_index.py``), none imported yet. With ``config``, those whose module's
     ``served`` says no are left out (``served`` functions are imported now: they are small)."""
     handlers: dict[int, Handler] = {}
+    spaces: dict[str, dict[int, Handler]] = {}
     gates: dict[str, Callable[[ServerConfig], bool]] = {}
-    for api_key, module, low, high, served in HANDLERS:
+    for api_key, module, low, high, served, space in HANDLERS:
         if config is not None and served is not None:
             gate = gates.get(served)
             if gate is None:
@@ -333,5 +375,9 @@ def load_handlers(config: ServerConfig | None = None) -> Handlers:
                 gate = gates[served] = getattr(importlib.import_module(where), name)
             if not gate(config):
                 continue
-        handlers[api_key] = Handler(ApiKey(api_key), low, high, module)
-    return Handlers(handlers)
+        handler = Handler(ApiKey(api_key), low, high, module, space)
+        if space is None:
+            handlers[api_key] = handler
+        else:
+            spaces.setdefault(space, {})[api_key] = handler
+    return Handlers(handlers, spaces)

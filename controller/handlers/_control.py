@@ -22,9 +22,11 @@ from protocol.codes import ErrorCode
 if TYPE_CHECKING:
     from controller.config import ServerConfig
 
-__all__ = ["VERSIONS", "answer", "check", "error_response", "failed", "served"]
+__all__ = ["CONTROL_KEYS", "VERSIONS", "answer", "check", "error_response", "failed", "served"]
 
 VERSIONS = (0, 0)
+#: The control APIs' keys are this and above.
+CONTROL_KEYS = 1000
 
 
 def served(config: ServerConfig) -> bool:

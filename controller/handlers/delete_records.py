@@ -5,26 +5,67 @@ answering broker's leadership (NOT_LEADER_OR_FOLLOWER); an offset of -1 means th
 an offset above the high watermark (or below -1) is OFFSET_OUT_OF_RANGE. The log start moves on every
 replica at once (Kafka's ``DelayedDeleteRecords`` waits until the followers have moved theirs; here they
 move together), and LowWatermark answers the leader's new log start offset. Whole batches below it
-leave the logs; a batch that holds it stays, its records below it no longer read. With an authorizer, a
-topic the client may not DELETE is TOPIC_AUTHORIZATION_FAILED for its partitions, as Kafka answers it.
+leave the logs; a batch that holds it stays, its records below it no longer read. A request naming more
+than :data:`IN_TURNS` partitions is answered in turns of the event loop. With an
+authorizer, a topic the client may not DELETE is TOPIC_AUTHORIZATION_FAILED for its partitions, as Kafka
+answers it.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Generator
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
+from controller.answers import Sized
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
+from controller.offload import Turns, gc_paused
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DELETE_RECORDS
 VERSIONS = (0, 2)
 
 _HIGH_WATERMARK = -1
+#: A DeleteRecords naming more partitions than this is answered in turns of the event loop.
+IN_TURNS = 256
+#: What a partition of the answer costs to encode, in :data:`controller.offload.BIG`'s units.
+_ENCODE_WEIGHT = 16
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
+    if sum(len(wanted["Partitions"]) for wanted in request["Topics"]) > IN_TURNS:
+        return _in_turns(ctx, request)
+    return _run(_answer(ctx, request))
+
+
+def _run(steps: Generator[None, None, dict[str, Any]]) -> dict[str, Any]:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+async def _in_turns(ctx: RequestContext, request: dict[str, Any]) -> Sized:
+    """A DeleteRecords naming many partitions, in turns of the event loop with the cyclic garbage
+    collector paused (:func:`controller.offload.gc_paused`), its answer encoded off the loop."""
+    turns = Turns()
+    steps = _answer(ctx, request)
+    count = sum(len(wanted["Partitions"]) for wanted in request["Topics"])
+    with gc_paused():
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return Sized(done.value, count * _ENCODE_WEIGHT)
+            if turns.due():
+                await asyncio.sleep(0)
+
+
+def _answer(ctx: RequestContext, request: dict[str, Any]) -> Generator[None, None, dict[str, Any]]:
+    """The answer, a step per partition."""
     data_path = ctx.controller.data_path
     allowed = None
     if ctx.authorizer is not None:
@@ -37,6 +78,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         topic = find_topic(ctx, name, None, False)
         partitions = []
         for asked in wanted["Partitions"]:
+            yield
             index = asked["PartitionIndex"]
             entry: dict[str, Any] = {"PartitionIndex": index, "LowWatermark": -1}
             partitions.append(entry)

@@ -6,13 +6,18 @@ Per partition, as Kafka's ``ReplicaManager.readFromLog`` and ``Partition.fetchRe
 CurrentLeaderEpoch (v9+: FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer), its
 LastFetchedEpoch (v12+: when the leader's log ends that epoch before the fetch offset, or has no such
 epoch, the answer carries DivergingEpoch and no records), and the offset within the leader's log
-(OFFSET_OUT_OF_RANGE). Records are whole batches below the high watermark, within PartitionMaxBytes and
-MaxBytes, at least one batch for the first partition with data (KIP-74). With IsolationLevel 1
-(read_committed) they stop at the last stable offset (:meth:`DataPath.last_stable_offset`: below any
-transaction still open, or whose marker is not yet replicated) and the answer lists the aborted
-transactions among them (producer id and first offset): the client drops their records itself, as with
-Kafka, and control batches (the markers) are returned like any batch. ``LastStableOffset`` is given at
-either level.
+(OFFSET_OUT_OF_RANGE). Records are whole batches below the high watermark, within PartitionMaxBytes, and
+MaxBytes capped by the broker's ``fetch.max.bytes`` (``ReplicaManager.fetchMessages``), at least one batch
+for the first partition with data (KIP-74). With IsolationLevel 1 (read_committed) they stop at the last
+stable offset (:meth:`DataPath.last_stable_offset`: below any transaction still open, or whose marker is
+not yet replicated) and the answer lists the aborted transactions among them (producer id and first
+offset): the client drops their records itself, as with Kafka, and control batches (the markers) are
+returned like any batch. ``LastStableOffset`` is given at either level. A partition named twice is
+answered once, as Kafka's ``FetchRequest.fetchData`` keeps partitions in a map (in the place first named,
+with the offsets named last). While the server holds more than ``simulator.unsent.answers.max.bytes`` of
+answers for clients that do not read them, an answer carries at most its first batch: what those clients
+hold is bounded in total, not only per connection (``docs/limits.md``). A Fetch naming more than
+:data:`IN_TURNS` partitions is answered in turns of the event loop and encoded in a worker thread.
 
 MaxWaitMs and MinBytes: an answer with fewer than MinBytes of records waits (Kafka's ``DelayedFetch``)
 until a partition asked for changes (its high watermark moves, its leader changes) and the answer then
@@ -40,6 +45,7 @@ the client may not READ is TOPIC_AUTHORIZATION_FAILED for its partitions (whethe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Generator
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
@@ -56,7 +62,7 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
-from controller.offload import BIG
+from controller.offload import Turns, gc_paused, off_loop
 from protocol import fetch_response
 from protocol.codes import ApiKey, ErrorCode
 
@@ -68,6 +74,9 @@ _CURRENT_LEADER = 12
 _NODE_ENDPOINTS = 16
 _LEADER_EPOCH = 9
 _CLIENT_METADATA = 11  # KIP-392: a consumer's fetch may be served by a follower
+#: A Fetch naming more partitions than this is answered in turns of the event loop, and encoded in a
+#: worker thread.
+IN_TURNS = 256
 _READ_COMMITTED = 1
 
 
@@ -79,36 +88,125 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
             "SessionId": 0,
             "Responses": [],
         }
-    denied = _denied_topics(ctx, request, version) if ctx.authorizer is not None else None
-    response, size, done, watched = _answer(ctx, request, version, denied)
+    named = sum(len(fetch_topic["Partitions"]) for fetch_topic in request["Topics"])
+    if named > IN_TURNS:
+        return _in_turns(ctx, request, named, version)
+    fetches = _distinct(request["Topics"], version)
+    denied = _denied_topics(ctx, fetches, version) if ctx.authorizer is not None else None
+    response, size, done, watched = _run(_answer(ctx, request, fetches, version, denied))
     max_wait = request["MaxWaitMs"]
-    if done or max_wait <= 0 or size >= request["MinBytes"] or not watched:
+    if done or max_wait <= 0 or size >= _min_bytes(ctx, request) or not watched:
         return _sized(response, version)
-    return _long_poll(ctx, request, version, max_wait, watched, denied)
+    return _long_poll(ctx, request, fetches, version, max_wait, watched, denied)
 
 
-def _denied_topics(ctx: RequestContext, request: dict[str, Any], version: int) -> set[str] | None:
+def _denied_topics(ctx: RequestContext, fetches: list[Any], version: int) -> set[str] | None:
     """The topics of the request the client may not READ (None: none)."""
     by_id = version >= _TOPIC_IDS
     names = []
-    for fetch_topic in request["Topics"]:
-        topic = find_topic(ctx, fetch_topic.get("Topic"), fetch_topic.get("TopicId"), by_id)
-        name = topic.name if topic is not None else fetch_topic.get("Topic")
+    for name, topic_id, _ in fetches:
+        topic = find_topic(ctx, name, topic_id, by_id)
+        name = topic.name if topic is not None else name
         if name is not None:
             names.append(name)
     allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
     return {name for name in names if name not in allowed} or None
 
 
-def _sized(response: dict[str, Any], version: int) -> Pieces | Sized:
+def _min_bytes(ctx: RequestContext, request: dict[str, Any]) -> int:
+    """MinBytes, at most ``fetch.max.bytes`` (``KafkaApis.handleFetchRequest``: an answer never waits for
+    more than it may carry)."""
+    return min(request["MinBytes"], ctx.controller.config.fetch_max_bytes)
+
+
+def _distinct(
+    topics: list[dict[str, Any]], version: int
+) -> list[tuple[str | None, Any, list[dict[str, Any]]]]:
+    """The partitions a Fetch names, each once (as Kafka's ``FetchRequest.fetchData`` keeps them in a map:
+    at the place first named, with what it was named with last), partitions of the same topic next to
+    each other grouped as one topic (``FetchResponse.of``)."""
+    by_id = version >= _TOPIC_IDS
+    named: dict[tuple[Any, int], tuple[str | None, Any, dict[str, Any]]] = {}
+    repeated = False
+    for fetch_topic in topics:
+        name, topic_id = fetch_topic.get("Topic"), fetch_topic.get("TopicId")
+        key = topic_id if by_id else name
+        for fetch_partition in fetch_topic["Partitions"]:
+            index = (key, fetch_partition["Partition"])
+            if index in named:
+                repeated = True
+            named[index] = (name, topic_id, fetch_partition)
+    if not repeated:
+        return [(t.get("Topic"), t.get("TopicId"), t["Partitions"]) for t in topics]
+    out: list[tuple[str | None, Any, list[dict[str, Any]]]] = []
+    for name, topic_id, fetch_partition in named.values():
+        if out and out[-1][0] == name and out[-1][1] == topic_id:
+            out[-1][2].append(fetch_partition)
+        else:
+            out.append((name, topic_id, [fetch_partition]))
+    return out
+
+
+def _run(steps: Generator[None, None, _Answer]) -> _Answer:
+    """A generator's result, all at once (a Fetch naming few partitions)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+async def _in_turns_of(steps: Generator[None, None, _Answer]) -> _Answer:
+    """A generator's result, in turns of the event loop (a Fetch naming many partitions), the cyclic
+    garbage collector paused meanwhile (:func:`controller.offload.gc_paused`)."""
+    turns = Turns()
+    with gc_paused():
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+            if turns.due():
+                await asyncio.sleep(0)
+
+
+async def _in_turns(ctx: RequestContext, request: dict[str, Any], named: int, version: int) -> bytes | Sized:
+    fetches = await off_loop(named * 4, _distinct, request["Topics"], version)
+    denied = _denied_topics(ctx, fetches, version) if ctx.authorizer is not None else None
+    response, size, done, watched = await _in_turns_of(_answer(ctx, request, fetches, version, denied))
+    max_wait = request["MaxWaitMs"]
+    if done or max_wait <= 0 or size >= _min_bytes(ctx, request) or not watched:
+        return await _encoded(response, version)
+    return await _long_poll(ctx, request, fetches, version, max_wait, watched, denied)
+
+
+def _sized(response: dict[str, Any], version: int) -> Any:
     """The answer encoded in pieces, the records as the logs hold them (:mod:`protocol.fetch_response`);
     else (an answer the codec must encode) with each partition's records joined, and one naming many
-    partitions encoded off the event loop (:class:`Sized`)."""
+    partitions encoded off the event loop (:class:`Sized`). An answer naming more than :data:`IN_TURNS`
+    partitions is encoded in a worker thread (:func:`_encoded`)."""
     partitions = sum(len(t["Partitions"]) for t in response["Responses"])
-    if partitions <= BIG:
-        pieces = fetch_response.encode(response, version)
-        if pieces is not None:
-            return Pieces(pieces)
+    if partitions > IN_TURNS:
+        return _encoded(response, version)
+    pieces = fetch_response.encode(response, version)
+    if pieces is not None:
+        return Pieces(pieces)
+    return _joined(response, partitions)
+
+
+async def _encoded(response: dict[str, Any], version: int) -> bytes | Sized:
+    """A big answer's body, encoded and joined off the event loop."""
+    partitions = sum(len(t["Partitions"]) for t in response["Responses"])
+    body = await off_loop(partitions * 16, _joined_body, response, version)
+    return body if body is not None else _joined(response, partitions)
+
+
+def _joined_body(response: dict[str, Any], version: int) -> bytes | None:
+    pieces = fetch_response.encode(response, version)
+    return None if pieces is None else b"".join(pieces)
+
+
+def _joined(response: dict[str, Any], partitions: int) -> Sized:
     for topic in response["Responses"]:
         for entry in topic["Partitions"]:
             records = entry["Records"]
@@ -120,11 +218,12 @@ def _sized(response: dict[str, Any], version: int) -> Pieces | Sized:
 async def _long_poll(
     ctx: RequestContext,
     request: dict[str, Any],
+    fetches: list[Any],
     version: int,
     max_wait: int,
     watched: list[PartitionState],
     denied: set[str] | None,
-) -> Pieces | Sized:
+) -> Pieces | Sized | bytes:
     data_path = ctx.controller.data_path
     clock = ctx.controller.clock
     loop = asyncio.get_running_loop()
@@ -136,6 +235,7 @@ async def _long_poll(
 
     timer = clock.call_later(max_wait, expire, "fetch wait")
     real = loop.call_later(max_wait / 1000, expire) if isinstance(clock, VirtualClock) else None
+    many = sum(len(partitions) for _, _, partitions in fetches) > IN_TURNS
     try:
         while True:
             changed = [data_path.watch(p) for p in watched]
@@ -145,35 +245,53 @@ async def _long_poll(
                 for p, future in zip(watched, changed, strict=True):
                     future.cancel()
                     data_path.unwatch(p, future)
-            response, size, done, watched = _answer(ctx, request, version, denied)
-            if expired.done() or done or size >= request["MinBytes"] or not watched:
-                return _sized(response, version)
+            steps = _answer(ctx, request, fetches, version, denied)
+            response, size, done, watched = await _in_turns_of(steps) if many else _run(steps)
+            if expired.done() or done or size >= _min_bytes(ctx, request) or not watched:
+                return await _encoded(response, version) if many else _sized(response, version)
     finally:
         timer.cancel()
         if real is not None:
             real.cancel()
 
 
+#: What :func:`_answer` makes: the answer as of now, the bytes of records in it, whether it must go now
+#: (an error a wait would not change), and the partitions to watch while it waits.
+_Answer = tuple[dict[str, Any], int, bool, list[PartitionState]]
+
+
 def _answer(
-    ctx: RequestContext, request: dict[str, Any], version: int, denied: set[str] | None = None
-) -> tuple[dict[str, Any], int, bool, list[PartitionState]]:
-    """The answer as of now, the bytes of records in it, whether it must go now (an error a wait would
-    not change), and the partitions to watch while it waits (``denied``: topics the client may not read)."""
+    ctx: RequestContext,
+    request: dict[str, Any],
+    fetches: list[Any],
+    version: int,
+    denied: set[str] | None = None,
+) -> Generator[None, None, _Answer]:
+    """The answer as of now (see :data:`_Answer`), a step per partition (a generator, so that a Fetch
+    naming many partitions shares the event loop: :func:`_in_turns_of`).
+
+    The records' bytes are bounded by the request's MaxBytes and the broker's ``fetch.max.bytes``
+    (``ReplicaManager.fetchMessages``), the first batch whole even past them (KIP-74); while the server
+    holds more than ``simulator.unsent.answers.max.bytes`` of answers its clients have not read, an
+    answer carries at most that first batch. ``denied``: topics the client may not READ."""
     by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
+    config = ctx.controller.config
     read_committed = request.get("IsolationLevel", 0) == _READ_COMMITTED
-    remaining = request.get("MaxBytes", 0x7FFFFFFF)
+    remaining = min(request.get("MaxBytes", 0x7FFFFFFF), config.fetch_max_bytes)
+    if data_path.unsent_answer_bytes >= config.unsent_answers_max_bytes:
+        remaining = 0
     size = 0
     done = False
     watched: list[PartitionState] = []
     leaders: set[int] = set()
     responses = []
-    for fetch_topic in request["Topics"]:
-        name, topic_id = fetch_topic.get("Topic"), fetch_topic.get("TopicId")
+    for name, topic_id, fetch_partitions in fetches:
         topic = find_topic(ctx, name, topic_id, by_id)
         partitions = []
         refused = denied is not None and (topic.name if topic is not None else name) in denied
-        for fetch_partition in fetch_topic["Partitions"]:
+        for fetch_partition in fetch_partitions:
+            yield
             index = fetch_partition["Partition"]
             entry: dict[str, Any] = {"PartitionIndex": index}
             partitions.append(entry)

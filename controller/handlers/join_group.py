@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
+from controller.answers import Parked
 from controller.groups.classic import JoinResult
 from controller.groups.coordinator import JoinRequest
 from controller.groups.wire import fit
@@ -24,7 +25,13 @@ def client_host(ctx: RequestContext) -> str:
     return "/" + ctx.peer.rsplit(":", 1)[0].strip("[]")
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked:
+    # Parked: the answer waits for the other members (its frame stops counting against
+    # queued.max.request.bytes meanwhile).
+    return Parked(_handle(ctx, request, version))
+
+
+async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
         return _answer(ctx, JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, request["MemberId"]), version)
     service = ctx.controller.groups

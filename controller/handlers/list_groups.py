@@ -1,7 +1,9 @@
 """ListGroups (16): the groups this broker coordinates (every group on the bootstrap listener), filtered
-by state (v4+) and type (v5+): classic groups, and share groups (type and protocol type ``share``) once
-share groups are in use (:mod:`controller.share`). With an authorizer, as Kafka: every group to a client
-that may DESCRIBE the cluster, else those groups it may DESCRIBE."""
+by state (v4+) and type (v5+): classic groups, the groups of the consumer group protocol (type and
+protocol type ``consumer``, :mod:`controller.consumer_groups`) once that protocol is in use, and share
+groups (type and protocol type ``share``) once share groups are in use (:mod:`controller.share`). With
+an authorizer, as Kafka: every group to a client that may DESCRIBE the cluster, else those groups it
+may DESCRIBE."""
 
 from __future__ import annotations
 
@@ -32,6 +34,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         )
         if broker is None or service.coordinator_of(g.group_id) == (ErrorCode.NONE, broker)
     ]
+    consumer_groups = ctx.controller.built("consumer_groups")
+    if consumer_groups is not None:
+        groups += consumer_groups.list_groups(
+            broker, request.get("StatesFilter", ()), request.get("TypesFilter", ())
+        )
     share = ctx.controller.built("share")
     if share is not None:
         groups += share.list_groups(broker, request.get("StatesFilter", ()), request.get("TypesFilter", ()))

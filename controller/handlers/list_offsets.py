@@ -11,17 +11,24 @@ below the high watermark answer OFFSET_NOT_AVAILABLE, as Kafka does. Other negat
 earliest pending upload: no tiered storage here) answer -1, -1.
 
 The topic (UNKNOWN_TOPIC_OR_PARTITION), the answering broker's leadership (NOT_LEADER_OR_FOLLOWER) and
-the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) are checked first;
-before them, with an authorizer, a topic the client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED.
+the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) are checked first. A
+partition named more than once is answered once, INVALID_REQUEST, as Kafka's ``ReplicaManager.fetchOffset``
+answers its ``duplicatePartitions`` (in the order first named: Kafka's order is its map's). No batch
+is read: timestamps are looked up in what the leader kept of each batch at append
+(:meth:`controller.records.log.Log.offset_for_timestamp`), and a request naming more than
+:data:`IN_TURNS` partitions is answered in turns of the event loop. Before
+them all, with an authorizer, a topic the client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
+from controller.offload import Turns, gc_paused
 from controller.records.log import TimestampAndOffset
 from protocol.codes import ApiKey, ErrorCode
 
@@ -33,44 +40,84 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL = -4
 _LEADER_EPOCH = 4
+#: A ListOffsets naming more partitions than this is answered in turns of the event loop.
+IN_TURNS = 256
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    topics = []
-    allowed = None
-    if ctx.authorizer is not None:
-        allowed = ctx.allowed_names(
-            Operation.DESCRIBE, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
-        )
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
+    named = sum(len(wanted["Partitions"]) for wanted in request["Topics"])
+    if named > IN_TURNS:
+        return _in_turns(ctx, request, version)
+    answer = _Answer(ctx, request, version)
     for wanted in request["Topics"]:
-        name = wanted["Name"]
-        topic = find_topic(ctx, name, None, False)
-        partitions = []
         for asked in wanted["Partitions"]:
-            index = asked["PartitionIndex"]
-            entry: dict[str, Any] = {
-                "PartitionIndex": index,
-                "Timestamp": -1,
-                "Offset": -1,
-                "LeaderEpoch": -1,
-            }
-            partitions.append(entry)
-            if allowed is not None and name not in allowed:
-                entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                if version < _LEADER_EPOCH:
-                    entry.pop("LeaderEpoch", None)
-                continue
-            epoch = asked.get("CurrentLeaderEpoch", -1) if version >= _LEADER_EPOCH else -1
-            p = served_partition(ctx, topic, index, epoch)
+            answer.add(wanted["Name"], asked)
+    return answer.response()
+
+
+async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    """A ListOffsets naming many partitions, answered in turns of the event loop."""
+    turns = Turns()
+    answer = _Answer(ctx, request, version)
+    with gc_paused():
+        for wanted in request["Topics"]:
+            for asked in wanted["Partitions"]:
+                answer.add(wanted["Name"], asked)
+                if turns.due():
+                    await asyncio.sleep(0)
+    return answer.response()
+
+
+class _Answer:
+    """The answer being made: one entry per partition named, in the order first named; a partition named
+    twice or more is answered once, INVALID_REQUEST (``ListOffsetsRequest.duplicatePartitions``)."""
+
+    def __init__(self, ctx: RequestContext, request: dict[str, Any], version: int) -> None:
+        self.ctx = ctx
+        self.version = version
+        self.read_committed = request.get("IsolationLevel", 0) == 1
+        #: With an authorizer, the topics the client may DESCRIBE (None: no authorizer).
+        self.allowed: Any = None
+        if ctx.authorizer is not None:
+            self.allowed = ctx.allowed_names(
+                Operation.DESCRIBE, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+            )
+        self.topics: dict[str, dict[int, dict[str, Any]]] = {}
+        self._found: dict[str, Any] = {}
+
+    def add(self, name: str, asked: dict[str, Any]) -> None:
+        index = asked["PartitionIndex"]
+        partitions = self.topics.get(name)
+        if partitions is None:
+            partitions = self.topics[name] = {}
+            self._found[name] = find_topic(self.ctx, name, None, False)
+        entry = partitions.get(index)
+        if entry is not None:  # named again
+            entry.update(ErrorCode=ErrorCode.INVALID_REQUEST, Timestamp=-1, Offset=-1)
+            if "LeaderEpoch" in entry:
+                entry["LeaderEpoch"] = -1
+            return
+        entry = {"PartitionIndex": index, "Timestamp": -1, "Offset": -1, "LeaderEpoch": -1}
+        partitions[index] = entry
+        version = self.version
+        epoch = asked.get("CurrentLeaderEpoch", -1) if version >= _LEADER_EPOCH else -1
+        if self.allowed is not None and name not in self.allowed:
+            entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        else:
+            p = served_partition(self.ctx, self._found[name], index, epoch)
             if isinstance(p, ErrorCode):
                 entry["ErrorCode"] = p
-                continue
-            read_committed = request.get("IsolationLevel", 0) == 1
-            entry["ErrorCode"] = _lookup(ctx, p, asked["Timestamp"], entry, read_committed)
-            if version < _LEADER_EPOCH:
-                entry.pop("LeaderEpoch", None)
-        topics.append({"Name": name, "Partitions": partitions})
-    return {"ThrottleTimeMs": 0, "Topics": topics}
+            else:
+                entry["ErrorCode"] = _lookup(self.ctx, p, asked["Timestamp"], entry, self.read_committed)
+        if version < _LEADER_EPOCH:
+            entry.pop("LeaderEpoch", None)
+
+    def response(self) -> dict[str, Any]:
+        topics = [
+            {"Name": name, "Partitions": list(partitions.values())}
+            for name, partitions in self.topics.items()
+        ]
+        return {"ThrottleTimeMs": 0, "Topics": topics}
 
 
 def _lookup(

@@ -8,22 +8,29 @@ its partitions, and the others are committed."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
+from controller.answers import Sized
 from controller.groups.coordinator import OffsetCommit
 from controller.handlers import RequestContext
+from controller.offload import Turns, gc_paused
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (0, 9)
+#: An OffsetCommit naming more partitions than this has its commits read in turns of the event loop.
+IN_TURNS = 256
+#: What a partition of the answer costs to encode, in :data:`controller.offload.BIG`'s units.
+_ENCODE_WEIGHT = 16
 
 
-def handle(
-    ctx: RequestContext, request: dict[str, Any], version: int
-) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     """The answer now when the coordinator gives it at once (an error; commits durable already: no task),
-    else a future of it (commits wait for the high watermark)."""
+    else a future of it (commits wait for the high watermark); a request committing more than
+    :data:`IN_TURNS` partitions has its commits read in turns of the event loop and its answer encoded
+    off the loop."""
     denied: set[str] = set()
     if ctx.authorizer is not None:
         if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
@@ -31,19 +38,50 @@ def handle(
         names = [t["Name"] for t in request["Topics"]]
         allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
         denied = {name for name in names if name not in allowed}
+    if sum(len(t["Partitions"]) for t in request["Topics"]) > IN_TURNS:
+        return _many(ctx, request, version, denied)
+    return _commit(ctx, request, version, _commits(request, denied), denied)
+
+
+def _commits(request: dict[str, Any], denied: set[str]) -> Iterator[OffsetCommit]:
+    """The commits of the request, but those of topics the client may not READ (``denied``)."""
+    for t in request["Topics"]:
+        if t["Name"] in denied:
+            continue
+        for p in t["Partitions"]:
+            yield OffsetCommit(
+                t["Name"],
+                p["PartitionIndex"],
+                p["CommittedOffset"],
+                p.get("CommittedLeaderEpoch", -1),
+                p.get("CommittedMetadata"),
+            )
+
+
+async def _many(ctx: RequestContext, request: dict[str, Any], version: int, denied: set[str]) -> Sized:
+    turns = Turns()
+    commits = []
+    with gc_paused():
+        for commit in _commits(request, denied):
+            commits.append(commit)
+            if turns.due():
+                await asyncio.sleep(0)
+    answer = _commit(ctx, request, version, commits, denied)
+    if not isinstance(answer, dict):
+        answer = await answer
+    count = sum(len(t["Partitions"]) for t in request["Topics"])
+    return Sized(answer, count * _ENCODE_WEIGHT)
+
+
+def _commit(
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    commits: Iterable[OffsetCommit],
+    denied: set[str],
+) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
     service = ctx.controller.groups
-    commits = [
-        OffsetCommit(
-            t["Name"],
-            p["PartitionIndex"],
-            p["CommittedOffset"],
-            p.get("CommittedLeaderEpoch", -1),
-            p.get("CommittedMetadata"),
-        )
-        for t in request["Topics"]
-        if t["Name"] not in denied
-        for p in t["Partitions"]
-    ]
+    commits = list(commits)
     if denied and not commits:
         return _answer(request, [], version, denied)
     error = service.check(request["GroupId"], ctx.listener_broker)

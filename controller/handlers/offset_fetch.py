@@ -23,11 +23,17 @@ VERSIONS = (0, 9)
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     if version >= 8:
-        groups = [(g["GroupId"], g["Topics"]) for g in request["Groups"]]
+        groups = [
+            (g["GroupId"], g["Topics"], g.get("MemberId"), g.get("MemberEpoch", -1))
+            for g in request["Groups"]
+        ]
     else:
-        groups = [(request["GroupId"], request["Topics"])]
+        groups = [(request["GroupId"], request["Topics"], None, -1)]
     stable = version >= 7 and bool(request.get("RequireStable"))
-    answers = [_group(ctx, group_id, topics, version, stable) for group_id, topics in groups]
+    answers = [
+        _group(ctx, group_id, topics, version, stable, member_id, epoch)
+        for group_id, topics, member_id, epoch in groups
+    ]
     if version >= 8:
         data: dict[str, Any] = {"ThrottleTimeMs": 0, "Groups": answers}
     else:
@@ -47,9 +53,12 @@ def _group(
     topics: list[dict[str, Any]] | None,
     version: int,
     stable: bool = False,
+    member_id: str | None = None,
+    member_epoch: int = -1,
 ) -> dict[str, Any]:
     """One group's answer; with a group error, no partitions from v2 (the error is the group's, as Kafka
-    answers it), and before v2 every asked partition with the error."""
+    answers it), and before v2 every asked partition with the error. From v9 a member of a consumer group
+    (KIP-848) gives its id and epoch, checked as Kafka checks them (STALE_MEMBER_EPOCH)."""
     service = ctx.controller.groups
     wanted = None if topics is None else [(t["Name"], p) for t in topics for p in t["PartitionIndexes"]]
     checking = ctx.authorizer is not None
@@ -64,7 +73,7 @@ def _group(
             wanted = [(t, p) for t, p in wanted if t in allowed]
     found: list[tuple[str, int, Any]] = []
     if not error:
-        error, found = service.coordinator.fetch(group_id, wanted)
+        error, found = service.coordinator.fetch(group_id, wanted, member_id, member_epoch)
         if checking and topics is None:
             allowed = ctx.allowed_names(Operation.DESCRIBE, ResourceType.TOPIC, {t for t, _, _ in found})
             found = [entry for entry in found if entry[0] in allowed]

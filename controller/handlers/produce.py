@@ -4,9 +4,17 @@ Per partition, in Kafka's order (``KafkaApis.handleProduceRequest``, ``ReplicaMa
 ``Partition.appendRecordsToLeader``): the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in
 v13), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with KIP-951's CurrentLeader
 and NodeEndpoints in v10+), the batch's checks (:mod:`controller.records.checks`), ``acks=all`` with an ISR
-smaller than ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS, before anything is appended), then the
-idempotent producer's sequence checks and the append (:meth:`controller.data_path.DataPath.append`; a
-retried duplicate is answered with its original offsets).
+smaller than ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS, before anything is appended), every record
+read (:mod:`controller.records.validator`, Kafka's ``LogValidator``; the records that fail are named in
+RecordErrors from v8), then the idempotent producer's sequence checks and the append
+(:meth:`controller.data_path.DataPath.append`; a retried duplicate is answered with its original
+offsets). A partition named twice is answered once, with the batch named last (:func:`_distinct`).
+
+No request holds the event loop: the records of batches bigger than
+:data:`controller.offload.BIG_BODY` (a compressed batch counts 16 times its size) are read in a worker
+thread, and a Produce naming more than :data:`IN_TURNS` partitions is answered in turns of the loop
+(:class:`controller.offload.Turns`). Leadership is looked at again at the append, since others ran
+while the records were read.
 
 Acks: ``1`` answers once the leader appended; ``-1`` (all) waits until the high watermark covers the
 batch in the leader epoch it was appended in (Kafka's ``DelayedProduce``, registered by the append
@@ -42,11 +50,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
-from controller.answers import NO_RESPONSE, Close, NoResponse
-from controller.data_path import Appended
+from controller.answers import NO_RESPONSE, Close, NoResponse, Sized
+from controller.data_path import Appended, TopicSettings
 from controller.handlers import RequestContext
 from controller.handlers._partitions import (
     current_leader,
@@ -56,8 +65,10 @@ from controller.handlers._partitions import (
     partition_of,
     unknown_topic,
 )
+from controller.offload import BIG_BODY, Turns, gc_paused, in_thread, off_loop
 from controller.records.batch import HEADER_SIZE, read_header
-from controller.records.checks import check_client_batch
+from controller.records.checks import ClientBatch, check_client_batch
+from controller.records.validator import RecordsRefusal, validate_records, validate_size
 from protocol.codes import ApiKey, ErrorCode
 from protocol.errors import Refusal
 from protocol.produce_request import decode as decode  # the body read in place (the records not copied)
@@ -71,6 +82,12 @@ VERSIONS = (3, 13)
 _TOPIC_IDS = 13
 #: Produce v10 carries CurrentLeader and NodeEndpoints (KIP-951).
 _CURRENT_LEADER = 10
+#: Produce v8 carries RecordErrors and ErrorMessage (KIP-467).
+_RECORD_ERRORS = 8
+#: A Produce naming more partitions than this is answered in turns of the event loop (each partition
+#: costs tens of microseconds: a hundred thousand of them held every client for seconds).
+IN_TURNS = 64
+_ENCODE_WEIGHT = 16
 #: Produce v12+ of a KIP-890 part 2 transaction adds its partitions to the transaction itself.
 _ADDS_PARTITIONS = 12
 _NO_TRANSACTIONAL_ID = "a transactional batch in a Produce request without a TransactionalId"
@@ -188,28 +205,63 @@ def _produce(
 ) -> Any:
     """The appends (``refused``: partitions the transaction's coordinator refused, answered so; ``denied``:
     topics the client may not write, answered TOPIC_AUTHORIZATION_FAILED)."""
-    acks = request["Acks"]
-    by_id = version >= _TOPIC_IDS
-    data_path = ctx.controller.data_path
-    now = data_path.now_ms()
-    responses = []
-    leaders: set[int] = set()
-    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] = []
-    failed: list[str] = []
-    for topic_data in request["TopicData"]:
+    produce = _Produce(ctx, request, version, refused, denied)
+    if produce.partitions > IN_TURNS:
+        return produce.in_turns()
+    for topic_data in produce.topics:
+        for _ in produce.check_topic(topic_data):
+            pass
+    if sum(validate_size(batch) for _, _, batch, _ in produce.checked) > BIG_BODY:
+        return produce.validated_off_loop()
+    produce.append_all(_validate_all(produce.checked, produce.now))
+    return produce.finish()
+
+
+class _Produce:
+    """One Produce request answered in Kafka's order: each partition's topic, leadership and batch checks
+    (:meth:`check_topic`), then its records read (:func:`_validate_all`, in a worker thread when they are
+    big), then the appends (:meth:`append_all`; leadership looked at again, as the records may have
+    been read while others ran), then the answer (:meth:`finish`: at once, or after the acks=all wait)."""
+
+    def __init__(
+        self,
+        ctx: RequestContext,
+        request: dict[str, Any],
+        version: int,
+        refused: dict[tuple[str, int], Refusal] | None,
+        denied: set[str] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.refused = refused
+        self.denied = denied
+        self.request = request
+        self.version = version
+        self.acks = request["Acks"]
+        self.by_id = version >= _TOPIC_IDS
+        self.data_path = ctx.controller.data_path
+        self.now = self.data_path.now_ms()
+        self.responses: list[dict[str, Any]] = []
+        self.leaders: set[int] = set()
+        self.waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] = []
+        self.failed: list[str] = []
+        self.topics = request["TopicData"]  # each partition once: _distinct (in in_turns when many)
+        self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in self.topics)
+        if self.partitions <= IN_TURNS:
+            self.topics = _distinct(self.topics, self.by_id)
+        #: Partitions whose batches passed the checks: their answer entry, partition, batch and settings.
+        self.checked: list[tuple[dict[str, Any], Any, ClientBatch, TopicSettings]] = []
+
+    def check_topic(self, topic_data: dict[str, Any]) -> Iterator[None]:
+        """The checks before the records are read, for each partition of one topic of the request: a step
+        per partition (so that :meth:`in_turns` shares the loop between them)."""
+        ctx, version = self.ctx, self.version
         name, topic_id = topic_data.get("Name"), topic_data.get("TopicId")
-        topic = find_topic(ctx, name, topic_id, by_id)
-        if denied is not None and (topic.name if topic is not None else name) in denied:
-            entries = []
-            for partition_data in topic_data["PartitionData"]:
-                entry = {"Index": partition_data["Index"]}
-                _fail(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
-                entries.append(entry)
-                failed.append(f"{name}-{partition_data['Index']}")
-            responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
-            continue
-        entries = []
+        topic = find_topic(ctx, name, topic_id, self.by_id)
+        entries: list[dict[str, Any]] = []
+        self.responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
+        denied = self.denied is not None and (topic.name if topic is not None else name) in self.denied
         for partition_data in topic_data["PartitionData"]:
+            yield
             index = partition_data["Index"]
             entry: dict[str, Any] = {
                 "Index": index,
@@ -218,86 +270,207 @@ def _produce(
                 "LogStartOffset": -1,
             }
             entries.append(entry)
+            if denied:
+                self.fail(entry, f"{name}-{index}", Refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
-                _fail(
-                    entry,
-                    unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    None,
-                )
-                failed.append(f"{name}-{index}")
+                code = unknown_topic(self.by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                self.fail(entry, f"{name}-{index}", Refusal(code))
                 continue
             if not leads(ctx, p):
-                _fail(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER, None)
-                if version >= _CURRENT_LEADER:
-                    entry["CurrentLeader"] = current_leader(p)
-                    if p.leader >= 0:
-                        leaders.add(p.leader)
-                failed.append(p.name)
+                self.not_leader(entry, p)
                 continue
-            if refused:
-                refusal = refused.get((p.topic, p.index))
+            if self.refused:
+                refusal = self.refused.get((p.topic, p.index))
                 if refusal is not None:
-                    _fail(entry, refusal.code, refusal.message)
-                    failed.append(p.name)
+                    self.fail(entry, p.name, refusal)
                     continue
-            settings = data_path.topic_settings(p.topic)
+            settings = self.data_path.topic_settings(p.topic)
             checked = check_client_batch(
-                partition_data["Records"], version, settings.limits, now, p.topic, p.index
+                partition_data["Records"], version, settings.limits, self.now, p.topic, p.index
             )
             if isinstance(checked, Refusal):
-                _fail(entry, checked.code, checked.message)
-                failed.append(p.name)
-                continue
-            if checked.header.is_transactional and request.get("TransactionalId") is None:
-                _fail(entry, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONAL_ID)
-                failed.append(p.name)
-                continue
-            if acks == -1 and len(p.isr) < settings.min_insync_replicas:
-                _fail(
+                self.fail(entry, p.name, checked)
+            elif checked.header.is_transactional and self.request.get("TransactionalId") is None:
+                self.fail(
                     entry,
-                    ErrorCode.NOT_ENOUGH_REPLICAS,
-                    f"The size of the current ISR {p.isr} is insufficient to satisfy the min.isr requirement "
-                    f"of {settings.min_insync_replicas} for partition {p.name}",
-                )
-                failed.append(p.name)
-                continue
-            appended = data_path.append(p, checked, settings, acks)
-            if isinstance(appended, Refusal):
-                _fail(entry, appended.code, appended.message)
-                failed.append(p.name)
-                continue
-            if appended.duplicate:
-                header = checked.header
-                log.debug(
-                    "%s: a retried duplicate of producer %d's batch (sequences %d-%d) at %s, answered "
-                    "with its original offsets %d-%d",
-                    ctx.peer,
-                    header.producer_id,
-                    header.base_sequence,
-                    header.last_sequence,
                     p.name,
-                    appended.base_offset,
-                    appended.last_offset,
+                    Refusal(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_TRANSACTIONAL_ID),
                 )
-            _succeeded(entry, appended)
-            if appended.replicated is not None:
-                waits.append((entry, appended.replicated))
-        responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
-    response: dict[str, Any] = {"Responses": responses, "ThrottleTimeMs": 0}
-    if leaders and version >= _CURRENT_LEADER:
-        response["NodeEndpoints"] = node_endpoints(ctx, leaders)
-    if acks == 0:
-        if failed:
-            raise Close(
-                "acks=0 produce failed", f"partition(s) {', '.join(failed)} refused a Produce with acks=0"
+            elif self.acks == -1 and len(p.isr) < settings.min_insync_replicas:
+                self.fail(
+                    entry,
+                    p.name,
+                    Refusal(
+                        ErrorCode.NOT_ENOUGH_REPLICAS,
+                        f"The size of the current ISR {p.isr} is insufficient to satisfy the min.isr requirement "
+                        f"of {settings.min_insync_replicas} for partition {p.name}",
+                    ),
+                )
+            else:
+                self.checked.append((entry, p, checked, settings))
+
+    def append_all(self, validated: list[ClientBatch | Refusal]) -> None:
+        for (entry, p, _, settings), batch in zip(self.checked, validated, strict=True):
+            self.append(entry, p, batch, settings)
+
+    def append(
+        self, entry: dict[str, Any], p: Any, batch: ClientBatch | Refusal, settings: TopicSettings
+    ) -> None:
+        if isinstance(batch, Refusal):
+            self.fail(entry, p.name, batch)
+            return
+        ctx = self.ctx
+        topic = ctx.controller.cluster.topics.get(p.topic)
+        if topic is None or partition_of(topic, p.index) is not p or not leads(ctx, p):
+            self.not_leader(entry, p)  # it changed while the records were read
+            return
+        appended = self.data_path.append(p, batch, settings, self.acks)
+        if isinstance(appended, Refusal):
+            self.fail(entry, p.name, appended)
+            return
+        if appended.duplicate:
+            header = batch.header
+            log.debug(
+                "%s: a retried duplicate of producer %d's batch (sequences %d-%d) at %s, answered "
+                "with its original offsets %d-%d",
+                ctx.peer,
+                header.producer_id,
+                header.base_sequence,
+                header.last_sequence,
+                p.name,
+                appended.base_offset,
+                appended.last_offset,
             )
-        return NO_RESPONSE
-    if all(future.done() for _, future in waits):
-        _settle(waits)
-        return response
-    timeout_ms = min(max(request["TimeoutMs"], 0), ctx.controller.config.request_max_timeout_ms)
-    return _wait_for_replicas(ctx, response, waits, timeout_ms)
+        _succeeded(entry, appended)
+        if appended.replicated is not None:
+            self.waits.append((entry, appended.replicated))
+
+    def fail(self, entry: dict[str, Any], name: str, refusal: Refusal) -> None:
+        _fail(entry, refusal.code, refusal.message)
+        if self.version >= _RECORD_ERRORS and isinstance(refusal, RecordsRefusal):
+            entry["RecordErrors"] = [
+                {"BatchIndex": index, "BatchIndexErrorMessage": message}
+                for index, message in refusal.record_errors
+            ]
+        self.failed.append(name)
+
+    def not_leader(self, entry: dict[str, Any], p: Any) -> None:
+        _fail(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER, None)
+        if self.version >= _CURRENT_LEADER:
+            entry["CurrentLeader"] = current_leader(p)
+            if p.leader >= 0:
+                self.leaders.add(p.leader)
+        self.failed.append(p.name)
+
+    def finish(self) -> Any:
+        """The answer, once every partition was appended or refused (see the module docstring)."""
+        response: dict[str, Any] = {"Responses": self.responses, "ThrottleTimeMs": 0}
+        if self.leaders and self.version >= _CURRENT_LEADER:
+            response["NodeEndpoints"] = node_endpoints(self.ctx, self.leaders)
+        if self.acks == 0:
+            if self.failed:
+                raise Close(
+                    "acks=0 produce failed",
+                    f"partition(s) {', '.join(self.failed[:10])}{' ...' if len(self.failed) > 10 else ''} "
+                    "refused a Produce with acks=0",
+                )
+            return NO_RESPONSE
+        waits = self.waits
+        if all(future.done() for _, future in waits):
+            _settle(waits)
+            return self.sized(response)
+        timeout_ms = min(max(self.request["TimeoutMs"], 0), self.ctx.controller.config.request_max_timeout_ms)
+        waited = _wait_for_replicas(self.ctx, response, waits, timeout_ms)
+        return waited if self.partitions <= IN_TURNS else self._sized_after(waited)
+
+    def sized(self, response: dict[str, Any]) -> Any:
+        """An answer naming many partitions is encoded off the event loop (a partition of a Produce answer
+        costs about as much to encode as :data:`_ENCODE_WEIGHT` of :data:`controller.offload.BIG`'s
+        units: 20,000 of them took 90 ms)."""
+        if self.partitions <= IN_TURNS:
+            return response
+        return Sized(response, self.partitions * _ENCODE_WEIGHT)
+
+    async def _sized_after(self, waited: Any) -> Any:
+        return self.sized(await waited)
+
+    async def validated_off_loop(self) -> Any:
+        """The records of big batches read in a worker thread, then the appends."""
+        self.append_all(await in_thread(_validate_all, self.checked, self.now))
+        answer = self.finish()
+        return await answer if asyncio.iscoroutine(answer) else answer
+
+    async def in_turns(self) -> Any:
+        """A Produce naming many partitions: every step in turns of the event loop (each partition costs
+        tens of microseconds), the records read in a worker thread when they are big, the cyclic
+        garbage collector paused meanwhile (:func:`controller.offload.gc_paused`: its full collections
+        of the objects such a request makes held the loop for 70 ms at a time)."""
+        self.topics = await off_loop(self.partitions * 4, _distinct, self.topics, self.by_id)
+        self.partitions = sum(len(topic_data["PartitionData"]) for topic_data in self.topics)
+        with gc_paused():
+            turns = Turns()
+            for topic_data in self.topics:
+                for _ in self.check_topic(topic_data):
+                    await turns.yield_if_due()
+            checked = self.checked
+            if sum(validate_size(batch) for _, _, batch, _ in checked) > BIG_BODY:
+                validated = await in_thread(_validate_all, checked, self.now)
+            else:
+                validated = []
+                for item in checked:
+                    validated.extend(_validate_all([item], self.now))
+                    await turns.yield_if_due()
+            for (entry, p, _, settings), batch in zip(checked, validated, strict=True):
+                self.append(entry, p, batch, settings)
+                await turns.yield_if_due()
+        answer = self.finish()
+        return await answer if asyncio.iscoroutine(answer) else answer
+
+
+def _distinct(topics: list[dict[str, Any]], by_id: bool) -> list[dict[str, Any]]:
+    """The partitions a Produce names, each once, as Kafka's ``KafkaApis.handleProduceRequest`` keeps them
+    in a map: the batch named last, answered in the place first named, under the topic's first entry
+    (measured against Kafka 4.4: a partition named three times is appended once, the last batch)."""
+    seen: set[tuple[Any, int]] = set()
+    repeated = False
+    for topic_data in topics:
+        key = topic_data.get("TopicId") if by_id else topic_data.get("Name")
+        for partition_data in topic_data["PartitionData"]:
+            index = (key, partition_data["Index"])
+            if index in seen:
+                repeated = True
+                break
+            seen.add(index)
+        if repeated:
+            break
+    if not repeated:
+        return topics
+    merged: dict[Any, tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
+    for topic_data in topics:
+        key = topic_data.get("TopicId") if by_id else topic_data.get("Name")
+        if key not in merged:
+            merged[key] = (topic_data, {})
+        partitions = merged[key][1]
+        for partition_data in topic_data["PartitionData"]:
+            partitions[partition_data["Index"]] = partition_data
+    return [
+        {
+            "Name": first.get("Name"),
+            "TopicId": first.get("TopicId"),
+            "PartitionData": list(partitions.values()),
+        }
+        for first, partitions in merged.values()
+    ]
+
+
+def _validate_all(
+    checked: list[tuple[dict[str, Any], Any, ClientBatch, TopicSettings]], now_ms: int
+) -> list[ClientBatch | Refusal]:
+    """Every record of each checked batch read (:func:`~controller.records.validator.validate_records`),
+    against the leader's clock ``now_ms``: touches nothing shared, so it may run in a worker thread."""
+    return [validate_records(batch, settings.limits, now_ms, p.name) for _, p, batch, settings in checked]
 
 
 async def _wait_for_replicas(

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
+from controller.answers import Parked
 from controller.groups.classic import SyncResult
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
@@ -17,7 +18,13 @@ API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = (0, 5)
 
 
-async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked:
+    # Parked: the answer waits for the other members (its frame stops counting against
+    # queued.max.request.bytes meanwhile).
+    return Parked(_handle(ctx, request, version))
+
+
+async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
         return _answer(ctx, SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED), version)
     service = ctx.controller.groups

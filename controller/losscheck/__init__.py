@@ -13,28 +13,40 @@ promise") rule by rule. For a test of one's own::
 
 - :mod:`.schedule`: the configurations (policy x unclean x acks x idempotence) and the seeded steps;
 - :mod:`.runner`: one run on a server in this process, on a virtual clock, with the project's client;
-- :mod:`.checks`: what a run records and the checks (extend :class:`Check` for new rules: transactions
-  and share groups add theirs).
+- :mod:`.share`: share groups' runs (:func:`~controller.losscheck.share.run_share_seed`: share consumers
+  through the same failures) and their checks;
+- :mod:`.checks`: what a run records and the checks (extend :class:`Check` for new rules; a transactional
+  configuration, :data:`TRANSACTIONAL_CONFIGURATIONS`, adds :data:`TRANSACTION_CHECKS`).
 """
 
 from controller.losscheck.checks import (
     DEFAULT_CHECKS,
+    TRANSACTION_CHECKS,
     Acknowledged,
     Check,
     Loss,
     Observation,
     ReadRecord,
     RunRecord,
+    TransactionsRecord,
     Violation,
     check_run,
     summarize,
 )
 from controller.losscheck.runner import HighWatermarkWatch, SeedResult, Setup, run_seed
-from controller.losscheck.schedule import CONFIGURATIONS, Configuration, Step, make_schedule
+from controller.losscheck.schedule import (
+    CONFIGURATIONS,
+    TRANSACTIONAL_CONFIGURATIONS,
+    Configuration,
+    Step,
+    make_schedule,
+)
 
 __all__ = [
     "CONFIGURATIONS",
     "DEFAULT_CHECKS",
+    "TRANSACTIONAL_CONFIGURATIONS",
+    "TRANSACTION_CHECKS",
     "Acknowledged",
     "Check",
     "Configuration",
@@ -46,6 +58,7 @@ __all__ = [
     "SeedResult",
     "Setup",
     "Step",
+    "TransactionsRecord",
     "Violation",
     "check_run",
     "make_schedule",

@@ -23,8 +23,22 @@ Each :class:`Check` reads the record and names what it finds wrong (:class:`Viol
    LRS) after a step, and never moving with fewer replicas than the policy's minimum (Kafka:
    ``min.insync.replicas`` in the ISR; Fluvio: every replica of the assignment).
 
-Transactions and share groups add their own checks later (read_committed sees no aborted record; a
-committed transaction whole or reported lost): a :class:`Check` subclass reading what their run puts in
+A transactional run (transactional producers, :data:`TRANSACTION_CHECKS` beside the default ones) also
+records what a read_committed consumer reads back and each transaction's outcome as its producer was told
+it (:class:`TransactionsRecord`, in :attr:`RunRecord.extras` under ``"transactions"``), and holds it to:
+
+6. every record of a transaction whose commit was answered is read back by a read_committed consumer, or
+   a reported loss with an unclean cause covers it;
+7. no record of a transaction whose abort was answered is ever returned to a read_committed consumer;
+8. after the recovery, no transaction holds a partition's last stable offset below its high watermark
+   (a read_committed consumer reads every partition to its end);
+
+except, for 6 to 8, where an unclean election took a later write of the same producer on the partition
+(its transaction's marker), reported lost: the records then take the fate of that producer's next
+marker there, or hang open without one, as on Kafka (a hanging transaction, KIP-664); the reported loss
+is their cause.
+
+Share groups add theirs the same way: a :class:`Check` subclass reading what their run puts in
 :attr:`RunRecord.extras`.
 """
 
@@ -39,12 +53,14 @@ __all__ = [
     "DEFAULT_CHECKS",
     "UNCLEAN_CAUSE",
     "Acknowledged",
+    "TRANSACTION_CHECKS",
     "Check",
     "Loss",
     "Observation",
     "ReadRecord",
     "Unanswered",
     "RunRecord",
+    "TransactionsRecord",
     "Violation",
     "check_run",
 ]
@@ -159,7 +175,8 @@ class RunRecord:
     #: ``kafka`` or ``fluvio``.
     policy: str
     acknowledged: list[Acknowledged] = field(default_factory=list)
-    #: Writes whose answer never came.
+    #: Writes whose answer never came, and writes whose offset their producer never learns or counts (the
+    #: records of a transaction not committed, its markers): each may explain one reported loss.
     unanswered: list[Unanswered] = field(default_factory=list)
     read: list[ReadRecord] = field(default_factory=list)
     #: Partitions that could not be read back (no leader once every broker was back): what they hold is
@@ -310,6 +327,149 @@ class HighWatermarkRules(Check):
             self._violation(f"{o.topic}-{o.partition} at {o.at_ms} ms: {o.what}") for o in run.high_watermark
         ]
 
+
+@dataclass
+class TransactionsRecord:
+    """What a transactional run records beside the :class:`RunRecord`: the records of each transaction by
+    the outcome its producer was told (a commit answered: ``committed``, also in
+    :attr:`RunRecord.acknowledged` with ``acks=all``; an abort answered: ``aborted``; neither, its
+    producer fenced or its answer lost: ``uncertain``), what a read_committed consumer read back from each
+    partition's beginning, and the partitions where that read stopped below the high watermark."""
+
+    committed: list[Acknowledged] = field(default_factory=list)
+    aborted: list[Unanswered] = field(default_factory=list)
+    uncertain: list[Unanswered] = field(default_factory=list)
+    read_committed: list[ReadRecord] = field(default_factory=list)
+    #: (topic, partition, where the read_committed read stopped, the high watermark).
+    unstable: list[tuple[str, int, int, int]] = field(default_factory=list)
+    #: The coordinator's records a move of ``__transaction_state``'s leader took away (the server's
+    #: :meth:`~controller.transactions.service.TransactionService.lost_records`).
+    state_lost: list[Any] = field(default_factory=list)
+
+    def committed_values(self) -> dict[tuple[str, int], set[bytes]]:
+        values: dict[tuple[str, int], set[bytes]] = defaultdict(set)
+        for r in self.read_committed:
+            if r.value is not None:
+                values[(r.topic, r.partition)].add(r.value)
+        return values
+
+
+def _transactions(run: RunRecord) -> TransactionsRecord | None:
+    record = run.extras.get("transactions")
+    return record if isinstance(record, TransactionsRecord) else None
+
+
+def _marker_lost(run: RunRecord, topic: str, partition: int, producer_id: int, offset: int) -> bool:
+    """Whether an unclean election took a write of ``producer_id`` on the partition after ``offset`` (its
+    transaction's marker there): the records before it then belong to no ended transaction on the new
+    leader, and take the fate of the producer's next marker there, or hang open without one (as on
+    Kafka: a hanging transaction, KIP-664). The reported loss is their cause."""
+    return any(
+        loss.cause.startswith(UNCLEAN_CAUSE)
+        and loss.topic == topic
+        and loss.partition == partition
+        and loss.producer_id == producer_id
+        and loss.last_offset > offset
+        for loss in run.losses
+    )
+
+
+def _state_lost(run: RunRecord, topic: str, partition: int, producer_id: int) -> bool:
+    """Whether the coordinator lost a record of ``producer_id``'s transaction that held the partition
+    (a reported :class:`~controller.transactions.state_log.LostTxnRecord`): the coordinator no longer
+    knows the partition is in the transaction, writes no marker there, and the records hang open (a
+    hanging transaction, KIP-664). The reported loss is their cause."""
+    record = _transactions(run)
+    return record is not None and any(
+        lost.producer_id == producer_id and (topic, partition) in lost.partitions
+        for lost in record.state_lost
+    )
+
+
+def _hung(run: RunRecord, topic: str, partition: int, offset: int) -> bool:
+    """Whether ``offset`` is at or past where a read_committed read stopped on the partition because of a
+    transaction left open by a reported loss (its marker's, or its coordinator's record's)."""
+    record = _transactions(run)
+    if record is None:
+        return False
+    at = {(r.topic, r.partition, r.offset): r.producer_id for r in run.read}
+    return any(
+        (t, p) == (topic, partition) and offset >= stopped and _explained_hang(run, t, p, stopped, at)
+        for t, p, stopped, _ in record.unstable
+    )
+
+
+def _explained_hang(run: RunRecord, topic: str, partition: int, stopped: int, at: dict[Any, int]) -> bool:
+    producer_id = at.get((topic, partition, stopped), -2)
+    return _marker_lost(run, topic, partition, producer_id, stopped) or _state_lost(
+        run, topic, partition, producer_id
+    )
+
+
+class CommittedReadOrLost(Check):
+    name = "committed transaction's record missing"
+
+    def check(self, run: RunRecord) -> list[Violation]:
+        record = _transactions(run)
+        if record is None:
+            return []
+        read = record.committed_values()
+        return [
+            self._violation(
+                f"{a.topic}-{a.partition} offset {a.offset} ({a.value!r}, producer {a.producer_id}) is a "
+                "record of a committed transaction that a read_committed consumer did not get, and no loss by "
+                "an unclean election covers it"
+            )
+            for a in record.committed
+            if a.value not in read[(a.topic, a.partition)]
+            and not any(
+                loss.cause.startswith(UNCLEAN_CAUSE) and loss.covers(a.topic, a.partition, a.offset)
+                for loss in run.losses
+            )
+            and not _marker_lost(run, a.topic, a.partition, a.producer_id, a.offset)
+            and not _hung(run, a.topic, a.partition, a.offset)
+        ]
+
+
+class AbortedNeverRead(Check):
+    name = "aborted transaction's record read"
+
+    def check(self, run: RunRecord) -> list[Violation]:
+        record = _transactions(run)
+        if record is None:
+            return []
+        aborted = {(u.topic, u.partition, u.value): u for u in record.aborted}
+        return [
+            self._violation(
+                f"{r.topic}-{r.partition} offset {r.offset} ({r.value!r}, producer {r.producer_id}) was "
+                "returned to a read_committed consumer, but its transaction's abort was answered"
+            )
+            for r in record.read_committed
+            if (r.topic, r.partition, r.value) in aborted
+            and not _marker_lost(run, r.topic, r.partition, r.producer_id, r.offset)
+        ]
+
+
+class NoTransactionLeftOpen(Check):
+    name = "last stable offset held"
+
+    def check(self, run: RunRecord) -> list[Violation]:
+        record = _transactions(run)
+        if record is None:
+            return []
+        at = {(r.topic, r.partition, r.offset): r.producer_id for r in run.read}
+        return [
+            self._violation(
+                f"{topic}-{partition}: a read_committed consumer stopped at offset {stopped} after the "
+                f"recovery, below the high watermark {hw} (a transaction left open)"
+            )
+            for topic, partition, stopped, hw in record.unstable
+            if not _explained_hang(run, topic, partition, stopped, at)
+        ]
+
+
+#: The rules of a transactional run (see the module docstring), checked beside :data:`DEFAULT_CHECKS`.
+TRANSACTION_CHECKS: tuple[Check, ...] = (CommittedReadOrLost(), AbortedNeverRead(), NoTransactionLeftOpen())
 
 #: The promise, one check per rule (see the module docstring).
 DEFAULT_CHECKS: tuple[Check, ...] = (

@@ -25,7 +25,7 @@ import errno
 import logging
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,20 +37,22 @@ from controller.election.api import ElectionStyle
 from controller.embedded import server_properties
 from controller.losscheck.checks import (
     DEFAULT_CHECKS,
+    TRANSACTION_CHECKS,
     Acknowledged,
     Check,
     Loss,
     Observation,
     ReadRecord,
     RunRecord,
+    TransactionsRecord,
     Unanswered,
     Violation,
     check_run,
     summarize,
 )
 from controller.losscheck.schedule import CONFIGURATIONS, Configuration, Step, make_schedule
-from controller.records.batch import client_batch, iter_batches
-from controller.records.records import read_batch_records
+from controller.records.batch import BatchHeader, client_batch, iter_batches
+from controller.records.records import Record, consumer_records, read_batch_records, records_end
 from protocol.client import ClientError, KafkaClient
 from protocol.codes import ApiKey, ErrorCode
 
@@ -366,6 +368,14 @@ class _Producer:
         elif code in _RESET and self.idempotent:
             self.reset = True
 
+    def in_flight(self) -> bool:
+        return self.batch is not None and self.batch.task is not None
+
+    def give_up(self) -> None:
+        """What is still unanswered is given up (the end of the run)."""
+        if self.batch is not None and self.batch.task is not None:
+            self.batch.task.cancel()
+
     def give_up_late(self, now: int) -> None:
         """The client's request timeout: a request unanswered for :data:`CLIENT_TIMEOUT_MS` is given up and
         its connection closed."""
@@ -374,6 +384,277 @@ class _Producer:
             task, batch.task = batch.task, None
             task.cancel()
             self.connections.drop(batch.broker)
+
+
+#: Answers after which a transactional request is sent again (to the coordinator found again).
+_TXN_RETRY = frozenset(
+    {
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+        ErrorCode.REQUEST_TIMED_OUT,
+    }
+)
+#: Answers to a transactional Produce after which the same batch (its sequence) is sent again.
+_PRODUCE_RETRY = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+    }
+)
+#: A transactional producer's ``transaction.timeout.ms``: the coordinator aborts what it leaves open.
+TRANSACTION_TIMEOUT_MS = 10_000
+#: How often the coordinators of a transactional run abort the transactions open past their timeout.
+TXN_ABORT_INTERVAL_MS = 2_000
+#: How often a transactional producer sends one batch, or a request to its coordinator, before it gives up.
+_ATTEMPTS = 6
+_COORDINATOR_ATTEMPTS = 50
+#: How long a transactional producer waits (the cluster's clock) before it asks again.
+_BACKOFF_MS = 100
+
+
+class _TxnProducer:
+    """A transactional producer, as Kafka's ``TransactionManager`` runs one: FindCoordinator, InitProducerId
+    with its transactional id, then per transaction AddPartitionsToTxn, one batch per partition (idempotent,
+    acks=all, retried with its sequence), and EndTxn, committing or aborting as the seed draws (aborting
+    when a batch could not be written). What it was told of each transaction's end goes to the run's
+    :class:`~controller.losscheck.checks.TransactionsRecord`. Its requests wait on the cluster's clock, one
+    at a time, and are given up after :data:`CLIENT_TIMEOUT_MS` of it."""
+
+    def __init__(self, index: int, runner: _Runner) -> None:
+        self.name = f"t{index}"
+        self.transactional_id = f"losscheck-{index}"
+        self.runner = runner
+        self.record: TransactionsRecord = runner.run.extras["transactions"]
+        self.rng = random.Random(runner.seed * 1_000 + index)
+        self.connections = _Connections(runner.server)
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.sequences: dict[int, int] = defaultdict(int)
+        self.coordinator = NO_LEADER
+        self.count = 0
+        #: (partition, records) the schedule asked for since the transaction in progress began.
+        self.wanted: list[tuple[int, int]] = []
+        self.task: asyncio.Future[None] | None = None
+        self.request: tuple[asyncio.Future[dict[str, Any]], int, int] | None = None
+
+    # ------------------------------------------------------------------- what the runner asks of a producer
+
+    async def produce(self, partition: int, records: int) -> None:
+        self.wanted.append((partition, records))
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._transactions())
+
+    async def resend(self) -> None:
+        """Nothing: its task retries by itself as the clock moves."""
+
+    def in_flight(self) -> bool:
+        return self.request is not None
+
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def give_up(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def give_up_late(self, now: int) -> None:
+        if self.request is not None:
+            future, sent_at, broker = self.request
+            if now - sent_at >= CLIENT_TIMEOUT_MS:
+                future.cancel()
+                self.connections.drop(broker)
+
+    # ------------------------------------------------------------------------------------- requests
+
+    async def _pause(self) -> None:
+        """Waits :data:`_BACKOFF_MS` of the cluster's clock."""
+        waited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.runner.clock.call_later(
+            _BACKOFF_MS, lambda: None if waited.done() else waited.set_result(None), "losscheck backoff"
+        )
+        await waited
+
+    async def _send(
+        self, broker: int, name: str, body: dict[str, Any], version: int
+    ) -> dict[str, Any] | None:
+        """The answer of ``broker``, or None (no connection, the connection lost, or given up)."""
+        if broker == NO_LEADER:
+            return None
+        client = await self.connections.to(broker)
+        if client is None:
+            return None
+        future = asyncio.ensure_future(client.send(name, body, version=version, timeout=600))
+        self.request = (future, self.runner.clock.now(), broker)
+        try:
+            await asyncio.wait({future})
+        finally:
+            self.request = None
+        if future.cancelled():
+            return None
+        if future.exception() is not None:
+            self.connections.drop(broker)
+            return None
+        return future.result()
+
+    async def _find(self) -> None:
+        for broker in self.runner.serving_brokers():
+            answer = await self._send(
+                broker, "FindCoordinatorRequest", {"Key": self.transactional_id, "KeyType": 1}, 3
+            )
+            if answer is not None and answer["ErrorCode"] == ErrorCode.NONE:
+                self.coordinator = answer["NodeId"]
+                return
+        self.coordinator = NO_LEADER
+
+    async def _coordinated(self, name: str, body: dict[str, Any], version: int) -> dict[str, Any] | None:
+        """The coordinator's answer to ``name``, sent again (to the coordinator found again when needed)
+        while it is a retriable error or none; None when none came within the attempts."""
+        for _ in range(_COORDINATOR_ATTEMPTS):
+            if self.coordinator == NO_LEADER:
+                await self._find()
+            answer = await self._send(self.coordinator, name, body, version)
+            code = None if answer is None else _txn_error(name, answer)
+            if answer is not None and code not in _TXN_RETRY:
+                return answer
+            if code in (None, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
+                self.coordinator = NO_LEADER
+            await self._pause()
+        return None
+
+    async def _init(self) -> bool:
+        body = {
+            "TransactionalId": self.transactional_id,
+            "TransactionTimeoutMs": TRANSACTION_TIMEOUT_MS,
+            "ProducerId": -1,
+            "ProducerEpoch": -1,
+        }
+        answer = await self._coordinated("InitProducerIdRequest", body, 4)
+        if answer is None or answer["ErrorCode"] != ErrorCode.NONE:
+            return False
+        self.producer_id, self.producer_epoch = answer["ProducerId"], answer["ProducerEpoch"]
+        self.sequences.clear()
+        return True
+
+    # ------------------------------------------------------------------------------------- transactions
+
+    async def _transactions(self) -> None:
+        while self.wanted:
+            partitions: dict[int, int] = {}
+            for partition, records in self.wanted:
+                partitions[partition] = partitions.get(partition, 0) + records
+            self.wanted.clear()
+            if self.producer_id < 0 and not await self._init():
+                continue  # the coordinator never answered: these records are never written
+            await self._transaction(partitions)
+
+    async def _transaction(self, partitions: dict[int, int]) -> None:
+        runner = self.runner
+        producer = (self.producer_id, self.producer_epoch)
+        added = await self._coordinated(
+            "AddPartitionsToTxnRequest",
+            {
+                "V3AndBelowTransactionalId": self.transactional_id,
+                "V3AndBelowProducerId": producer[0],
+                "V3AndBelowProducerEpoch": producer[1],
+                "V3AndBelowTopics": [{"Name": runner.topic, "Partitions": sorted(partitions)}],
+            },
+            3,
+        )
+        if added is None or _txn_error("AddPartitionsToTxnRequest", added) is not ErrorCode.NONE:
+            self.producer_id = -1  # fenced, or no answer: a new InitProducerId (it aborts what is open)
+            return
+        written: list[Acknowledged] = []
+        doubtful: list[Unanswered] = []
+        for partition, records in sorted(partitions.items()):
+            values = [self._value() for _ in range(records)]
+            acknowledged = await self._produce(partition, values)
+            if acknowledged is None:
+                doubtful = [Unanswered(runner.topic, partition, v, producer[0]) for v in values]
+                break
+            written += acknowledged
+        commit = not doubtful and self.rng.random() < 0.7
+        ended = await self._coordinated(
+            "EndTxnRequest",
+            {
+                "TransactionalId": self.transactional_id,
+                "ProducerId": producer[0],
+                "ProducerEpoch": producer[1],
+                "Committed": commit,
+            },
+            3,
+        )
+        code = None if ended is None else ErrorCode(ended["ErrorCode"])
+        # Each partition gets a marker of the producer's: a write whose offset it never learns.
+        runner.run.unanswered += [Unanswered(runner.topic, p, b"", producer[0]) for p in partitions]
+        runner.run.unanswered += doubtful
+        if code is ErrorCode.NONE and commit:
+            runner.run.acknowledged += written
+            self.record.committed += written
+            return
+        kept = [Unanswered(a.topic, a.partition, a.value, a.producer_id) for a in written]
+        runner.run.unanswered += kept
+        if code is ErrorCode.NONE:
+            self.record.aborted += kept + doubtful
+        else:
+            self.record.uncertain += kept + doubtful
+            self.producer_id = -1  # fenced (the coordinator aborted it), or no answer: start again
+
+    def _value(self) -> bytes:
+        self.count += 1
+        return f"{self.name}-{self.count}".encode()
+
+    async def _produce(self, partition: int, values: list[bytes]) -> list[Acknowledged] | None:
+        """One transactional batch of ``values`` to ``partition``, sent again (same sequence) until its
+        leader acknowledges it; None when it was not acknowledged (it may be in the log all the same)."""
+        runner = self.runner
+        sequence = self.sequences[partition]
+        self.sequences[partition] += len(values)
+        producer = (self.producer_id, self.producer_epoch, sequence)
+        for _ in range(_ATTEMPTS):
+            records = client_batch([(None, v) for v in values], runner.now_ms(), producer, transactional=True)
+            request = {
+                "TransactionalId": self.transactional_id,
+                "Acks": -1,
+                "TimeoutMs": PRODUCE_TIMEOUT_MS,
+                "TopicData": [
+                    {"Name": runner.topic, "PartitionData": [{"Index": partition, "Records": records}]}
+                ],
+            }
+            answer = await self._send(runner.partition(partition).leader, "ProduceRequest", request, 9)
+            if answer is not None:
+                [entry] = answer["Responses"][0]["PartitionResponses"]
+                code = ErrorCode(entry["ErrorCode"])
+                if code is ErrorCode.NONE:
+                    base = entry["BaseOffset"]
+                    return [
+                        Acknowledged(
+                            runner.topic, partition, base + i, v, -1, producer[0], producer[1], sequence + i
+                        )
+                        for i, v in enumerate(values)
+                    ]
+                if code not in _PRODUCE_RETRY:
+                    return None  # fenced, out of order, not in the transaction: the transaction aborts
+            await self._pause()
+        return None
+
+
+def _txn_error(name: str, answer: dict[str, Any]) -> ErrorCode:
+    """The error of a transaction API's answer (AddPartitionsToTxn v3: its partitions' first error)."""
+    if name == "AddPartitionsToTxnRequest":
+        codes = [
+            ErrorCode(p["PartitionErrorCode"])
+            for t in answer["ResultsByTopicV3AndBelow"]
+            for p in t["ResultsByPartition"]
+        ]
+        return next((c for c in codes if c is not ErrorCode.NONE), ErrorCode.NONE)
+    return ErrorCode(answer["ErrorCode"])
 
 
 class _Runner:
@@ -388,7 +669,12 @@ class _Runner:
         self.setup = setup
         self.topic = setup.topic
         self.run = RunRecord(configuration.policy)
-        self.producers = [_Producer(i, self) for i in range(setup.producers)]
+        self.producers: list[_Producer] | list[_TxnProducer]
+        if configuration.transactional:
+            self.run.extras["transactions"] = TransactionsRecord()
+            self.producers = [_TxnProducer(i, self) for i in range(setup.producers)]
+        else:
+            self.producers = [_Producer(i, self) for i in range(setup.producers)]
         self.consumer: _Connections | None = None
 
     # ------------------------------------------------------------------------------------- helpers
@@ -408,7 +694,7 @@ class _Runner:
         last: tuple[Any, ...] | None = None
         for _ in range(10_000):
             await asyncio.sleep(0)
-            pending = sum(1 for p in self.producers if p.batch is not None and p.batch.task is not None)
+            pending = sum(1 for p in self.producers if p.in_flight())
             signature = (
                 sum(self.server.stats.values()),
                 len(self.run.acknowledged),
@@ -510,65 +796,95 @@ class _Runner:
             await self.settle()
             await self._advance(2_000)
         await self._advance(self.setup.recovery_ms)
+        # Transactional producers end the transaction they are in (each request bounded in attempts).
+        for _ in range(60):
+            if not any(isinstance(p, _TxnProducer) and p.busy() for p in self.producers):
+                break
+            await self._advance(1_000)
+        left_open = any(isinstance(p, _TxnProducer) and p.busy() for p in self.producers)
         for producer in self.producers:  # what is still unanswered now is given up
-            if producer.batch is not None and producer.batch.task is not None:
-                producer.batch.task.cancel()
+            producer.give_up()
         await self.settle()
+        if left_open:  # a transaction given up in the middle: its coordinator aborts it at its timeout
+            await self._advance(TRANSACTION_TIMEOUT_MS + TXN_ABORT_INTERVAL_MS)
         await self._advance(2_000)  # the followers catch up with the last writes
 
     async def read_back(self) -> None:
         """Every partition from its beginning to its high watermark, from its leader, as a consumer reads
-        it (on connections of its own)."""
+        it (on connections of its own); in a transactional run, again as a read_committed consumer."""
         consumer = self.consumer = _Connections(self.server)
+        transactions = self.run.extras.get("transactions")
         for index in range(self.setup.partitions):
             p = self.partition(index)
             client = await consumer.to(p.leader) if p.leader != NO_LEADER else None
             if client is None:
                 self.run.unreadable.append((self.topic, index))
                 continue
-            offset = 0
-            while offset < p.high_watermark:
-                answer = await client.send(
-                    "FetchRequest", _fetch(self.topic, index, offset), version=11, timeout=30
+            await self._read(client, index, p.high_watermark, 0, self.run.read)
+            if isinstance(transactions, TransactionsRecord):
+                stopped = await self._read(client, index, p.high_watermark, 1, transactions.read_committed)
+                if stopped < p.high_watermark:
+                    transactions.unstable.append((self.topic, index, stopped, p.high_watermark))
+
+    async def _read(
+        self, client: KafkaClient, index: int, high_watermark: int, isolation: int, into: list[ReadRecord]
+    ) -> int:
+        """Partition ``index`` from its beginning up to ``high_watermark`` into ``into``: every record
+        (``isolation`` 0), or those a read_committed consumer keeps (1: up to the last stable offset,
+        without the records of aborted transactions or the markers); the offset where it stopped."""
+        offset = 0
+        while offset < high_watermark:
+            answer = await client.send(
+                "FetchRequest", _fetch(self.topic, index, offset, isolation), version=11, timeout=30
+            )
+            [partition] = answer["Responses"][0]["Partitions"]
+            if partition["ErrorCode"] != ErrorCode.NONE or not partition["Records"]:
+                break
+            for header, record in _records(partition, isolation):
+                if record.offset < offset:
+                    continue
+                sequence = header.base_sequence + (record.offset - header.base_offset)
+                into.append(
+                    ReadRecord(
+                        self.topic,
+                        index,
+                        record.offset,
+                        record.value,
+                        header.partition_leader_epoch,
+                        header.producer_id,
+                        header.producer_epoch,
+                        sequence if header.producer_id >= 0 and not header.is_control else -1,
+                    )
                 )
-                [partition] = answer["Responses"][0]["Partitions"]
-                if partition["ErrorCode"] != ErrorCode.NONE or not partition["Records"]:
-                    break
-                for header, batch in iter_batches(partition["Records"]):
-                    for record in read_batch_records(batch, header):
-                        if record.offset < offset:
-                            continue
-                        sequence = header.base_sequence + (record.offset - header.base_offset)
-                        self.run.read.append(
-                            ReadRecord(
-                                self.topic,
-                                index,
-                                record.offset,
-                                record.value,
-                                header.partition_leader_epoch,
-                                header.producer_id,
-                                header.producer_epoch,
-                                sequence if header.producer_id >= 0 else -1,
-                            )
-                        )
-                    offset = header.base_offset + header.last_offset_delta + 1
+            offset = max(offset, records_end(partition["Records"]))
+        return offset
 
     async def close(self) -> None:
         for producer in self.producers:
-            if producer.batch is not None and producer.batch.task is not None:
-                producer.batch.task.cancel()
+            producer.give_up()
             await producer.connections.close()
         if self.consumer is not None:
             await self.consumer.close()
 
 
-def _fetch(topic: str, partition: int, offset: int) -> dict[str, Any]:
+def _records(partition: dict[str, Any], isolation: int) -> Iterator[tuple[BatchHeader, Record]]:
+    """Every record of a Fetch answer's partition, markers too (``isolation`` 0), or those a read_committed
+    consumer keeps (1)."""
+    if isolation:
+        aborted = [(t["FirstOffset"], t["ProducerId"]) for t in partition["AbortedTransactions"] or ()]
+        yield from consumer_records(partition["Records"], aborted)
+        return
+    for header, batch in iter_batches(partition["Records"]):
+        yield from ((header, record) for record in read_batch_records(batch, header))
+
+
+def _fetch(topic: str, partition: int, offset: int, isolation: int = 0) -> dict[str, Any]:
     return {
         "ReplicaId": -1,
         "MaxWaitMs": 0,
         "MinBytes": 1,
         "MaxBytes": 1 << 24,
-        "IsolationLevel": 0,
+        "IsolationLevel": isolation,
         "Topics": [
             {
                 "Topic": topic,
@@ -585,16 +901,23 @@ def _fetch(topic: str, partition: int, offset: int) -> dict[str, Any]:
     }
 
 
-def server_config(seed: int, configuration: Configuration, setup: Setup = Setup()) -> ServerConfig:
-    """The server a run uses: ``setup.brokers`` brokers on a virtual clock, short failure timers."""
-    properties = {
+def server_config(
+    seed: int, configuration: Configuration, setup: Setup = Setup(), extra: dict[str, Any] | None = None
+) -> ServerConfig:
+    """The server a run uses: ``setup.brokers`` brokers on a virtual clock, short failure timers (and the
+    ``extra`` broker properties a family's run adds)."""
+    properties: dict[str, Any] = {
         "auto.leader.rebalance.enable": "false",
         "replica.lag.time.max.ms": 1000,
         "broker.session.timeout.ms": 1500,
         "broker.heartbeat.interval.ms": 300,
         "simulator.replication.tick.ms": 50,
         "simulator.election.fluvio.health.timeout.ms": 1500,
+        **(extra or {}),
     }
+    if configuration.transactional:  # a small __transaction_state, open transactions aborted quickly
+        properties["transaction.state.log.num.partitions"] = 5
+        properties["transaction.abort.timed.out.transaction.cleanup.interval.ms"] = TXN_ABORT_INTERVAL_MS
     return ServerConfig.from_properties(
         server_properties(
             brokers=[(b, None) for b in range(setup.brokers)],
@@ -613,12 +936,15 @@ async def run_seed(
     checks: Iterable[Check] = DEFAULT_CHECKS,
 ) -> SeedResult:
     """One run (see the module docstring): ``configuration`` defaults to the seed's turn in
-    :data:`~controller.losscheck.schedule.CONFIGURATIONS`. Runs on the caller's event loop.
+    :data:`~controller.losscheck.schedule.CONFIGURATIONS`; a transactional one is also held to
+    :data:`~controller.losscheck.checks.TRANSACTION_CHECKS`. Runs on the caller's event loop.
 
     A broker started again listens on its old port (its address stays the same); when another process
     took that port meanwhile (``EADDRINUSE``), the seed runs again from the start, up to three times."""
     if configuration is None:
         configuration = CONFIGURATIONS[seed % len(CONFIGURATIONS)]
+    if configuration.transactional and checks is DEFAULT_CHECKS:
+        checks = (*DEFAULT_CHECKS, *TRANSACTION_CHECKS)
     for attempt in range(3):
         try:
             return await _run_once(seed, configuration, setup, checks)
@@ -649,6 +975,10 @@ async def _run_once(
         watch.after_step()
         await runner.read_back()
         runner.run.losses = [Loss.of(lost) for lost in server.controller.data_path.lost_records()]
+        transactions = runner.run.extras.get("transactions")
+        service = server.controller.built("transactions")
+        if isinstance(transactions, TransactionsRecord) and service is not None:
+            transactions.state_lost = service.lost_records()
     finally:
         await runner.close()
         await server.stop()

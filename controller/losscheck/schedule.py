@@ -14,26 +14,27 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CONFIGURATIONS", "Configuration", "Step", "make_schedule"]
+__all__ = ["CONFIGURATIONS", "TRANSACTIONAL_CONFIGURATIONS", "Configuration", "Step", "make_schedule"]
 
 
 @dataclass(frozen=True, slots=True)
 class Configuration:
     """One configuration of a run: ``policy`` (``kafka``/``fluvio``), ``unclean`` (the topic's
-    ``unclean.leader.election.enable``), ``acks`` (0, 1 or -1) and ``idempotent`` (only with acks=all,
-    as Kafka's producers require)."""
+    ``unclean.leader.election.enable``), ``acks`` (0, 1 or -1), ``idempotent`` (only with acks=all,
+    as Kafka's producers require) and ``transactional`` (transactional producers: idempotent, acks=all)."""
 
     policy: str
     unclean: bool
     acks: int
     idempotent: bool
+    transactional: bool = False
 
     @property
     def label(self) -> str:
         acks = "all" if self.acks == -1 else str(self.acks)
         return (
             f"{self.policy} unclean={'on' if self.unclean else 'off'} acks={acks}"
-            f"{' idempotent' if self.idempotent else ''}"
+            f"{' transactional' if self.transactional else ' idempotent' if self.idempotent else ''}"
         )
 
 
@@ -43,6 +44,14 @@ CONFIGURATIONS: tuple[Configuration, ...] = tuple(
     for policy in ("kafka", "fluvio")
     for unclean in (False, True)
     for acks, idempotent in ((0, False), (1, False), (-1, False), (-1, True))
+)
+
+#: Transactional producers (each transaction committed or aborted by the seed), under both policies,
+#: unclean elections off and on.
+TRANSACTIONAL_CONFIGURATIONS: tuple[Configuration, ...] = tuple(
+    Configuration(policy, unclean, -1, True, transactional=True)
+    for policy in ("kafka", "fluvio")
+    for unclean in (False, True)
 )
 
 

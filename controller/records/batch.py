@@ -10,10 +10,11 @@ count when the batch is compressed)::
     BaseSequence int32 @53 · RecordsCount int32 @57 · Records @61
 
 The CRC-32C covers bytes 21 to the end, so BaseOffset and PartitionLeaderEpoch can be rewritten without
-recomputing it (``DefaultRecordBatch``'s class comment); only a LogAppendTime stamp (attributes and
-MaxTimestamp) needs a new CRC. The stamp is a new head for the batch (:func:`stamp_head`): a log keeps it
-beside the client's bytes, untouched, so that appending copies nothing. Nothing here decompresses (see
-:mod:`controller.records.records` for the records).
+recomputing it (``DefaultRecordBatch``'s class comment); only a new MaxTimestamp (a LogAppendTime stamp,
+or the records' largest timestamp where the producer wrote another) needs a new CRC. The stamp is a new
+head for the batch (:func:`stamp_head`): a log keeps it beside the client's bytes, untouched, so that
+appending copies nothing. Nothing here decompresses (see :mod:`controller.records.validator` for the
+records).
 """
 
 from __future__ import annotations
@@ -249,24 +250,32 @@ def stamp_head(
     base_offset: int,
     leader_epoch: int,
     log_append_time_ms: int | None = None,
+    max_timestamp: int | None = None,
 ) -> bytes:
     """The first bytes of the batch as a leader stores it; the rest is the client's bytes as sent.
     BaseOffset and PartitionLeaderEpoch are rewritten (17 bytes, outside the CRC), as ``LogValidator``
     does with ``setLastOffset`` and ``setPartitionLeaderEpoch``.
 
     ``log_append_time_ms`` (for a LogAppendTime topic) also sets the timestamp-type bit and MaxTimestamp
-    to that time, with the CRC recomputed (43 bytes), as ``DefaultRecordBatch.setMaxTimestamp`` does;
-    BaseTimestamp and the records stay as sent, and a reader gives every record MaxTimestamp. The batch
+    to that time; ``max_timestamp`` (the records' largest timestamp, as the leader read them) replaces a
+    MaxTimestamp the producer got wrong, as ``LogValidator`` writes the largest it read
+    (``setMaxTimestamp``). Either rewrites 43 bytes, with the CRC recomputed; BaseTimestamp and the
+    records stay as sent (a reader gives every record of a LogAppendTime batch MaxTimestamp). The batch
     must be a whole v2 batch (see :mod:`controller.records.checks`).
     """
     view = memoryview(batch)
     prefix = _PREFIX.pack(base_offset, len(view) - LOG_OVERHEAD, leader_epoch, MAGIC_V2)
-    if log_append_time_ms is None:
-        return prefix
-    attributes, last_offset_delta, base_timestamp, _ = _APPEND_TIME.unpack_from(view, ATTRIBUTES_OFFSET)
-    stamped = _APPEND_TIME.pack(
-        attributes | TIMESTAMP_TYPE_FLAG, last_offset_delta, base_timestamp, log_append_time_ms
+    attributes, last_offset_delta, base_timestamp, sent_max = _APPEND_TIME.unpack_from(
+        view, ATTRIBUTES_OFFSET
     )
+    if log_append_time_ms is not None:
+        attributes |= TIMESTAMP_TYPE_FLAG
+        new_max = log_append_time_ms
+    elif max_timestamp is not None and max_timestamp != sent_max:
+        new_max = max_timestamp
+    else:
+        return prefix
+    stamped = _APPEND_TIME.pack(attributes, last_offset_delta, base_timestamp, new_max)
     crc = crc32c(view[_PRODUCER_ID_OFFSET:], crc32c(stamped))
     return b"".join((prefix, _CRC.pack(crc), stamped))
 
@@ -276,10 +285,11 @@ def stamp(
     base_offset: int,
     leader_epoch: int,
     log_append_time_ms: int | None = None,
+    max_timestamp: int | None = None,
 ) -> bytes:
     """The whole batch as a leader stores it (:func:`stamp_head` and the rest of the client's bytes), in
     one copy."""
-    head = stamp_head(batch, base_offset, leader_epoch, log_append_time_ms)
+    head = stamp_head(batch, base_offset, leader_epoch, log_append_time_ms, max_timestamp)
     return b"".join((head, memoryview(batch)[len(head) :]))
 
 
@@ -337,9 +347,11 @@ def _plain_batch(
     timestamp_ms: int,
     section: bytes,
     producer: tuple[int, int, int] = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE),
+    attributes: int = 0,
 ) -> bytes:
     """A v2 batch of ``count`` records (their bytes: ``section``), uncompressed, CreateTime, every record at
-    ``timestamp_ms``, its CRC computed; ``producer`` is (producer id, epoch, base sequence), none by default."""
+    ``timestamp_ms``, its CRC computed; ``producer`` is (producer id, epoch, base sequence), none by default;
+    ``attributes`` its flags (:data:`TRANSACTIONAL_FLAG`)."""
     producer_id, producer_epoch, base_sequence = producer
     header = bytearray(
         _HEADER.pack(
@@ -348,7 +360,7 @@ def _plain_batch(
             leader_epoch,
             MAGIC_V2,
             0,
-            0,
+            attributes,
             count - 1,
             timestamp_ms,
             timestamp_ms,
@@ -447,10 +459,12 @@ def client_batch(
     records: list[tuple[bytes | None, bytes | None]],
     timestamp_ms: int,
     producer: tuple[int, int, int] | None = None,
+    transactional: bool = False,
 ) -> bytes:
     """An uncompressed v2 batch of ``records`` (key, value), all at ``timestamp_ms``, as a producer sends it
     (BaseOffset 0, CreateTime; ``MemoryRecordsBuilder``'s layout): without idempotence by default (None), or
-    with ``producer`` = (producer id, epoch, base sequence) as an idempotent producer."""
+    with ``producer`` = (producer id, epoch, base sequence) as an idempotent producer, ``transactional`` as
+    a transactional one."""
     if not records:
         raise ValueError("a batch holds at least one record")
     parts = []
@@ -472,4 +486,5 @@ def client_batch(
         timestamp_ms,
         b"".join(parts),
         (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE) if producer is None else producer,
+        TRANSACTIONAL_FLAG if transactional else 0,
     )

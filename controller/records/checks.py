@@ -16,21 +16,17 @@ the batch (a :class:`ClientBatch`, ready for :meth:`controller.records.log.Log.a
    handler's call: this module answers for one partition).
 3. ``LogValidator.validateBatch`` for a client's batch: LastOffsetDelta against RecordsCount, no control
    batch, a BaseSequence of 0 or more when the batch has a producer id (all INVALID_RECORD).
-4. ``LogValidator.validateTimestamp``: timestamps within ``message.timestamp.before.max.ms`` /
-   ``message.timestamp.after.max.ms`` of the leader's clock on CreateTime topics, and no LogAppendTime
-   set by a producer (INVALID_TIMESTAMP). See :func:`check_timestamps` for what is read.
 
-What Kafka checks that is not checked here, because it needs the records themselves (decompressed for a
-compressed batch) and the simulator keeps batches as sent: keys on compacted topics, the records' own
-count and offsets inside the batch, and each record's timestamp (only the header's are read). The
-messages are Kafka's, naming the partition as Kafka's ``TopicPartition`` prints it (``topic-partition``),
-except the timestamp ones: Kafka names each failing record (in ProduceResponse v8+ RecordErrors, under
-the ErrorMessage "One or more records have been rejected due to invalid timestamp"), these name the
-header's timestamp that failed, in Kafka's words otherwise.
+What needs the records themselves (each record's structure, count, offsets, timestamp and key; the
+decompressed size of a compressed batch) is :mod:`controller.records.validator`'s, the rest of Kafka's
+``LogValidator``, read once at append. The messages are Kafka's, naming the partition as Kafka's
+``TopicPartition`` prints it (``topic-partition``). (Kafka's Produce answer carries no message for
+these refusals, only the code: its broker logs the message; the simulator tells the client.)
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -43,8 +39,6 @@ from controller.records.batch import (
     HEADER_SIZE,
     MAGIC_OFFSET,
     MAGIC_V2,
-    NO_TIMESTAMP,
-    TIMESTAMP_TYPE_FLAG,
     BatchHeader,
     Compression,
     next_batch_size,
@@ -55,13 +49,14 @@ from protocol.errors import Refusal
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DEFAULT_MAX_DECOMPRESSED_BYTES",
+    "BatchTimestamps",
     "MAX_MESSAGE_BYTES",
     "TIMESTAMP_AFTER_MAX_MS",
     "TIMESTAMP_BEFORE_MAX_MS",
     "ClientBatch",
     "TopicLimits",
     "check_client_batch",
-    "check_timestamps",
 ]
 
 #: Topic configs and their Kafka 4 defaults (``TopicConfig`` / ``LogConfig``): 1 MiB plus a 12-byte log
@@ -71,6 +66,9 @@ MAX_MESSAGE_BYTES: Final = "max.message.bytes"
 TIMESTAMP_TYPE: Final = "message.timestamp.type"
 TIMESTAMP_BEFORE_MAX_MS: Final = "message.timestamp.before.max.ms"
 TIMESTAMP_AFTER_MAX_MS: Final = "message.timestamp.after.max.ms"
+CLEANUP_POLICY: Final = "cleanup.policy"
+#: ``simulator.records.max.decompressed.bytes``'s default: 64 MiB.
+DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 64 * 1024 * 1024
 _LONG_MAX: Final = 2**63 - 1
 
 #: ZStandard batches need Produce v7 (KIP-110).
@@ -89,28 +87,56 @@ class TopicLimits:
     log_append_time: bool = False
     timestamp_before_max_ms: int = _LONG_MAX
     timestamp_after_max_ms: int = 3_600_000
+    #: ``cleanup.policy`` includes ``compact``: every record needs a key.
+    compacted: bool = False
+    #: The most bytes a compressed batch's records may decompress to
+    #: (``simulator.records.max.decompressed.bytes``; -1: no bound).
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 
     @classmethod
-    def read(cls, value: Callable[[str], Any]) -> TopicLimits:
+    def read(
+        cls, value: Callable[[str], Any], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    ) -> TopicLimits:
         """The limits of a topic whose config ``name`` is in effect with the value ``value(name)`` (parsed,
-        as :meth:`controller.cluster.Cluster.topic_config` gives it: the topic's own, else the brokers')."""
+        as :meth:`controller.cluster.Cluster.topic_config` gives it: the topic's own, else the brokers'),
+        and the server's bound on decompressed records."""
         return cls(
             max_message_bytes=value(MAX_MESSAGE_BYTES),
             log_append_time=value(TIMESTAMP_TYPE) == "LogAppendTime",
             timestamp_before_max_ms=value(TIMESTAMP_BEFORE_MAX_MS),
             timestamp_after_max_ms=value(TIMESTAMP_AFTER_MAX_MS),
+            compacted="compact" in value(CLEANUP_POLICY),
+            max_decompressed_bytes=max_decompressed_bytes,
         )
 
 
 DEFAULT_LIMITS: Final = TopicLimits()
 
 
+class BatchTimestamps(NamedTuple):
+    """What a log keeps of a batch's record timestamps (:mod:`controller.records.validator` reads them):
+    the largest, the offset delta of the first record with it, and the steps of the running maximum
+    (offset deltas and timestamps, both rising) when there is more than one (None: the first record has
+    the largest)."""
+
+    max_timestamp: int
+    max_delta: int
+    steps: tuple[array[int], array[int]] | None = None
+
+    @property
+    def held_bytes(self) -> int:
+        """What the steps take (12 bytes a step)."""
+        return 0 if self.steps is None else 12 * len(self.steps[0])
+
+
 class ClientBatch(NamedTuple):
-    """A client's batch that passed the checks: its bytes (a view into the request, not a copy) and its
-    header."""
+    """A client's batch that passed the checks: its bytes (a view into the request, not a copy), its
+    header, and once its records are read (:func:`controller.records.validator.validate_records`) their
+    timestamps as a log keeps them."""
 
     data: memoryview
     header: BatchHeader
+    timestamps: BatchTimestamps | None = None
 
 
 def _at_least_one(version: int) -> Refusal:
@@ -196,8 +222,7 @@ def check_client_batch(
         or (header.producer_id >= 0 and header.base_sequence < 0)
     ):
         return _refuse_batch(header, f"{topic}-{partition}")
-    refusal = check_timestamps(header, limits, now_ms)
-    return refusal if refusal is not None else ClientBatch(batch, header)
+    return ClientBatch(batch, header)
 
 
 def _stored_crc(view: memoryview) -> int:
@@ -241,57 +266,3 @@ def _refuse_batch(header: BatchHeader, tp: str) -> Refusal:
             f"{header.producer_id} in topic partition {tp}",
         )
     raise AssertionError(f"nothing to refuse in {header}")  # pragma: no cover - the caller checked
-
-
-def check_timestamps(header: BatchHeader, limits: TopicLimits, now_ms: int) -> Refusal | None:
-    """``LogValidator.validateTimestamp`` read from the header alone, so that a compressed batch is never
-    decompressed: INVALID_TIMESTAMP, or None.
-
-    Kafka checks each record's timestamp. A v2 record's timestamp is BaseTimestamp plus its delta, and
-    BaseTimestamp is the first record's (``MemoryRecordsBuilder`` takes the first appended record's, as
-    librdkafka and kafka-python do); MaxTimestamp is the largest of them (the producer computes it, and
-    Kafka itself reads a batch's newest timestamp from it). So MaxTimestamp bounds every record from above
-    and the "too far ahead" test on it is exactly Kafka's answer for the whole batch; BaseTimestamp is the
-    oldest record's whenever the records are in timestamp order, which is how the clients build batches
-    (each record stamped when it is appended). A producer that sets explicit, decreasing timestamps can
-    put a record older than the first after it; that record's age is not checked here.
-
-    On a LogAppendTime batch Kafka gives every record MaxTimestamp: on a CreateTime topic that time is
-    checked like any other, and only a batch with no timestamp at all (-1) is refused for the type; on a
-    LogAppendTime topic a producer's LogAppendTime batch is always refused. A CreateTime batch on a
-    LogAppendTime topic is accepted as it is (the leader stamps its own time).
-    """
-    batch_log_append_time = header.attributes & TIMESTAMP_TYPE_FLAG
-    if limits.log_append_time:
-        return _producer_set_log_append_time() if batch_log_append_time else None
-    if batch_log_append_time:
-        if header.max_timestamp == NO_TIMESTAMP:
-            return _producer_set_log_append_time()
-        return _check_range(header.max_timestamp, limits, now_ms, "of the batch's messages")
-    low, high = now_ms - limits.timestamp_before_max_ms, now_ms + limits.timestamp_after_max_ms
-    first, newest = header.base_timestamp, header.max_timestamp
-    if (first == NO_TIMESTAMP or low <= first <= high) and (newest == NO_TIMESTAMP or low <= newest <= high):
-        return None
-    if first != NO_TIMESTAMP:
-        refusal = _check_range(first, limits, now_ms, "of the batch's first message")
-        if refusal is not None:
-            return refusal
-    return _check_range(newest, limits, now_ms, "of the batch's newest message")
-
-
-def _check_range(timestamp: int, limits: TopicLimits, now_ms: int, which: str) -> Refusal | None:
-    difference = now_ms - timestamp
-    if difference > limits.timestamp_before_max_ms or -difference > limits.timestamp_after_max_ms:
-        return Refusal(
-            ErrorCode.INVALID_TIMESTAMP,
-            f"Timestamp {timestamp} {which} is out of range. The timestamp should be within "
-            f"[{now_ms - limits.timestamp_before_max_ms}, {now_ms + limits.timestamp_after_max_ms}]",
-        )
-    return None
-
-
-def _producer_set_log_append_time() -> Refusal:
-    return Refusal(
-        ErrorCode.INVALID_TIMESTAMP,
-        "Invalid timestamp type in the batch's messages. Producer should not set timestamp type to LogAppendTime.",
-    )

@@ -12,8 +12,11 @@ What a log answers follows Kafka's ``UnifiedLog`` and ``LocalLog``: reads return
 may start before the offset asked for) up to a bound offset (the high watermark for consumers), within
 a byte budget but at least one batch when asked (``minOneMessage``); truncation and log start moves keep
 the epoch cache in step (``truncateFromEnd``, ``truncateFromStart``); offsets by timestamp as
-``FileRecords.searchForTimestamp``. What belongs to the partition (the high watermark, who leads, acks)
-is not here.
+``FileRecords.searchForTimestamp``, from what the leader read of each batch's records at append
+(:class:`~controller.records.validator.BatchTimestamps`) and the largest timestamp of every block of
+:data:`_BLOCK` batches (Kafka's time index plays that part): a lookup reads no batch and costs about
+:data:`_BLOCK` steps plus one per block, however long the log. What belongs to the partition (the high
+watermark, who leads, acks) is not here.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import bisect
 import logging
 import operator
+from array import array
 from collections.abc import Iterator
 from typing import Final, NamedTuple
 
@@ -41,7 +45,7 @@ from controller.records.batch import (
 )
 from controller.records.checks import ClientBatch
 from controller.records.epochs import LeaderEpochCache
-from controller.records.records import UnavailableCodec, read_batch_records
+from controller.records.validator import BatchTimestamps, read_timestamps
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,9 @@ ACKS_ALL: Final = -1
 #: A batch read in place is kept as a view of its request's frame when it is at least 1/_KEPT_SHARE of
 #: the frame (else copied): what a log holds beyond its batches' bytes is bounded so.
 _KEPT_SHARE: Final = 2
+#: Batches per block of the timestamp index (a power of two: ``index >> _BLOCK_SHIFT`` is the block).
+_BLOCK_SHIFT: Final = 8
+_BLOCK: Final = 1 << _BLOCK_SHIFT
 
 
 class TimestampAndOffset(NamedTuple):
@@ -77,6 +84,11 @@ class StoredBatch:
     ``acks`` is the acks level the leader appended the batch with (``Produce``'s ``Acks``: -1 all, 1 the
     leader, 0 none), so that a loss can say whether the batch had been acknowledged; a synthetic run, and
     a batch a log did not append itself, count as ``acks=all``.
+
+    ``max_timestamp`` is the records' largest timestamp and ``max_offset`` the offset of the first record
+    with it; ``steps`` (None when that record is the only one raising the running maximum) the offset
+    deltas and timestamps of the records that raise it, in order (see
+    :class:`~controller.records.validator.BatchTimestamps`): what ListOffsets by timestamp reads.
     """
 
     __slots__ = (
@@ -84,10 +96,12 @@ class StoredBatch:
         "base_offset",
         "last_offset",
         "leader_epoch",
+        "max_offset",
         "max_timestamp",
         "size",
         "source",
         "stamped_head",
+        "steps",
     )
 
     def __init__(
@@ -100,6 +114,8 @@ class StoredBatch:
         max_timestamp: int,
         size: int,
         acks: int = ACKS_ALL,
+        max_offset: int | None = None,
+        steps: tuple[array[int], array[int]] | None = None,
     ) -> None:
         self.acks = acks
         self.source = source
@@ -108,12 +124,16 @@ class StoredBatch:
         self.last_offset = last_offset
         self.leader_epoch = leader_epoch
         self.max_timestamp = max_timestamp
+        self.max_offset = base_offset if max_offset is None else max_offset
+        self.steps = steps
         self.size = size
 
     @classmethod
     def from_bytes(cls, data: bytes) -> StoredBatch:
-        """An entry for a whole stamped v2 batch (one already in some log, or read back from a Fetch)."""
+        """An entry for a whole stamped v2 batch (one already in some log, or read back from a Fetch): its
+        records' timestamps are read (the batch is taken to be good)."""
         header = read_header(data, 0)
+        timestamps = read_timestamps(ClientBatch(memoryview(data), header))
         return cls(
             data,
             b"",
@@ -122,6 +142,8 @@ class StoredBatch:
             header.partition_leader_epoch,
             header.max_timestamp,
             len(data),
+            max_offset=header.base_offset + timestamps.max_delta,
+            steps=timestamps.steps,
         )
 
     @classmethod
@@ -194,6 +216,22 @@ class StoredBatch:
             return self
         return StoredBatch.synthetic(start, end - start, self.leader_epoch, self.max_timestamp)
 
+    def first_at_or_after(self, timestamp: int, start: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record at offset ``start`` or later whose timestamp is
+        ``timestamp`` or later (``timestamp`` at most :attr:`max_timestamp`), from the steps: the first
+        such record raises the running maximum, unless a record below ``start`` (a log start inside this
+        batch) had raised it past ``timestamp`` already, when the first step past ``start`` is taken
+        (``docs/fidelity.md``). None when no step qualifies."""
+        steps = self.steps
+        if steps is None:
+            return (self.max_timestamp, self.max_offset) if self.max_offset >= start else None
+        deltas, stamps = steps
+        base = self.base_offset
+        for k in range(bisect.bisect_left(stamps, timestamp), len(stamps)):
+            if base + deltas[k] >= start:
+                return stamps[k], base + deltas[k]
+        return None
+
     def __repr__(self) -> str:
         kind = "synthetic" if self.source is None else f"{self.size} bytes"
         return f"StoredBatch([{self.base_offset}, {self.last_offset}], epoch {self.leader_epoch}, {kind})"
@@ -217,11 +255,13 @@ class Log:
     """One replica's log (see the module docstring). ``log_start_offset`` and ``log_end_offset`` are
     Kafka's; ``size_bytes`` counts the batches held (a synthetic run as its rendered size)."""
 
-    __slots__ = ("_entries", "_head", "epochs", "log_end_offset", "log_start_offset", "size_bytes")
+    __slots__ = ("_blocks", "_entries", "_head", "epochs", "log_end_offset", "log_start_offset", "size_bytes")
 
     def __init__(self, start_offset: int = 0) -> None:
         self._entries: list[StoredBatch] = []
         self._head = 0  # entries before it have left the log (dropped lazily, see _drop_head)
+        #: The largest MaxTimestamp of each block of _BLOCK entries (of ``_entries``, dropped ones too).
+        self._blocks: list[int] = []
         self.log_start_offset = start_offset
         self.log_end_offset = start_offset
         self.size_bytes = 0
@@ -267,8 +307,11 @@ class Log:
         bytes are kept as they are (not copied when the request's records are exactly the batch).
         ``acks`` is the Produce's acks level, kept on the entry."""
         base = self.log_end_offset
-        view, header = batch
-        head = stamp_head(view, base, leader_epoch, log_append_time_ms)
+        view, header = batch.data, batch.header
+        timestamps: BatchTimestamps = batch.timestamps or read_timestamps(batch)
+        if log_append_time_ms is not None:
+            timestamps = BatchTimestamps(log_append_time_ms, 0)
+        head = stamp_head(view, base, leader_epoch, log_append_time_ms, timestamps.max_timestamp)
         source: bytes | memoryview = view.obj
         if isinstance(source, bytes) and len(source) == len(view) == header.size:
             pass  # the request's own records bytes, exactly the batch
@@ -286,9 +329,11 @@ class Log:
             base,
             base + header.last_offset_delta,
             leader_epoch,
-            header.max_timestamp if log_append_time_ms is None else log_append_time_ms,
+            timestamps.max_timestamp,
             header.size,
             acks,
+            base + timestamps.max_delta,
+            timestamps.steps,
         )
         self._append(entry)
         return entry
@@ -312,6 +357,7 @@ class Log:
                 size = synthetic_size(end - last.base_offset + 1)
                 merged = StoredBatch(None, b"", last.base_offset, end, leader_epoch, timestamp_ms, size)
                 entries[-1] = merged
+                self._block_changed(len(entries) - 1, last.max_timestamp, timestamp_ms)
                 self.log_end_offset = end + 1
                 self.size_bytes += size - last.size
                 return merged
@@ -329,6 +375,12 @@ class Log:
     def _append(self, entry: StoredBatch) -> None:
         if entry.leader_epoch != NO_PARTITION_LEADER_EPOCH:
             self.epochs.assign(entry.leader_epoch, entry.base_offset)
+        blocks = self._blocks
+        block = len(self._entries) >> _BLOCK_SHIFT
+        if block == len(blocks):
+            blocks.append(entry.max_timestamp)
+        elif entry.max_timestamp > blocks[block]:
+            blocks[block] = entry.max_timestamp
         self._entries.append(entry)
         self.log_end_offset = entry.last_offset + 1
         self.size_bytes += entry.size
@@ -400,6 +452,7 @@ class Log:
             entries.append(kept)
             self.size_bytes += kept.size
             removed[0] = cut.cut(offset, cut.last_offset + 1)
+        self._reblock(index)
         if len(entries) > self._head:
             self.log_end_offset = entries[-1].last_offset + 1
         else:
@@ -459,7 +512,48 @@ class Log:
         if self._head > 64 and self._head * 2 > len(self._entries):
             del self._entries[: self._head]
             self._head = 0
+            self._reblock(0)
         return removed
+
+    # -- the timestamp index ----------------------------------------------------------------------------
+
+    def _block_changed(self, index: int, old: int, new: int) -> None:
+        """The entry at ``index`` changed its MaxTimestamp from ``old`` to ``new``."""
+        block = index >> _BLOCK_SHIFT
+        if new >= self._blocks[block]:
+            self._blocks[block] = new
+        elif old >= self._blocks[block]:  # it held the block's largest: look again
+            self._reblock(index)
+
+    def _reblock(self, index: int) -> None:
+        """The block maxima again from the block of ``index`` on (entries there changed or went)."""
+        entries, blocks = self._entries, self._blocks
+        block = index >> _BLOCK_SHIFT
+        del blocks[block:]
+        for start in range(block << _BLOCK_SHIFT, len(entries), _BLOCK):
+            blocks.append(max(entry.max_timestamp for entry in entries[start : start + _BLOCK]))
+
+    def _first_at_least(self, timestamp: int, index: int) -> int | None:
+        """The first index from ``index`` on (at or after the head) whose entry's MaxTimestamp is
+        ``timestamp`` or more: the rest of ``index``'s block entry by entry, then block by block."""
+        entries, blocks = self._entries, self._blocks
+        end = len(entries)
+        block_end = min(end, ((index >> _BLOCK_SHIFT) + 1) << _BLOCK_SHIFT)
+        while index < block_end:
+            if entries[index].max_timestamp >= timestamp:
+                return index
+            index += 1
+        if index >= end:
+            return None
+        block = index >> _BLOCK_SHIFT
+        while block < len(blocks) and blocks[block] < timestamp:
+            block += 1
+        if block >= len(blocks):
+            return None
+        index = block << _BLOCK_SHIFT
+        while entries[index].max_timestamp < timestamp:
+            index += 1
+        return index
 
     # -- epochs and timestamps --------------------------------------------------------------------------
 
@@ -482,31 +576,34 @@ class Log:
         """ListOffsets -3: the first record with the largest timestamp in the log (the first batch with
         the largest MaxTimestamp, then its first record with that timestamp, as
         ``RecordBatch.offsetOfMaxTimestamp``); None for an empty log."""
-        best: StoredBatch | None = None
-        for entry in self.batches():
-            if best is None or entry.max_timestamp > best.max_timestamp:
-                best = entry
-        if best is None:
+        entries, blocks = self._entries, self._blocks
+        head, end = self._head, len(entries)
+        if head >= end:
             return None
-        offset = best.base_offset
-        for record_offset, timestamp in _timestamps(best):
-            if timestamp == best.max_timestamp:
-                offset = record_offset
-                break
-        return TimestampAndOffset(best.max_timestamp, offset, _epoch_or_none(best.leader_epoch))
+        block_end = min(end, ((head >> _BLOCK_SHIFT) + 1) << _BLOCK_SHIFT)
+        largest = max(entry.max_timestamp for entry in entries[head:block_end])
+        later = blocks[(block_end >> _BLOCK_SHIFT) :] if block_end < end else []
+        if later:
+            largest = max(largest, max(later))
+        index = self._first_at_least(largest, head)
+        assert index is not None
+        best = entries[index]
+        return TimestampAndOffset(best.max_timestamp, best.max_offset, _epoch_or_none(best.leader_epoch))
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets by timestamp: the first record at or after the log start offset whose timestamp is
-        ``timestamp`` or later (``FileRecords.searchForTimestamp``), or None."""
+        ``timestamp`` or later (``FileRecords.searchForTimestamp``), or None. No batch is read: the batch
+        is found by the block maxima, the record by its steps (:meth:`StoredBatch.first_at_or_after`)."""
         start = self.log_start_offset
-        for entry in self.batches():
-            if entry.max_timestamp < timestamp or entry.last_offset < start:
-                continue
-            for record_offset, record_timestamp in _timestamps(entry):
-                if record_timestamp >= timestamp and record_offset >= start:
-                    return TimestampAndOffset(
-                        record_timestamp, record_offset, _epoch_or_none(entry.leader_epoch)
-                    )
+        entries = self._entries
+        index = self._first_at_least(timestamp, self._head)
+        while index is not None:
+            entry = entries[index]
+            if entry.last_offset >= start:
+                found = entry.first_at_or_after(timestamp, start)
+                if found is not None:
+                    return TimestampAndOffset(found[0], found[1], _epoch_or_none(entry.leader_epoch))
+            index = self._first_at_least(timestamp, index + 1)
         return None
 
     def __repr__(self) -> str:
@@ -545,21 +642,3 @@ def divergence_offset(follower: Log, leader: Log) -> int:
 
 def _epoch_or_none(epoch: int) -> int | None:
     return epoch if epoch >= 0 else None
-
-
-def _timestamps(entry: StoredBatch) -> Iterator[tuple[int, int]]:
-    """``(offset, timestamp)`` of each record of a batch. A synthetic run's records and a LogAppendTime
-    batch's all carry the batch's time; a CreateTime batch's records are read (decompressed if need
-    be). Without the codec's library the batch's records are taken to carry its MaxTimestamp (logged)."""
-    if entry.source is not None:
-        header = entry.header()
-        if not header.log_append_time:
-            try:
-                # The records section is the client's, untouched: read it from the source.
-                for record in read_batch_records(entry.source, header):
-                    yield record.offset, record.timestamp
-                return
-            except UnavailableCodec as missing:
-                log.info("timestamps of %r read from its header: %s", entry, missing)
-    for offset in range(entry.base_offset, entry.last_offset + 1):
-        yield offset, entry.max_timestamp

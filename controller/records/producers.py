@@ -21,6 +21,12 @@ batches, so a new leader, which holds the same batches as the old one up to its 
 state, and a replica rebuilds it after truncation (``UnifiedLog.rebuildProducerState``). Kafka also
 keeps snapshots, so a producer whose batches all left the log by retention is still known to it; a
 state rebuilt from the log alone forgets it, which only matters for a retry of a batch already gone.
+A leader keeps its state across retention and DeleteRecords, as Kafka does, and forgets a producer
+whose last batch is ``producer.id.expiration.ms`` old (looked at every
+``producer.id.expiration.check.interval.ms``, when the partition is next appended to or described), and
+beyond ``simulator.max.producers.per.partition`` producers the one
+that appended least recently and has no transaction open here (:class:`ProducerStates`). Each producer kept costs about 700 bytes (its
+entry and its last five batches' sequence ranges).
 
 **Transactions** (Kafka's ``ProducerAppendInfo.appendDataBatch`` and ``appendEndTxnMarker``): a producer's
 first transactional batch on a partition opens its transaction there (``currentTxnFirstOffset``); a
@@ -58,7 +64,9 @@ from protocol.errors import Refusal
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "MAX_PRODUCERS",
     "NUM_BATCHES_TO_RETAIN",
+    "PRODUCER_ID_EXPIRATION_CHECK_MS",
     "PRODUCER_ID_EXPIRATION_MS",
     "AbortedTxn",
     "BatchMetadata",
@@ -72,6 +80,10 @@ __all__ = [
 NUM_BATCHES_TO_RETAIN: Final = 5
 #: ``producer.id.expiration.ms`` default (1 day): a producer idle that long is forgotten.
 PRODUCER_ID_EXPIRATION_MS: Final = 86_400_000
+#: ``producer.id.expiration.check.interval.ms`` default (10 minutes): how often a leader looks.
+PRODUCER_ID_EXPIRATION_CHECK_MS: Final = 600_000
+#: ``simulator.max.producers.per.partition``'s default: the producers one partition replica keeps.
+MAX_PRODUCERS: Final = 10_000
 _INT32_MAX: Final = 2**31 - 1
 
 
@@ -146,12 +158,17 @@ class ProducerEntry:
 
 
 class ProducerStates:
-    """The producers of one partition replica (see the module docstring)."""
+    """The producers of one partition replica (see the module docstring), at most ``limit`` of them: past
+    it the producer that appended least recently is forgotten (Kafka keeps every producer until
+    ``producer.id.expiration.ms``; a client that asks a new producer id for each batch would make the
+    state grow without bound). A forgotten producer is one KIP-360 lets start again at any sequence."""
 
-    __slots__ = ("_aborted", "_completed", "_ongoing", "_producers")
+    __slots__ = ("_aborted", "_completed", "_ongoing", "_producers", "limit")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_PRODUCERS) -> None:
+        #: By producer id, the least recently appended first.
         self._producers: dict[int, ProducerEntry] = {}
+        self.limit = limit
         #: Open transactions: producer id -> first offset.
         self._ongoing: dict[int, int] = {}
         #: Completed transactions as (first offset, marker offset), in marker order (pruned by
@@ -161,9 +178,9 @@ class ProducerStates:
         self._aborted: list[AbortedTxn] = []
 
     @classmethod
-    def from_batches(cls, batches: Iterable[StoredBatch]) -> ProducerStates:
+    def from_batches(cls, batches: Iterable[StoredBatch], limit: int = MAX_PRODUCERS) -> ProducerStates:
         """The state a log's batches give, oldest first (what a replica has after appending them)."""
-        states = cls()
+        states = cls(limit)
         for batch in batches:
             if not batch.is_synthetic:
                 states.record_stored(batch)
@@ -300,9 +317,13 @@ class ProducerStates:
         batch's, ``base_offset`` the offset it got. A control batch is taken by :meth:`record_marker`."""
         if not header.has_producer_id:
             return
-        entry = self._producers.get(header.producer_id)
+        producers = self._producers
+        entry = producers.pop(header.producer_id, None)  # back in last: the most recently appended
         if entry is None:
-            entry = self._producers[header.producer_id] = ProducerEntry(header.producer_id)
+            entry = ProducerEntry(header.producer_id)
+            if len(producers) >= self.limit:
+                self._make_room()
+        producers[header.producer_id] = entry
         if header.is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = base_offset
             self._ongoing[header.producer_id] = base_offset
@@ -315,6 +336,20 @@ class ProducerStates:
                 header.max_timestamp,
             ),
         )
+
+    def _make_room(self) -> None:
+        """Forget the producers that appended least recently until one more fits under ``limit``; a
+        producer with a transaction open here is kept (its transaction holds the last stable offset)."""
+        producers = self._producers
+        excess = len(producers) - self.limit + 1
+        gone = []
+        for pid, entry in producers.items():
+            if len(gone) >= excess:
+                break
+            if entry.current_txn_first_offset is None:
+                gone.append(pid)
+        for pid in gone:
+            del producers[pid]
 
     def record_marker(
         self, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int, offset: int, timestamp: int

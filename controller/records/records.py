@@ -1,26 +1,33 @@
-"""The records inside v2 batches, for tests, the command line and the rare lookups that need them
-(ListOffsets by timestamp): not for the produce or fetch path, which never opens a batch.
+"""The records inside v2 batches, for tests and the command line (a leader reads the records of a batch
+it appends with :mod:`controller.records.validator`; no read path opens a batch).
 
 A record (Kafka's ``DefaultRecord``) is a varint length, then: attributes int8, timestamp delta varlong,
 offset delta varint, key (varint length, -1 for null, then bytes), value (likewise), and a varint count of
 headers, each a key (varint length, UTF-8) and a value (varint length, -1 for null). Varints are
-zig-zag encoded (``ByteUtils.readVarint``; read with :mod:`protocol.wire`'s readers). In a compressed batch the bytes after RecordsCount are one
-compressed block: gzip is read with the standard library; snappy (Kafka's xerial framing or a raw block),
-lz4 (the LZ4 frame format) and zstd with the ``python-snappy``, ``lz4`` and ``zstandard`` packages where
-they are installed (:func:`available_codecs`); a batch of a codec that is not is an
-:class:`UnavailableCodec`.
+zig-zag encoded (``ByteUtils.readVarint``; read with :mod:`protocol.wire`'s readers). In a compressed
+batch the bytes after RecordsCount are one compressed block, decompressed as the validator does
+(:func:`controller.records.validator.decompressed`: gzip, snappy in Kafka's xerial framing or a raw
+block, the LZ4 frame format, zstd; the ``python-snappy``, ``lz4`` and ``zstandard`` packages are the
+project's dependencies); a codec id that names no codec is an :class:`UnavailableCodec`.
 """
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from controller.records.batch import HEADER_SIZE, BatchHeader, Compression, iter_batches, read_header
+from controller.records.batch import (
+    HEADER_SIZE,
+    BatchHeader,
+    Compression,
+    control_marker,
+    iter_batches,
+    read_header,
+)
+from controller.records.validator import decompressed
 from protocol.wire import read_varint, read_varlong
 
 __all__ = [
@@ -54,69 +61,34 @@ class UnavailableCodec(LookupError):
     """A batch's codec has no library installed here (or its id names no codec)."""
 
 
-def _gzip(data: bytes | memoryview) -> bytes:
-    return gzip.decompress(data)
-
-
-def _snappy(data: bytes | memoryview) -> bytes:
-    snappy = _module("snappy")
-    raw = bytes(data)
-    if not raw.startswith(_XERIAL_MAGIC):
-        return bytes(snappy.decompress(raw))
-    out = []
-    position = _XERIAL_HEADER
-    while position < len(raw):
-        (size,) = _INT32.unpack_from(raw, position)
-        position += 4
-        out.append(snappy.decompress(raw[position : position + size]))
-        position += size
-    return b"".join(out)
-
-
-def _lz4(data: bytes | memoryview) -> bytes:
-    return bytes(_module("lz4.frame").decompress(bytes(data)))
-
-
-def _zstd(data: bytes | memoryview) -> bytes:
-    # A stream decompressor: producers need not write the content size into the frame.
-    return bytes(_module("zstandard").ZstdDecompressor().decompressobj().decompress(bytes(data)))
-
-
-_DECOMPRESSORS: Final[dict[int, tuple[str, Callable[[bytes | memoryview], bytes]]]] = {
-    Compression.GZIP: ("gzip", _gzip),
-    Compression.SNAPPY: ("snappy", _snappy),
-    Compression.LZ4: ("lz4.frame", _lz4),
-    Compression.ZSTD: ("zstandard", _zstd),
+_MODULES: Final[dict[int, str]] = {
+    Compression.GZIP: "zlib",
+    Compression.SNAPPY: "snappy",
+    Compression.LZ4: "lz4.frame",
+    Compression.ZSTD: "zstandard",
 }
-
-
-def _module(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        raise UnavailableCodec(f"reading this batch needs the {name.split('.')[0]} package") from None
 
 
 def available_codecs() -> frozenset[Compression]:
     """The codecs whose batches can be read here (NONE and GZIP always)."""
-    found = {Compression.NONE, Compression.GZIP}
-    for codec, (name, _) in _DECOMPRESSORS.items():
+    found = {Compression.NONE}
+    for codec, name in _MODULES.items():
         try:
-            _module(name)
-        except UnavailableCodec:
+            importlib.import_module(name)
+        except ImportError:
             continue
         found.add(Compression(codec))
     return frozenset(found)
 
 
 def decompress(codec: int, data: bytes | memoryview) -> bytes:
-    """The records section of a batch compressed with ``codec`` (a :class:`Compression` id)."""
+    """The records section of a batch compressed with ``codec`` (a :class:`Compression` id); ValueError
+    when the bytes do not decompress."""
     if codec == Compression.NONE:
         return bytes(data)
-    entry = _DECOMPRESSORS.get(codec)
-    if entry is None:
+    if codec not in _MODULES:
         raise UnavailableCodec(f"compression id {codec} names no codec")
-    return entry[1](data)
+    return decompressed(codec, memoryview(data))
 
 
 def _nullable_bytes(buffer: bytes, position: int) -> tuple[bytes | None, int]:
@@ -154,7 +126,8 @@ def read_batch_records(
         for _ in range(count):
             name, cursor = _nullable_bytes(body, cursor)
             header_value, cursor = _nullable_bytes(body, cursor)
-            headers.append(((name or b"").decode(), header_value))
+            # Kafka's clients replace bytes that are not UTF-8 (``Utils.utf8``).
+            headers.append(((name or b"").decode("utf-8", "replace"), header_value))
         if cursor != end:
             raise ValueError("a record's length does not match its fields")
         timestamp = (
@@ -171,3 +144,37 @@ def iter_records(records: bytes | bytearray | memoryview) -> Iterator[Record]:
     """Every record of every whole v2 batch in a ``records`` blob (a Fetch answer's, say), in order."""
     for header, batch in iter_batches(records):
         yield from read_batch_records(batch, header)
+
+
+def consumer_records(
+    records: bytes | bytearray | memoryview, aborted: Iterable[tuple[int, int]] | None = None
+) -> Iterator[tuple[BatchHeader, Record]]:
+    """The records of a Fetch answer's ``records`` a consumer keeps, with their batch's header, as Kafka's
+    consumer keeps them: control batches (transaction markers) skipped; given ``aborted``, the answer's
+    aborted transactions as (first offset, producer id), filtered as read_committed: a producer with an
+    aborted transaction starting at or before a batch's last offset has its transactional batches
+    dropped until its abort marker."""
+    pending = sorted(aborted or ())
+    dropping: set[int] = set()
+    for header, batch in iter_batches(records):
+        if header.has_producer_id:
+            while pending and pending[0][0] <= header.last_offset:
+                dropping.add(pending.pop(0)[1])
+            if header.is_control:
+                marker = control_marker(batch)
+                if marker is not None and not marker[0]:
+                    dropping.discard(header.producer_id)
+            elif header.is_transactional and header.producer_id in dropping:
+                continue
+        if header.is_control:
+            continue
+        yield from ((header, record) for record in read_batch_records(batch, header))
+
+
+def records_end(records: bytes | bytearray | memoryview) -> int:
+    """The offset after the last whole batch of ``records`` (0 when it holds none): where a consumer goes
+    on from, past the markers and aborted records it skipped."""
+    end = 0
+    for header, _ in iter_batches(records):
+        end = header.base_offset + header.last_offset_delta + 1
+    return end

@@ -200,10 +200,23 @@ class ShareCoordinator:
         """WriteShareGroupState (None: DeleteShareGroupState): appended at the key's coordinator and
         answered NONE once durable. While the coordinator loads, or has no leader, or when a move lost the
         record before it was durable, the write is tried again on the replication tick, as Kafka's persister
-        retries, until ``write_timeout_ms`` pass: then it is answered with the coordinator's error."""
+        retries, until ``write_timeout_ms`` pass: then it is answered with the coordinator's error. A record
+        appended but not yet durable when they pass (followers stopped, not yet out of the ISR) is answered
+        COORDINATOR_NOT_AVAILABLE then, as Kafka's coordinator runtime times a write out (it may still
+        become durable later)."""
         give_up = self.clock.now() + self.write_timeout_ms
+        answered = False
+        given = respond
+
+        def respond(error: ErrorCode) -> None:
+            nonlocal answered
+            if not answered:
+                answered = True
+                given(error)
 
         def attempt() -> None:
+            if answered:
+                return
             index = self.partition_of(key)
             error = self.check_partition(index, None)
             if error:
@@ -229,6 +242,7 @@ class ShareCoordinator:
             self._unanswered.setdefault(index, []).append(pending)
 
             def durable() -> None:
+                timeout.cancel()
                 waiting = self._unanswered.get(index, [])
                 if pending in waiting:
                     waiting.remove(pending)
@@ -237,6 +251,11 @@ class ShareCoordinator:
                 else:
                     respond(ErrorCode.NONE)
 
+            timeout = self.clock.call_at(
+                max(give_up, self.clock.now()),
+                lambda: respond(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+                "share state write times out",
+            )
             self.topic.wait(index, offset, durable)
 
         def retry(error: ErrorCode) -> None:

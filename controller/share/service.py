@@ -483,7 +483,12 @@ class ShareService:
             return error, message
         written = await self._persist(sp, topic_id)
         if written:
+            # Put back as it was; a lock that ended while the write was pending ends now (its timer found
+            # nothing acquired then), as Kafka's share-partition runs an expired lock's task when it rolls
+            # a state transition back (KAFKA-19476). Without it the record stayed acquired for good (found
+            # by the loss checker's share seed 0: never delivered again, never archived).
             sp.restore(*saved)
+            self._schedule_locks(sp)
             return written, "The share coordinator could not persist the acknowledgement."
         self._wake()
         return ErrorCode.NONE, None
@@ -537,6 +542,12 @@ class ShareService:
             self._locks.pop(key, None)
             current = self.partitions.get(key)
             if current is not sp:
+                # A new leader's share-partition took its place: the timer (one per share-partition key)
+                # is its now. Without this its locks never ended (found by the loss checker's share seed
+                # 23: a record acquired at the new leader before the old one's timer fired stayed
+                # acquired for good).
+                if current is not None:
+                    self._schedule_locks(current)
                 return
             limit = self.cluster.group_config(sp.group, "share.delivery.count.limit")
             if sp.expire(self.clock.now(), limit):
@@ -599,17 +610,44 @@ class ShareService:
     async def delete_state(self, group: str, topic: str) -> ErrorCode:
         """DeleteShareGroupOffsets of one topic, or a deleted group: its share-partitions' state goes."""
         t = self.cluster.topics.get(topic)
-        error = ErrorCode.NONE
+        keys = []
         for key in self.coordinator.keys_of(group):
             if t is None or key.split(":")[-2] != kafka_uuid(t.topic_id):
                 continue
-            index = int(key.rsplit(":", 1)[1])
-            if t is not None:
-                self.partitions.pop((group, topic, index), None)
-            future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
+            self.partitions.pop((group, topic, int(key.rsplit(":", 1)[1])), None)
+            keys.append(key)
+        errors = await self._tombstones(keys)
+        return next((e for e in reversed(errors) if e), ErrorCode.NONE)
+
+    async def _tombstones(self, keys: list[str]) -> list[ErrorCode]:
+        """Deletes the share-partition states of ``keys``, all written at once (Kafka's persister sends them
+        in one request): the answers, each within ``share.coordinator.write.timeout.ms``."""
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[ErrorCode]] = []
+        for key in keys:
+            future: asyncio.Future[ErrorCode] = loop.create_future()
             self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e))
-            error = await future or error
-        return error
+            futures.append(future)
+        return list(await asyncio.gather(*futures))
+
+    def topic_deleted(self, topic: str) -> None:
+        """A topic was deleted: its share-partitions leave the leaders' memory (their locks with them), and
+        the share coordinator writes a tombstone for every share-partition state whose topic id the
+        cluster no longer has, as Kafka's share coordinator does when the metadata shows the topic deleted
+        (KAFKA-19201), whatever the groups' states: a topic made again under the name is another
+        share-partition, which starts from ``share.auto.offset.reset``."""
+        for key in [key for key in self.partitions if key[1] == topic]:
+            del self.partitions[key]
+            timer = self._locks.pop(key, None)
+            if timer is not None:
+                timer.cancel()
+        live = {kafka_uuid(t.topic_id) for t in self.cluster.topics.values()}
+        self.coordinator.follow_all()
+        for key in sorted(self.coordinator.states):
+            parts = key.rsplit(":", 2)
+            if len(parts) == 3 and parts[1] not in live:
+                self.coordinator.write(key, None, lambda _error: None)
+        self._wake()
 
     async def delete_group(self, group: str) -> ErrorCode:
         error = self.groups.delete(group)
@@ -618,10 +656,7 @@ class ShareService:
         for key in list(self.partitions):
             if key[0] == group:
                 del self.partitions[key]
-        for key in self.coordinator.keys_of(group):
-            future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-            self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e))
-            await future
+        await self._tombstones(self.coordinator.keys_of(group))
         return ErrorCode.NONE
 
 

@@ -222,7 +222,9 @@ class TransactionCoordinator:
         if error:
             return error, None
         metadata = self.state_log.get(transactional_id)
-        if metadata is None or metadata.producer_id != producer_id:
+        # A producer epoch below 0: the id's first InitProducerId never completed (its append failed), so no
+        # producer holds this id yet (Kafka goes on and fails with an IllegalArgumentException).
+        if metadata is None or metadata.producer_id != producer_id or metadata.producer_epoch < 0:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
         if metadata.producer_epoch != producer_epoch:
             return ErrorCode.PRODUCER_FENCED, None

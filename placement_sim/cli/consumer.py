@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from controller.records.records import Record, iter_records
+from controller.records.records import Record, consumer_records, records_end
 from placement_sim.cli.group_member import GroupMember
 from placement_sim.cli.kafka_session import Failed, GaveUp, Retriable, Session, check
 from protocol.codes import ErrorCode
@@ -80,6 +80,7 @@ class ConsoleConsumer:
         max_messages: int | None = None,
         idle_timeout: float | None = None,
         out: Callable[[str], None] = print,
+        read_committed: bool = False,
     ) -> None:
         self.session = session
         self.topic = topic
@@ -91,6 +92,8 @@ class ConsoleConsumer:
         self.max_messages = max_messages
         self.idle_timeout = idle_timeout
         self.out = out
+        #: IsolationLevel 1: up to the last stable offset, without the records of aborted transactions.
+        self.read_committed = read_committed
         self.printed = 0
         self.positions: dict[int, int] = {}
         self._committed: dict[int, int] = {}
@@ -220,7 +223,7 @@ class ConsoleConsumer:
             "MaxWaitMs": wait_ms,
             "MinBytes": 1,
             "MaxBytes": FETCH_MAX_BYTES,
-            "IsolationLevel": 0,
+            "IsolationLevel": 1 if self.read_committed else 0,
             "SessionId": 0,
             "SessionEpoch": -1,
             "Topics": [
@@ -259,7 +262,11 @@ class ConsoleConsumer:
             return
         if code:
             check(code, None, f"{self.topic}-{partition}")  # Retriable, or Failed
-        for record in iter_records(answer["Records"] or b""):
+        data = answer["Records"] or b""
+        aborted = None
+        if self.read_committed:
+            aborted = [(t["FirstOffset"], t["ProducerId"]) for t in answer.get("AbortedTransactions") or ()]
+        for _, record in consumer_records(data, aborted):
             if record.offset < self.positions[partition]:
                 continue
             if self.max_messages is not None and self.printed >= self.max_messages:
@@ -268,6 +275,8 @@ class ConsoleConsumer:
             self.printed += 1
             self.positions[partition] = record.offset + 1
             self._last_progress = time.monotonic()
+        # Past the markers and the aborted records skipped, as Kafka's consumer moves on.
+        self.positions[partition] = max(self.positions[partition], records_end(data))
 
     # ------------------------------------------------------------------------------------ commits
 

@@ -1,5 +1,6 @@
 """What ``placement-sim consumer-groups`` does (:mod:`placement_sim.cli.commands.consumer_groups`), as
-``kafka-consumer-groups.sh`` does it: ListGroups from every broker; DescribeGroups, OffsetFetch,
+``kafka-consumer-groups.sh`` does it: ListGroups from every broker; ConsumerGroupDescribe (then
+DescribeGroups for a group that is not of the consumer group protocol), OffsetFetch,
 OffsetCommit (as an admin client: generation -1, no member) and DeleteGroups at each group's
 coordinator; ListOffsets at each partition's leader; retried as :mod:`placement_sim.cli.kafka_session`
 retries them. Tables have Kafka's columns and widths, without trailing blanks; messages are Kafka's.
@@ -14,12 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from placement_sim.cli.kafka_session import Failed, Retriable, Session, check, error_text
+from protocol.codes import ErrorCode
 from protocol.errors import error_by_code
 
 __all__ = ["STATES", "GroupAdmin"]
 
 LIST_GROUPS_VERSION = 4
 DESCRIBE_GROUPS_VERSION = 5
+CONSUMER_GROUP_DESCRIBE_VERSION = 0
 OFFSET_FETCH_VERSION = 7
 OFFSET_COMMIT_VERSION = 7
 DELETE_GROUPS_VERSION = 2
@@ -87,6 +90,11 @@ class GroupAdmin:
         return sorted(found.items())
 
     async def _group(self, group_id: str) -> _Group:
+        """The group as Kafka's admin client describes it: ConsumerGroupDescribe, and DescribeGroups for a
+        group that is no group of the consumer group protocol (KIP-848)."""
+        found = await self._consumer_group(group_id)
+        if found is not None:
+            return found
         from placement_sim.cli.group_member import decode_assignment  # the consumer protocol's specs
 
         async def ask() -> tuple[int, dict[str, Any]]:
@@ -110,6 +118,34 @@ class GroupAdmin:
                 partitions = {}
             members.append(_Member(m["MemberId"], m["ClientId"], m["ClientHost"], partitions))
         return _Group(group_id, described["GroupState"], described["ProtocolData"], node, members)
+
+    async def _consumer_group(self, group_id: str) -> _Group | None:
+        """A group of the consumer group protocol (ConsumerGroupDescribe), or None for any other id."""
+
+        async def ask() -> tuple[int, dict[str, Any] | None]:
+            node = await self.session.coordinator(group_id)
+            answer = await self.session.send(
+                node,
+                "ConsumerGroupDescribeRequest",
+                {"GroupIds": [group_id], "IncludeAuthorizedOperations": False},
+                CONSUMER_GROUP_DESCRIBE_VERSION,
+            )
+            [described] = answer["Groups"]
+            if described["ErrorCode"] == ErrorCode.GROUP_ID_NOT_FOUND:
+                return node, None
+            check(described["ErrorCode"], described["ErrorMessage"], f"group {group_id}")
+            return node, described
+
+        node, described = await self._retry(f"group {group_id}", ask)
+        if described is None:
+            return None
+        members = []
+        for m in described["Members"]:
+            partitions: dict[str, list[int]] = {}
+            for t in m["Assignment"]["TopicPartitions"]:
+                partitions.setdefault(t["TopicName"], []).extend(sorted(t["Partitions"]))
+            members.append(_Member(m["MemberId"], m["ClientId"], m["ClientHost"], partitions))
+        return _Group(group_id, described["GroupState"], described["AssignorName"], node, members)
 
     async def _committed(self, group_id: str) -> dict[tuple[str, int], int]:
         async def ask() -> dict[tuple[str, int], int]:

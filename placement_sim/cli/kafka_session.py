@@ -288,12 +288,14 @@ class Session:
             )
         return found
 
-    async def coordinator(self, group: str) -> int:
-        """The broker coordinating ``group`` (FindCoordinator; Retriable while there is none)."""
+    async def coordinator(self, group: str, key_type: int = 0) -> int:
+        """The broker coordinating ``group`` (``key_type`` 1: the transactional id ``group``)
+        (FindCoordinator; Retriable while there is none)."""
         response = await self.send(
-            None, "FindCoordinatorRequest", {"Key": group, "KeyType": 0}, FIND_COORDINATOR_VERSION
+            None, "FindCoordinatorRequest", {"Key": group, "KeyType": key_type}, FIND_COORDINATOR_VERSION
         )
-        check(response["ErrorCode"], response.get("ErrorMessage"), f"group {group}: FindCoordinator")
+        what = "transactional id" if key_type == 1 else "group"
+        check(response["ErrorCode"], response.get("ErrorMessage"), f"{what} {group}: FindCoordinator")
         node = int(response["NodeId"])
         self._brokers[node] = (response["Host"], response["Port"])
         return node

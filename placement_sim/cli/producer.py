@@ -6,6 +6,11 @@ without one). Records wait in their partition's batch for at most ``linger`` sec
 holds ``batch_size`` bytes, then go to the partition's leader; one batch per partition is in flight at a
 time, so a partition's records keep their order. With ``acks=all`` the producer is idempotent (as Kafka's
 producers are by default): a batch sent again after a timeout or a lost connection is written once.
+With a transactional id (``--transactional-id``, Kafka's ``transactional.id``) the whole input is one
+transaction, as kcat's ``-X transactional.id`` producer runs it: InitProducerId from the transactional
+id's coordinator first (fencing an older producer of the same id), AddPartitionsToTxn before a
+partition's first batch, and at the end EndTxn: committed, or aborted when a record could not be written
+or on Ctrl-C.
 
 A batch answered with a retriable error (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT,
 ...) or whose broker cannot be reached is sent again with fresh metadata until ``delivery_timeout`` after
@@ -18,19 +23,27 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from controller.records.batch import client_batch
 from placement_sim.cli.kafka_session import Failed, Retriable, Session, check
 from protocol.partitioner import DEFAULT_BATCH_SIZE, StickyPartitioner
 
+log = logging.getLogger(__name__)
+
 __all__ = ["ConsoleProducer", "Line", "record_size"]
 
 PRODUCE_VERSION = 9
 INIT_PRODUCER_ID_VERSION = 3
+ADD_PARTITIONS_TO_TXN_VERSION = 3
+END_TXN_VERSION = 3
+#: The transaction's ``transaction.timeout.ms`` (Kafka's producer default).
+TRANSACTION_TIMEOUT_MS = 60_000
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,7 @@ class ConsoleProducer:
         request_timeout_ms: int = 1500,
         delivery_timeout: float = 30.0,
         seed: int | None = None,
+        transactional_id: str | None = None,
     ) -> None:
         self.session = session
         self.topic = topic
@@ -118,6 +132,10 @@ class ConsoleProducer:
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._idempotence: _Idempotence | None = None
         self._idempotent = acks == -1
+        self.transactional_id = transactional_id
+        #: The partitions added to the transaction; whether a record of it failed (it can only abort).
+        self._in_transaction: set[int] = set()
+        self._doomed = False
 
     # ------------------------------------------------------------------------------------ input
 
@@ -143,6 +161,74 @@ class ConsoleProducer:
                 f"{self.topic}-{self.partition}: no such partition (the topic has partitions "
                 f"0-{self._partitions - 1})"
             )
+        if self.transactional_id is not None:
+            await self.session.retry(
+                f"transactional id {self.transactional_id}", self._init_transactions, deadline
+            )
+
+    # ------------------------------------------------------------------------------------ transactions
+
+    async def _coordinated(self, name: str, body: dict[str, object], version: int) -> dict[str, Any]:
+        """``name`` sent to the transactional id's coordinator (found again at each attempt)."""
+        assert self.transactional_id is not None
+        coordinator = await self.session.coordinator(self.transactional_id, key_type=1)
+        return await self.session.send(coordinator, name, body, version)
+
+    async def _init_transactions(self) -> None:
+        """InitProducerId with the transactional id (``initTransactions``): the producer id and epoch."""
+        body = {
+            "TransactionalId": self.transactional_id,
+            "TransactionTimeoutMs": TRANSACTION_TIMEOUT_MS,
+            "ProducerId": -1,
+            "ProducerEpoch": -1,
+        }
+        response = await self._coordinated("InitProducerIdRequest", body, INIT_PRODUCER_ID_VERSION)
+        check(response["ErrorCode"], None, f"transactional id {self.transactional_id}: InitProducerId")
+        self._idempotence = _Idempotence(response["ProducerId"], response["ProducerEpoch"])
+
+    async def _add_partition(self, state: _Idempotence, partition: int) -> None:
+        """AddPartitionsToTxn before the partition's first batch."""
+        body = {
+            "V3AndBelowTransactionalId": self.transactional_id,
+            "V3AndBelowProducerId": state.producer_id,
+            "V3AndBelowProducerEpoch": state.epoch,
+            "V3AndBelowTopics": [{"Name": self.topic, "Partitions": [partition]}],
+        }
+        response = await self._coordinated("AddPartitionsToTxnRequest", body, ADD_PARTITIONS_TO_TXN_VERSION)
+        for topic in response["ResultsByTopicV3AndBelow"]:
+            for answer in topic["ResultsByPartition"]:
+                check(answer["PartitionErrorCode"], None, f"{self.topic}-{partition}: AddPartitionsToTxn")
+        self._in_transaction.add(partition)
+
+    async def end_transaction(self, commit: bool) -> int:
+        """Commits the transaction (aborts it when ``commit`` is false or a record of it failed), printing
+        how it ended: 0, or 1 when it was aborted or could not end. Nothing without a transactional id."""
+        if self.transactional_id is None or self._idempotence is None:
+            return 0
+        commit = commit and not self._doomed
+        if self._in_transaction:  # as Kafka's producer, no EndTxn for a transaction without partitions
+            state = self._idempotence
+            body = {
+                "TransactionalId": self.transactional_id,
+                "ProducerId": state.producer_id,
+                "ProducerEpoch": state.epoch,
+                "Committed": commit,
+            }
+
+            async def end() -> None:
+                response = await self._coordinated("EndTxnRequest", body, END_TXN_VERSION)
+                check(response["ErrorCode"], None, f"transactional id {self.transactional_id}: EndTxn")
+
+            try:
+                await self.session.retry(
+                    f"transactional id {self.transactional_id}", end, time.monotonic() + self.delivery_timeout
+                )
+            except Failed as failure:
+                print(f"placement-sim: {failure}", file=sys.stderr, flush=True)
+                return 1
+        ended = "committed" if commit else "aborted"
+        print(f"transaction {self.transactional_id}: {ended}", flush=True)
+        return 0 if commit else 1
 
     def add(self, line: Line) -> None:
         """Puts a record in its partition's open batch (sealed when full; a timer seals it after linger)."""
@@ -158,6 +244,15 @@ class ConsoleProducer:
         size = record_size(len(batch.lines), line.key, line.value)
         batch.lines.append(line)
         batch.size += size
+        log.debug(
+            "line %d: %s-%d, %d record(s) held (sent when %d bytes or after %g ms)",
+            line.number,
+            self.topic,
+            partition,
+            len(batch.lines),
+            self.batch_size,
+            self.linger * 1000,
+        )
         if self.partition is None and line.key is None:
             self.partitioner.produced(size, self._partitions, self._available)
         if batch.size >= self.batch_size:
@@ -197,7 +292,9 @@ class ConsoleProducer:
                 )
             except Failed as failure:
                 self._report(batch, str(failure).removeprefix(f"{self.topic}-{partition}: "))
-                if self._idempotence is not None:
+                if self.transactional_id is not None:
+                    self._doomed = True  # the transaction can only abort now
+                elif self._idempotence is not None:
                     self._idempotence = None  # the sequence has a hole: a new producer id starts again
             else:
                 last = base + len(batch.lines) - 1
@@ -226,16 +323,27 @@ class ConsoleProducer:
 
     async def _produce(self, batch: _Batch) -> int:
         """One attempt at writing ``batch``: its base offset, or Retriable / Failed."""
+        if self._doomed:
+            raise Failed(
+                f"{self.topic}-{batch.partition}: not sent: the transaction aborts (a record failed)"
+            )
         state = await self._idempotence_state()
         producer = None
         if state is not None:
             producer = (state.producer_id, state.epoch, state.sequences.get(batch.partition, 0))
+            if self.transactional_id is not None and batch.partition not in self._in_transaction:
+                await self._add_partition(state, batch.partition)
         leader = await self.session.leader(self.topic, batch.partition)
-        records = client_batch([(line.key, line.value) for line in batch.lines], batch.timestamp_ms, producer)
+        records = client_batch(
+            [(line.key, line.value) for line in batch.lines],
+            batch.timestamp_ms,
+            producer,
+            transactional=self.transactional_id is not None,
+        )
         left_ms = int((batch.deadline - time.monotonic()) * 1000)
         timeout_ms = max(1, min(self.request_timeout_ms, left_ms))
         request = {
-            "TransactionalId": None,
+            "TransactionalId": self.transactional_id,
             "Acks": self.acks,
             "TimeoutMs": timeout_ms,
             "TopicData": [

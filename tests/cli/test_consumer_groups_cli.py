@@ -204,3 +204,64 @@ def test_delete_groups(server, capsys) -> None:
 def test_option_mistakes_are_usage_errors(server, capsys, argv, problem) -> None:
     code, _, err = run(capsys, server, *argv)
     assert code == 2 and problem in err and "Traceback" not in err
+
+
+def test_a_group_of_the_consumer_group_protocol_is_described_reset_and_deleted(server, capsys) -> None:
+    """A librdkafka consumer with ``group.protocol=consumer`` (KIP-848): described as Kafka's tool does
+    through ConsumerGroupDescribe (its assignor, members and assignment), then, once it has left, its
+    offsets reset and the group deleted."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "group.id": "next",
+            "group.protocol": "consumer",
+            "client.id": "kip848-reader",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 5000,
+        }
+    )
+    try:
+        consumer.subscribe(["orders"])
+        read: list[object] = []
+
+        def four_read() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                read.append(message)
+            return len(read) >= 4
+
+        server.wait_until(four_read, timeout=30)
+        consumer.commit(asynchronous=False)
+        server.wait_until(lambda: (server.group_state("next") or {}).get("state") == "Stable", timeout=30)
+        [member] = server.group_state("next")["members"]
+        code, out, _ = run(capsys, server, "--describe", "--group", "next", "--state")
+        assert code == 0 and re.search(r"\nnext +127\.0\.0\.1:\d+ \(\d\) +uniform +Stable +1\n$", out)
+        code, out, _ = run(capsys, server, "--describe", "--group", "next", "--members")
+        assert code == 0
+        assert re.fullmatch(
+            rf"\nGROUP +CONSUMER-ID +HOST +CLIENT-ID +#PARTITIONS +ASSIGNMENT\n"
+            rf"next +{member} +/127\.0\.0\.1 +kip848-reader +2 +orders\(0,1\)\n",
+            out,
+        )
+    finally:
+        consumer.close()
+    committed = server.committed_offsets("next")
+    assert sum(committed.values()) >= 4
+    server.wait_until(lambda: (server.group_state("next") or {}).get("state") == "Empty", timeout=30)
+    code, out, err = run(capsys, server, "--describe", "--group", "next")
+    ends = _ends(server)
+    assert code == 0 and "Consumer group 'next' has no active members." in err
+    assert [line.split()[:5] for line in out.splitlines()[2:]] == [
+        ["next", "orders", str(p), str(committed[("orders", p)]), str(ends[p])]
+        for p in sorted(p for _, p in committed)
+    ]
+    code, out, _ = run(
+        capsys, server, "--reset-offsets", "--group", "next", "--all-topics", "--to-earliest", "--execute"
+    )
+    assert code == 0 and server.committed_offsets("next") == {tp: 0 for tp in committed}
+    code, out, _ = run(capsys, server, "--delete", "--group", "next")
+    assert (code, out) == (0, "Deletion of requested consumer groups ('next') was successful.\n")
+    assert server.group_state("next") is None and server.committed_offsets("next") == {}

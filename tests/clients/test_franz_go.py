@@ -161,9 +161,11 @@ def test_a_leader_crash_loses_no_acknowledged_record_and_a_consumer_reads_each_o
         assert offsets == sorted(offsets) and len(offsets) == len(set(offsets))
 
 
-def test_a_group_goes_on_through_a_coordinator_crash(server: ServerThread) -> None:
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_group_goes_on_through_a_coordinator_crash(server: ServerThread, protocol: str) -> None:
+    """``consumer``: franz-go's KIP-848 group (kgo's ServerSideBalancer), the coordinator assigning."""
     topic = new_topic(server, LAYOUT)
-    group = "franz-group"
+    group = f"franz-group-{protocol}"
     crashed: list[int] = []
 
     def crash(message: dict[str, Any]) -> None:
@@ -175,6 +177,7 @@ def test_a_group_goes_on_through_a_coordinator_crash(server: ServerThread) -> No
         server,
         "group",
         *("-topic", topic, "-partitions", "3", "-records", str(RECORDS), "-group", group),
+        *(["-server-side"] if protocol == "consumer" else []),
         on_wait={"crash-coordinator": crash},
     )
     assert crashed == [r["coordinator_before"]] and r["coordinator_after"] != r["coordinator_before"]
@@ -199,3 +202,5 @@ def test_a_group_goes_on_through_a_coordinator_crash(server: ServerThread) -> No
     assert r["committed"] == ends
     assert server.committed_offsets(group) == {(topic, p): ends[str(p)] for p in range(3)}
     assert server.lost_commits() == []
+    state = server.group_state(group)
+    assert state is not None and state.get("type", "classic") == protocol

@@ -20,7 +20,14 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from controller.embedded import ServerThread
-from tests.support.groups import coordinator_of, disjoint_and_complete, group_cluster, wait_for
+from tests.support.groups import (
+    BROKERS,
+    GROUP_PROPERTIES,
+    coordinator_of,
+    disjoint_and_complete,
+    group_cluster,
+    wait_for,
+)
 
 CLIENT = "confluent-kafka groups"
 TIMEOUT = 20.0
@@ -172,11 +179,21 @@ class _Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
-def test_a_consumer_of_the_new_group_protocol_is_refused_and_never_sends_a_heartbeat_on_68(
-    server: ServerThread,
+@pytest.fixture
+def forced() -> Iterator[ServerThread]:
+    """A server whose apiKey 68 is CreateReplicaPlacement for every connection (``simulator.apikey.68``)."""
+    properties = {**GROUP_PROPERTIES, "simulator.apikey.68": "CreateReplicaPlacement"}
+    with ServerThread.start(brokers=BROKERS, seed=5, properties=properties) as started:
+        yield started
+
+
+def test_with_apikey_68_forced_to_create_replica_placement_librdkafka_refuses_kip_848_itself(
+    forced: ServerThread,
 ) -> None:
-    """apiKey 68 is CreateReplicaPlacement here: librdkafka is not offered it, so it refuses KIP-848 itself
-    (see controller/handlers/api_versions.py) and no ConsumerGroupHeartbeat reaches the server."""
+    """With apiKey 68 forced to be CreateReplicaPlacement, librdkafka (which names itself in ApiVersions)
+    is not offered 68 at all (v0 would read to it as ConsumerGroupHeartbeat v0): it refuses
+    ``group.protocol=consumer`` itself and no request on 68 reaches the server."""
+    server = forced
     lines = _Lines()
     client_log = logging.getLogger("librdkafka-kip848")
     client_log.addHandler(lines)

@@ -1,10 +1,13 @@
-"""A classic consumer group of Kafka's Java consumers (kafka-clients, the pinned 4.x release) through the
-crash of its coordinator: the members find the new coordinator, the group goes on from its committed
+"""A consumer group of Kafka's Java consumers (kafka-clients, the pinned 4.x release), of the classic
+protocol and of the consumer group protocol (KIP-848, ``group.protocol=consumer``), through the crash of its
+coordinator: the members find the new coordinator, the group goes on from its committed
 offsets, every record is read, the committed offsets reach the end of every partition, and no record a
 successful commit covered is read again (records read after the last successful commit may be: at least
 once)."""
 
 from __future__ import annotations
+
+import pytest
 
 from harness.java_clients import JavaProgram
 from tests.clients.java_support import java_cluster
@@ -28,13 +31,16 @@ def read_again_after_commit(events: list[dict]) -> list[tuple[int, int]]:
     return again
 
 
-def test_a_classic_group_goes_on_through_a_coordinator_crash() -> None:
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_group_goes_on_through_a_coordinator_crash(protocol: str) -> None:
     with java_cluster() as server:
         with JavaProgram(
-            "GroupFailover", [server.bootstrap, TOPIC, GROUP, str(RECORDS), str(MEMBERS)]
+            "GroupFailover", [server.bootstrap, TOPIC, GROUP, str(RECORDS), str(MEMBERS), protocol]
         ) as program:
             produced = program.expect("produced", timeout=120)
             program.expect("third", timeout=120)
+            state = server.group_state(GROUP)
+            assert state is not None and state.get("type", "classic") == protocol
             coordinator = coordinator_of(server, GROUP)
             server.stop_broker(coordinator, "crash")
             final = program.expect("final", timeout=240)

@@ -283,6 +283,61 @@ async def test_a_topics_retention_bytes_applies_when_it_is_lower() -> None:
         await sim.close()
 
 
+def test_describe_producers_lists_producers_until_they_expire():
+    """As Kafka: a producer whose batches retention removed is still listed (its state outlives them), until
+    it appended nothing for producer.id.expiration.ms (default a day, pinned)."""
+    from controller.config import ServerConfig
+    from controller.embedded import ServerThread
+    from protocol.client import BlockingClient
+    from tests.controller.records.batches import build as build_batch
+
+    assert ServerConfig().producer_id_expiration_ms == 86_400_000
+    props = {
+        "producer.id.expiration.ms": "1000",
+        "producer.id.expiration.check.interval.ms": "100",
+        "simulator.log.max.bytes": "200",
+    }
+    with ServerThread.start(brokers=[(0, None)], clock="virtual", properties=props) as server:
+        server.call(lambda: server.server.controller.cluster.add_topic("idem", [[0]]))
+        with BlockingClient.connect(server.bootstrap) as client:
+
+            def produce(producer: tuple[int, int, int]) -> int:
+                batch = build_batch(2, producer=producer, value_size=100)
+                now = server.call(server.server.controller.data_path.now_ms)
+                batch = rewrite_timestamps(batch, now)
+                request = {
+                    "Acks": 1,
+                    "TimeoutMs": 1000,
+                    "TopicData": [{"Name": "idem", "PartitionData": [{"Index": 0, "Records": batch}]}],
+                }
+                return client.send("ProduceRequest", request, version=9)["Responses"][0][
+                    "PartitionResponses"
+                ][0]["ErrorCode"]
+
+            def listed() -> list[int]:
+                answer = client.send(
+                    "DescribeProducersRequest", {"Topics": [{"Name": "idem", "PartitionIndexes": [0]}]}
+                )
+                return [p["ProducerId"] for p in answer["Topics"][0]["Partitions"][0]["ActiveProducers"]]
+
+            assert produce((7, 0, 0)) == 0
+            server.advance(600)
+            for seq in range(0, 20, 2):
+                assert produce((8, 0, seq)) == 0  # retention (200 bytes) drops producer 7's batch
+            data_path = server.server.controller.data_path
+            topic = server.server.controller.cluster.topics["idem"]
+            assert server.call(lambda: data_path.log_of(topic.partitions[0], 0).log_start_offset) > 0
+            assert listed() == [7, 8]
+            server.advance(500)  # producer 7 idle 1.1 s, producer 8 0.5 s
+            assert listed() == [8]
+
+
+def rewrite_timestamps(batch: bytes, now: int) -> bytes:
+    from tests.controller.records.batches import rewrite
+
+    return rewrite(batch, base_timestamp=now, max_timestamp=now)
+
+
 async def test_acks_1_records_lost_by_an_unclean_election_are_labelled_unclean() -> None:
     """The cause names the kind of election (an unclean one: its new leader was outside the ISR), not
     whether committed records went with it: here the new leader holds every committed record and only
@@ -369,5 +424,33 @@ async def test_an_unclean_loss_inside_a_run_ends_at_the_last_committed_record() 
         [lost] = data.lost_records()
         assert (lost.first_offset, lost.last_offset, lost.acks) == (5, 9, -1)
         assert lost.cause.startswith("unclean election: leader 2")
+    finally:
+        await sim.close()
+
+
+async def test_an_acks_all_wait_through_an_isr_below_the_minimum_succeeds_once_the_isr_covers_it() -> None:
+    """A follower's broker is fenced while an acks=all batch waits: the ISR falls below
+    min.insync.replicas and the high watermark stays; the broker comes back, catches up and rejoins, and
+    the wait ends NONE in the step that moves the high watermark past the batch, the ISR at the minimum
+    again. Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND (the ISR found below the minimum when the high
+    watermark already covers the batch: a race between two threads) is never the answer
+    (docs/fidelity.md)."""
+    sim, data = await _sim(**{"min.insync.replicas": "3"})
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        await sim.dynamics.set_replication(2, records_per_s=0)
+        waiting = _produce(sim, data, 2)
+        await sim.fence(2)
+        p = sim.p("t")
+        assert (p.isr, p.high_watermark) == ([0, 1], 0)
+        assert waiting.replicated is not None and not waiting.replicated.done()
+        await sim.restart(2)
+        await sim.dynamics.set_replication(2, records_per_s=None)
+        for _ in range(100):
+            if waiting.replicated.done():
+                break
+            await sim.dynamics.advance(100)
+        assert waiting.replicated.result() is ErrorCode.NONE
+        assert (sorted(p.isr), p.high_watermark) == ([0, 1, 2], 2)
     finally:
         await sim.close()

@@ -13,7 +13,7 @@ import pytest
 
 from placement_sim.cli.main import main
 from placement_sim.pipeline.failover import FAILURE_KINDS, FailoverPlan, Timeline
-from placement_sim.pipeline.failover_report import best_per_failure, failover_sentences
+from placement_sim.pipeline.failover_report import UNIT, best_per_failure, failover_sentences, heatmap_figure
 from placement_sim.pipeline.grid import GridError, grid_from_mapping, parse_grid
 from placement_sim.pipeline.records import TIMING_COLUMNS
 from placement_sim.pipeline.runner import run_scenario
@@ -402,6 +402,27 @@ def test_pairs_that_tie_on_every_measure_are_written_as_a_tie() -> None:
         "the fewest under-replicated partition-seconds (0.50) breaks the tie: <b>striped</b> placement with the "
         "<b>fluvio</b> election policy."
     )
+
+
+def test_the_heat_map_has_a_colour_bar_with_its_unit_readable_figures_and_every_tied_best_outlined() -> None:
+    impact = pd.DataFrame(
+        {
+            "failure": ["broker"] * 4,
+            "policy": ["fluvio", "fluvio", "kafka", "kafka"],
+            "placer": ["legacy", "striped", "legacy", "striped"],
+            "leaderless_partition_s_mean": [0.0, 0.0, 3.0, 12.5],
+            "offline_worst_mean": [0.0, 0.0, 1.0, 1.0],
+            "under_replicated_partition_s_mean": [5.0, 5.0, 0.0, 0.0],
+        }
+    )
+    figure = heatmap_figure(impact)
+    panel, bar = figure.axes  # one failure kind, and its colour bar
+    assert bar.get_ylabel() == UNIT and "partition-seconds" in UNIT
+    assert bar.get_ylim() == (0.0, 12.5)  # the scale runs from 0 to the worst cell
+    figures = {t.get_text(): t.get_fontsize() for t in panel.texts}
+    assert set(figures) == {"0.00", "3.00", "12.5"} and min(figures.values()) >= 10
+    outlined = sorted((r.get_x() + 0.46, r.get_y() + 0.46) for r in panel.patches)
+    assert outlined == [(0.0, 0.0), (0.0, 1.0)]  # both 0.0 cells (fluvio: legacy and striped) tie
 
 
 def test_the_report_shows_a_heat_map_and_a_sentence_per_failure_kind(tmp_path: Path) -> None:

@@ -2,23 +2,61 @@
 (with awkward values: extremes, long strings, big arrays; and a few ElectLeaders and CreateTopics whose
 arrays and strings grow toward the frame limit), and those same frames mutated, cut, resized, and pure
 noise. Plain ``random.Random`` (not hypothesis) so that tens of thousands of frames cost
-little and a seed gives the same stream."""
+little and a seed gives the same stream.
+
+With a :class:`FuzzContext` (what the server holds: real topics and their partitions, a live group
+with its member id and generation), the frames name those half the time, so that they reach the code
+behind the lookups; and every ``Records`` field is a real record batch (of every codec, timestamps
+near now), mutated a third of the time with its CRC made right again, so that the validator sees
+batches that pass the CRC check and are wrong inside."""
 
 from __future__ import annotations
 
 import random
 import struct
+import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
+
+from crc32c import crc32c
 
 from protocol import UNKNOWN_TAGGED_FIELDS, EncodeError, Schemas
 from protocol.framing import encode_request
 from protocol.structs import Array, KafkaStruct, NullableStruct
 from protocol.types import Boolean, Bytes, Float64, Integer, KafkaType, String, Uuid
 
-__all__ = ["FrameSource"]
+__all__ = ["FrameSource", "FuzzContext"]
 
 _WORDS = ["t", "orders", "a.b_c", "x" * 249, "bad name", "", "..", "tópico", "\n", "\x00"]
+
+
+@dataclass(frozen=True)
+class FuzzContext:
+    """What the fuzzed server holds: ``topics`` (name -> partitions) and a live classic group."""
+
+    topics: dict[str, int] = field(default_factory=dict)
+    group_id: str | None = None
+    member_id: str | None = None
+    generation: int = -1
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "topics": self.topics,
+            "group_id": self.group_id,
+            "member_id": self.member_id,
+            "generation": self.generation,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> FuzzContext | None:
+        return None if data is None else cls(**data)
+
+
+#: Field names that name a topic, a partition, a group, a member, a generation.
+_TOPIC_FIELDS = frozenset({"Name", "Topic", "TopicName"})
+_PARTITION_FIELDS = frozenset({"PartitionIndex", "Partition", "Index"})
+_CODECS = (0, 1, 2, 3, 4)
 
 
 #: One valid frame in this many is grown toward the frame limit (:meth:`FrameSource.grown`), the first
@@ -31,9 +69,16 @@ class FrameSource:
     the server's ``socket.request.max.bytes``: grown frames come near it (and a few pass it)."""
 
     def __init__(
-        self, schemas: Schemas, apis: dict[int, tuple[int, int]], seed: int, max_frame: int = 1 << 20
+        self,
+        schemas: Schemas,
+        apis: dict[int, tuple[int, int]],
+        seed: int,
+        max_frame: int = 1 << 20,
+        context: FuzzContext | None = None,
     ) -> None:
         self.schemas = schemas
+        self.context = context
+        self._topics = sorted(context.topics.items()) if context is not None else []
         self.apis = sorted(apis.items())
         self.rng = random.Random(seed)
         self.seed = seed
@@ -77,6 +122,8 @@ class FrameSource:
                 return rng.choice(_WORDS)
             return f"{name.lower() or 's'}-{rng.randint(0, 30)}"
         if isinstance(kind, Bytes):
+            if name == "Records" and self.context is not None and rng.random() < 0.9:
+                return self.record_batch()
             return None if kind.nullable and rng.random() < 0.2 else rng.randbytes(rng.randint(0, 16))
         if isinstance(kind, Array):
             if kind.nullable and rng.random() < 0.2:
@@ -94,8 +141,66 @@ class FrameSource:
             value = {f.name: self.value(f.type, f.name) for f in (*kind.fields, *kind.tagged)}
             if kind.tags is not None and rng.random() < 0.05:
                 value[UNKNOWN_TAGGED_FIELDS] = {99: b"\x01"}
+            if self.context is not None:
+                self._realistic(value)
             return value
         raise TypeError(f"no value for {kind!r}")
+
+    def _realistic(self, value: dict[str, Any]) -> None:
+        """Half the time, names and ids the server knows in place of drawn ones (see the module docstring)."""
+        rng, context = self.rng, self.context
+        assert context is not None
+        partitions = None
+        for key in value.keys() & _TOPIC_FIELDS:
+            if self._topics and isinstance(value[key], str) and rng.random() < 0.5:
+                name, partitions = rng.choice(self._topics)
+                value[key] = name
+        for key in value.keys() & _PARTITION_FIELDS:
+            if isinstance(value[key], int) and rng.random() < 0.5:
+                value[key] = rng.randrange(partitions or max((n for _, n in self._topics), default=1))
+        if context.group_id is not None:
+            if "GroupId" in value and rng.random() < 0.5:
+                value["GroupId"] = context.group_id
+            if "MemberId" in value and rng.random() < 0.5:
+                value["MemberId"] = context.member_id
+            if "GenerationId" in value and rng.random() < 0.5:
+                value["GenerationId"] = context.generation
+            if "GenerationIdOrMemberEpoch" in value and rng.random() < 0.5:
+                value["GenerationIdOrMemberEpoch"] = context.generation
+
+    def record_batch(self) -> bytes:
+        """A real record batch (kafka-python's builder; every codec; timestamps near now), a third of the
+        time with bytes of its records or header changed and its CRC made right again."""
+        from kafka.record.default_records import DefaultRecordBatchBuilder
+
+        rng = self.rng
+        codec = rng.choice(_CODECS)
+        producer = (-1, -1, -1) if rng.random() < 0.7 else (rng.randrange(8), 0, rng.randrange(4))
+        builder = DefaultRecordBatchBuilder(
+            magic=2,
+            compression_type=codec,
+            is_transactional=False,
+            producer_id=producer[0],
+            producer_epoch=producer[1],
+            base_sequence=producer[2],
+            batch_size=1 << 20,
+        )
+        now = int(time.time() * 1000)
+        for offset in range(rng.choice([1, 1, 2, 5, 40])):
+            value = rng.choice([b"", b"v" * rng.randint(1, 300), rng.randbytes(rng.randint(0, 64))])
+            headers = [("h", b"x")] if rng.random() < 0.2 else []
+            key = None if rng.random() < 0.3 else b"k%d" % offset
+            builder.append(offset, now + rng.randint(-1000, 1000), key, value, headers)
+        data = bytearray(builder.build())
+        roll = rng.random()
+        if roll < 0.33 and len(data) > 61:
+            for _ in range(rng.randint(1, 3)):
+                data[rng.randrange(61 if rng.random() < 0.8 else 21, len(data))] = rng.randrange(256)
+            struct.pack_into(">I", data, 17, crc32c(memoryview(data)[21:]))
+        elif roll < 0.40:  # the records count or last offset delta a lie, the CRC right
+            struct.pack_into(">i", data, 57, rng.choice([0, 2, 5, 2**31 - 1, -1]))
+            struct.pack_into(">I", data, 17, crc32c(memoryview(data)[21:]))
+        return bytes(data)
 
     # ------------------------------------------------------------------------------------- frames
 
@@ -189,6 +294,9 @@ class FrameSource:
 
 #: Waits a valid frame may ask for (ms): a stream waits for every answer within its deadline.
 _SHORT_WAIT_MS = 50
+#: The most a JoinGroup or SyncGroup may wait for other members (ms; the fuzzed servers allow session
+#: timeouts this short: ``group.min.session.timeout.ms``).
+_GROUP_WAIT_MS = 500
 
 
 #: The ACL APIs' code fields and their highest known code (UNKNOWN is 0), as controller.acls.codes has them.
@@ -217,9 +325,122 @@ def _answered_soon(api_key: int, data: dict) -> dict:
             for field_name, count in _ACL_CODES.items():
                 if field_name in entry:
                     entry[field_name] = 1 + abs(entry[field_name]) % count
+    elif api_key in (11, 14):
+        # JoinGroup and SyncGroup wait for the other members at most the rebalance timeout (the session
+        # timeout before JoinGroup v1): a short one, where the fuzzed server allows it.
+        for key in ("SessionTimeoutMs", "RebalanceTimeoutMs"):
+            if key in data:
+                data[key] = min(data[key], _GROUP_WAIT_MS)
     elif api_key == 1004:
         # SimulatorReplication: a follower that copies late or not at all holds its partitions' high
         # watermark back, and an OffsetCommit waits for the high watermark of __consumer_offsets.
         data["DelayMs"] = min(max(data.get("DelayMs", -1), -1), _SHORT_WAIT_MS)
         data["Unlimited"] = True
     return data
+
+
+#: Settings a fuzzed server runs with, besides its limits: groups whose members may ask for short
+#: timeouts (a JoinGroup naming the live group waits at most :data:`_GROUP_WAIT_MS`).
+GROUP_PROPERTIES = {
+    "group.min.session.timeout.ms": "100",
+    "group.initial.rebalance.delay.ms": "0",
+    # A share-state write whose followers a fuzzed control request stopped is answered when this passes
+    # (Kafka's default, 5000, is past the 2 s within which every connection must be answered).
+    "share.coordinator.write.timeout.ms": "1000",
+}
+
+
+def live_context(bootstrap: str) -> FuzzContext:
+    """Makes what the fuzzed frames name (see :class:`FuzzContext`): three topics (one compacted, one
+    with LogAppendTime) holding a few records, and a live group of one member, its leader, in a stable
+    generation."""
+    from controller.records.batch import client_batch
+    from protocol.client import BlockingClient
+
+    topics = {"fuzz": 8, "fuzz-compact": 3, "fuzz-append-time": 2}
+    configs = {
+        "fuzz": [],
+        "fuzz-compact": [{"Name": "cleanup.policy", "Value": "compact"}],
+        "fuzz-append-time": [{"Name": "message.timestamp.type", "Value": "LogAppendTime"}],
+    }
+    with BlockingClient.connect(bootstrap, request_timeout=60) as client:
+        created = client.send(
+            "CreateTopicsRequest",
+            {
+                "Topics": [
+                    {
+                        "Name": n,
+                        "NumPartitions": p,
+                        "ReplicationFactor": 3,
+                        "Assignments": [],
+                        "Configs": configs[n],
+                    }
+                    for n, p in topics.items()
+                ],
+                "timeoutMs": 30_000,
+            },
+            version=5,
+        )
+        assert {t["ErrorCode"] for t in created["Topics"]} == {0}, created
+        now = int(time.time() * 1000)
+        for name, partitions in topics.items():
+            data = [
+                {"Index": i, "Records": client_batch([(b"k", b"v%d" % i)], now)} for i in range(partitions)
+            ]
+            client.send(
+                "ProduceRequest",
+                {"Acks": 1, "TimeoutMs": 5000, "TopicData": [{"Name": name, "PartitionData": data}]},
+                version=9,
+            )
+        group = "fuzz-group"
+        deadline = time.monotonic() + 30
+        while client.send("FindCoordinatorRequest", {"Key": group, "KeyType": 0}, version=1)["ErrorCode"]:
+            if time.monotonic() > deadline:
+                raise AssertionError("the fuzzed server names no group coordinator")
+            time.sleep(0.1)
+        joined = client.send(
+            "JoinGroupRequest",
+            {
+                "GroupId": group,
+                "SessionTimeoutMs": 600_000,
+                "RebalanceTimeoutMs": _GROUP_WAIT_MS,
+                "MemberId": "",
+                "ProtocolType": "consumer",
+                "Protocols": [{"Name": "range", "Metadata": b""}],
+            },
+            version=3,
+        )
+        assert joined["ErrorCode"] == 0, joined
+        member, generation = joined["MemberId"], joined["GenerationId"]
+        synced = client.send(
+            "SyncGroupRequest",
+            {
+                "GroupId": group,
+                "GenerationId": generation,
+                "MemberId": member,
+                "Assignments": [{"MemberId": member, "Assignment": b""}],
+            },
+            version=2,
+        )
+        assert synced["ErrorCode"] == 0, synced
+    return FuzzContext(topics, group, member, generation)
+
+
+def warm(server: Any) -> None:
+    """Imports every handler module of ``server`` (a :class:`controller.embedded.ServerThread`), builds
+    every subsystem (:data:`controller.app.SUBSYSTEMS`) and every codec of the versions it answers: their
+    first use is not what a fuzz run measures (on a loaded machine a subsystem's first build held the loop
+    up to 0.3 s, and the cold builds of them all, of the handlers and of the data APIs' codecs, 2.5 s:
+    longer than a stream's deadline)."""
+    from controller.app import SUBSYSTEMS
+
+    handlers = server.server.dispatcher.handlers
+    controller = server.server.controller
+    schemas = controller.schemas
+    for subsystem in SUBSYSTEMS:
+        server.call(lambda name=subsystem.attribute: getattr(controller, name))
+    for key, handler in handlers.items():
+        server.call(handler.load)
+        for version in range(handler.min_version, handler.max_version + 1):
+            schemas.request(key).codec(version)
+            schemas.response(key).codec(version)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.fuzz import FuzzContext
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -44,6 +46,7 @@ def fuzz(
     processes: int = 1,
     deadline: float = 2.0,
     timeout: float = 900.0,
+    context: FuzzContext | None = None,
 ) -> FuzzOutcome:
     """Runs the clients (see the module docstring) in ``processes`` processes of ``threads`` threads and
     waits for them; even-numbered connections send valid requests only, odd-numbered ones everything.
@@ -57,6 +60,7 @@ def fuzz(
         "threads": threads,
         "parts": processes,
         "deadline": deadline,
+        "context": context.as_json() if context is not None else None,
     }
     procs = [
         subprocess.Popen(
@@ -137,7 +141,7 @@ def _requests(stream: bytes) -> str:
 
 
 def _main() -> None:
-    from tests.support.fuzz import FrameSource
+    from tests.support.fuzz import FrameSource, FuzzContext
     from tests.support.rawwire import SCHEMAS, raw_connect
 
     spec = json.loads(sys.argv[1])
@@ -153,7 +157,12 @@ def _main() -> None:
     stalls: list[str] = []
 
     def client(index: int) -> None:
-        source = FrameSource(SCHEMAS, apis, seed=spec["seed"] * 10_000 + part * 100 + index)
+        source = FrameSource(
+            SCHEMAS,
+            apis,
+            seed=spec["seed"] * 10_000 + part * 100 + index,
+            context=FuzzContext.from_json(spec.get("context")),
+        )
         for n in mine[index::threads]:
             make = source.valid if n % 2 == 0 else source.next
             stream = b"".join(make() for _ in range(per_connection))

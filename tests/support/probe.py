@@ -1,5 +1,6 @@
-"""A client that keeps asking ApiVersions on its own connection and records how long each answer took:
-how tests show that a big request on another connection does not hold anyone up.
+"""A client that keeps asking ApiVersions (or, with ``metadata=True``, Metadata for no topics: a request
+that goes through the dispatch and a handler) on its own connection and records how long each answer
+took: how tests and benchmarks show that a big request on another connection does not hold anyone up.
 
 The probe runs in a process of its own, so that the test's other clients (decoding a hundred thousand
 answers, say) cannot hold it back and make the server look slow."""
@@ -20,9 +21,12 @@ ROOT = Path(__file__).parents[2]
 class LatencyProbe:
     """``with LatencyProbe(bootstrap) as probe: ...``; then ``probe.worst`` (seconds) and ``probe.count``."""
 
-    def __init__(self, bootstrap: str, interval: float = 0.005, at_least: float = 0.25) -> None:
+    def __init__(
+        self, bootstrap: str, interval: float = 0.005, at_least: float = 0.25, metadata: bool = False
+    ) -> None:
         self.bootstrap = bootstrap
         self.interval = interval
+        self.metadata = metadata
         #: The probe watches at least this long (seconds), however quick the work it watches.
         self.at_least = at_least
         self._entered = 0.0
@@ -32,7 +36,14 @@ class LatencyProbe:
 
     def __enter__(self) -> LatencyProbe:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.probe", self.bootstrap, str(self.interval)],
+            [
+                sys.executable,
+                "-m",
+                "tests.support.probe",
+                self.bootstrap,
+                str(self.interval),
+                "metadata" if self.metadata else "api-versions",
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -81,7 +92,7 @@ class LatencyProbe:
         return len(self.latencies)
 
 
-def _probe(bootstrap: str, interval: float) -> None:
+def _probe(bootstrap: str, interval: float, kind: str) -> None:
     from tests.support.rawwire import raw_connect, read_response, request_frame
 
     latencies: list[float] = []
@@ -93,19 +104,23 @@ def _probe(bootstrap: str, interval: float) -> None:
     try:
         while not stop.is_set():
             correlation += 1
-            frame = request_frame(18, 0, {}, correlation)
+            if kind == "metadata":
+                body = {"Topics": [], "AllowAutoTopicCreation": False}
+                frame = request_frame(3, 4, body, correlation)
+            else:
+                frame = request_frame(18, 0, {}, correlation)
             started = time.perf_counter()
             sock.sendall(frame)
             answer = read_response(sock)
             if answer is None or int.from_bytes(answer[:4], "big") != correlation:
-                failures.append(f"ApiVersions {correlation} unanswered")
+                failures.append(f"{kind} {correlation} unanswered")
                 break
             latencies.append(time.perf_counter() - started)
             if correlation == 1:
                 print("ready", flush=True)
             time.sleep(interval)
     except OSError as exc:
-        failures.append(f"ApiVersions {correlation}: {exc}")
+        failures.append(f"{kind} {correlation}: {exc}")
     finally:
         sock.close()
     if correlation <= 1 and not latencies:
@@ -115,4 +130,4 @@ def _probe(bootstrap: str, interval: float) -> None:
 
 
 if __name__ == "__main__":
-    _probe(sys.argv[1], float(sys.argv[2]))
+    _probe(sys.argv[1], float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "api-versions")

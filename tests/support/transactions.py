@@ -12,8 +12,7 @@ from typing import Any
 
 from controller.coordinator_topic import coordinator_partition
 from controller.embedded import ServerThread
-from controller.records.batch import control_marker
-from controller.records.records import iter_batches, read_batch_records
+from controller.records.records import consumer_records, iter_batches
 from controller.transactions.state_log import TRANSACTION_STATE_TOPIC
 from protocol.client import BlockingClient
 from tests.controller.records.batches import NOW, build
@@ -229,25 +228,12 @@ def txn_batch(producer: tuple[int, int], sequence: int, values: list[bytes]) -> 
 
 
 def committed_view(records: bytes, aborted: list[dict[str, Any]] | None) -> list[bytes | None]:
-    """The values a read_committed consumer keeps from a Fetch answer's records, filtered as Kafka's
-    consumer filters them: a producer with an aborted transaction starting at or before a batch's last
-    offset has its transactional batches dropped until its abort marker; control batches are skipped."""
-    pending = sorted((txn["FirstOffset"], txn["ProducerId"]) for txn in aborted or [])
-    dropping: set[int] = set()
-    values: list[bytes | None] = []
-    for header, batch in iter_batches(records):
-        if header.has_producer_id:
-            while pending and pending[0][0] <= header.last_offset:
-                dropping.add(pending.pop(0)[1])
-            marker = control_marker(batch) if header.is_control else None
-            if marker is not None and not marker[0]:
-                dropping.discard(header.producer_id)
-            elif header.is_transactional and header.producer_id in dropping:
-                continue
-        if header.is_control:
-            continue
-        values.extend(record.value for record in read_batch_records(batch, header))
-    return values
+    """The values a consumer keeps from a Fetch answer's records: read_committed given the answer's
+    aborted transactions (:func:`controller.records.records.consumer_records`), markers skipped."""
+    if aborted is None:
+        return [record.value for _, record in consumer_records(records)]
+    pairs = [(txn["FirstOffset"], txn["ProducerId"]) for txn in aborted]
+    return [record.value for _, record in consumer_records(records, pairs)]
 
 
 def control_batches(records: bytes) -> list[tuple[int, int, int]]:

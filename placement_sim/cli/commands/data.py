@@ -121,6 +121,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     produce.add_argument(
         "--seed", type=int, metavar="N", help="seed of the sticky partition's choices (records without a key)"
     )
+    produce.add_argument(
+        "--transactional-id",
+        metavar="ID",
+        help="write the input as one transaction of ID (transactional.id; acks=all): committed at the end, "
+        "aborted when a record fails or on Ctrl-C",
+    )
     add_connection_options(produce)
     produce.set_defaults(func=produce_command)
 
@@ -172,6 +178,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         metavar="NAME=VALUE",
         help="print.key, print.partition, print.offset=true|false (default false), key.separator=SEP "
         "(default a tab)",
+    )
+    consume.add_argument(
+        "--isolation-level",
+        choices=("read_uncommitted", "read_committed"),
+        default="read_uncommitted",
+        help="read_committed: only the records of committed transactions, up to the last stable offset "
+        "(default read_uncommitted: every record, as kafka-console-consumer)",
     )
     consume.add_argument("--offsets", action="store_true", help="prefix each record with its offset")
     add_connection_options(consume)
@@ -289,6 +302,13 @@ def produce_command(args: argparse.Namespace) -> int:
     if args.linger_ms < 0:
         print("placement-sim: --linger-ms must not be negative", file=sys.stderr)
         return 2
+    if args.transactional_id is not None and (_ACKS[args.acks] != -1 or not args.transactional_id):
+        print(
+            "placement-sim: --transactional-id needs a non-empty id and --acks all (a transactional "
+            "producer is idempotent)",
+            file=sys.stderr,
+        )
+        return 2
 
     async def action(session: Session, interrupted: asyncio.Event) -> int:
         producer = ConsoleProducer(
@@ -301,6 +321,7 @@ def produce_command(args: argparse.Namespace) -> int:
             request_timeout_ms=args.request_timeout_ms,
             delivery_timeout=args.timeout,
             seed=args.seed,
+            transactional_id=args.transactional_id,
         )
         bad_line: list[str] = []
 
@@ -318,6 +339,10 @@ def produce_command(args: argparse.Namespace) -> int:
         status = await producer.run(records())
         for error in bad_line:
             print(f"placement-sim: {error}", file=sys.stderr)
+        ended = await producer.end_transaction(
+            commit=not interrupted.is_set() and not bad_line and not status
+        )
+        status = status or ended
         if interrupted.is_set():
             return EXIT_INTERRUPTED
         return 1 if bad_line else status
@@ -373,6 +398,7 @@ def consume_command(args: argparse.Namespace) -> int:
             max_messages=args.max_messages,
             idle_timeout=None if args.timeout_ms is None else args.timeout_ms / 1000,
             out=lambda line: print(line, flush=True),
+            read_committed=args.isolation_level == "read_committed",
         )
         running = asyncio.ensure_future(consumer.run())
         stop = asyncio.ensure_future(interrupted.wait())

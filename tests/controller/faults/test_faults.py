@@ -382,3 +382,20 @@ def test_a_server_holds_at_most_max_faults(server, client, monkeypatch):
         client.add_faults([spec.to_wire() for spec in parse_faults("drop client=zz3; drop client=zz4")])
     assert raised.value.message == "at most 3 faults are held; 2 are, 2 more asked for"
     assert [str(f.spec) for f in server.faults] == ["drop client=zz1", "drop client=zz2"]
+
+
+def test_a_fault_that_always_fires_is_spelled_always_on_the_wire_too():
+    """One spelling: the compact syntax's ``always`` is the wire's Trigger (it was ``every`` there)."""
+    [spec] = parse_faults("error=NOT_CONTROLLER api=Metadata always")
+    assert (
+        spec.to_wire()["Trigger"] == "always" and spec == parse_faults("error=NOT_CONTROLLER api=Metadata")[0]
+    )
+    assert FaultSpec.from_wire(spec.to_wire()) == spec
+    with pytest.raises(FaultSyntaxError, match="unknown trigger 'every'"):
+        FaultSpec.from_wire({**spec.to_wire(), "Trigger": "every"})
+    assert SCHEMAS_DEFAULT_TRIGGER == "always"
+
+
+SCHEMAS_DEFAULT_TRIGGER = next(
+    field.default for field in load_schemas().request(1009).spec.fields[0].fields if field.name == "Trigger"
+)

@@ -458,3 +458,30 @@ def test_group_changes_are_events() -> None:
     assert changes[0][0] == "group g"
     states = [after for _, ch in changes for name, _, after in ch if name == "state"]
     assert states == ["Empty", "PreparingRebalance", "CompletingRebalance", "Stable"]
+
+
+def test_groups_and_pending_members_are_capped() -> None:
+    """What cheap requests leave behind is bounded: at most simulator.max.groups groups (a JoinGroup or a
+    simple OffsetCommit that would make one more is GROUP_MAX_SIZE_REACHED) and at most
+    simulator.max.pending.members ids handed out with MEMBER_ID_REQUIRED and not yet joined with, in all
+    groups (defaults pinned)."""
+    from controller.config import ServerConfig
+
+    config = ServerConfig()
+    assert (config.max_groups, config.max_pending_members) == (100_000, 50_000)
+    assert (GroupSettings().max_groups, GroupSettings().max_pending_members) == (100_000, 50_000)
+    h = Harness(max_groups=3, max_pending_members=2)
+    [first] = h.join(group="g1")
+    [second] = h.join(group="g2")
+    assert first.error is second.error is E.MEMBER_ID_REQUIRED
+    assert h.coordinator.pending_members == 2
+    assert [a.error for a in h.join(group="g3")] == [E.GROUP_MAX_SIZE_REACHED]  # pending members at the cap
+    assert [a.error for a in h.join(group="g4")] == [E.GROUP_MAX_SIZE_REACHED]  # groups at the cap
+    answers: list[list[ErrorCode]] = []
+    h.coordinator.commit("g5", -1, "", None, [OffsetCommit("t", 0, 5)], 8, answers.append)
+    assert answers == [[E.GROUP_MAX_SIZE_REACHED]]
+    h.join(first.member_id, group="g1")  # a pending member joins: no longer pending
+    assert h.coordinator.pending_members == 1
+    assert [a.error for a in h.join(group="g3")] == [E.MEMBER_ID_REQUIRED]
+    h.advance(10_000)  # the pending members' sessions end
+    assert h.coordinator.pending_members == 0

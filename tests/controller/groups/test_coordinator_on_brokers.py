@@ -323,25 +323,27 @@ def test_an_unclean_election_loses_the_commits_the_new_leader_lacks(server: Serv
 
 
 @pytest.mark.parametrize(
-    ("software", "offered"),
+    ("software", "versions"),
     [
-        ("apache-kafka-java", False),
-        ("confluent-kafka-python", False),
-        ("librdkafka", False),
-        ("placement-sim", True),
-        ("kcat", True),
+        ("apache-kafka-java", (0, 1)),
+        ("confluent-kafka-python", (0, 1)),
+        ("librdkafka", (0, 1)),
+        ("placement-sim", (0, 0)),
+        ("kcat", (0, 0)),
     ],
 )
-def test_api_key_68_is_not_offered_to_clients_that_send_consumer_group_heartbeats_there(
-    server: ServerThread, software: str, offered: bool
+def test_api_key_68_is_offered_to_every_client_as_the_api_its_connection_speaks(
+    server: ServerThread, software: str, versions: tuple[int, int]
 ) -> None:
+    """ConsumerGroupHeartbeat (v0-1) to a client of a KIP-848 library, CreateReplicaPlacement (v0) to the
+    others; the group APIs to all."""
     with BlockingClient.connect(server.bootstrap) as client:
         answer = client.send(
             "ApiVersionsRequest", {"ClientSoftwareName": software, "ClientSoftwareVersion": "1.0"}, version=3
         )
-        keys = {k["ApiKey"] for k in answer["ApiKeys"]}
-        assert (68 in keys) is offered
-        assert {10, 11, 12, 13, 14, 8, 9, 15, 16, 42, 47} <= keys
+        offered = {k["ApiKey"]: (k["MinVersion"], k["MaxVersion"]) for k in answer["ApiKeys"]}
+        assert offered[68] == versions
+        assert {10, 11, 12, 13, 14, 8, 9, 15, 16, 42, 47} <= offered.keys()
         assert 68 in {k["ApiKey"] for k in client.send("ApiVersionsRequest", {}, version=0)["ApiKeys"]}
 
 

@@ -230,3 +230,34 @@ def test_over_sasl_only_the_control_users_get_answers(placement_sim_factory):
                 assert answer is None
     assert server.now() == 100
     assert server.stats["closed:unknown apiKey"] == 1
+
+
+def test_over_sasl_the_control_apis_are_offered_only_to_the_control_users(placement_sim_factory):
+    """ApiVersions on a SASL listener offers keys 1000 and up only to an authenticated control user, the
+    only one they are served to (before, every client was offered them, and most got the connection
+    closed for using them)."""
+    server = placement_sim_factory(
+        placer="legacy",
+        security="SASL_PLAINTEXT",
+        users={"alice": "alice-secret", "bob": "bob-secret"},
+        properties={"connection.failed.authentication.delay.ms": "0", "simulator.control.users": "alice"},
+    )
+    for user, offered in (("alice", True), ("bob", False)):
+        with raw_connect(server.bootstrap) as sock:
+            before = {
+                k["ApiKey"]
+                for k in ask(sock, 18, 3, {"ClientSoftwareName": "t", "ClientSoftwareVersion": "1"})[
+                    "ApiKeys"
+                ]
+            }
+            assert 3 in before and not {k for k in before if k >= 1000}
+            assert ask(sock, 17, 1, {"Mechanism": "PLAIN"}, correlation=2)["ErrorCode"] == 0
+            token = f"\0{user}\0{user}-secret".encode()
+            assert ask(sock, 36, 2, {"AuthBytes": token}, correlation=3)["ErrorCode"] == 0
+            after = {
+                k["ApiKey"]
+                for k in ask(
+                    sock, 18, 3, {"ClientSoftwareName": "t", "ClientSoftwareVersion": "1"}, correlation=4
+                )["ApiKeys"]
+            }
+            assert (1006 in after) is offered and 3 in after

@@ -7,7 +7,7 @@ import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from controller.config.topic_configs import topic_config_def
-from controller.records.batch import CONTROL_FLAG, TIMESTAMP_TYPE_FLAG, Compression
+from controller.records.batch import CONTROL_FLAG, Compression
 from controller.records.checks import DEFAULT_LIMITS, ClientBatch, TopicLimits, check_client_batch
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
@@ -158,62 +158,15 @@ def test_a_producer_id_needs_a_sequence():
     )
 
 
-def test_timestamps_within_the_topics_bounds():
-    old = build([(NOW - 2 * HOUR, None, b"v", []), (NOW, None, b"v", [])])
-    ahead = build([(NOW, None, b"v", []), (NOW + HOUR + 1, None, b"v", [])])
-    assert isinstance(check(old), ClientBatch)  # no lower bound by default
-    assert refused(ahead) == (
-        ErrorCode.INVALID_TIMESTAMP,
-        f"Timestamp {NOW + HOUR + 1} of the batch's newest message is out of range. The timestamp should be "
-        f"within [{NOW - (2**63 - 1)}, {NOW + HOUR}]",
-    )
-    assert isinstance(check(ahead, now=NOW + 1), ClientBatch)  # exactly an hour ahead is allowed
-    limits = TopicLimits(timestamp_before_max_ms=HOUR)
-    assert refused(old, limits=limits) == (
-        ErrorCode.INVALID_TIMESTAMP,
-        f"Timestamp {NOW - 2 * HOUR} of the batch's first message is out of range. The timestamp should be "
-        f"within [{NOW - HOUR}, {NOW + HOUR}]",
-    )
-
-
-def test_compressed_batches_are_checked_from_their_header():
-    ahead = build(
-        [(NOW, b"k", b"v" * 50, []), (NOW + 2 * HOUR, b"k", b"v" * 50, [])], compression=Compression.GZIP
-    )
-    assert refused(ahead)[0] == ErrorCode.INVALID_TIMESTAMP
-
-
-def test_no_timestamp_is_not_checked():
-    data = build([(-1, None, b"v", [])])
-    assert isinstance(
-        check(data, limits=TopicLimits(timestamp_before_max_ms=0, timestamp_after_max_ms=0)), ClientBatch
-    )
-
-
-def test_a_producer_must_not_set_log_append_time():
-    message = (
-        ErrorCode.INVALID_TIMESTAMP,
-        "Invalid timestamp type in the batch's messages. Producer should not set timestamp type to LogAppendTime.",
-    )
-    stamped = rewrite(build(2), attributes=TIMESTAMP_TYPE_FLAG)
-    assert refused(stamped, limits=TopicLimits(log_append_time=True)) == message
-    # on a CreateTime topic Kafka reads the records' time from MaxTimestamp and checks only that
-    assert isinstance(check(stamped), ClientBatch)
-    assert refused(rewrite(stamped, max_timestamp=-1)) == message
-    assert refused(rewrite(stamped, max_timestamp=NOW + 2 * HOUR))[0] == ErrorCode.INVALID_TIMESTAMP
-    # a CreateTime batch on a LogAppendTime topic is not checked for time: the leader stamps its own
-    ahead = build([(NOW + 5 * HOUR, None, b"v", [])])
-    assert isinstance(check(ahead, limits=TopicLimits(log_append_time=True)), ClientBatch)
-
-
 def test_topic_limits_read_from_the_configs_in_effect():
     # Kafka's topic config table and these limits agree on the defaults
     assert TopicLimits.read(lambda name: topic_config_def(name).default_value) == DEFAULT_LIMITS
-    assert DEFAULT_LIMITS == TopicLimits(1048588, False, 2**63 - 1, 3_600_000)
+    assert DEFAULT_LIMITS == TopicLimits(1048588, False, 2**63 - 1, 3_600_000, False, 64 * 1024 * 1024)
     values = {
         "max.message.bytes": 2048,
         "message.timestamp.type": "LogAppendTime",
         "message.timestamp.before.max.ms": 5,
         "message.timestamp.after.max.ms": 10,
+        "cleanup.policy": ["compact", "delete"],
     }
-    assert TopicLimits.read(values.__getitem__) == TopicLimits(2048, True, 5, 10)
+    assert TopicLimits.read(values.__getitem__, 1000) == TopicLimits(2048, True, 5, 10, True, 1000)

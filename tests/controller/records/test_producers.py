@@ -197,6 +197,18 @@ def test_producer_ids_count_up_from_the_given_start():
         ProducerIdAllocator(-1)
 
 
+def test_a_partition_keeps_at_most_its_limit_of_producers_the_least_recent_forgotten():
+    states = ProducerStates(limit=3)
+    for pid in (1, 2, 3):
+        states.record(read_header(build(1, producer=(pid, 0, 0))), pid)
+    states.record(read_header(build(1, producer=(1, 0, 1))), 9)  # producer 1 appended again: the most recent
+    states.record(read_header(build(1, producer=(4, 0, 0))), 10)
+    assert states.producer_ids() == [1, 3, 4]  # producer 2 appended least recently
+    # A forgotten producer starts again at any sequence (KIP-360).
+    assert states.check(read_header(build(1, producer=(2, 0, 7))), 11, "t", 0) is None
+    assert ProducerStates().limit == 10_000
+
+
 def test_transactions_open_complete_and_abort_as_markers_arrive_and_are_forgotten_below_bounds():
     leader = Leader()
     assert leader.produce(txn(1, 0)) == (0, 0)

@@ -66,7 +66,8 @@ BAD_INPUTS = {
     "size above socket.request.max.bytes": (frame_with_size(4097, b"\x00" * 64), "bad frame size"),
     "unknown apiKey": (frame_with_size(10, header(48, 0)), "unknown apiKey"),
     "apiKey out of any range": (frame_with_size(10, header(31999, 0)), "unknown apiKey"),
-    "unsupported version of apiKey 68": (frame_with_size(10, header(68, 1)), "unsupported version"),
+    # (v2: apiKey 68 is v0 here and, in Kafka's key space, ConsumerGroupHeartbeat v0-1)
+    "unsupported version of apiKey 68": (frame_with_size(10, header(68, 2)), "unsupported version"),
     "truncated body": (
         frame_with_size(len(request_frame(68, 0, {"NumPartitions": 1, "ReplicationFactor": 1})) - 4 - 3)
         + request_frame(68, 0, {"NumPartitions": 1, "ReplicationFactor": 1})[4:-3],

@@ -123,6 +123,7 @@ BARE = {
     "protocol.caps",
     "protocol.client",
     "protocol.codec",
+    "protocol.compiled",  # the codecs' bytecode cache: the first ApiVersions answer compiles codecs
     "protocol.codes",
     "protocol.emit",
     "protocol.errors",

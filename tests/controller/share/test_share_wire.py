@@ -240,3 +240,56 @@ def test_the_share_group_fails_over_with_its_coordinator(
         time.sleep(0.02)
         again = heartbeat(client, "g", "m1", joined["MemberEpoch"], None)
     assert (again["ErrorCode"], again["MemberEpoch"]) == (0, joined["MemberEpoch"])  # loaded from its log
+
+
+def test_a_deleted_topics_share_state_is_removed(server: ServerThread, client: BlockingClient) -> None:
+    """As Kafka's share coordinator does when the metadata shows a topic deleted (KAFKA-19201): a
+    tombstone for each of its share-partitions' states, whatever the group's state; the leaders forget
+    the share-partitions; a topic made again under the name starts from share.auto.offset.reset."""
+    from controller.records.batch import client_batch
+    from controller.share.coordinator import share_key
+
+    server.call(
+        lambda: server.server.controller.cluster.set_group_configs(
+            "g", {"share.auto.offset.reset": "earliest"}, "test"
+        )
+    )
+
+    def produce(values: list[bytes]) -> None:
+        records = client_batch([(None, v) for v in values], 0, (-1, -1, -1))
+        answer = send(client, "ProduceRequest", {"Acks": -1, "TimeoutMs": 5000, "TransactionalId": None,
+                      "TopicData": [{"Name": "jobs", "PartitionData": [{"Index": 0, "Records": records}]}]}, 9)  # fmt: skip
+        assert answer["Responses"][0]["PartitionResponses"][0]["ErrorCode"] == 0
+
+    def states() -> dict[str, Any]:
+        return server.call(lambda: dict(server.server.controller.share.coordinator.states))
+
+    old_id = setup(server, client, partitions=1)
+    produce([b"a", b"b", b"c"])
+    heartbeat(client, "g", "m1", 0, ["jobs"])
+    acquired = fetch(client, "m1", 0, old_id)["Responses"][0]["Partitions"][0]["AcquiredRecords"]
+    assert acquired == [{"FirstOffset": 0, "LastOffset": 2, "DeliveryCount": 1}]
+    ack = [{"FirstOffset": 0, "LastOffset": 1, "AcknowledgeTypes": [1]}]
+    assert fetch(client, "m1", 1, old_id, ack)["Responses"][0]["Partitions"][0]["AcknowledgeErrorCode"] == 0
+    old_key = share_key("g", old_id, 0)
+    assert states()[old_key].start_offset == 2
+
+    deleted = send(
+        client,
+        "DeleteTopicsRequest",
+        {"Topics": [{"Name": "jobs", "TopicId": ZERO_UUID}], "TimeoutMs": 5000},
+        6,
+    )
+    assert deleted["Responses"][0]["ErrorCode"] == 0  # fmt: skip
+    server.wait_until(lambda: old_key not in states(), timeout=TIMEOUT)
+    assert server.call(lambda: [k for k in server.server.controller.share.partitions if k[1] == "jobs"]) == []
+    time.sleep(0.3)  # the tombstone is durable: nothing writes the old state back
+    assert not [k for k in states() if k.startswith("g:")]
+
+    new_id = setup(server, client, partitions=1)
+    assert new_id != old_id
+    produce([b"d"])
+    heartbeat(client, "g", "m1", 0, ["jobs"])
+    again = fetch(client, "m1", 0, new_id)["Responses"][0]["Partitions"][0]["AcquiredRecords"]
+    assert again == [{"FirstOffset": 0, "LastOffset": 0, "DeliveryCount": 1}]
+    assert list(states()) == [share_key("g", new_id, 0)]

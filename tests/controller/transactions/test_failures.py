@@ -335,3 +335,43 @@ def test_a_committed_transaction_lost_by_an_unclean_election_is_reported_for_tha
             assert [read_committed(server, pool, p) for p in (1, 2)] == [[b"v1"], [b"v2"]]
         finally:
             wire.close()
+
+
+def test_a_transaction_log_append_waits_the_transactions_timeout_not_thirty_seconds(
+    pool: ThreadPoolExecutor,
+) -> None:
+    """Kafka's ``appendTransactionToLog`` waits for the in-sync replicas at most the transaction's own
+    timeout (TransactionTimeoutMs), then answers COORDINATOR_NOT_AVAILABLE (its REQUEST_TIMED_OUT, made
+    retriable). Found by the fuzz test (seed 20,000, connection 16, frame 28: InitProducerId 'a.b_c' with a
+    timeout of 2 ms, behind followers that other fuzzed frames had stopped): the simulator waited a fixed
+    30 s, so the answer came only when the partition moved, seconds later."""
+    with virtual_cluster(**{"replica.lag.time.max.ms": 60_000}) as server:
+        wire = Wire(server, pool)
+        try:
+            make_topic(wire)
+            assert wire.find(TXN)["ErrorCode"] == 0
+            index = coordinator_partition_of(TXN)
+            state = server.partition_state(TRANSACTION_STATE_TOPIC, index)
+            followers = [b for b in state.replicas if b != state.leader]
+            for b in followers:  # in the in-sync set (for a minute) but copying nothing
+                server.set_replication(b, records_per_s=0)
+            future = wire.later(
+                "InitProducerIdRequest", {"TransactionalId": TXN, "TransactionTimeoutMs": 2000}, 4
+            )
+            time.sleep(0.05)
+            server.advance(1900)
+            time.sleep(0.05)
+            assert not future.done()  # still within the transaction's timeout
+            server.advance(200)
+            assert future.result(10)["ErrorCode"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
+            # The id keeps the producer id its first InitProducerId took, with no epoch yet: a request naming
+            # them is refused with a code, not an internal error (found by the fuzz benchmark).
+            state = server.transactions()[TXN]
+            assert state["producer_epoch"] == -1
+            named = wire.add(TXN, (state["producer_id"], -1), {TOPIC: [0]})
+            assert set(named.values()) == {ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+            for b in followers:
+                server.set_replication(b, records_per_s=None)
+            assert wire.init(TXN, timeout_ms=2000)["ErrorCode"] == ErrorCode.NONE  # retried: served
+        finally:
+            wire.close()

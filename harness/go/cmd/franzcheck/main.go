@@ -36,6 +36,7 @@ var (
 	partitions = flag.Int("partitions", 3, "the topic's partitions")
 	records    = flag.Int("records", 400, "records produced in each half of the run")
 	group      = flag.String("group", "franz-group", "the consumer group of group")
+	serverSide = flag.Bool("server-side", false, "group: the consumer group protocol (KIP-848: kgo's ServerSideBalancer)")
 	timeout    = flag.Duration("timeout", 90*time.Second, "the whole run's bound")
 )
 
@@ -513,15 +514,20 @@ type member struct {
 }
 
 func newMember(id int, j *journal) *member {
-	cl := newClient(
+	opts := []kgo.Opt{
 		kgo.ConsumerGroup(*group),
 		kgo.ConsumeTopics(*topic),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.SessionTimeout(6*time.Second),
-		kgo.HeartbeatInterval(500*time.Millisecond),
-		kgo.FetchMaxWait(200*time.Millisecond),
-	)
+		kgo.SessionTimeout(6 * time.Second),
+		kgo.HeartbeatInterval(500 * time.Millisecond),
+		kgo.FetchMaxWait(200 * time.Millisecond),
+	}
+	if *serverSide {
+		// KIP-848: the coordinator assigns (its uniform assignor for kgo's sticky balancer).
+		opts = append(opts, kgo.ServerSideBalancer(), kgo.Balancers(kgo.StickyBalancer()))
+	}
+	cl := newClient(opts...)
 	return &member{id: id, cl: cl, journal: j, paused: make(chan bool), done: make(chan struct{})}
 }
 

@@ -25,12 +25,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A classic consumer group of Java consumers through the crash of its coordinator.
+ * A consumer group of Java consumers through the crash of its coordinator.
  *
- * <p>Arguments: bootstrap, topic, group, records, members. The topic is created (6 partitions, replication
- * factor 3) and filled with {@code records} records (acks=all; "produced" with the end offsets). Then
- * {@code members} consumers (group.protocol=classic, no auto-commit) read it in small polls, committing
- * synchronously after each: "read" (member, partition, offset, value) per record, "committed" (member,
+ * <p>Arguments: bootstrap, topic, group, records, members, and optionally the group protocol ({@code
+ * classic}, the default, or {@code consumer}: KIP-848, the server-side assignor). The topic is created (6
+ * partitions, replication factor 3) and filled with {@code records} records (acks=all; "produced" with the
+ * end offsets). Then {@code members} consumers (that group.protocol, no auto-commit) read it in small
+ * polls, committing synchronously after each: "read" (member, partition, offset, value) per record, "committed" (member,
  * offsets) per commit that succeeded, "commit failed" (member, error) per one that did not, "assigned"
  * (member, partitions) per rebalance. When a third of the records has been read the program emits
  * "third" (the test crashes the coordinator then). When every record has been read and committed the
@@ -42,10 +43,11 @@ public final class GroupFailover {
 
     public static void main(String[] args) {
         Driver.main("GroupFailover", () -> run(args[0], args[1], args[2], Integer.parseInt(args[3]),
-            Integer.parseInt(args[4])));
+            Integer.parseInt(args[4]), args.length > 5 ? args[5] : "classic"));
     }
 
-    static void run(String bootstrap, String topic, String group, int records, int members) throws Exception {
+    static void run(String bootstrap, String topic, String group, int records, int members, String protocol)
+            throws Exception {
         try (Admin admin = Admin.create(Driver.client(bootstrap, Map.of()))) {
             admin.createTopics(List.of(new NewTopic(topic, 6, (short) 3))).all().get();
         }
@@ -78,7 +80,7 @@ public final class GroupFailover {
             final String member = "member-" + m;
             Thread thread = new Thread(() -> {
                 try {
-                    consume(bootstrap, topic, group, member, records, end, read, committed, third);
+                    consume(bootstrap, topic, group, protocol, member, records, end, read, committed, third);
                 } catch (Throwable e) {
                     synchronized (errors) {
                         errors.add(e);
@@ -104,18 +106,21 @@ public final class GroupFailover {
         }
     }
 
-    static void consume(String bootstrap, String topic, String group, String member, int records,
+    static void consume(String bootstrap, String topic, String group, String protocol, String member,
+                        int records,
                         Map<Integer, Long> end, Set<String> read, Map<Integer, Long> committed,
                         AtomicBoolean third) throws Exception {
         Map<String, Object> settings = new HashMap<>();
         settings.put("group.id", group);
-        settings.put("group.protocol", "classic");
+        settings.put("group.protocol", protocol);
         settings.put("client.id", member);
         settings.put("enable.auto.commit", false);
         settings.put("auto.offset.reset", "earliest");
         settings.put("max.poll.records", 20);
-        settings.put("session.timeout.ms", 10_000);
-        settings.put("heartbeat.interval.ms", 500);
+        if (protocol.equals("classic")) {  // the consumer protocol takes both from the group's configs
+            settings.put("session.timeout.ms", 10_000);
+            settings.put("heartbeat.interval.ms", 500);
+        }
         settings.put("key.deserializer", StringDeserializer.class.getName());
         settings.put("value.deserializer", StringDeserializer.class.getName());
         long deadline = System.currentTimeMillis() + 180_000;

@@ -44,6 +44,8 @@ from controller.topic_admin import TopicAdmin
 from protocol import Schemas, load_schemas
 
 if TYPE_CHECKING:
+    from controller.acls.scram import ScramCredentials
+    from controller.acls.service import AclService
     from controller.config_admin import ConfigAdmin
     from controller.consumer_groups.service import ConsumerGroupService
     from controller.data_path import DataPath
@@ -109,6 +111,21 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         handlers="controller.transactions.handlers",
     ),
     Subsystem(
+        "acls",
+        "controller.acls.service",
+        lambda m, c: m.AclService(c.config, c.cluster.events),
+        "ACLs as cluster metadata, the authorizer (authorizer.class.name), the ACL APIs",
+        handlers="controller.acls.handlers",
+    ),
+    Subsystem(
+        "scram",
+        "controller.acls.scram",
+        lambda m, c: m.ScramCredentials(
+            c.config.sasl_users or (), c.config.scram_iterations, c.cluster.events
+        ),
+        "SCRAM credentials as cluster metadata: the SASL logins' and the SCRAM admin APIs'",
+    ),
+    Subsystem(
         "faults",
         "controller.faults",
         lambda m, c: m.Faults(c.clock, c.schemas, c.config.seed, c.config.faults or ()),
@@ -117,7 +134,9 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem(
         "config_admin",
         "controller.config_admin",
-        lambda m, c: m.ConfigAdmin(c.cluster, c.dynamics.lock, c.dynamics.configs_changed),
+        lambda m, c: m.ConfigAdmin(
+            c.cluster, c.dynamics.lock, c.dynamics.configs_changed, elr=c.config.elr_version >= 1
+        ),
         "DescribeConfigs, AlterConfigs and IncrementalAlterConfigs as the controller performs them",
     ),
     Subsystem(
@@ -154,6 +173,8 @@ class Controller:
         groups: GroupService
         consumer_groups: ConsumerGroupService
         transactions: TransactionService
+        acls: AclService
+        scram: ScramCredentials
         faults: Faults
         config_admin: ConfigAdmin
         #: controller.share.service.ShareService
@@ -234,6 +255,10 @@ class Controller:
             seed=config.seed,
             events=EventLog(clock.now, config.max_events),
             static_configs=config.properties,
+            # Kafka 4.1 with ELR on: the controller makes min.insync.replicas a cluster-level config.
+            cluster_configs={"min.insync.replicas": str(config.min_insync_replicas)}
+            if config.elr_version >= 1
+            else None,
         )
         placements = await PlacementService.start(
             config.placer_setup(), config.placement_limits(), cluster.view

@@ -19,4 +19,10 @@ async def create_server(config: ServerConfig) -> Server:
 
     A ConfigError for unusable key material comes before anything starts."""
     security = Security(config)
-    return Server(await Controller.start(config), security)
+    controller = await Controller.start(config)
+    # SCRAM logins check the cluster's credentials (controller.acls.scram), which the SCRAM admin APIs
+    # change; on a SASL listener they are salted now, before anything is served.
+    security.use_credentials(lambda: controller.scram)
+    if security.sasl and any(m.startswith("SCRAM-") for m in security.mechanisms):
+        controller.scram  # noqa: B018
+    return Server(controller, security)

@@ -169,6 +169,11 @@ class PartitionState:
     #: in sync (:func:`controller.election.change.completed_reassignment`). Both empty when none is in progress.
     adding_replicas: list[int] = field(default_factory=list)
     removing_replicas: list[int] = field(default_factory=list)
+    #: Kafka's eligible leader replicas (KIP-966): replicas out of an ISR smaller than
+    #: ``min.insync.replicas`` that hold every committed record, and may lead cleanly once the ISR is
+    #: empty; and the last known ELR (members that left it since). Both empty with ELR off.
+    elr: list[int] = field(default_factory=list)
+    last_known_elr: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -184,8 +189,8 @@ class PartitionState:
 
 #: The partition fields a change record may set: Kafka's ``PartitionChangeRecord`` (leader, ISR, replicas,
 #: epochs, leader recovery state), the status (with Fluvio's candidate), the last leader, and the
-#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset), and a
-#: reassignment's adding and removing replicas.
+#: replicas' logs as the change leaves them (followers truncated to a new leader's log end offset), a
+#: reassignment's adding and removing replicas, and the eligible leader replicas (KIP-966).
 CHANGE_FIELDS = frozenset(
     {
         "leader",
@@ -202,6 +207,8 @@ CHANGE_FIELDS = frozenset(
         "epoch_start_offset",
         "leo",
         "high_watermark",
+        "elr",
+        "last_known_elr",
     }
 )
 
@@ -273,9 +280,11 @@ class Cluster:
         seed: int | None = None,
         events: EventLog | None = None,
         static_configs: Mapping[str, str] | None = None,
+        cluster_configs: Mapping[str, str] | None = None,
     ) -> None:
         """``static_configs`` are the server's properties (``server.properties``): the broker keys there
-        give topic configs their server defaults (:meth:`topic_config`)."""
+        give topic configs their server defaults (:meth:`topic_config`). ``cluster_configs`` are the
+        dynamic cluster-level configs the cluster starts with (as the controller writes them at start)."""
         self._brokers: dict[int, Broker] = {
             b.id: Broker(b.id, b.rack, fenced=b.fenced, held_fenced=b.fenced) for b in brokers
         }
@@ -313,7 +322,9 @@ class Cluster:
         self._touched_start = 0
         self._static_configs: dict[str, str] = dict(static_configs or {})
         # Dynamic broker configs (AlterConfigs): broker id -> key -> value; None holds the cluster default.
-        self._broker_configs: dict[int | None, dict[str, str]] = {}
+        self._broker_configs: dict[int | None, dict[str, str]] = (
+            {None: dict(cluster_configs)} if cluster_configs else {}
+        )
         # Group configs (the GROUP resource): group id -> key -> value, as set (metadata, as in KRaft).
         self._group_configs: dict[str, dict[str, str]] = {}
         # (topic, config, broker) -> the parsed value in effect; emptied on every config change.

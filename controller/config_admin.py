@@ -13,6 +13,10 @@ empty name for every broker) take the broker keys of topic configs, which Kafka 
 is refused as Kafka refuses a key it cannot update dynamically. DescribeConfigs of a broker lists the
 server's settings (read-only) and those keys. Groups (any group id, existing or not) take Kafka's group
 configs (:mod:`controller.config.group_configs`).
+
+With eligible leader replicas on (KIP-966), ``min.insync.replicas`` is a cluster-level config (the
+controller writes it at start, as Kafka 4.1 does when ELR is enabled): a broker's own value of it is
+refused, and so is removing the cluster's, with Kafka's messages (INVALID_CONFIG).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from controller.config.kafka_keys import (
 from controller.config.settings import settings
 from controller.config.topic_configs import (
     BROKER_SYNONYMS,
+    MIN_INSYNC_REPLICAS,
     ConfigEntry,
     ConfigSource,
     ConfigType,
@@ -175,12 +180,15 @@ class ConfigAdmin:
         cluster: Cluster,
         lock: asyncio.Lock | None = None,
         changed: Callable[[str | None], Awaitable[None]] | None = None,
+        elr: bool = False,
     ) -> None:
         """``lock`` is the controller's event lock: a change never lands in the middle of another event.
         ``changed`` is told of every change made, under the lock: the topic's name, or None for brokers."""
         self.cluster = cluster
         self._lock = lock if lock is not None else asyncio.Lock()
         self._changed = changed
+        #: Eligible leader replicas on (``simulator.eligible.leader.replicas.version``).
+        self._elr = elr
 
     # ----------------------------------------------------------------------------- describe
 
@@ -394,6 +402,19 @@ class ConfigAdmin:
         answering_broker: int | None,
     ) -> None:
         broker, new = self._broker_change(name, changes, incremental, answering_broker)
+        if self._elr:
+            # The controller's rules (not the broker's preprocessing): min.insync.replicas is cluster-level.
+            current = self.cluster.broker_configs(broker)
+            if broker is not None and new.get(MIN_INSYNC_REPLICAS) != current.get(MIN_INSYNC_REPLICAS):
+                raise Refusal(
+                    ErrorCode.INVALID_CONFIG,
+                    "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
+                )
+            if broker is None and MIN_INSYNC_REPLICAS in current and MIN_INSYNC_REPLICAS not in new:
+                raise Refusal(
+                    ErrorCode.INVALID_CONFIG,
+                    "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
+                )
         if not validate_only:
             verb = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
             self.cluster.set_broker_configs(broker, new, verb)

@@ -194,6 +194,9 @@ class Dispatcher:
         self._space_routes: dict[str, dict[tuple[int, int], _Route]] = {}
         #: Answers that depend on the request alone (answers that depend on the image are kept with it).
         self._kept = KeptAnswers(0)
+        #: The authorizer (authorizer.class.name): handlers ask it through their request context. With
+        #: it, answers depend on who asks, and none is kept.
+        self.authorizer = controller.acls.authorizer if controller.config.authorizer_class else None
         #: The key space every connection speaks when the server is set to one (``simulator.apikey.68``);
         #: None: each connection's own (its ApiVersions request tells).
         self.forced_key_space: str | None = None
@@ -278,6 +281,7 @@ class Dispatcher:
             frozen.get(broker) if frozen and broker is not None else None,
             sasl.user if sasl is not None else None,  # origin.principal
             sasl,
+            self.authorizer,
         )
         if decoded_first is not None:
             return self._handle(ctx, route, *decoded_first, key)
@@ -387,7 +391,7 @@ class Dispatcher:
                 request,
                 response,
                 request.is_flexible(version),
-                handler.answer_depends_on,
+                handler.answer_depends_on if self.authorizer is None else None,
                 cap_rules=rules,
                 # With caps, the codecs are compiled in a worker thread (_with_caps).
                 decoder=request.codec(version).decode_from if rules is None else None,

@@ -345,9 +345,10 @@ class ServerThread:
         return found
 
     def lost_transaction_records(self) -> list[LostTxnRecord]:
-        """Replicated records of ``__transaction_state`` an unclean election took away: ``transactional_id``,
-        the ``state`` the record held, ``producer_id``, ``producer_epoch``, where it was
-        (``log_partition``, ``log_offset``) and ``lost_at`` (clock ms)."""
+        """Records of ``__transaction_state`` a move of its leader took away, replicated (an unclean election)
+        or loaded as a coordinator's state from above the high watermark: ``transactional_id``, the
+        ``state`` the record held, ``producer_id``, ``producer_epoch``, where it was (``log_partition``,
+        ``log_offset``), ``lost_at`` (clock ms), its transaction's ``partitions`` and ``cause``."""
         lost: list[LostTxnRecord] = self._on_loop(_value(self.server.lost_transaction_records))
         return lost
 

@@ -33,6 +33,9 @@ class PartitionImage:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     offline: tuple[int, ...]
+    #: The eligible leader replicas and the last known ELR (KIP-966; empty with ELR off).
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +224,8 @@ def _topic_image(topic: Topic, alive: frozenset[int]) -> TopicImage:
             tuple(p.replicas),
             tuple(p.isr),
             tuple(r for r in p.replicas if r not in alive),
+            tuple(p.elr),
+            tuple(p.last_known_elr),
         )
         for p in topic.partitions
     )

@@ -79,6 +79,7 @@ __all__ = [
     "ScramCredential",
     "ScramServer",
     "Security",
+    "salted_credential",
     "scram_credential",
 ]
 
@@ -158,10 +159,14 @@ class ScramCredential:
 
 
 def scram_credential(mechanism: str, password: str, salt: bytes, iterations: int) -> ScramCredential:
-    """SaltedPassword = Hi(password, salt, i); StoredKey = H(HMAC(SaltedPassword, "Client Key"));
-    ServerKey = HMAC(SaltedPassword, "Server Key")."""
+    """SaltedPassword = Hi(password, salt, i), then :func:`salted_credential`."""
+    salted = hashlib.pbkdf2_hmac(SCRAM_HASHES[mechanism], password.encode("utf-8"), salt, iterations)
+    return salted_credential(mechanism, salted, salt, iterations)
+
+
+def salted_credential(mechanism: str, salted: bytes, salt: bytes, iterations: int) -> ScramCredential:
+    """StoredKey = H(HMAC(SaltedPassword, "Client Key")); ServerKey = HMAC(SaltedPassword, "Server Key")."""
     digest = SCRAM_HASHES[mechanism]
-    salted = hashlib.pbkdf2_hmac(digest, password.encode("utf-8"), salt, iterations)
     client_key = hmac.new(salted, b"Client Key", digest).digest()
     return ScramCredential(
         salt,
@@ -637,25 +642,40 @@ class Security:
         self.ssl: ssl.SSLContext | None = None
         self.sasl = self.protocol.startswith("SASL_")
         self._passwords: dict[str, str] = {}
-        self._scram: dict[str, dict[str, ScramCredential]] = {}
+        self._users = config.sasl_users or ()
+        self._iterations = config.scram_iterations
+        #: Where SCRAM credentials are read at each authentication (:meth:`use_credentials`): the
+        #: controller's metadata once the server is assembled (controller.acls.scram).
+        self._credentials: Callable[[], Any] | None = None
         if self.protocol in ("SSL", "SASL_SSL"):
             self.ssl = server_context(config)
         if self.sasl:
-            users = dict(config.sasl_users or ())
-            if not users:
+            if not self._users:
                 raise ConfigError(
                     f"{SASL_USERS}: listener {config.listener.name} ({self.protocol}) needs users "
                     f"(user:password,...)",
                     SASL_USERS,
                 )
             if "PLAIN" in self.mechanisms:
-                self._passwords = users
-            for mechanism in self.mechanisms:
-                if mechanism in SCRAM_HASHES:
-                    self._scram[mechanism] = {
-                        user: scram_credential(mechanism, password, os.urandom(16), config.scram_iterations)
-                        for user, password in users.items()
-                    }
+                self._passwords = {
+                    user: password
+                    for user, mechanism, password in self._users
+                    if mechanism in (None, "PLAIN")
+                }
+
+    def use_credentials(self, credentials: Callable[[], Any]) -> None:
+        """Reads SCRAM credentials from ``credentials()`` (a :class:`controller.acls.scram.ScramCredentials`,
+        built at the first SCRAM authentication): the cluster's metadata, which AlterUserScramCredentials
+        changes. Without it, the users of ``simulator.sasl.users`` are salted once, here."""
+        self._credentials = credentials
+
+    def _scram(self, mechanism: str) -> Mapping[str, ScramCredential]:
+        if self._credentials is None:
+            from controller.acls.scram import ScramCredentials
+
+            own = ScramCredentials(self._users, self._iterations)
+            self._credentials = lambda: own
+        return self._credentials().for_mechanism(mechanism)  # type: ignore[no-any-return]
 
     def attach(self, stats: Counter[str]) -> Security:
         """Counts into the server's counters from now on."""
@@ -669,7 +689,7 @@ class Security:
     def mechanism_server(self, mechanism: str) -> Mechanism:
         if mechanism == "PLAIN":
             return PlainServer(self._passwords)
-        return ScramServer(mechanism, self._scram[mechanism], nonce_check=self.scram_nonce_check)
+        return ScramServer(mechanism, self._scram(mechanism), nonce_check=self.scram_nonce_check)
 
     def accept(
         self, loop: asyncio.AbstractEventLoop, factory: Callable[[], asyncio.Protocol], sock: socket.socket

@@ -12,7 +12,7 @@ unanswered requests per connection and ``queued.max.request.bytes`` of frames he
 them, connections stop reading until there is room again).
 
 Besides the configured (bootstrap) listener, every broker has a listener of its own on the same host:
-port ``simulator.broker.port.base + broker id``, or an ephemeral port when the base is 0. Metadata and
+port ``simulator.broker.port.base + simulator.broker.port.step * broker id``, or an ephemeral port when the base is 0. Metadata and
 DescribeCluster advertise them; a wildcard host is advertised as 127.0.0.1. A broker's listener follows
 its process (:mod:`controller.dynamics.lifecycle`): closed when it crashes or stops (on the same port
 when it comes back), holding every answer while it hangs, answering from the metadata it had while it
@@ -298,11 +298,12 @@ class Server:
     async def _listen(self, broker_id: int) -> None:
         """Opens the broker's listener: on its own port again when it had one (addresses stay the same)."""
         host = self._host
-        base = self.config.broker_port_base
-        port = self._ports.get(broker_id, base + broker_id if base else 0)
+        base, step = self.config.broker_port_base, self.config.broker_port_step
+        port = self._ports.get(broker_id, base + step * broker_id if base else 0)
         if port > 65535:
             raise OSError(
-                f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + id) is above 65535"
+                f"broker {broker_id}: port {port} (simulator.broker.port.base {base} + "
+                f"{'' if step == 1 else f'{step} * '}id) is above 65535"
             )
         server = Listener(self, broker_id)
         try:

@@ -17,9 +17,10 @@ The election kind Kafka's controller asks for: PREFERRED for a preferred electio
 UNCLEAN and for every other change of a topic that allows unclean elections
 (``ReplicationControlManager``), ONLINE otherwise.
 
-ELR (KIP-966) is off on both sides: the simulator has none yet. The question carries ``elrEnabled``,
-``minIsr``, ``elr``, ``lastKnownElr`` and ``uncleanShutdownReplicas``, so that ELR cases are a matter of
-drawing them (:data:`ELR`) and reading the simulator's ELR into :func:`_registration`.
+ELR (KIP-966) is off on both sides (the simulator with ``simulator.eligible.leader.replicas.version=0``).
+The question carries ``elrEnabled``, ``minIsr``, ``elr``, ``lastKnownElr`` and
+``uncleanShutdownReplicas``, so that ELR cases are a matter of drawing them (:data:`ELR`) and reading the
+simulator's ELR into :func:`_registration`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ __all__ = ["BROKERS", "ELR", "ElectionChecker"]
 
 #: The cluster's brokers: ids 0-7, no racks (racks play no part in an election).
 BROKERS = tuple(range(8))
-#: Whether cases have ELR (KIP-966) switched on: not until the simulator has it.
+#: Whether cases have ELR (KIP-966) switched on (on both sides): not yet drawn.
 ELR = False
 TRIGGERS = (None, None, None, "LEADER_OFFLINE", "BROKER_ONLINE", "PREFERRED", "UNCLEAN")
 
@@ -213,6 +214,8 @@ async def _ours(cases: Sequence[Case]) -> list[Any]:
             "simulator.clock": "virtual",
             "simulator.election.policy": "kafka",
             "simulator.election.isolation": "inline",
+            # The same ELR switch as Kafka's side (the simulator's default is Kafka 4.1's: on).
+            "simulator.eligible.leader.replicas.version": "1" if ELR else "0",
         }
     )
     clock = VirtualClock()

@@ -1,7 +1,8 @@
 """Codecs per (message, version), made from the spec model and compiled with construct's compiler.
 
 :func:`build_message` turns a :class:`~protocol.spec.MessageSpec` at one version into a
-:class:`~protocol.types.KafkaMessage` construct. :class:`VersionCodec` compiles it (``.compile()``) and
+:class:`~protocol.types.KafkaMessage` construct. :class:`VersionCodec` compiles it (construct's compiler, its
+Python bytecode kept on disk: :mod:`protocol.compiled`) and
 runs the generated functions; when they fail (malformed input, unusual data) it re-runs the
 interpreted construct, which either produces the result or raises an error naming the field.
 :class:`Message` is the public face: one spec, every version, codecs compiled on first use.
@@ -19,6 +20,7 @@ from typing import Any
 from protocol import structs as s
 from protocol import types as t
 from protocol.caps import CapPath, applicable, check_caps
+from protocol.compiled import compile_construct
 from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError
 from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, SpecHeader, Versions
 from protocol.wire import Gaps
@@ -164,7 +166,7 @@ class VersionCodec:
         self.version = version
         self.construct = build_message(spec, version) if construct is None else construct
         self.where = where
-        self.compiled = self.construct.compile()
+        self.compiled = compile_construct(self.construct)
         namespace = self.compiled.module.__dict__
         self._decode: Callable[[bytes, int], tuple[dict[str, Any], int]] = namespace[
             self.construct.decode_function

@@ -96,6 +96,7 @@ class ServerConfig:
     cluster_id: str = "placement-sim"
     auto_create_topics: bool = False
     broker_port_base: int = 0
+    broker_port_step: int = 1
     seed: int | None = None
     max_replicas: int = 1_000_000
     isolation: str = "auto"
@@ -114,6 +115,8 @@ class ServerConfig:
     replica_lag_ms: int = 30000
     min_insync_replicas: int = 1
     unclean_election: bool = False
+    #: Kafka's ``eligible.leader.replicas.version`` feature level (KIP-966).
+    elr_version: int = 1
     auto_rebalance: bool = True
     imbalance_check_seconds: int = 300
     offsets_partitions: int = 50
@@ -158,9 +161,14 @@ class ServerConfig:
     unsent_answers_max_bytes: int = 104_857_600
     # Security (controller.security); an empty key is None; secrets stay out of repr().
     sasl_mechanisms: tuple[str, ...] = SASL_MECHANISM_NAMES
-    sasl_users: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)
+    #: (user, mechanism or None for every mechanism, password)
+    sasl_users: tuple[tuple[str, str | None, str], ...] | None = field(default=None, repr=False)
     scram_iterations: int = 4096
     scram_nonce_check: str = "exact"
+    # Authorization (controller.acls).
+    authorizer_class: str | None = None
+    super_users: tuple[str, ...] | None = None
+    allow_if_no_acl: bool = False
     failed_auth_delay_ms: int = 100
     sasl_max_receive_size: int = 524288
     ssl_handshake_timeout_ms: int = 10000

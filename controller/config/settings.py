@@ -22,6 +22,8 @@ from typing import Any
 
 from controller.config.values import (
     SASL_MECHANISM_NAMES,
+    STANDARD_AUTHORIZER,
+    authorizer_class,
     consumer_assignor_list,
     fault_list,
     id_list,
@@ -29,6 +31,7 @@ from controller.config.values import (
     name_list,
     parse_brokers,
     pem_store,
+    principal_list,
     protocol_map,
     secret,
     user_list,
@@ -72,6 +75,7 @@ AUTO_CREATE = "auto.create.topics.enable"
 BROKERS = "simulator.brokers"
 FENCED = "simulator.brokers.fenced"
 BROKER_PORT_BASE = "simulator.broker.port.base"
+BROKER_PORT_STEP = "simulator.broker.port.step"
 SEED = PLUGIN_SEED
 MAX_REPLICAS = "simulator.placement.max.replicas"
 ISOLATION = "simulator.placer.isolation"
@@ -110,6 +114,7 @@ TXN_ID_EXPIRATION = "transactional.id.expiration.ms"
 TXN_EXPIRATION_INTERVAL = "transaction.remove.expired.transaction.cleanup.interval.ms"
 TRANSACTION_VERSION = "simulator.transaction.version"
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
+ELR_VERSION = "simulator.eligible.leader.replicas.version"
 AUTO_REBALANCE = "auto.leader.rebalance.enable"
 IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
 ELECTION_POLICY = "simulator.election.policy"
@@ -140,6 +145,10 @@ SCRAM_ITERATIONS = "simulator.sasl.scram.iterations"
 SCRAM_NONCE_CHECK = "simulator.sasl.scram.nonce.check"
 FAILED_AUTH_DELAY_MS = "connection.failed.authentication.delay.ms"
 SASL_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size"
+# Authorization (controller.acls): Kafka's names.
+AUTHORIZER_CLASS = "authorizer.class.name"
+SUPER_USERS = "super.users"
+ALLOW_EVERYONE_IF_NO_ACL = "allow.everyone.if.no.acl.found"
 SSL_HANDSHAKE_TIMEOUT_MS = "simulator.ssl.handshake.timeout.ms"
 SSL_KEYSTORE_TYPE = "ssl.keystore.type"
 SSL_KEYSTORE_LOCATION = "ssl.keystore.location"
@@ -225,7 +234,15 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "broker_port_base",
         "0",
         integer(minimum=0, maximum=65535),
-        "broker `id` listens on `base + id`; 0: ephemeral ports",
+        "broker `id` listens on `base + step * id`; 0: ephemeral ports",
+    ),
+    Setting(
+        BROKER_PORT_STEP,
+        "broker_port_step",
+        "1",
+        integer(minimum=1, maximum=1000),
+        "with `simulator.broker.port.base`: the ports between one broker id's and the next (3 lays brokers "
+        "0, 1, 2 on 9092, 9095, 9098 as kafkajs's test cluster does)",
     ),
     Setting(
         SEED,
@@ -353,6 +370,14 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "false",
         boolean,
         "elect a replica outside the ISR when no ISR member can lead (topic config overrides)",
+    ),
+    Setting(
+        ELR_VERSION,
+        "elr_version",
+        "1",
+        integer(minimum=0, maximum=1),
+        "Kafka's `eligible.leader.replicas.version` feature: `1` (Kafka 4.1's default) keeps eligible leader "
+        "replicas (KIP-966) under the `kafka` election style; `0` runs Kafka 3.x's rules (docs/election-policies.md)",
     ),
     Setting(
         AUTO_REBALANCE,
@@ -686,7 +711,31 @@ _SECURITY_SETTINGS: tuple[Setting, ...] = (
         "sasl_users",
         "",
         user_list,
-        "`user:password,...`: who may authenticate on a `SASL_*` listener, with every enabled mechanism",
+        "`user:password,...`: who may authenticate on a `SASL_*` listener, with every enabled mechanism; "
+        "`user:SCRAM-SHA-512:password` gives a password for one mechanism (docs/clients.md)",
+    ),
+    Setting(
+        AUTHORIZER_CLASS,
+        "authorizer_class",
+        "",
+        authorizer_class,
+        f"`{STANDARD_AUTHORIZER}` turns on authorization by ACLs, as Kafka's `StandardAuthorizer` "
+        "(docs/acls.md); empty: every client may do everything, and the ACL APIs answer SECURITY_DISABLED",
+    ),
+    Setting(
+        SUPER_USERS,
+        "super_users",
+        "",
+        principal_list,
+        "`User:alice;User:bob`: principals the authorizer allows everything (`User:ANONYMOUS` for clients "
+        "that did not authenticate)",
+    ),
+    Setting(
+        ALLOW_EVERYONE_IF_NO_ACL,
+        "allow_if_no_acl",
+        "false",
+        boolean,
+        "with the authorizer, a resource that has no ACL at all is open to everyone (else to super users only)",
     ),
     Setting(
         SCRAM_ITERATIONS,

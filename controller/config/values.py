@@ -165,21 +165,63 @@ def mechanism_list(key: str, raw: str) -> tuple[str, ...]:
     return names
 
 
-def user_list(key: str, raw: str) -> tuple[tuple[str, str], ...]:
-    """``user:password,...``; messages name the entry by user, never show a password."""
-    users: dict[str, str] = {}
+def user_list(key: str, raw: str) -> tuple[tuple[str, str | None, str], ...]:
+    """``user:password,...``, where an entry ``user:MECHANISM:password`` (``alice:SCRAM-SHA-512:secret``)
+    gives the password of one mechanism (a user's other entries give the others'): (user, mechanism or
+    None for every mechanism, password) per entry. Messages name the entry by user, never show a
+    password."""
+    users: dict[tuple[str, str | None], str] = {}
     for index, item in enumerate(raw.split(","), 1):
         user, sep, password = item.strip().partition(":")
         user = user.strip()
         if not item.strip():
             raise ConfigError(f"{key}: entry {index} is empty", key)
+        mechanism: str | None = None
+        named, sep2, rest = password.partition(":")
+        if sep2 and named.upper() in SASL_MECHANISM_NAMES:
+            mechanism, password = named.upper(), rest
         if not sep or not user or not password:
             who = f"user {user!r}" if user else f"entry {index}"
-            raise ConfigError(f"{key}: {who} is not user:password", key)
-        if user in users:
-            raise ConfigError(f"{key}: user {user!r} appears twice", key)
-        users[user] = password
-    return tuple(users.items())
+            raise ConfigError(f"{key}: {who} is not user:password (or user:MECHANISM:password)", key)
+        if (user, mechanism) in users:
+            what = f" for {mechanism}" if mechanism else ""
+            raise ConfigError(f"{key}: user {user!r} appears twice{what}", key)
+        users[(user, mechanism)] = password
+    return tuple((user, mechanism, password) for (user, mechanism), password in users.items())
+
+
+#: The authorizer ``authorizer.class.name`` may name: Kafka 4's.
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def authorizer_class(key: str, raw: str) -> str | None:
+    """``authorizer.class.name``: Kafka's StandardAuthorizer (or empty: none)."""
+    value = raw.strip()
+    if not value:
+        return None
+    if value == STANDARD_AUTHORIZER:
+        return value
+    if value.endswith("AclAuthorizer"):
+        raise ConfigError(
+            f"{key}: {value} kept its ACLs in ZooKeeper and is gone from Kafka 4; name {STANDARD_AUTHORIZER}",
+            key,
+        )
+    raise ConfigError(f"{key}: {value!r} is not simulated; the simulator runs {STANDARD_AUTHORIZER}", key)
+
+
+def principal_list(key: str, raw: str) -> tuple[str, ...]:
+    """``super.users``: principals separated by ``;``, each ``type:name`` (Kafka's ``StandardAuthorizer``)."""
+    principals = []
+    for item in raw.split(";"):
+        principal = item.strip()
+        if not principal:
+            continue
+        if ":" not in principal:
+            raise ConfigError(
+                f"{key}: expected a string in format principalType:principalName but got {principal}", key
+            )
+        principals.append(principal)
+    return tuple(dict.fromkeys(principals))
 
 
 def name_list(key: str, raw: str) -> tuple[str, ...]:

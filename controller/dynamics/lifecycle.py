@@ -239,7 +239,9 @@ class KafkaLifecycle(Lifecycle):
                 broker, "new process started; waits for the old session to expire", process=Process.UP
             )
             return
-        await self._register_again(broker, "new process registered")
+        # A process that crashed left no clean-shutdown mark: its registration says so (Kafka's
+        # previousBrokerEpoch), and the controller takes it out of the ELR.
+        await self._register_again(broker, "new process registered", unclean=b.process is Process.CRASHED)
 
     async def _resumed(self, broker: int, now: int) -> None:
         b = self.cluster.broker_state(broker)
@@ -274,18 +276,23 @@ class KafkaLifecycle(Lifecycle):
             fence=True,
         )
         if b.process is Process.UP:  # a new process was waiting for the old session to expire
-            await self._register_again(broker, "new process registered after the old session expired")
+            await self._register_again(
+                broker, "new process registered after the old session expired", unclean=True
+            )
 
     async def _leave_in_sync_sets(
         self, broker: int, cause: str, fence: bool = False, shutdown: bool = False
     ) -> None:
-        """Kafka's handleBrokerFenced / handleBrokerInControlledShutdown / handleBrokerUnregistered."""
+        """Kafka's handleBrokerFenced / handleBrokerInControlledShutdown / handleBrokerUnregistered. With
+        eligible leader replicas on, the last ISR member leaves too (and becomes an ELR member)."""
         if fence:
             self.cluster.update_broker(broker, cause, fenced=True)
         if shutdown:
             self.cluster.update_broker(broker, cause, in_controlled_shutdown=True)
+        keep_last = self.config.elr_version < 1
         changes = [
-            Change(p, target_isr_without(p.isr, broker))  # the target ISR, positional: 0.5 µs less a call
+            # The target ISR, positional: 0.5 µs less a call.
+            Change(p, target_isr_without(p.isr, broker, keep_last))
             for p in self.cluster.partitions_on(broker)
             if broker in p.isr or p.leader == broker
         ]
@@ -314,7 +321,10 @@ class KafkaLifecycle(Lifecycle):
 
         self._schedule(broker, self._next_heartbeat(broker, now), shut_down, f"shutdown of broker {broker}")
 
-    async def _register_again(self, broker: int, cause: str) -> None:
+    async def _register_again(self, broker: int, cause: str, unclean: bool = False) -> None:
+        """A new process registers (fenced, unfenced at its first heartbeat). ``unclean``: the old one
+        crashed; with eligible leader replicas on the broker leaves every ISR and ELR first (Kafka's
+        ``handleBrokerUncleanShutdown``): a crash may have lost what it had not flushed."""
         b = self.cluster.broker_state(broker)
         assert b is not None
         now = self.clock.now()
@@ -330,6 +340,15 @@ class KafkaLifecycle(Lifecycle):
             registered_at=now,
             held_fenced=False,
         )
+        if unclean and self.config.elr_version >= 1:
+            changes = [
+                Change(p, target_isr_without(p.isr, broker, keep_last=False), unclean_shutdown=broker)
+                for p in self.cluster.partitions_on(broker)
+                if broker in p.isr or broker in p.elr
+            ]
+            await self.elections.change(
+                changes, f"broker {broker} registered after an unclean shutdown", results=False
+            )
         self._unfence_at_next_heartbeat(broker, now, "first heartbeat after registration")
 
     def _unfence_at_next_heartbeat(self, broker: int, now: int, cause: str) -> None:

@@ -45,6 +45,7 @@ from typing import Any
 from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange, PartitionState
 from controller.config import ServerConfig
+from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.change import PartitionChangeBuilder, completed_reassignment
 
 log = logging.getLogger(__name__)
@@ -700,6 +701,16 @@ class KafkaReplication(Replication):
         """The topic's ``min.insync.replicas`` as its leader's broker has it (changes take effect at once),
         at most the replica count (:meth:`Cluster.min_insync_replicas`)."""
         return self.cluster.min_insync_replicas(p)
+
+    def _builder(self, p: PartitionState) -> PartitionChangeBuilder:
+        """A leader's AlterPartition, with the eligible leader replicas kept (as the controller has the
+        topic's ``min.insync.replicas``) when they are on."""
+        builder = super()._builder(p)
+        if self.config.elr_version >= 1:
+            builder.set_eligible_leader_replicas(
+                int(self.cluster.topic_config(p.topic, MIN_INSYNC_REPLICAS, None))
+            )
+        return builder
 
     def _on_lag_check(self) -> None:
         self._lag_timer = None

@@ -1,4 +1,5 @@
-"""Partition changes as values: Kafka's ``PartitionChangeBuilder`` (KRaft's controller, ELR off).
+"""Partition changes as values: Kafka's ``PartitionChangeBuilder`` (KRaft's controller, with or without
+eligible leader replicas).
 
 A :class:`PartitionChangeBuilder` reads one partition and the targets set on it (the in-sync set, the
 replicas, an election, a leader) and builds a :class:`~controller.cluster.PartitionChange`, a frozen record of the fields
@@ -11,7 +12,14 @@ Kafka's rules, as ``PartitionChangeBuilder`` and its ``PartitionChangeBuilderTes
   is valid and otherwise takes a valid replica; PREFERRED asks for the first replica; UNCLEAN, when no
   replica of the ISR can lead, takes any acceptable replica: the ISR becomes that leader alone and the
   leader recovery state RECOVERING;
-- the ISR is never written empty (the last member stays listed while the partition has no leader);
+- with ELR off (Kafka 3.x) the ISR is never written empty (the last member stays listed while the
+  partition has no leader);
+- with ELR on (KIP-966, Kafka 4.1's default; :meth:`PartitionChangeBuilder.set_eligible_leader_replicas`):
+  when the target ISR is smaller than the topic's ``min.insync.replicas``, the members of the current ISR
+  (and ELR) that leave it become eligible leader replicas (ELR), those that shut down uncleanly excepted,
+  and the members that left the ELR since the last known ELR; an ISR of ``min.insync.replicas`` or more
+  clears both. The ISR may then be written empty; with it empty an ELR member may be elected cleanly: the
+  ISR becomes it alone, and it leaves the ELR. An unclean election clears the ELR and the last known ELR;
 - the leader epoch goes up whenever the leader changes, and when the replica set loses a member;
   the partition epoch on every change;
 - a reassignment in progress (adding and removing replicas, KIP-455) completes in whichever change
@@ -49,6 +57,7 @@ __all__ = [
     "ElectionKind",
     "PartitionChangeBuilder",
     "completed_reassignment",
+    "eligible_leader_replicas",
     "isr_change",
     "leader_is_valid",
 ]
@@ -113,15 +122,51 @@ def completed_reassignment(
 
 
 def isr_change(
-    partition: PartitionState, isr: Sequence[int], cause: str, allow_empty: bool = False
+    partition: PartitionState,
+    isr: Sequence[int],
+    cause: str,
+    allow_empty: bool = False,
+    elr_min_isr: int | None = None,
 ) -> PartitionChange | None:
     """The record of an ISR change alone (no election, the leader stays), None when nothing changes: what
     :class:`PartitionChangeBuilder` builds for it, made without a builder as a failover makes 100,000
-    of them. Kafka never writes an empty ISR (with ELR off) unless ``allow_empty``."""
-    if isr == partition.isr or not (isr or allow_empty):
+    of them. Kafka never writes an empty ISR with ELR off unless ``allow_empty``; with ELR on
+    (``elr_min_isr``: the topic's ``min.insync.replicas``) it may, and the ELR follows the ISR."""
+    if elr_min_isr is None or (
+        len(isr) >= elr_min_isr and not partition.elr and not partition.last_known_elr
+    ):
+        if isr == partition.isr or not (isr or allow_empty):
+            return None
+        fields = ("isr", list(isr), "partition_epoch", partition.partition_epoch + 1)
+        return _record((partition, cause, fields))
+    elr, last_known = eligible_leader_replicas(partition, isr, elr_min_isr)
+    changed: list[Any] = []
+    if isr != partition.isr:
+        changed += ("isr", list(isr))
+    if elr != partition.elr:
+        changed += ("elr", elr)
+    if last_known != partition.last_known_elr:
+        changed += ("last_known_elr", last_known)
+    if not changed:
         return None
-    fields = ("isr", list(isr), "partition_epoch", partition.partition_epoch + 1)
-    return _record((partition, cause, fields))
+    changed += ("partition_epoch", partition.partition_epoch + 1)
+    return _record((partition, cause, tuple(changed)))
+
+
+def eligible_leader_replicas(
+    partition: PartitionState, isr: Sequence[int], min_isr: int, unclean_shutdown: Collection[int] = ()
+) -> tuple[list[int], list[int]]:
+    """Kafka's ``maybePopulateTargetElr``: the ELR and last known ELR for the target ``isr``. At
+    ``min_isr`` or more, none; below, the current ISR and ELR without the target ISR (and without replicas
+    that shut down uncleanly), and the last known ELR with them, without the target ISR and the ELR."""
+    if len(isr) >= min_isr:
+        return [], []
+    candidates = set(partition.elr)
+    candidates.update(partition.isr)
+    elr = sorted(r for r in candidates if r not in isr and r not in unclean_shutdown)
+    candidates.update(partition.last_known_elr)
+    last_known = sorted(r for r in candidates if r not in isr and r not in elr)
+    return elr, last_known
 
 
 #: The trigger a policy is told for each kind of election, unless the caller names one.
@@ -149,6 +194,11 @@ class PartitionChangeBuilder:
     _status: PartitionStatus | None = None
     _candidate: int | None = None
     _allow_empty_isr = False
+    #: ELR on: the topic's ``min.insync.replicas`` (None: ELR off).
+    _elr_min_isr: int | None = None
+    _unclean_shutdown: Collection[int] = ()
+    #: The target ELR and last known ELR, once worked out (:meth:`_elr_targets`).
+    _elr: tuple[list[int], list[int]] | None = None
     #: No target beyond the ISR and the election (the common change: a broker leaves the ISR).
     _plain = True
     #: wants_election(), once asked (the targets it reads are set before).
@@ -223,6 +273,36 @@ class PartitionChangeBuilder:
         self._plain = False
         return self
 
+    def set_eligible_leader_replicas(self, min_isr: int) -> PartitionChangeBuilder:
+        """ELR on (KIP-966), with the topic's ``min.insync.replicas``: the ISR may be written empty (see the
+        module docstring)."""
+        self._elr_min_isr = min_isr
+        self._allow_empty_isr = True
+        return self
+
+    def set_unclean_shutdown_replicas(self, replicas: Collection[int]) -> PartitionChangeBuilder:
+        """Replicas whose broker came back from an unclean shutdown (a crash): they leave the ELR (Kafka's
+        ``setUncleanShutdownReplicas``)."""
+        self._unclean_shutdown = replicas
+        self._plain = False
+        return self
+
+    def _elr_targets(self) -> tuple[list[int], list[int]]:
+        """The target ELR and last known ELR (none with ELR off), worked out once the reassignment's
+        completion was looked for."""
+        targets = self._elr
+        if targets is None:
+            self._complete_reassignment_if_needed()
+            min_isr = self._elr_min_isr
+            if min_isr is None:
+                targets = ([], [])
+            else:
+                p = self.partition
+                isr = p.isr if self._target_isr is None else self._target_isr
+                targets = eligible_leader_replicas(p, isr, min_isr, self._unclean_shutdown)
+            self._elr = targets
+        return targets
+
     def allow_empty_isr(self) -> PartitionChangeBuilder:
         """The in-sync set may be written empty (Fluvio's live replica set; Kafka's ISR only with ELR)."""
         self._allow_empty_isr = True
@@ -285,6 +365,7 @@ class PartitionChangeBuilder:
                 p.isr if self._target_isr is None else self._target_isr,
                 self.acceptable,
                 self._unclean(),
+                self._elr_targets()[0],
             )
         return eligibility
 
@@ -343,7 +424,9 @@ class PartitionChangeBuilder:
             wanted = self.wants_election()
         if self._plain and not wanted and not (p.adding_replicas or p.removing_replicas):
             isr = self._target_isr  # only the ISR may change
-            return None if isr is None else isr_change(p, isr, cause, self._allow_empty_isr)
+            return (
+                None if isr is None else isr_change(p, isr, cause, self._allow_empty_isr, self._elr_min_isr)
+            )
         old_leader = leader = p.leader
         unclean = False
         if self._leader is not None:
@@ -353,8 +436,14 @@ class PartitionChangeBuilder:
             unclean = unclean and leader != old_leader  # tryElection acts only on a new leader
         old_isr = p.isr
         isr = old_isr if self._target_isr is None else self._target_isr
+        elr, last_known = self._elr_targets()
+        if leader != old_leader and leader in elr:
+            # tryElection: a leader from the ELR (the ISR empty) is the ISR alone, and leaves the ELR.
+            isr = [leader]
+            elr = [r for r in elr if r != leader]
         recovery = self._target_recovery
         if unclean:
+            elr = last_known = []  # maybeUpdateRecordElr: an unclean election clears them
             # PartitionChangeBuilder.tryElection: the ISR is forced to the new leader alone, which must
             # recover its log (LeaderRecoveryState RECOVERING) before it may be trusted.
             isr = [leader]
@@ -373,6 +462,8 @@ class PartitionChangeBuilder:
         new_removing = (
             list(removing) if removing is not None and list(removing) != p.removing_replicas else None
         )
+        new_elr = elr if elr != p.elr else None
+        new_last_known = last_known if last_known != p.last_known_elr else None
         status = self._status
         if status is p.status:
             status = None
@@ -389,6 +480,8 @@ class PartitionChangeBuilder:
             or recovery is not None
             or status is not None
             or candidate is not None
+            or new_elr is not None
+            or new_last_known is not None
         ):
             return None
         fields: list[Any] = []  # names and values, in turn
@@ -400,6 +493,10 @@ class PartitionChangeBuilder:
             fields += ("removing_replicas", new_removing)
         if new_adding is not None:
             fields += ("adding_replicas", new_adding)
+        if new_elr is not None:
+            fields += ("elr", new_elr)
+        if new_last_known is not None:
+            fields += ("last_known_elr", new_last_known)
         if leader_changed:
             fields += ("leader", leader)
         # The leader epoch goes up when the leader changes, and when the replica set loses a member

@@ -3,7 +3,10 @@ at once (:mod:`controller.election.change`).
 
 A change without a trigger elects only when the leader can no longer lead (Kafka's ONLINE election
 inside every partition change); a topic that allows unclean elections (``unclean.leader.election.enable``)
-gets UNCLEAN ones from the controller, as Kafka's ``ReplicationControlManager`` gives it. Changes are
+gets UNCLEAN ones from the controller, as Kafka's ``ReplicationControlManager`` gives it. With eligible
+leader replicas on (:meth:`ElectionService.elr_min_isr`) every record keeps the ELR with the topic's
+``min.insync.replicas``; a broker back from an unclean shutdown leaves the ISR and the ELR
+(``handleBrokerUncleanShutdown``). Changes are
 written together, one record each in order; a partition named twice first writes what came before, so
 that each change builds on the last.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.cluster import PartitionChange, PartitionState
+from controller.cluster import NO_LEADER, PartitionChange, PartitionState
 from controller.election.api import ElectionStyle, PartitionView, Trigger
 from controller.election.change import ElectionKind, PartitionChangeBuilder, isr_change, leader_is_valid
 from controller.election.service import Change, ChangeResult, ElectionService
@@ -32,11 +35,13 @@ class KafkaElection(ElectionService):
 
     def _prepare(
         self, batch: Sequence[Change], alive: frozenset[int], to_elect: list[int], views: list[PartitionView]
-    ) -> list[PartitionChangeBuilder | None]:
-        """A builder per change, or None for a change of the ISR alone that keeps a valid leader (the
-        bulk of a failover: :func:`~controller.election.change.isr_change` writes it)."""
-        builders: list[PartitionChangeBuilder | None] = []
+    ) -> list[PartitionChangeBuilder | int | None]:
+        """A builder per change, or for a change of the ISR alone that keeps a valid leader (the bulk of a
+        failover: :func:`~controller.election.change.isr_change` writes it) the topic's min ISR with ELR
+        on, None with it off."""
+        builders: list[PartitionChangeBuilder | int | None] = []
         unclean_by_topic: dict[str, bool] = {}
+        min_isr_by_topic: dict[str, int | None] = {}
         # Whether a partition's own reassignment is looked at: not while none is in progress.
         in_progress = self.cluster.reassignment_in_progress
         for i, change in enumerate(batch):
@@ -49,15 +54,28 @@ class KafkaElection(ElectionService):
                 or change.target_removing is not None
                 or (in_progress and (p.adding_replicas or p.removing_replicas))
             )
+            topic = p.topic
+            if topic in min_isr_by_topic:
+                min_isr = min_isr_by_topic[topic]
+            else:
+                min_isr = min_isr_by_topic[topic] = self.elr_min_isr(p)
             if (
                 trigger is None
                 and not reassigning
+                and change.unclean_shutdown == NO_LEADER
                 and leader_is_valid(p, p.isr if target_isr is None else target_isr, alive)
             ):
-                builders.append(None)
+                builders.append(min_isr)  # an ISR change alone, with ELR at that min ISR (None: off)
                 continue
-            builder = PartitionChangeBuilder(p, alive)
+            acceptable = alive
+            if change.unclean_shutdown != NO_LEADER:
+                acceptable = alive - {change.unclean_shutdown}
+            builder = PartitionChangeBuilder(p, acceptable)
             builders.append(builder)
+            if min_isr is not None:
+                builder.set_eligible_leader_replicas(min_isr)
+                if change.unclean_shutdown != NO_LEADER:
+                    builder.set_unclean_shutdown_replicas((change.unclean_shutdown,))
             if target_isr is not None:
                 builder.set_target_isr(target_isr)
             if reassigning:
@@ -80,7 +98,7 @@ class KafkaElection(ElectionService):
     def _apply(
         self,
         batch: Sequence[Change],
-        plans: list[PartitionChangeBuilder | None],
+        plans: list[PartitionChangeBuilder | int | None],
         answers: dict[int, tuple[int, ...]],
         failures: dict[int, str],
         cause: str,
@@ -109,9 +127,14 @@ class KafkaElection(ElectionService):
             if failures and i in failures:
                 results.append(self._failed(p, failures[i]))
                 continue
-            if builder is None:
+            if builder is None or type(builder) is int:
                 target_isr = change.target_isr
-                record = None if target_isr is None else isr_change(p, target_isr, cause)
+                min_isr = builder
+                record = (
+                    None
+                    if target_isr is None
+                    else isr_change(p, target_isr, cause, min_isr is not None, min_isr)
+                )
             else:
                 if answers and i in answers:
                     builder.set_candidates(answers[i])

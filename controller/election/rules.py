@@ -2,9 +2,11 @@
 change does to a partition's in-sync set (what a change record then holds is
 :mod:`controller.election.change`).
 
-Kafka's rules follow its KRaft controller (``PartitionChangeBuilder``, ELR off): a valid leader is an
-active broker in the target ISR; an unclean election, when allowed, takes any active replica; the last
-ISR member is never removed (the partition becomes leaderless, its ISR kept). Fluvio's follow its documentation and the SC: a candidate is a live follower in the live replica set (any live
+Kafka's rules follow its KRaft controller (``PartitionChangeBuilder``): a valid leader is an active broker
+in the target ISR, or, when the ISR is empty, in the eligible leader replicas (ELR, KIP-966, Kafka 4.1's
+default); an unclean election, when allowed, takes any active replica. With ELR off (Kafka 3.x) the last
+ISR member is never removed (the partition becomes leaderless, its ISR kept); with it on the ISR empties
+and its last members are the ELR. Fluvio's follow its documentation and the SC: a candidate is a live follower in the live replica set (any live
 follower when an SPU comes back), never the leader that just failed or a candidate that already failed
 to confirm.
 """
@@ -37,14 +39,20 @@ class Eligibility:
 
 
 def kafka_eligible(
-    replicas: Sequence[int], isr: Collection[int], alive: Collection[int], may_be_unclean: bool
+    replicas: Sequence[int],
+    isr: Collection[int],
+    alive: Collection[int],
+    may_be_unclean: bool,
+    elr: Collection[int] = (),
 ) -> Eligibility:
     """Kafka's valid leaders (``PartitionChangeBuilder.isValidNewLeader``): active replicas in the target
-    ISR; when there are none and the election may be unclean, every active replica."""
+    ISR, or in the target ELR when the ISR is empty; when there are none and the election may be unclean,
+    every active replica."""
     # Loops, not generators: Python 3.11 makes each a call of its own, and a failover elects 33,000 times.
     clean = []
+    pool = isr if isr or not elr else elr
     for r in replicas:
-        if r in isr and r in alive:
+        if r in pool and r in alive:
             clean.append(r)
     if clean or not may_be_unclean:
         return Eligibility(tuple(clean))
@@ -92,11 +100,12 @@ def eligible_leaders(
     return fluvio_eligible(replicas, isr, alive, trigger, failed_leader, excluded)
 
 
-def target_isr_without(isr: Sequence[int], broker: int) -> list[int]:
-    """The ISR after ``broker`` leaves it: Kafka never writes an empty ISR (with ELR off), so the last
-    member stays listed while the partition goes leaderless."""
+def target_isr_without(isr: Sequence[int], broker: int, keep_last: bool = True) -> list[int]:
+    """The ISR after ``broker`` leaves it: with ELR off (``keep_last``) Kafka never writes an empty ISR, so
+    the last member stays listed while the partition goes leaderless; with ELR on it leaves too (and
+    becomes an eligible leader replica)."""
     rest = list(isr)
-    if broker in rest and len(rest) > 1:
+    if broker in rest and (len(rest) > 1 or not keep_last):
         rest.remove(broker)  # (no comprehension: a failover leaves 100,000 in-sync sets)
     return rest
 

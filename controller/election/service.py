@@ -24,7 +24,7 @@ from typing import Any
 from controller.clock import Clock
 from controller.cluster import NO_LEADER, Cluster, PartitionState
 from controller.config import ServerConfig
-from controller.config.topic_configs import UNCLEAN_LEADER_ELECTION_ENABLE
+from controller.config.topic_configs import MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE
 from controller.election import rules
 from controller.election.api import ElectionStyle, PartitionView, Trigger
 from controller.offload import gc_paused
@@ -63,6 +63,8 @@ class Change:
     target_replicas: list[int] | None = None
     target_adding: list[int] | None = None
     target_removing: list[int] | None = None
+    #: Kafka: a broker back from an unclean shutdown (a crash), which leaves the ISR and the ELR.
+    unclean_shutdown: int = NO_LEADER
 
 
 @dataclass(slots=True)
@@ -114,6 +116,13 @@ class ElectionService:
     def unclean_allowed(self, partition: PartitionState) -> bool:
         """The topic's ``unclean.leader.election.enable`` as the controller has it (per topic, at run time)."""
         return bool(self.cluster.topic_config(partition.topic, UNCLEAN_LEADER_ELECTION_ENABLE, None))
+
+    def elr_min_isr(self, partition: PartitionState) -> int | None:
+        """With eligible leader replicas on (``simulator.eligible.leader.replicas.version=1``, Kafka's own
+        style only): the topic's ``min.insync.replicas`` as the controller has it; None with them off."""
+        if self.config.elr_version < 1:
+            return None
+        return int(self.cluster.topic_config(partition.topic, MIN_INSYNC_REPLICAS, None))
 
     def alive(self) -> frozenset[int]:
         return self.cluster.active_ids()

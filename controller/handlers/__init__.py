@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import enum
 import importlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -55,6 +55,7 @@ from protocol.codec import DecodeFn
 from protocol.codes import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
+    from controller.acls.authorizer import Authorizer
     from controller.app import Controller
     from controller.config import ServerConfig
     from controller.image import MetadataImage
@@ -72,7 +73,7 @@ __all__ = [
     "load_handlers",
 ]
 
-#: Kafka's "authorized operations not computed" marker; no ACLs are simulated.
+#: Kafka's "authorized operations not computed" marker (a client that did not ask for them).
 NO_OPERATIONS = -(2**31)
 
 
@@ -164,10 +165,74 @@ class RequestContext:
     principal: str | None = None
     #: The connection's SASL exchange on a SASL listener (None elsewhere).
     sasl: SaslExchange | None = None
+    #: The authorizer (:mod:`controller.acls`), None when ``authorizer.class.name`` names none: then
+    #: every check below allows.
+    authorizer: Authorizer | None = None
 
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+    # ---- authorization, as Kafka's handlers ask (``AuthHelper``): codes of controller.acls.model
+
+    @property
+    def kafka_principal(self) -> str:
+        """``User:alice``, or ``User:ANONYMOUS`` for a client that did not authenticate."""
+        return "User:ANONYMOUS" if self.principal is None else f"User:{self.principal}"
+
+    @property
+    def host(self) -> str:
+        """The client's address, as ACLs name hosts."""
+        host = self.peer.rpartition(":")[0] or self.peer
+        return host[1:-1] if host.startswith("[") else host
+
+    def allowed(self, operation: int, resource_type: int, name: str) -> bool:
+        """Whether the client may perform ``operation`` on the resource (always, without an authorizer)."""
+        authorizer = self.authorizer
+        return authorizer is None or authorizer.authorize(
+            self.kafka_principal, self.host, operation, resource_type, name
+        )
+
+    def refused_on_cluster(self, operation: int) -> str | None:
+        """A refusal's message when the client may not perform ``operation`` on the cluster (Kafka's
+        ``authorizeClusterOperation``: the request is answered CLUSTER_AUTHORIZATION_FAILED), None when it
+        may."""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return None
+        from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
+
+        if authorizer.authorize(
+            self.kafka_principal, self.host, operation, ResourceType.CLUSTER, CLUSTER_NAME
+        ):
+            return None
+        verb = Operation(operation).name.lower().replace("_", " ")
+        return f"{self.kafka_principal} is not authorized to {verb} the cluster."
+
+    def allowed_names(self, operation: int, resource_type: int, names: Iterable[str]) -> set[str]:
+        """The names of ``names`` the client may perform ``operation`` on (each decided once)."""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return set(names)
+        return authorizer.allowed_names(self.kafka_principal, self.host, operation, resource_type, names)
+
+    def allowed_on_some(self, operation: int, resource_type: int) -> bool:
+        """Whether the client may perform ``operation`` on some resource of the type (Kafka's
+        ``authorizeByResourceType``)."""
+        authorizer = self.authorizer
+        return authorizer is None or authorizer.authorize_by_resource_type(
+            self.kafka_principal, self.host, operation, resource_type
+        )
+
+    def operations(self, resource_type: int, name: str) -> int:
+        """The authorized operations on a resource as the wire's bitfield: every operation of the type
+        without an authorizer, as Kafka answers then."""
+        authorizer = self.authorizer
+        if authorizer is None:
+            from controller.acls.codes import ALL_OPERATIONS, ResourceType
+
+            return ALL_OPERATIONS[ResourceType(resource_type)]
+        return authorizer.operations(self.kafka_principal, self.host, resource_type, name)
 
 
 HandleFn = Callable[[RequestContext, dict[str, Any], int], Awaitable[Any] | Any]

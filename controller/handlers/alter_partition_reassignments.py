@@ -8,6 +8,9 @@ cancel (null replicas) of a partition not being reassigned; INVALID_REPLICATION_
 AllowReplicationFactorChange is false and the replica count would change. The rules and the stages are
 :mod:`controller.reassignment`'s. A request for many partitions is worked through in turns of the event
 loop, its answer encoded off it (:class:`controller.answers.Sized`).
+
+With an authorizer, a client that may not ALTER the cluster is answered CLUSTER_AUTHORIZATION_FAILED
+(Kafka's ``authorizeClusterOperation``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.handlers import Cap, RequestContext, SaidOnce
 from controller.reassignment import Target
@@ -43,6 +47,9 @@ def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
+    refused = ctx.refused_on_cluster(Operation.ALTER)
+    if refused is not None:
+        return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     allow = bool(request.get("AllowReplicationFactorChange", True)) if version >= 1 else True
     targets = [
         Target(t["Name"], p["PartitionIndex"], p["Replicas"])

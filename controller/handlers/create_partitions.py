@@ -1,12 +1,14 @@
-"""CreatePartitions (37): new partitions placed from the current count on, or assigned by hand."""
+"""CreatePartitions (37): new partitions placed from the current count on, or assigned by hand. With an
+authorizer, a topic the client may not ALTER is TOPIC_AUTHORIZATION_FAILED, as Kafka answers it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import Cap, RequestContext, SaidOnce
-from controller.topic_admin import NewPartitions
+from controller.topic_admin import NewPartitions, TopicResult
 from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
 
@@ -40,9 +42,25 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         )
         for t in request["Topics"]
     ]
+    refused: dict[str, TopicResult] = {}
+    if ctx.authorizer is not None:
+        allowed = ctx.allowed_names(Operation.ALTER, ResourceType.TOPIC, (w.name for w in wanted))
+        refused = {
+            w.name: TopicResult(
+                w.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed."
+            )
+            for w in wanted
+            if w.name not in allowed
+        }
+        wanted = [w for w in wanted if w.name not in refused]
     results = await ctx.controller.topic_admin.create_partitions(
         wanted, validate_only=bool(request["ValidateOnly"]), timeout_ms=request["TimeoutMs"]
     )
+    if refused:
+        made = iter(results)
+        results = [
+            refused.get(name) or next(made) for name in dict.fromkeys(t["Name"] for t in request["Topics"])
+        ]
     once = SaidOnce()
     return {
         "ThrottleTimeMs": 0,

@@ -1,4 +1,8 @@
-"""CreateReplicaPlacement (68, KIP-879): a placement computed by the configured placer, not applied."""
+"""CreateReplicaPlacement (68, KIP-879): a placement computed by the configured placer, not applied.
+
+With an authorizer, a client that may not DESCRIBE the cluster is answered CLUSTER_AUTHORIZATION_FAILED
+(Kafka's ``authorizeClusterOperation``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import logging
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.handlers import Cap, RequestContext
 from controller.logsafe import shown
@@ -33,6 +38,9 @@ def handle(
     ctx: RequestContext, request: dict[str, Any], version: int
 ) -> dict[str, Any] | Sized | Awaitable[dict[str, Any] | Sized]:
     """Answered at once when the placement needs no waiting (a small one by a built-in placer)."""
+    refused = ctx.refused_on_cluster(Operation.DESCRIBE)
+    if refused is not None:
+        return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     node_ids = tuple(request["NodeId"])
     placement = PlacementSpec(
         start_partition=request.get("StartPartition", 0),

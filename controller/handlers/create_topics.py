@@ -2,13 +2,18 @@
 
 Topic configs are checked as Kafka checks them (INVALID_CONFIG with Kafka's message for an unknown name or
 a bad value); from v5 the answer carries every config of the new topic with its value and source, made
-in turns of the event loop for a request of many topics and encoded off it."""
+in turns of the event loop for a request of many topics and encoded off it.
+
+With an authorizer, as Kafka: a topic is created only with CREATE on the cluster or on the topic (else
+TOPIC_AUTHORIZATION_FAILED, "Authorization failed."), and its configs are answered only with
+DESCRIBE_CONFIGS on it (else TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
 from controller.answers import Sized
 from controller.config.topic_configs import TOPIC_CONFIGS, ConfigEntry
 from controller.handlers import Cap, RequestContext, SaidOnce
@@ -54,9 +59,28 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         )
         for t in request["Topics"]
     ]
+    refused: dict[str, TopicResult] = {}
+    hidden: set[str] = set()  # topics whose configs the client may not describe
+    if ctx.authorizer is not None:
+        names = [t.name for t in topics]
+        if not ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            creatable = ctx.allowed_names(Operation.CREATE, ResourceType.TOPIC, names)
+            refused = {
+                t.name: TopicResult(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+                for t in topics
+                if t.name not in creatable
+            }
+            topics = [t for t in topics if t.name not in refused]
+        described = ctx.allowed_names(Operation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
+        hidden = {name for name in names if name not in described}
     results = await ctx.controller.topic_admin.create_topics(
         topics, validate_only=bool(request.get("validateOnly", False)), timeout_ms=request["timeoutMs"]
     )
+    if refused:
+        made = iter(results)
+        results = [
+            refused.get(name) or next(made) for name in dict.fromkeys(t["Name"] for t in request["Topics"])
+        ]
     cluster = ctx.controller.cluster
     answers = []
     # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.
@@ -64,10 +88,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     turns = Turns()
     once = SaidOnce()
     for r in results:
-        entries = cluster.topic_config_entries(r.name, r.configs) if version >= 5 and r.ok else []
-        answers.append(
-            _result(r, [made.get(id(e)) or made.setdefault(id(e), _config(e)) for e in entries], once)
-        )
+        shown = version >= 5 and r.ok and r.name not in hidden
+        entries = cluster.topic_config_entries(r.name, r.configs) if shown else []
+        answer = _result(r, [made.get(id(e)) or made.setdefault(id(e), _config(e)) for e in entries], once)
+        if r.ok and r.name in hidden:
+            answer["TopicConfigErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        answers.append(answer)
         await turns.yield_if_due()
     size = len(answers) * (1 + len(TOPIC_CONFIGS) * (version >= 5))
     return Sized({"ThrottleTimeMs": 0, "Topics": answers}, size)

@@ -1,14 +1,16 @@
-"""DeleteGroups (42): empty groups are deleted with their offsets; NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND. An
-empty share group goes with its share-partitions' state (:mod:`controller.share`), answered once the share
-coordinator has written its removal."""
+"""DeleteGroups (42): empty groups are deleted with their offsets; NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND; a
+group the client may not DELETE is GROUP_AUTHORIZATION_FAILED (an authorizer's). An empty share group goes
+with its share-partitions' state (:mod:`controller.share`), answered once the share coordinator has written
+its removal."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
-from protocol.codes import ApiKey
+from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DELETE_GROUPS
 VERSIONS = (0, 3)
@@ -20,6 +22,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
     results = []
     shared: list[tuple[dict[str, Any], str]] = []
     for group_id in request["GroupsNames"]:
+        if not ctx.allowed(Operation.DELETE, ResourceType.GROUP, group_id):
+            results.append({"GroupId": group_id, "ErrorCode": ErrorCode.GROUP_AUTHORIZATION_FAILED})
+            continue
         error = service.check(group_id, ctx.listener_broker)
         result = {"GroupId": group_id, "ErrorCode": error}
         if not error:

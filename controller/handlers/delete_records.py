@@ -7,7 +7,9 @@ an offset above the high watermark (or below -1) is OFFSET_OUT_OF_RANGE. The log
 replica at once (Kafka's ``DelayedDeleteRecords`` waits until the followers have moved theirs; here they
 move together), and LowWatermark answers the leader's new log start offset. Whole batches below it
 leave the logs; a batch that holds it stays, its records below it no longer read. A request naming more
-than :data:`IN_TURNS` partitions is answered in turns of the event loop.
+than :data:`IN_TURNS` partitions is answered in turns of the event loop. With an
+authorizer, a topic the client may not DELETE is TOPIC_AUTHORIZATION_FAILED for its partitions, as Kafka
+answers it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 from collections.abc import Generator
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import Sized
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
@@ -65,6 +68,11 @@ async def _in_turns(ctx: RequestContext, request: dict[str, Any]) -> Sized:
 def _answer(ctx: RequestContext, request: dict[str, Any]) -> Generator[None, None, dict[str, Any]]:
     """The answer, a step per partition."""
     data_path = ctx.controller.data_path
+    allowed = None
+    if ctx.authorizer is not None:
+        allowed = ctx.allowed_names(
+            Operation.DELETE, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+        )
     topics = []
     for wanted in request["Topics"]:
         name = wanted["Name"]
@@ -75,6 +83,9 @@ def _answer(ctx: RequestContext, request: dict[str, Any]) -> Generator[None, Non
             index = asked["PartitionIndex"]
             entry: dict[str, Any] = {"PartitionIndex": index, "LowWatermark": -1}
             partitions.append(entry)
+            if allowed is not None and name not in allowed:
+                entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             p = served_partition(ctx, topic, index)
             if isinstance(p, ErrorCode):
                 entry["ErrorCode"] = p

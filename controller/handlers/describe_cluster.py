@@ -3,12 +3,15 @@
 Fenced brokers are listed only when a v2+ client asks for them (``IncludeFencedBrokers``), marked
 ``IsFenced``. The simulator's listeners are broker endpoints: asking for controllers (EndpointType 2)
 answers MISMATCHED_ENDPOINT_TYPE, any other type UNSUPPORTED_ENDPOINT_TYPE, as a Kafka broker does.
+The cluster's authorized operations are computed when asked (Kafka's ``AuthHelper``): 0 to a client that
+may not DESCRIBE the cluster, every cluster operation without an authorizer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
 from controller.handlers import NO_OPERATIONS, RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
@@ -44,6 +47,11 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         if version >= 1:
             response["EndpointType"] = BROKER_ENDPOINTS
         return response
+    if request.get("IncludeClusterAuthorizedOperations", False):
+        allowed = ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+        response["ClusterAuthorizedOperations"] = (
+            ctx.operations(ResourceType.CLUSTER, CLUSTER_NAME) if allowed else 0
+        )
     include_fenced = bool(request.get("IncludeFencedBrokers", False))
     endpoints = ctx.endpoints
     for broker in controller.cluster.brokers:

@@ -6,16 +6,20 @@ values); a broker id names a registered broker, and the broker that answers only
 Kafka; the empty name lists the configs set for every broker. Synonyms come with ``IncludeSynonyms``
 (v1+), documentation with ``IncludeDocumentation`` (v3+). A resource type Kafka does not know (it knows
 2 topic, 4 broker, 8 broker logger, 16 client metrics, 32 group) fails the whole request: every resource
-INVALID_REQUEST with that error's message, as Apache Kafka 4 answers.
+INVALID_REQUEST with that error's message, as Apache Kafka 4 answers. With an authorizer, a resource the client may not DESCRIBE_CONFIGS is refused as Kafka refuses it
+(:func:`controller.handlers.alter_configs.refused`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.config.topic_configs import ConfigEntry, ConfigSource
+from controller.config_admin import Described
 from controller.handlers import RequestContext
+from controller.handlers.alter_configs import refused
 from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -28,7 +32,7 @@ _KNOWN_TYPES = frozenset({2, 4, 8, 16, 32})
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
     if any(r["ResourceType"] not in _KNOWN_TYPES for r in request["Resources"]):
-        refused = {
+        unknown = {
             "ThrottleTimeMs": 0,
             "Results": [
                 {
@@ -41,13 +45,25 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 for r in request["Resources"]
             ],
         }
-        return Sized(refused, len(refused["Results"]))
+        return Sized(unknown, len(unknown["Results"]))
     synonyms = bool(request.get("IncludeSynonyms", False)) and version >= 1
     documentation = bool(request.get("IncludeDocumentation", False)) and version >= 3
+    resources = request["Resources"]
+    denied = refused(ctx, resources, Operation.DESCRIBE_CONFIGS)
     described = await ctx.controller.config_admin.describe(
-        [(r["ResourceType"], r["ResourceName"], r["ConfigurationKeys"]) for r in request["Resources"]],
+        [
+            (r["ResourceType"], r["ResourceName"], r["ConfigurationKeys"])
+            for index, r in enumerate(resources)
+            if index not in denied
+        ],
         answering_broker=ctx.listener_broker,
     )
+    if denied:
+        made = iter(described)
+        described = [
+            Described(r["ResourceType"], r["ResourceName"], denied[index]) if index in denied else next(made)
+            for index, r in enumerate(resources)
+        ]
 
     def response() -> dict[str, Any]:
         # Topics that set no config share their entries (Cluster.topic_config_entries): each is made once.

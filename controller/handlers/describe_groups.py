@@ -1,11 +1,16 @@
 """DescribeGroups (15): a group's state, protocol and members; members' metadata and assignments only
 while it is Stable (as Kafka). An unknown group is described as Dead, without an error before v6 and
-GROUP_ID_NOT_FOUND from v6 (KIP-1043); a coordinator error leaves the state empty."""
+GROUP_ID_NOT_FOUND from v6 (KIP-1043); a coordinator error leaves the state empty.
+
+As Kafka's ``handleDescribeGroupsRequest``: a group the client may not DESCRIBE is answered
+GROUP_AUTHORIZATION_FAILED; the authorized operations of a group described without error are computed
+when asked (v3+), every group operation without an authorizer."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.classic import GroupState
 from controller.groups.wire import fit
 from controller.handlers import NO_OPERATIONS, RequestContext
@@ -18,12 +23,34 @@ VERSIONS = (0, 6)
 _NOT_FOUND = 6
 
 
+_DESCRIBE, _GROUP = Operation.DESCRIBE, ResourceType.GROUP
+
+
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    data = {
-        "ThrottleTimeMs": 0,
-        "Groups": [_describe(ctx, group_id, version) for group_id in request["Groups"]],
-    }
+    operations = version >= 3 and request.get("IncludeAuthorizedOperations", False)
+    groups = []
+    for group_id in request["Groups"]:
+        if not ctx.allowed(_DESCRIBE, _GROUP, group_id):
+            groups.append(_refused(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+            continue
+        entry = _describe(ctx, group_id, version)
+        if operations and entry["ErrorCode"] == ErrorCode.NONE:
+            entry["AuthorizedOperations"] = ctx.operations(_GROUP, group_id)
+        groups.append(entry)
+    data = {"ThrottleTimeMs": 0, "Groups": groups}
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
+
+
+def _refused(group_id: str, code: int) -> dict[str, Any]:
+    return {
+        "ErrorCode": code,
+        "GroupId": group_id,
+        "GroupState": "",
+        "ProtocolType": "",
+        "ProtocolData": "",
+        "Members": [],
+        "AuthorizedOperations": NO_OPERATIONS,
+    }
 
 
 def _describe(ctx: RequestContext, group_id: str, version: int) -> dict[str, Any]:
@@ -68,17 +95,7 @@ def _describe(ctx: RequestContext, group_id: str, version: int) -> dict[str, Any
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:
-    groups = [
-        {
-            "ErrorCode": code,
-            "GroupId": g,
-            "GroupState": "",
-            "ProtocolType": "",
-            "ProtocolData": "",
-            "Members": [],
-        }
-        for g in request["Groups"]
-    ]
+    groups = [_refused(g, code) for g in request["Groups"]]
     answer: dict[str, Any] = {"Groups": groups}
     if version >= 1:
         answer["ThrottleTimeMs"] = 0

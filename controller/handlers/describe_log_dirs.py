@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.handlers import RequestContext
 from controller.offload import Turns
@@ -31,6 +32,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     broker = ctx.listener_broker
     results: list[dict[str, Any]] = []
     count = 0
+    if ctx.refused_on_cluster(Operation.DESCRIBE) is not None:  # Kafka: no results, the error at the top
+        return Sized(
+            {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Results": []}, 0
+        )
     if broker is not None:
         wanted = request["Topics"]
         only = None if wanted is None else {(t["Topic"], p) for t in wanted for p in t["Partitions"]}

@@ -6,14 +6,16 @@ NOT_LEADER_OR_FOLLOWER; any replica answers, leader or follower, with what its o
 (:meth:`controller.data_path.DataPath.producer_states`): each producer's id, epoch, last sequence and the
 timestamp of its last batch, the epoch of the coordinator that wrote its last transaction marker there
 (CoordinatorEpoch, -1 for none) and the first offset of its transaction open there
-(CurrentTxnStartOffset, -1 for none). The bootstrap listener answers as the partition's leader. Topic
-authorization is not simulated.
+(CurrentTxnStartOffset, -1 for none). The bootstrap listener answers as the partition's leader.
+
+With an authorizer, a topic the client may not READ is TOPIC_AUTHORIZATION_FAILED, as Kafka answers.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext, SaidOnce
 from controller.handlers._partitions import find_topic, leads, partition_of
 from controller.topic_names import topic_name_problem
@@ -29,6 +31,11 @@ _NO_TRANSACTION = -1
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     data_path = ctx.controller.data_path
     topics = []
+    allowed = None
+    if ctx.authorizer is not None:
+        allowed = ctx.allowed_names(
+            Operation.READ, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+        )
     for wanted in request["Topics"]:
         name = wanted["Name"]
         topic = find_topic(ctx, name, None, False)
@@ -36,6 +43,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         for index in wanted["PartitionIndexes"]:
             entry: dict[str, Any] = {"PartitionIndex": index, "ErrorMessage": None, "ActiveProducers": []}
             partitions.append(entry)
+            if allowed is not None and name not in allowed:
+                entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
                 # As Kafka: a name no topic may have, an unknown topic (the error's message), an unknown

@@ -9,6 +9,9 @@ only preferred elections; an ElectionType other than 0 or 1 is INVALID_REQUEST.
 
 A request for every partition of a big cluster is worked through in turns of the event loop, and its
 answer encoded off it (:class:`controller.answers.Sized`): other clients are served meanwhile.
+
+With an authorizer, a client that may not ALTER the cluster is answered CLUSTER_AUTHORIZATION_FAILED
+(Kafka's ``authorizeClusterOperation``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.election.change import ElectionKind
 from controller.handlers import Cap, RequestContext, SaidOnce
@@ -41,6 +45,9 @@ def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
+    refused = ctx.refused_on_cluster(Operation.ALTER)
+    if refused is not None:
+        return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     kind = _KINDS.get(request.get("ElectionType", 0) if version >= 1 else 0)
     wanted = request.get("TopicPartitions")
     if kind is None:

@@ -37,6 +37,9 @@ per-follower high watermark, so this is the nearest it gets). Older versions, an
 replica, answer NOT_LEADER_OR_FOLLOWER. The server never names a preferred read replica
 (PreferredReadReplica -1: no ``replica.selector.class``), and followers' own fetches (ReplicaId >= 0)
 are answered like a consumer's.
+
+With an authorizer (``authorizer.class.name``), as Kafka's ``handleFetchRequest`` for consumers: a topic
+the client may not READ is TOPIC_AUTHORIZATION_FAILED for its partitions (whether or not it exists).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import asyncio
 from collections.abc import Generator
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import Pieces, Sized
 from controller.clock import VirtualClock
 from controller.cluster import PartitionState
@@ -89,11 +93,25 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     if named > IN_TURNS:
         return _in_turns(ctx, request, named, version)
     fetches = _distinct(request["Topics"], version)
-    response, size, done, watched = _run(_answer(ctx, request, fetches, version))
+    denied = _denied_topics(ctx, fetches, version) if ctx.authorizer is not None else None
+    response, size, done, watched = _run(_answer(ctx, request, fetches, version, denied))
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= _min_bytes(ctx, request) or not watched:
         return _sized(response, version)
-    return _long_poll(ctx, request, fetches, version, max_wait, watched)
+    return _long_poll(ctx, request, fetches, version, max_wait, watched, denied)
+
+
+def _denied_topics(ctx: RequestContext, fetches: list[Any], version: int) -> set[str] | None:
+    """The topics of the request the client may not READ (None: none)."""
+    by_id = version >= _TOPIC_IDS
+    names = []
+    for name, topic_id, _ in fetches:
+        topic = find_topic(ctx, name, topic_id, by_id)
+        name = topic.name if topic is not None else name
+        if name is not None:
+            names.append(name)
+    allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
+    return {name for name in names if name not in allowed} or None
 
 
 def _min_bytes(ctx: RequestContext, request: dict[str, Any]) -> int:
@@ -155,11 +173,12 @@ async def _in_turns_of(steps: Generator[None, None, _Answer]) -> _Answer:
 
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], named: int, version: int) -> bytes | Sized:
     fetches = await off_loop(named * 4, _distinct, request["Topics"], version)
-    response, size, done, watched = await _in_turns_of(_answer(ctx, request, fetches, version))
+    denied = _denied_topics(ctx, fetches, version) if ctx.authorizer is not None else None
+    response, size, done, watched = await _in_turns_of(_answer(ctx, request, fetches, version, denied))
     max_wait = request["MaxWaitMs"]
     if done or max_wait <= 0 or size >= _min_bytes(ctx, request) or not watched:
         return await _encoded(response, version)
-    return await _long_poll(ctx, request, fetches, version, max_wait, watched)
+    return await _long_poll(ctx, request, fetches, version, max_wait, watched, denied)
 
 
 def _sized(response: dict[str, Any], version: int) -> Any:
@@ -204,6 +223,7 @@ async def _long_poll(
     version: int,
     max_wait: int,
     watched: list[PartitionState],
+    denied: set[str] | None,
 ) -> Pieces | Sized | bytes:
     data_path = ctx.controller.data_path
     clock = ctx.controller.clock
@@ -226,7 +246,7 @@ async def _long_poll(
                 for p, future in zip(watched, changed, strict=True):
                     future.cancel()
                     data_path.unwatch(p, future)
-            steps = _answer(ctx, request, fetches, version)
+            steps = _answer(ctx, request, fetches, version, denied)
             response, size, done, watched = await _in_turns_of(steps) if many else _run(steps)
             if expired.done() or done or size >= _min_bytes(ctx, request) or not watched:
                 return await _encoded(response, version) if many else _sized(response, version)
@@ -242,7 +262,11 @@ _Answer = tuple[dict[str, Any], int, bool, list[PartitionState]]
 
 
 def _answer(
-    ctx: RequestContext, request: dict[str, Any], fetches: list[Any], version: int
+    ctx: RequestContext,
+    request: dict[str, Any],
+    fetches: list[Any],
+    version: int,
+    denied: set[str] | None = None,
 ) -> Generator[None, None, _Answer]:
     """The answer as of now (see :data:`_Answer`), a step per partition (a generator, so that a Fetch
     naming many partitions shares the event loop: :func:`_in_turns_of`).
@@ -250,7 +274,7 @@ def _answer(
     The records' bytes are bounded by the request's MaxBytes and the broker's ``fetch.max.bytes``
     (``ReplicaManager.fetchMessages``), the first batch whole even past them (KIP-74); while the server
     holds more than ``simulator.unsent.answers.max.bytes`` of answers its clients have not read, an
-    answer carries at most that first batch."""
+    answer carries at most that first batch. ``denied``: topics the client may not READ."""
     by_id = version >= _TOPIC_IDS
     data_path = ctx.controller.data_path
     config = ctx.controller.config
@@ -269,11 +293,16 @@ def _answer(
     for name, topic_id, fetch_partitions in fetches:
         topic = find_topic(ctx, name, topic_id, by_id)
         partitions = []
+        refused = denied is not None and (topic.name if topic is not None else name) in denied
         for fetch_partition in fetch_partitions:
             yield
             index = fetch_partition["Partition"]
             entry: dict[str, Any] = {"PartitionIndex": index}
             partitions.append(entry)
+            if refused:
+                _fail(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                done = True
+                continue
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
                 # KafkaApis' own refusal: its answer carries an empty AbortedTransactions list.

@@ -5,13 +5,16 @@ made at the first request for it. Many keys at once from v4.
 
 Share groups find their group coordinator with KeyType 0; KeyType 2 names a share coordinator (a
 share-partition key ``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition,
-:mod:`controller.share`). An empty key is INVALID_REQUEST, as Kafka answers it.
+:mod:`controller.share`). An empty key is INVALID_REQUEST, as Kafka answers it. With an authorizer,
+a group the client may not DESCRIBE is GROUP_AUTHORIZATION_FAILED, a transactional id
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -53,6 +56,15 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
             "The group id is empty." if key_type == GROUP_KEY else "The transactional id is empty."
         )
         return entry
+    if ctx.authorizer is not None:
+        if key_type == GROUP_KEY and not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, key):
+            entry["ErrorCode"] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            return entry
+        if key_type == TRANSACTION_KEY and not ctx.allowed(
+            Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key
+        ):
+            entry["ErrorCode"] = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            return entry
     if key_type == TRANSACTION_KEY:
         error, broker = ctx.controller.transactions.state_log.coordinator_of(key)
     else:

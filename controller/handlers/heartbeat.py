@@ -4,7 +4,8 @@ While a new coordinator loads the group, a heartbeat is answered NONE without be
 ``GroupCoordinatorService.heartbeat`` does ("the group is still loading, so blindly respond"): the
 loaded group restarts every member's session anyway, and a client that reads COORDINATOR_LOAD_IN_PROGRESS
 on a heartbeat may give up (aiokafka 0.14's heartbeat task raises it to the application as an
-unexpected error).
+unexpected error). A client that may not READ the group is answered GROUP_AUTHORIZATION_FAILED (an
+authorizer's).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
 
@@ -23,8 +25,10 @@ VERSIONS = (0, 4)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes:
-    service = ctx.controller.groups
     group_id = request["GroupId"]
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, group_id):
+        return _encoded(ctx.controller.schemas, version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    service = ctx.controller.groups
     error = service.check(group_id, ctx.listener_broker)
     if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
         error = ErrorCode.NONE

@@ -10,7 +10,7 @@ from typing import Any
 
 from controller.config_admin import ConfigChange
 from controller.handlers import RequestContext
-from controller.handlers.alter_configs import answer, error_response
+from controller.handlers.alter_configs import altered, error_response
 from protocol.codes import ApiKey
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
@@ -20,17 +20,8 @@ __all__ = ["API_KEY", "VERSIONS", "error_response", "handle"]
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
-    results = await ctx.controller.config_admin.alter(
-        [
-            (
-                r["ResourceType"],
-                r["ResourceName"],
-                [ConfigChange(c["Name"], c["Value"], c["ConfigOperation"]) for c in r["Configs"]],
-            )
-            for r in request["Resources"]
-        ],
-        validate_only=bool(request["ValidateOnly"]),
-        incremental=True,
-        answering_broker=ctx.listener_broker,
-    )
-    return answer(results)
+    changes = [
+        [ConfigChange(c["Name"], c["Value"], c["ConfigOperation"]) for c in r["Configs"]]
+        for r in request["Resources"]
+    ]
+    return await altered(ctx, request, changes, incremental=True)

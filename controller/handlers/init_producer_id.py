@@ -6,6 +6,10 @@ a new producer id (from the controller's deterministic allocator, :class:`Produc
 transactional id's coordinator answers (:meth:`TransactionCoordinator.init_producer_id`: the epoch
 bumped, a zombie fenced, an open transaction aborted) once the new state is replicated; PRODUCER_FENCED
 is answered as INVALID_PRODUCER_EPOCH before v4, which predates it.
+
+With an authorizer, as Kafka: a transactional id the client may not WRITE is
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED; an idempotent producer needs IDEMPOTENT_WRITE on the cluster or
+WRITE on some topic, else CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.records.producers import ProducerIdAllocator
 from protocol.codes import ApiKey, ErrorCode
@@ -31,6 +36,14 @@ _RESUME = 3
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     transactional_id = request.get("TransactionalId")
+    if ctx.authorizer is not None:
+        if transactional_id is not None:
+            if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+                return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        elif not ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME) and not (
+            ctx.allowed_on_some(Operation.WRITE, ResourceType.TOPIC)
+        ):
+            return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if transactional_id is not None:
         return _transactional(ctx, request, version, transactional_id)
     producer_id = ctx.controller.data_path.producer_ids.allocate()

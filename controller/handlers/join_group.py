@@ -1,12 +1,14 @@
 """JoinGroup (11): a member joins a classic group; answered when the join phase completes (the coordinator
 parks it, :class:`controller.groups.coordinator.GroupCoordinator`). From v4 a member without an id is
-answered MEMBER_ID_REQUIRED with the id to join with."""
+answered MEMBER_ID_REQUIRED with the id to join with. A client that may not READ the group is answered
+GROUP_AUTHORIZATION_FAILED (an authorizer's)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import Parked
 from controller.groups.classic import JoinResult
 from controller.groups.coordinator import JoinRequest
@@ -30,6 +32,8 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked
 
 
 async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+        return _answer(ctx, JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, request["MemberId"]), version)
     service = ctx.controller.groups
     session = request["SessionTimeoutMs"]
     limits = service.coordinator.settings

@@ -1,17 +1,21 @@
-"""LeaveGroup (13): members leave (one by member id before v3; many, by member or instance id, from v3)."""
+"""LeaveGroup (13): members leave (one by member id before v3; many, by member or instance id, from v3). A
+client that may not READ the group is answered GROUP_AUTHORIZATION_FAILED (an authorizer's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
-from protocol.codes import ApiKey
+from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.LEAVE_GROUP
 VERSIONS = (0, 5)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+        return error_response(request, version, ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
     service = ctx.controller.groups
     if version >= 3:
         members = [(m["MemberId"], m.get("GroupInstanceId")) for m in request["Members"]]

@@ -12,14 +12,15 @@ tiered, v9+; -6, earliest pending upload, v11+: no tiered storage here, as on a 
 -1, -1.
 
 A special timestamp the request's version does not have (-3 before v7, -4 before v8, -5 before v9, -6
-before v11, any other negative one at every version) is UNSUPPORTED_VERSION, before anything else, as
-Kafka answers it. Then the topic (UNKNOWN_TOPIC_OR_PARTITION), the answering broker's leadership
-(NOT_LEADER_OR_FOLLOWER) and the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH /
+before v11, any other negative one at every version) is UNSUPPORTED_VERSION, before anything else but the
+authorizer, as Kafka answers it. Then the topic (UNKNOWN_TOPIC_OR_PARTITION), the answering broker's
+leadership (NOT_LEADER_OR_FOLLOWER) and the client's CurrentLeaderEpoch (v4+: FENCED_LEADER_EPOCH /
 UNKNOWN_LEADER_EPOCH) are checked. A partition named more than once is answered once, INVALID_REQUEST, as
 Kafka's ``ReplicaManager.fetchOffset`` answers its ``duplicatePartitions`` (in the order first named:
 Kafka's order is its map's). No batch is read: timestamps are looked up in what the leader kept of each
 batch at append (:meth:`controller.records.log.Log.offset_for_timestamp`), and a request naming more than
-:data:`IN_TURNS` partitions is answered in turns of the event loop.
+:data:`IN_TURNS` partitions is answered in turns of the event loop. Before them all, with an authorizer, a
+topic the client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, served_partition
 from controller.handlers._partitions import leader_log as leader_of
@@ -52,7 +54,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     named = sum(len(wanted["Partitions"]) for wanted in request["Topics"])
     if named > IN_TURNS:
         return _in_turns(ctx, request, version)
-    answer = _Answer(ctx, version, request.get("IsolationLevel", 0) == 1)
+    answer = _Answer(ctx, request, version)
     for wanted in request["Topics"]:
         for asked in wanted["Partitions"]:
             answer.add(wanted["Name"], asked)
@@ -62,7 +64,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
 async def _in_turns(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     """A ListOffsets naming many partitions, answered in turns of the event loop."""
     turns = Turns()
-    answer = _Answer(ctx, version, request.get("IsolationLevel", 0) == 1)
+    answer = _Answer(ctx, request, version)
     with gc_paused():
         for wanted in request["Topics"]:
             for asked in wanted["Partitions"]:
@@ -76,10 +78,16 @@ class _Answer:
     """The answer being made: one entry per partition named, in the order first named; a partition named
     twice or more is answered once, INVALID_REQUEST (``ListOffsetsRequest.duplicatePartitions``)."""
 
-    def __init__(self, ctx: RequestContext, version: int, read_committed: bool) -> None:
+    def __init__(self, ctx: RequestContext, request: dict[str, Any], version: int) -> None:
         self.ctx = ctx
         self.version = version
-        self.read_committed = read_committed
+        self.read_committed = request.get("IsolationLevel", 0) == 1
+        #: With an authorizer, the topics the client may DESCRIBE (None: no authorizer).
+        self.allowed: Any = None
+        if ctx.authorizer is not None:
+            self.allowed = ctx.allowed_names(
+                Operation.DESCRIBE, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+            )
         self.topics: dict[str, dict[int, dict[str, Any]]] = {}
         self._found: dict[str, Any] = {}
 
@@ -101,12 +109,14 @@ class _Answer:
         epoch = asked.get("CurrentLeaderEpoch", -1) if version >= _LEADER_EPOCH else -1
         timestamp = asked["Timestamp"]
         p: Any
-        if timestamp < 0 and version < _SPECIAL_SINCE.get(timestamp, version + 1):
+        if self.allowed is not None and name not in self.allowed:
+            entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif timestamp < 0 and version < _SPECIAL_SINCE.get(timestamp, version + 1):
             entry["ErrorCode"] = ErrorCode.UNSUPPORTED_VERSION
         elif isinstance(p := served_partition(self.ctx, self._found[name], index, epoch), ErrorCode):
             entry["ErrorCode"] = p
         else:
-            entry["ErrorCode"] = _lookup(self.ctx, p, asked["Timestamp"], entry, self.read_committed)
+            entry["ErrorCode"] = _lookup(self.ctx, p, timestamp, entry, self.read_committed)
         if version < _LEADER_EPOCH:
             entry.pop("LeaderEpoch", None)
 

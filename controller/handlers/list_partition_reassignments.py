@@ -7,6 +7,9 @@ not being reassigned, are left out). ``Replicas`` is every replica meanwhile (th
 replicas being removed), as Metadata shows them. Answered at once from the cluster's index of
 reassigning partitions (:meth:`controller.cluster.Cluster.reassigning`); a big answer is encoded off the
 event loop.
+
+With an authorizer, a client that may not DESCRIBE the cluster is answered CLUSTER_AUTHORIZATION_FAILED
+(Kafka's ``authorizeClusterOperation``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.handlers import Cap, RequestContext
 from protocol.caps import CapPath
@@ -34,6 +38,9 @@ def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
+    refused = ctx.refused_on_cluster(Operation.DESCRIBE)
+    if refused is not None:
+        return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     wanted = request.get("Topics")
     asked = None if wanted is None else [(t["Name"], t["PartitionIndexes"]) for t in wanted]
     found = ctx.controller.dynamics.reassignments.ongoing(asked)

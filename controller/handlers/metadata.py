@@ -14,9 +14,16 @@ the broker list, per metadata image, version and advertised listeners. An answer
 those encoded pieces (:meth:`protocol.Message.encode_with_elements`): a request costs the topics it
 names and the bytes it copies, not the partitions behind them. An answer given at once (one that
 creates no topic) depends on the request, the image and the listeners alone (``ANSWER_DEPENDS_ON``):
-the server keeps it with the image, and the same request again costs its header alone. The entries do
-not depend on the request's flags: with no ACLs simulated, TopicAuthorizedOperations is Kafka's "not
-computed" marker whether or not IncludeTopicAuthorizedOperations asks for it.
+the server keeps it with the image, and the same request again costs its header alone.
+
+Authorization is Kafka's (``handleTopicMetadataRequest``), with an authorizer (``authorizer.class.name``):
+a topic the client may not DESCRIBE is left out of an answer for every topic, and answered
+TOPIC_AUTHORIZATION_FAILED when named (whether or not it exists; by id, with its id and no name); an
+unknown topic is auto-created only with CREATE on the cluster or on the topic (else
+TOPIC_AUTHORIZATION_FAILED). Authorized operations are computed when asked (IncludeTopicAuthorizedOperations,
+IncludeClusterAuthorizedOperations in v8-10): without an authorizer every operation of the resource, as
+Kafka answers then; the cluster's are 0 to a client that may not DESCRIBE it. A topic's entry is encoded
+once per operations bitfield too.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import uuid
 from collections.abc import Awaitable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
 from controller.answers import Sized
 from controller.handlers import NO_OPERATIONS, AnswerDependsOn, Cap, RequestContext
 from controller.image import MetadataImage, PartitionImage, TopicImage
@@ -49,6 +57,9 @@ _LEADER_NOT_AVAILABLE = ErrorCode.LEADER_NOT_AVAILABLE
 _REPLICA_NOT_AVAILABLE = ErrorCode.REPLICA_NOT_AVAILABLE
 _INVALID_REQUEST = ErrorCode.INVALID_REQUEST
 _INVALID_TOPIC = ErrorCode.INVALID_TOPIC_EXCEPTION
+_TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+_DESCRIBE, _CREATE = Operation.DESCRIBE, Operation.CREATE
+_TOPIC, _CLUSTER = ResourceType.TOPIC, ResourceType.CLUSTER
 
 
 def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
@@ -85,7 +96,7 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> bytes 
         image = controller.image()
     if len(image.topics if every else wanted) > BIG:  # found in turns of the loop, not in one step
         return _in_turns(ctx, request, version, [])
-    entries = _Entries(image, request, version, {})
+    entries = _Entries(image, request, version, {}, ctx)
     for _ in entries:
         pass
     return _answer(ctx, image, entries, version)
@@ -132,6 +143,8 @@ async def _in_turns(
                 found[name] = None
             await turns.yield_if_due()
         missing = list(found)
+    if missing and ctx.authorizer is not None:
+        missing = _creatable(ctx, missing, failed)
     if missing:
         turns = Turns()
         creatable = []
@@ -143,11 +156,25 @@ async def _in_turns(
                 failed[result.name] = result.error
             await turns.yield_if_due()
     image = ctx.image if ctx.image is not None else await ctx.controller.image_in_turns()
-    entries = _Entries(image, request, version, failed)
+    entries = _Entries(image, request, version, failed, ctx)
     for _ in entries:
         await asyncio.sleep(0)
     answer = _answer(ctx, image, entries, version)
     return answer if isinstance(answer, Sized) else await answer
+
+
+def _creatable(ctx: RequestContext, missing: list[str], failed: dict[str, int]) -> list[str]:
+    """The unknown topics the client may have auto-created: those it may DESCRIBE, with CREATE on the
+    cluster or on the topic; the others it may describe are answered TOPIC_AUTHORIZATION_FAILED."""
+    described = ctx.allowed_names(_DESCRIBE, _TOPIC, missing)
+    missing = [name for name in missing if name in described]
+    if not missing or ctx.allowed(_CREATE, _CLUSTER, CLUSTER_NAME):
+        return missing
+    allowed = ctx.allowed_names(_CREATE, _TOPIC, missing)
+    for name in missing:
+        if name not in allowed:
+            failed[name] = _TOPIC_AUTHORIZATION_FAILED
+    return [name for name in missing if name in allowed]
 
 
 #: A topic of the answer: its image (answered with its encoded entry) or its error entry.
@@ -158,7 +185,12 @@ class _Entries:
     """The topics a request asks for, found in turns: iterate to find them, then read ``result``."""
 
     def __init__(
-        self, image: MetadataImage, request: dict[str, Any], version: int, failed: dict[str, int]
+        self,
+        image: MetadataImage,
+        request: dict[str, Any],
+        version: int,
+        failed: dict[str, int],
+        ctx: RequestContext,
     ) -> None:
         self.image = image
         self.request = request
@@ -167,13 +199,19 @@ class _Entries:
         self.result: list[_Item] = []
         #: How many of them are error entries.
         self.errors = 0
+        #: The client's authorization (None without an authorizer: every topic may be described).
+        self.ctx = ctx if ctx.authorizer is not None else None
 
     def __iter__(self) -> Iterator[None]:
-        image, version = self.image, self.version
+        image, version, ctx = self.image, self.version, self.ctx
         wanted = self.request.get("Topics")
         out = self.result
         if wanted is None or (version == 0 and not wanted):
-            out += image.topics.values()
+            if ctx is None:
+                out += image.topics.values()
+            else:
+                allowed = ctx.allowed_names(_DESCRIBE, _TOPIC, image.topics)
+                out += (t for t in image.topics.values() if t.name in allowed)
             return
         turns = Turns()
         seen: set[str | uuid.UUID] = set()
@@ -195,7 +233,17 @@ class _Entries:
                     out.append(_error_entry(None, topic_id, _UNKNOWN_TOPIC_ID, version))
                     self.errors += 1
                     continue
+                if ctx is not None and not ctx.allowed(_DESCRIBE, _TOPIC, topic.name):
+                    # Topic ids are not secret: the id is answered, not the name.
+                    out.append(_error_entry(None, topic_id, _TOPIC_AUTHORIZATION_FAILED, version))
+                    self.errors += 1
+                    continue
             else:
+                if ctx is not None and not ctx.allowed(_DESCRIBE, _TOPIC, name):
+                    # Whether it exists is not told.
+                    out.append(_error_entry(name, ZERO_UUID, _TOPIC_AUTHORIZATION_FAILED, version))
+                    self.errors += 1
+                    continue
                 topic = image.topics.get(name)
                 if topic is None:
                     code = self.failed.get(name, _UNKNOWN_TOPIC)
@@ -212,34 +260,61 @@ class _Entries:
 def _answer(
     ctx: RequestContext, image: MetadataImage, entries: _Entries, version: int
 ) -> Sized | Awaitable[Sized]:
-    """The answer from the topics' encoded entries, those not yet encoded for this version first: inline
-    when they are few, else in a worker thread (the entries are then kept by the loop)."""
-    key = ("metadata", version)
+    """The answer from the topics' encoded entries, those not yet encoded for this version (and operations
+    bitfield) first: inline when they are few, else in a worker thread (the entries are then kept by the
+    loop)."""
     items = entries.result
-    pieces = [item.derived.get(key) if item.__class__ is TopicImage else item for item in items]
+    keys = _entry_keys(ctx, entries, version)
+    pieces = [
+        item.derived.get(key) if item.__class__ is TopicImage else item
+        for item, key in zip(items, keys, strict=True)
+    ]
     if None not in pieces:
-        return _assembled(ctx, image, pieces, entries.errors, version)
-    unencoded = list({id(t): t for t, p in zip(items, pieces, strict=True) if p is None}.values())
-    size = sum(len(t.partitions) for t in unencoded) + _PER_TOPIC * len(unencoded)
+        return _assembled(ctx, image, entries.request, pieces, entries.errors, version)
+    unencoded = list(
+        {(id(t), k): (t, k) for t, k, p in zip(items, keys, pieces, strict=True) if p is None}.values()
+    )
+    size = sum(len(t.partitions) for t, _ in unencoded) + _PER_TOPIC * len(unencoded)
     response = ctx.controller.schemas.response(API_KEY)
     alive = image.alive if version == 0 else None
 
     def assembled() -> Sized:
-        pieces = [item.derived[key] if item.__class__ is TopicImage else item for item in items]
-        return _assembled(ctx, image, pieces, entries.errors, version)
+        pieces = [
+            item.derived[key] if item.__class__ is TopicImage else item
+            for item, key in zip(items, keys, strict=True)
+        ]
+        return _assembled(ctx, image, entries.request, pieces, entries.errors, version)
 
     if size <= BIG:
-        for topic in unencoded:
-            topic.derived[key] = _encoded_entry(response, topic, alive, version)
+        for topic, key in unencoded:
+            topic.derived[key] = _encoded_entry(response, topic, alive, version, key[2])
         return assembled()
 
     async def off_the_loop() -> Sized:
         encoded = await in_thread(_encoded_entries, response, unencoded, alive, version)
-        for topic, entry in zip(unencoded, encoded, strict=True):
+        for (topic, key), entry in zip(unencoded, encoded, strict=True):
             topic.derived[key] = entry
         return assembled()
 
     return off_the_loop()
+
+
+def _entry_keys(ctx: RequestContext, entries: _Entries, version: int) -> list[tuple[str, int, int]]:
+    """Under which key each topic's encoded entry is kept with its image: the version and the topic's
+    authorized operations (Kafka's "not computed" marker when the client does not ask for them)."""
+    items = entries.result
+    if version < 8 or not entries.request.get("IncludeTopicAuthorizedOperations", False):
+        return [("metadata", version, NO_OPERATIONS)] * len(items)
+    if ctx.authorizer is None:  # every operation of a topic, whichever topic
+        return [("metadata", version, ctx.operations(_TOPIC, ""))] * len(items)
+    return [
+        (
+            "metadata",
+            version,
+            ctx.operations(_TOPIC, item.name) if item.__class__ is TopicImage else NO_OPERATIONS,
+        )
+        for item in items
+    ]
 
 
 #: What encoding a topic's entry costs besides its partitions, in partitions.
@@ -249,14 +324,20 @@ _BYTES_PER_PARTITION = 4096
 
 
 def _encoded_entries(
-    response: Message, topics: list[TopicImage], alive: frozenset[int] | None, version: int
+    response: Message,
+    topics: list[tuple[TopicImage, tuple[str, int, int]]],
+    alive: frozenset[int] | None,
+    version: int,
 ) -> list[bytes]:
     """The topics' encoded entries (touches no shared state: run in a worker thread)."""
-    return [_encoded_entry(response, topic, alive, version) for topic in topics]
+    return [_encoded_entry(response, topic, alive, version, key[2]) for topic, key in topics]
 
 
-def _encoded_entry(response: Message, topic: TopicImage, alive: frozenset[int] | None, version: int) -> bytes:
-    """The topic's entry as it is in the answer at ``version`` (the same for every request)."""
+def _encoded_entry(
+    response: Message, topic: TopicImage, alive: frozenset[int] | None, version: int, operations: int
+) -> bytes:
+    """The topic's entry as it is in the answer at ``version`` with ``operations`` (the same for every
+    request)."""
     entry = {
         "ErrorCode": 0,
         "Name": topic.name,
@@ -265,12 +346,17 @@ def _encoded_entry(response: Message, topic: TopicImage, alive: frozenset[int] |
         "Partitions": [_partition_entry(p, alive) for p in topic.partitions],
     }
     if version >= 8:
-        entry["TopicAuthorizedOperations"] = NO_OPERATIONS
+        entry["TopicAuthorizedOperations"] = operations
     return response.encode_element(version, "Topics", entry)
 
 
 def _assembled(
-    ctx: RequestContext, image: MetadataImage, pieces: list[Any], errors: int, version: int
+    ctx: RequestContext,
+    image: MetadataImage,
+    request: dict[str, Any],
+    pieces: list[Any],
+    errors: int,
+    version: int,
 ) -> Sized:
     """The answer's body from the brokers' and topics' encoded entries, with the fields around them and
     the ``errors`` error entries among ``pieces`` encoded for the request; big (made off the loop) when
@@ -284,6 +370,12 @@ def _assembled(
     }
     if 8 <= version <= 10:
         data["ClusterAuthorizedOperations"] = NO_OPERATIONS
+        if request.get("IncludeClusterAuthorizedOperations", False):
+            data["ClusterAuthorizedOperations"] = (
+                ctx.operations(_CLUSTER, CLUSTER_NAME)
+                if ctx.allowed(_DESCRIBE, _CLUSTER, CLUSTER_NAME)
+                else 0
+            )
     brokers = _encoded_brokers(ctx, image, response, version)
 
     def body() -> bytes:

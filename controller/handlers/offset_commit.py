@@ -1,5 +1,9 @@
 """OffsetCommit (8): a group's offsets, checked against its generation and member; answered once the
-records are durable (the high watermark of the group's ``__consumer_offsets`` partition covers them)."""
+records are durable (the high watermark of the group's ``__consumer_offsets`` partition covers them).
+
+With an authorizer, as Kafka's ``handleOffsetCommitRequest``: a group the client may not READ is
+GROUP_AUTHORIZATION_FAILED for every partition; a topic it may not READ is TOPIC_AUTHORIZATION_FAILED for
+its partitions, and the others are committed."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import asyncio
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import Sized
 from controller.groups.coordinator import OffsetCommit
 from controller.handlers import RequestContext
@@ -26,13 +31,23 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     else a future of it (commits wait for the high watermark); a request committing more than
     :data:`IN_TURNS` partitions has its commits read in turns of the event loop and its answer encoded
     off the loop."""
+    denied: set[str] = set()
+    if ctx.authorizer is not None:
+        if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+            return error_response(request, version, ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
+        names = [t["Name"] for t in request["Topics"]]
+        allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
+        denied = {name for name in names if name not in allowed}
     if sum(len(t["Partitions"]) for t in request["Topics"]) > IN_TURNS:
-        return _many(ctx, request, version)
-    return _commit(ctx, request, version, _commits(request))
+        return _many(ctx, request, version, denied)
+    return _commit(ctx, request, version, _commits(request, denied), denied)
 
 
-def _commits(request: dict[str, Any]) -> Iterator[OffsetCommit]:
+def _commits(request: dict[str, Any], denied: set[str]) -> Iterator[OffsetCommit]:
+    """The commits of the request, but those of topics the client may not READ (``denied``)."""
     for t in request["Topics"]:
+        if t["Name"] in denied:
+            continue
         for p in t["Partitions"]:
             yield OffsetCommit(
                 t["Name"],
@@ -43,28 +58,34 @@ def _commits(request: dict[str, Any]) -> Iterator[OffsetCommit]:
             )
 
 
-async def _many(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
+async def _many(ctx: RequestContext, request: dict[str, Any], version: int, denied: set[str]) -> Sized:
     turns = Turns()
     commits = []
     with gc_paused():
-        for commit in _commits(request):
+        for commit in _commits(request, denied):
             commits.append(commit)
             if turns.due():
                 await asyncio.sleep(0)
-    answer = _commit(ctx, request, version, commits)
+    answer = _commit(ctx, request, version, commits, denied)
     if not isinstance(answer, dict):
         answer = await answer
-    return Sized(answer, len(commits) * _ENCODE_WEIGHT)
+    count = sum(len(t["Partitions"]) for t in request["Topics"])
+    return Sized(answer, count * _ENCODE_WEIGHT)
 
 
 def _commit(
-    ctx: RequestContext, request: dict[str, Any], version: int, commits: Iterable[OffsetCommit]
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    commits: Iterable[OffsetCommit],
+    denied: set[str],
 ) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
     service = ctx.controller.groups
     topics = ctx.controller.cluster.topics
     commits = list(commits)
     # As Kafka's KafkaApis: a partition of a topic the broker does not know is UNKNOWN_TOPIC_OR_PARTITION,
-    # and only the others go to the coordinator (none: the answer is given without it).
+    # and only the others go to the coordinator (none: the answer is given without it). The commits of
+    # topics the client may not READ (``denied``) are not among them.
     codes: list[ErrorCode] = []
     known: list[int] = []
     for i, commit in enumerate(commits):
@@ -75,7 +96,7 @@ def _commit(
             codes.append(ErrorCode.NONE)
             known.append(i)
     if not known:
-        return _answer(request, codes, version)
+        return _answer(request, codes, version, denied)
 
     def merged(given: list[ErrorCode]) -> list[ErrorCode]:
         out = list(codes)
@@ -85,7 +106,7 @@ def _commit(
 
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:
-        return _answer(request, merged([error] * len(known)), version)
+        return _answer(request, merged([error] * len(known)), version, denied)
     given: list[list[ErrorCode]] = []
     answered: asyncio.Future[dict[str, Any]] | None = None
 
@@ -93,7 +114,7 @@ def _commit(
         if answered is None:
             given.append(result)
         elif not answered.done():
-            answered.set_result(_answer(request, merged(result), version))
+            answered.set_result(_answer(request, merged(result), version, denied))
 
     service.coordinator.commit(
         request["GroupId"],
@@ -105,19 +126,31 @@ def _commit(
         respond,
     )
     if given:
-        return _answer(request, merged(given[0]), version)
+        return _answer(request, merged(given[0]), version, denied)
     answered = asyncio.get_running_loop().create_future()
     return answered
 
 
-def _answer(request: dict[str, Any], codes: list[ErrorCode] | list[int], version: int) -> dict[str, Any]:
+def _answer(
+    request: dict[str, Any],
+    codes: list[ErrorCode] | list[int],
+    version: int,
+    denied: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """The answer: ``codes`` in order for the partitions of the topics not ``denied`` (those are
+    TOPIC_AUTHORIZATION_FAILED)."""
     results = iter(codes)
     answer: dict[str, Any] = {
         "Topics": [
             {
                 "Name": t["Name"],
                 "Partitions": [
-                    {"PartitionIndex": p["PartitionIndex"], "ErrorCode": next(results)}
+                    {
+                        "PartitionIndex": p["PartitionIndex"],
+                        "ErrorCode": ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                        if t["Name"] in denied
+                        else next(results),
+                    }
                     for p in t["Partitions"]
                 ],
             }

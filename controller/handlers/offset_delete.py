@@ -3,12 +3,15 @@
 
 As Kafka's ``KafkaApis.handleOffsetDeleteRequest``, a partition the cluster does not have is answered
 UNKNOWN_TOPIC_OR_PARTITION and never reaches the group coordinator; an error of the group's (not found,
-not its coordinator) is the whole answer's."""
+not its coordinator) is the whole answer's. With an authorizer: a group the client may not DELETE is
+GROUP_AUTHORIZATION_FAILED (the whole answer), a topic it may not READ TOPIC_AUTHORIZATION_FAILED for its
+partitions."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.handlers._partitions import partition_of
 from protocol.codes import ApiKey, ErrorCode
@@ -18,9 +21,21 @@ VERSIONS = (0, 0)
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    denied: set[str] = set()
+    if ctx.authorizer is not None:
+        if not ctx.allowed(Operation.DELETE, ResourceType.GROUP, request["GroupId"]):
+            return error_response(request, version, ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
+        names = [t["Name"] for t in request["Topics"]]
+        allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
+        denied = {name for name in names if name not in allowed}
     service = ctx.controller.groups
     topics = ctx.controller.cluster.topics
-    asked = [(t["Name"], p["PartitionIndex"]) for t in request["Topics"] for p in t["Partitions"]]
+    asked = [
+        (t["Name"], p["PartitionIndex"])
+        for t in request["Topics"]
+        if t["Name"] not in denied
+        for p in t["Partitions"]
+    ]
     known = [
         (name, index)
         for name, index in asked
@@ -42,7 +57,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 "Partitions": [
                     {
                         "PartitionIndex": p["PartitionIndex"],
-                        "ErrorCode": given.get(
+                        "ErrorCode": ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                        if t["Name"] in denied
+                        else given.get(
                             (t["Name"], p["PartitionIndex"]), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                         ),
                     }

@@ -2,12 +2,17 @@
 committed one; many groups at once from v8. Offsets committed in an open transaction are not there until
 it commits; with RequireStable (v7+, KIP-447) a partition that has some is answered
 UNSTABLE_OFFSET_COMMIT (offset -1), as Kafka's ``OffsetMetadataManager`` answers it, so that a
-read_committed consumer waits for the transaction to end."""
+read_committed consumer waits for the transaction to end.
+
+With an authorizer, as Kafka's ``handleOffsetFetchRequest``: a group the client may not DESCRIBE is
+GROUP_AUTHORIZATION_FAILED; of every committed offset, those of topics it may not DESCRIBE are left out;
+a partition it names of such a topic is TOPIC_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -56,10 +61,22 @@ def _group(
     (KIP-848) gives its id and epoch, checked as Kafka checks them (STALE_MEMBER_EPOCH)."""
     service = ctx.controller.groups
     wanted = None if topics is None else [(t["Name"], p) for t in topics for p in t["PartitionIndexes"]]
-    error = service.check(group_id, ctx.listener_broker)
+    checking = ctx.authorizer is not None
+    denied: list[tuple[str, int]] = []
+    if checking and not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        error = service.check(group_id, ctx.listener_broker)
+        if checking and wanted is not None:
+            allowed = ctx.allowed_names(Operation.DESCRIBE, ResourceType.TOPIC, (t for t, _ in wanted))
+            denied = [(t, p) for t, p in wanted if t not in allowed]
+            wanted = [(t, p) for t, p in wanted if t in allowed]
     found: list[tuple[str, int, Any]] = []
     if not error:
         error, found = service.coordinator.fetch(group_id, wanted, member_id, member_epoch)
+        if checking and topics is None:
+            allowed = ctx.allowed_names(Operation.DESCRIBE, ResourceType.TOPIC, {t for t, _, _ in found})
+            found = [entry for entry in found if entry[0] in allowed]
     elif wanted is not None and version < 2:
         found = [(t, p, None) for t, p in wanted]
     by_topic: dict[str, list[dict[str, Any]]] = {}
@@ -77,6 +94,17 @@ def _group(
                 "ErrorCode": ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else ErrorCode.NONE,
             }
         )
+    if not error or version < 2:
+        for topic, partition in denied:
+            by_topic.setdefault(topic, []).append(
+                {
+                    "PartitionIndex": partition,
+                    "CommittedOffset": -1,
+                    "CommittedLeaderEpoch": -1,
+                    "Metadata": "",
+                    "ErrorCode": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                }
+            )
     return {
         "GroupId": group_id,
         "Topics": [{"Name": name, "Partitions": parts} for name, parts in by_topic.items()],

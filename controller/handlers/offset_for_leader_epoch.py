@@ -6,12 +6,16 @@ UNKNOWN_LEADER_EPOCH), then ``(epoch, end offset)`` from the leader's epoch cach
 above the one asked for and the offset where the next one starts (the log end offset for the latest
 epoch); -1, -1 when the log has no such epoch. Consumers ask this after a leader change to find out
 whether their position diverged (KIP-320).
+
+With an authorizer, a client without CLUSTER_ACTION on the cluster gets TOPIC_AUTHORIZATION_FAILED for
+the topics it may not DESCRIBE, as Kafka answers.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.handlers._partitions import find_topic, leader_log, served_partition
 from protocol.codes import ApiKey, ErrorCode
@@ -22,6 +26,12 @@ VERSIONS = (2, 4)
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     topics = []
+    allowed = None
+    if ctx.authorizer is not None and ctx.refused_on_cluster(Operation.CLUSTER_ACTION) is not None:
+        # A client (not a broker): DESCRIBE on each topic, as Kafka's handleOffsetForLeaderEpochRequest.
+        allowed = ctx.allowed_names(
+            Operation.DESCRIBE, ResourceType.TOPIC, (t["Topic"] for t in request["Topics"])
+        )
     for wanted in request["Topics"]:
         name = wanted["Topic"]
         topic = find_topic(ctx, name, None, False)
@@ -30,6 +40,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             index = asked["Partition"]
             entry: dict[str, Any] = {"Partition": index, "LeaderEpoch": -1, "EndOffset": -1}
             partitions.append(entry)
+            if allowed is not None and name not in allowed:
+                entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             p = served_partition(ctx, topic, index, asked.get("CurrentLeaderEpoch", -1))
             if isinstance(p, ErrorCode):
                 entry["ErrorCode"] = p

@@ -1,7 +1,7 @@
 """Produce (0) v3-13: client batches appended at partition leaders, with Kafka's acks rules.
 
-First, a request with a transactional batch and no TransactionalId is
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (with acks=0 the connection is closed). Then per
+First, a request with a transactional batch and no TransactionalId (or, with an authorizer, one the
+client may not WRITE) is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (with acks=0 the connection is closed). Then per
 partition, in Kafka's order (``KafkaApis.handleProduceRequest``, ``ReplicaManager.appendRecords``,
 ``Partition.appendRecordsToLeader``): the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in
 v13), the form of its records (``ProduceRequest.validateRecords``:
@@ -40,6 +40,11 @@ transaction itself. Batches of more than one producer in one transactional reque
 INVALID_PRODUCER_ID_MAPPING for every partition. The producer's state then checks the batch
 (:mod:`controller.records.producers`: a plain batch inside an open transaction is INVALID_TXN_STATE). A
 request without a TransactionalId never reaches the transactions subsystem.
+
+With an authorizer (``authorizer.class.name``), as Kafka: a request with a transactional batch whose
+TransactionalId the client may not WRITE is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition; a
+topic it may not WRITE is TOPIC_AUTHORIZATION_FAILED for its partitions (whether or not it exists), and
+nothing of it is appended or added to a transaction.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import NO_RESPONSE, Close, NoResponse, Sized
 from controller.data_path import Appended, TopicSettings
 from controller.handlers import RequestContext
@@ -90,15 +96,44 @@ _ADDS_PARTITIONS = 12
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     transactional_id = request.get("TransactionalId")
-    if transactional_id is None and _has_transactional_batch(request):
+    denied = None
+    if _has_transactional_batch(request) and (
+        transactional_id is None
+        or (
+            ctx.authorizer is not None
+            and not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+        )
+    ):
         # Kafka's KafkaApis: transactional records need a transactional id the client may use.
         return _refuse_request(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+    if ctx.authorizer is not None:
+        denied = _denied_topics(ctx, request, version >= _TOPIC_IDS)
     if transactional_id is not None:
-        return _transactional(ctx, request, version, transactional_id)
-    return _produce(ctx, request, version, None)
+        return _transactional(ctx, request, version, transactional_id, denied)
+    return _produce(ctx, request, version, None, denied)
 
 
-def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, transactional_id: str) -> Any:
+def _denied_topics(ctx: RequestContext, request: dict[str, Any], by_id: bool) -> set[str] | None:
+    """The topics of the request the client may not WRITE (None: none)."""
+    names = []
+    for topic_data in request["TopicData"]:
+        name = topic_data.get("Name")
+        if by_id:
+            topic = find_topic(ctx, name, topic_data.get("TopicId"), by_id)
+            name = topic.name if topic is not None else None
+        if name is not None:
+            names.append(name)
+    allowed = ctx.allowed_names(Operation.WRITE, ResourceType.TOPIC, names)
+    return {name for name in names if name not in allowed} or None
+
+
+def _transactional(
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    transactional_id: str,
+    denied: set[str] | None,
+) -> Any:
     """A transactional Produce: the partitions of producers' first batches there are verified with (v12+:
     added to) the transaction first, then the request goes on as any other."""
     by_id = version >= _TOPIC_IDS
@@ -107,7 +142,7 @@ def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, t
     producers: set[tuple[int, int]] = set()
     for topic_data in request["TopicData"]:
         topic = find_topic(ctx, topic_data.get("Name"), topic_data.get("TopicId"), by_id)
-        if topic is None:
+        if topic is None or (denied is not None and topic.name in denied):
             continue
         for partition_data in topic_data["PartitionData"]:
             p = partition_of(topic, partition_data["Index"])
@@ -129,19 +164,19 @@ def _transactional(ctx: RequestContext, request: dict[str, Any], version: int, t
             "Transactional records contained more than one producer ID",
         )
     if not unverified:
-        return _produce(ctx, request, version, None)
+        return _produce(ctx, request, version, None, denied)
     transactions = ctx.controller.transactions
     _, producer_id, epoch = unverified[0]
     if version >= _ADDS_PARTITIONS:
         return _after_adding(
-            ctx, request, version, transactional_id, producer_id, epoch, [u[0] for u in unverified]
+            ctx, request, version, transactional_id, producer_id, epoch, [u[0] for u in unverified], denied
         )
     refused = {}
     for tp, _, _ in unverified:
         refusal = transactions.verify_produce(transactional_id, producer_id, epoch, tp, version)
         if refusal is not None:
             refused[tp] = refusal
-    return _produce(ctx, request, version, refused)
+    return _produce(ctx, request, version, refused, denied)
 
 
 async def _after_adding(
@@ -152,20 +187,26 @@ async def _after_adding(
     producer_id: int,
     epoch: int,
     tps: list[tuple[str, int]],
+    denied: set[str] | None,
 ) -> Any:
     found = await ctx.controller.transactions.add_from_produce(
         transactional_id, producer_id, epoch, tps, version
     )
     refused = {tp: refusal for tp, refusal in found.items() if refusal is not None}
-    answer = _produce(ctx, request, version, refused)
+    answer = _produce(ctx, request, version, refused, denied)
     return await answer if inspect.isawaitable(answer) else answer
 
 
 def _produce(
-    ctx: RequestContext, request: dict[str, Any], version: int, refused: dict[tuple[str, int], Refusal] | None
+    ctx: RequestContext,
+    request: dict[str, Any],
+    version: int,
+    refused: dict[tuple[str, int], Refusal] | None,
+    denied: set[str] | None = None,
 ) -> Any:
-    """The appends (``refused``: partitions the transaction's coordinator refused, answered so)."""
-    produce = _Produce(ctx, request, version, refused)
+    """The appends (``refused``: partitions the transaction's coordinator refused, answered so; ``denied``:
+    topics the client may not write, answered TOPIC_AUTHORIZATION_FAILED)."""
+    produce = _Produce(ctx, request, version, refused, denied)
     if produce.partitions > IN_TURNS:
         return produce.in_turns()
     for topic_data in produce.topics:
@@ -189,9 +230,11 @@ class _Produce:
         request: dict[str, Any],
         version: int,
         refused: dict[tuple[str, int], Refusal] | None,
+        denied: set[str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.refused = refused
+        self.denied = denied
         self.request = request
         self.version = version
         self.acks = request["Acks"]
@@ -217,6 +260,7 @@ class _Produce:
         topic = find_topic(ctx, name, topic_id, self.by_id)
         entries: list[dict[str, Any]] = []
         self.responses.append({"Name": name, "TopicId": topic_id, "PartitionResponses": entries})
+        denied = self.denied is not None and (topic.name if topic is not None else name) in self.denied
         for partition_data in topic_data["PartitionData"]:
             yield
             index = partition_data["Index"]
@@ -227,6 +271,9 @@ class _Produce:
                 "LogStartOffset": -1,
             }
             entries.append(entry)
+            if denied:
+                self.fail(entry, f"{name}-{index}", Refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             p = partition_of(topic, index) if topic is not None else None
             if p is None:
                 code = unknown_topic(self.by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

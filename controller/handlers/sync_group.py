@@ -1,16 +1,18 @@
 """SyncGroup (14): the leader hands out the assignment; every member is answered with its own once the
-leader's arrives."""
+leader's arrives. A client that may not READ the group is answered GROUP_AUTHORIZATION_FAILED (an
+authorizer's)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.answers import Parked
 from controller.groups.classic import SyncResult
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
-from protocol.codes import ApiKey
+from protocol.codes import ApiKey, ErrorCode
 
 API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = (0, 5)
@@ -23,6 +25,8 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked
 
 
 async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+        return _answer(ctx, SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED), version)
     service = ctx.controller.groups
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:

@@ -342,6 +342,9 @@ class TransactionsRecord:
     read_committed: list[ReadRecord] = field(default_factory=list)
     #: (topic, partition, where the read_committed read stopped, the high watermark).
     unstable: list[tuple[str, int, int, int]] = field(default_factory=list)
+    #: The coordinator's records a move of ``__transaction_state``'s leader took away (the server's
+    #: :meth:`~controller.transactions.service.TransactionService.lost_records`).
+    state_lost: list[Any] = field(default_factory=list)
 
     def committed_values(self) -> dict[tuple[str, int], set[bytes]]:
         values: dict[tuple[str, int], set[bytes]] = defaultdict(set)
@@ -371,6 +374,38 @@ def _marker_lost(run: RunRecord, topic: str, partition: int, producer_id: int, o
     )
 
 
+def _state_lost(run: RunRecord, topic: str, partition: int, producer_id: int) -> bool:
+    """Whether the coordinator lost a record of ``producer_id``'s transaction that held the partition
+    (a reported :class:`~controller.transactions.state_log.LostTxnRecord`): the coordinator no longer
+    knows the partition is in the transaction, writes no marker there, and the records hang open (a
+    hanging transaction, KIP-664). The reported loss is their cause."""
+    record = _transactions(run)
+    return record is not None and any(
+        lost.producer_id == producer_id and (topic, partition) in lost.partitions
+        for lost in record.state_lost
+    )
+
+
+def _hung(run: RunRecord, topic: str, partition: int, offset: int) -> bool:
+    """Whether ``offset`` is at or past where a read_committed read stopped on the partition because of a
+    transaction left open by a reported loss (its marker's, or its coordinator's record's)."""
+    record = _transactions(run)
+    if record is None:
+        return False
+    at = {(r.topic, r.partition, r.offset): r.producer_id for r in run.read}
+    return any(
+        (t, p) == (topic, partition) and offset >= stopped and _explained_hang(run, t, p, stopped, at)
+        for t, p, stopped, _ in record.unstable
+    )
+
+
+def _explained_hang(run: RunRecord, topic: str, partition: int, stopped: int, at: dict[Any, int]) -> bool:
+    producer_id = at.get((topic, partition, stopped), -2)
+    return _marker_lost(run, topic, partition, producer_id, stopped) or _state_lost(
+        run, topic, partition, producer_id
+    )
+
+
 class CommittedReadOrLost(Check):
     name = "committed transaction's record missing"
 
@@ -392,6 +427,7 @@ class CommittedReadOrLost(Check):
                 for loss in run.losses
             )
             and not _marker_lost(run, a.topic, a.partition, a.producer_id, a.offset)
+            and not _hung(run, a.topic, a.partition, a.offset)
         ]
 
 
@@ -428,7 +464,7 @@ class NoTransactionLeftOpen(Check):
                 f"recovery, below the high watermark {hw} (a transaction left open)"
             )
             for topic, partition, stopped, hw in record.unstable
-            if not _marker_lost(run, topic, partition, at.get((topic, partition, stopped), -2), stopped)
+            if not _explained_hang(run, topic, partition, stopped, at)
         ]
 
 

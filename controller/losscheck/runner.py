@@ -975,6 +975,10 @@ async def _run_once(
         watch.after_step()
         await runner.read_back()
         runner.run.losses = [Loss.of(lost) for lost in server.controller.data_path.lost_records()]
+        transactions = runner.run.extras.get("transactions")
+        service = server.controller.built("transactions")
+        if isinstance(transactions, TransactionsRecord) and service is not None:
+            transactions.state_lost = service.lost_records()
     finally:
         await runner.close()
         await server.stop()

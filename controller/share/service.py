@@ -610,17 +610,25 @@ class ShareService:
     async def delete_state(self, group: str, topic: str) -> ErrorCode:
         """DeleteShareGroupOffsets of one topic, or a deleted group: its share-partitions' state goes."""
         t = self.cluster.topics.get(topic)
-        error = ErrorCode.NONE
+        keys = []
         for key in self.coordinator.keys_of(group):
             if t is None or key.split(":")[-2] != kafka_uuid(t.topic_id):
                 continue
-            index = int(key.rsplit(":", 1)[1])
-            if t is not None:
-                self.partitions.pop((group, topic, index), None)
-            future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
+            self.partitions.pop((group, topic, int(key.rsplit(":", 1)[1])), None)
+            keys.append(key)
+        errors = await self._tombstones(keys)
+        return next((e for e in reversed(errors) if e), ErrorCode.NONE)
+
+    async def _tombstones(self, keys: list[str]) -> list[ErrorCode]:
+        """Deletes the share-partition states of ``keys``, all written at once (Kafka's persister sends them
+        in one request): the answers, each within ``share.coordinator.write.timeout.ms``."""
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[ErrorCode]] = []
+        for key in keys:
+            future: asyncio.Future[ErrorCode] = loop.create_future()
             self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e))
-            error = await future or error
-        return error
+            futures.append(future)
+        return list(await asyncio.gather(*futures))
 
     def topic_deleted(self, topic: str) -> None:
         """A topic was deleted: its share-partitions leave the leaders' memory (their locks with them), and
@@ -648,10 +656,7 @@ class ShareService:
         for key in list(self.partitions):
             if key[0] == group:
                 del self.partitions[key]
-        for key in self.coordinator.keys_of(group):
-            future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-            self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e))
-            await future
+        await self._tombstones(self.coordinator.keys_of(group))
         return ErrorCode.NONE
 
 

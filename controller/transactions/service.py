@@ -141,7 +141,8 @@ class TransactionService:
         return out
 
     def lost_records(self) -> list[LostTxnRecord]:
-        """Replicated records of ``__transaction_state`` that an unclean election took away."""
+        """Records of ``__transaction_state`` a move of its leader took away after they were replicated or
+        loaded as a coordinator's state (:class:`~controller.transactions.state_log.LostTxnRecord`)."""
         self.state_log.follow_all()
         return list(self.state_log.lost_records)
 

@@ -23,7 +23,12 @@ partition's leader epoch as its coordinator epoch, answering COORDINATOR_LOAD_IN
 that was preparing to commit or abort (:attr:`StateLog.on_loaded`: the coordinator writes their markers
 again), as Kafka's ``loadTransactionsForTxnTopicPartition`` does. Transactions left Ongoing are aborted by
 their timeout. Records above the new leader's log end offset are gone: those that had been replicated
-(an unclean election took them) are listed as :class:`LostTxnRecord` and written to the event log.
+(an unclean election took them) are listed as :class:`LostTxnRecord` and written to the event log, and so
+are those an earlier coordinator loaded as its state from above the high watermark (a load reads up to
+the log end, as Kafka's does): that coordinator answered from them (AddPartitionsToTxn of a partition
+already in the transaction, a partition leader's verification), so their loss is reported as one. On the
+Fluvio policy, whose high watermark waits for every replica, such a record can stay above it through a
+whole coordinator epoch, and the next leader may not have it (docs/data-path.md).
 """
 
 from __future__ import annotations
@@ -54,8 +59,10 @@ COMPACT_AT = 4096
 
 @dataclass(frozen=True)
 class LostTxnRecord:
-    """A replicated record of ``__transaction_state`` that a move of its leader took away (an unclean
-    election): the transactional id, the state the record held, where it was and when it went."""
+    """A record of ``__transaction_state`` that a move of its leader took away, after it was replicated
+    (an unclean election) or after a coordinator had loaded it as its state: the transactional id, the
+    state the record held and its transaction's partitions, where it was, when it went, and why it
+    counted (``cause``)."""
 
     transactional_id: str
     state: str
@@ -64,6 +71,8 @@ class LostTxnRecord:
     log_partition: int
     log_offset: int
     lost_at: int
+    partitions: tuple[tuple[str, int], ...] = ()
+    cause: str = "replicated"
 
 
 class _Record(NamedTuple):
@@ -121,6 +130,9 @@ class StateLog:
         self._load_timers: dict[int, Timer] = {}
         #: The highest high watermark seen per partition: records below it were acknowledged.
         self._committed: dict[int, int] = {}
+        #: Per partition, the log end its coordinator loaded up to, with that coordinator's epoch: records
+        #: below it were its state (answered from), replicated or not.
+        self._loaded_end: dict[int, tuple[int, int]] = {}
         self._appends: dict[int, list[_Append]] = {}
         self._timeout_timer: Timer | None = None
         self.lost_records: list[LostTxnRecord] = []
@@ -248,25 +260,35 @@ class StateLog:
         self.on_unloaded(index)
         end = p.leo_of(leader)
         committed = max(self._committed.get(index, 0), p.high_watermark)
+        loaded_end, loaded_epoch = self._loaded_end.get(index, (0, -1))
         kept, lost = [], []
         for record in self._records.get(index, ()):
             (kept if record.offset < end else lost).append(record)
         self._records[index] = kept
         for record in lost:
-            if record.offset < committed and record.transit is not None:
-                transit = record.transit
-                lost_record = LostTxnRecord(
-                    record.transactional_id,
-                    transit.state.value,
-                    transit.producer_id,
-                    transit.producer_epoch,
-                    index,
-                    record.offset,
-                    now,
-                )
-                self.lost_records.append(lost_record)
-                log.warning("%s-%d: replicated record lost: %s", TRANSACTION_STATE_TOPIC, index, lost_record)
+            if record.transit is None or record.offset >= max(committed, loaded_end):
+                continue  # never acknowledged, never answered from
+            transit = record.transit
+            cause = (
+                "replicated"
+                if record.offset < committed
+                else f"loaded above the high watermark by the coordinator of epoch {loaded_epoch}"
+            )
+            lost_record = LostTxnRecord(
+                record.transactional_id,
+                transit.state.value,
+                transit.producer_id,
+                transit.producer_epoch,
+                index,
+                record.offset,
+                now,
+                tuple(sorted(transit.partitions)),
+                cause,
+            )
+            self.lost_records.append(lost_record)
+            log.warning("%s-%d: record lost (%s): %s", TRANSACTION_STATE_TOPIC, index, cause, lost_record)
         self._committed[index] = min(committed, end)
+        self._loaded_end[index] = (end, p.leader_epoch)
         loaded: dict[str, TransactionMetadata] = {}
         for record in kept:
             if record.transit is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -32,6 +33,8 @@ from typing import Any
 from controller.records.batch import client_batch
 from placement_sim.cli.kafka_session import Failed, Retriable, Session, check
 from protocol.partitioner import DEFAULT_BATCH_SIZE, StickyPartitioner
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ConsoleProducer", "Line", "record_size"]
 
@@ -241,6 +244,15 @@ class ConsoleProducer:
         size = record_size(len(batch.lines), line.key, line.value)
         batch.lines.append(line)
         batch.size += size
+        log.debug(
+            "line %d: %s-%d, %d record(s) held (sent when %d bytes or after %g ms)",
+            line.number,
+            self.topic,
+            partition,
+            len(batch.lines),
+            self.batch_size,
+            self.linger * 1000,
+        )
         if self.partition is None and line.key is None:
             self.partitioner.produced(size, self._partitions, self._available)
         if batch.size >= self.batch_size:

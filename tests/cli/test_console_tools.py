@@ -93,21 +93,30 @@ def test_each_line_is_sent_as_it_is_typed_and_ctrl_c_sends_the_rest_and_exits_13
         process.stdin.flush()  # input still open: each line goes on its own
         assert _next(out) == f"typed-0: offset {number}"
     # A long linger holds the next lines back: Ctrl-C sends them, prints their offsets, exits 130.
+    # -vv: the tool says (DEBUG) when it holds a line; Ctrl-C goes once it holds both, not after a guess.
     held = subprocess.Popen(
-        [*CLI, "produce", "typed", "--linger-ms", "600000", "--bootstrap", cluster.bootstrap],
+        [*CLI, "produce", "typed", "--linger-ms", "600000", "-vv", "--bootstrap", cluster.bootstrap],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert held.stdin is not None
+    assert held.stdin is not None and held.stdout is not None and held.stderr is not None
+    held_out, held_log = _lines(held.stdout), _lines(held.stderr)
     held.stdin.write("third\nfourth\n")
     held.stdin.flush()
-    time.sleep(2.0)  # the command has started and read both lines (nothing is sent before Ctrl-C)
-    assert cluster.partition_state("typed", 0).high_watermark == 2
+    log: list[str] = []
+    while not any("line 2: typed-0, 2 record(s) held" in line for line in log):
+        line = _next(held_log, timeout=60)
+        assert line is not None, log
+        log.append(line)
+    assert cluster.partition_state("typed", 0).high_watermark == 2  # nothing sent before Ctrl-C
     held.send_signal(signal.SIGINT)
-    stdout, stderr = held.communicate(timeout=30)
-    assert (held.returncode, stdout, stderr) == (130, "typed-0: offsets 2-3\n", "")
+    assert held.wait(timeout=30) == 130
+    stdout = list(iter(held_out.get, None))
+    log.extend(iter(held_log.get, None))
+    assert stdout == ["typed-0: offsets 2-3"]
+    assert [line for line in log if " DEBUG " not in line] == []  # no warning, no error, no traceback
     process.stdin.close()
     assert process.wait(timeout=30) == 0 and process.stderr is not None and process.stderr.read() == ""
     assert _read_back(cluster, "typed", 1) == {

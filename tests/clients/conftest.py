@@ -38,7 +38,9 @@ API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 17: "Sas
              45: "AlterPartitionReassignments", 46: "ListPartitionReassignments", 68: "ConsumerGroupHeartbeat",
              69: "ConsumerGroupDescribe",
              24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit",
-             65: "DescribeTransactions", 66: "ListTransactions"}  # fmt: skip
+             65: "DescribeTransactions", 66: "ListTransactions", 29: "DescribeAcls", 30: "CreateAcls",
+             31: "DeleteAcls", 50: "DescribeUserScramCredentials", 51: "AlterUserScramCredentials",
+             75: "DescribeTopicPartitions"}  # fmt: skip
 
 #: What each client connects over in the security tests: (security protocol, SASL mechanism, ssl.client.auth).
 SECURED = [

@@ -16,6 +16,8 @@ a run record made by hand breaks each rule once."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from controller.losscheck import (
@@ -33,6 +35,7 @@ from controller.losscheck import (
     run_seed,
 )
 from controller.losscheck.checks import Unanswered
+from controller.transactions.state_log import LostTxnRecord
 
 SEEDS = 200
 #: Seeds run per test (the 200 are split so that a failure names a smaller range).
@@ -187,3 +190,53 @@ def test_each_transaction_check_catches_the_rule_it_holds() -> None:
     held.losses = other_producer
     assert names(held) == ["last stable offset held"]
     assert [v.check for v in check_run(run())] == []  # the default checks ignore the transactions' record
+
+
+def test_a_transaction_held_open_by_its_coordinators_lost_record_is_reported_with_that_cause() -> None:
+    """The coordinator lost the record that put t-0 in producer 7's transaction: no marker comes there,
+    and the read_committed read stops at its first record, a committed record of producer 8 behind it."""
+    base = _run()
+    base.acknowledged = [Acknowledged("t", 0, 1, b"c", -1, 8, 0, 0)]
+    base.read = [ReadRecord("t", 0, 0, b"x", 0, 7, 0, 0), ReadRecord("t", 0, 1, b"c", 0, 8, 0, 0)]
+    record = TransactionsRecord(committed=list(base.acknowledged), unstable=[("t", 0, 0, 3)])
+    base.extras["transactions"] = record
+
+    def names() -> list[str]:
+        return [v.check for v in check_run(base, TRANSACTION_CHECKS)]
+
+    assert names() == ["committed transaction's record missing", "last stable offset held"]
+    lost = LostTxnRecord("tx", "Ongoing", 7, 0, 4, 7, 9910, (("t", 1),), "loaded above the high watermark")
+    record.state_lost = [lost]  # another partition of the transaction: not the cause
+    assert names() == ["committed transaction's record missing", "last stable offset held"]
+    record.state_lost = [dataclasses.replace(lost, producer_id=8, partitions=(("t", 0),))]  # another producer
+    assert names() == ["committed transaction's record missing", "last stable offset held"]
+    record.state_lost = [dataclasses.replace(lost, partitions=(("t", 0),))]
+    assert names() == []
+
+
+async def test_fluvio_seed_966_a_coordinator_answering_from_an_unreplicated_record_is_a_reported_loss() -> (
+    None
+):
+    """Seed 966 of the Fluvio policy (benchmarks/losses.py; replayed alone, docs/data-path.md): broker 0
+    appended an Ongoing record (t2 adds checked-0) and crashed before any replica had it; back as the
+    leader of __transaction_state-4 it loaded it (a load reads to the log end) and answered from it; the
+    high watermark never covered it (Fluvio's waits for every replica) and the next leader did not have
+    it, so the coordinator forgot checked-0 and t2's records there hang with no marker. The server
+    reports that record lost, with its cause, and the checker holds the hang to it."""
+    result = await run_seed(966, TRANSACTIONAL_CONFIGURATIONS[966 % len(TRANSACTIONAL_CONFIGURATIONS)])
+    record = result.run.extras["transactions"]
+    assert result.ok, result.describe()
+    assert record.unstable == [("checked", 0, 1, 6)]  # the hang is there, explained
+    [lost] = record.state_lost
+    assert (lost.transactional_id, lost.state, lost.producer_id, lost.partitions) == (
+        "losscheck-2",
+        "Ongoing",
+        0,
+        (("checked", 0),),
+    )
+    assert lost.cause == "loaded above the high watermark by the coordinator of epoch 4"
+    record.state_lost = []  # without the report the hang is a violation
+    assert [v.check for v in check_run(result.run, TRANSACTION_CHECKS)] == [
+        "committed transaction's record missing",
+        "last stable offset held",
+    ]

@@ -286,7 +286,7 @@ def test_the_keystore_as_pem_text(certs):
         (
             {"simulator.sasl.users": "alice:alice-secret,bob"},
             "simulator.sasl.users",
-            "simulator.sasl.users: user 'bob' is not user:password",
+            "simulator.sasl.users: user 'bob' is not user:password (or user:MECHANISM:password)",
         ),
         (
             {"simulator.sasl.users": "alice:alice-secret,alice:other-secret"},

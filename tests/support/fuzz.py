@@ -299,6 +299,17 @@ _SHORT_WAIT_MS = 50
 _GROUP_WAIT_MS = 500
 
 
+#: The ACL APIs' code fields and their highest known code (UNKNOWN is 0), as controller.acls.codes has them.
+_ACL_CODES = {
+    "ResourceType": 7,
+    "ResourceTypeFilter": 7,
+    "ResourcePatternType": 4,
+    "PatternTypeFilter": 4,
+    "Operation": 15,
+    "PermissionType": 3,
+}
+
+
 def _answered_soon(api_key: int, data: dict) -> dict:
     """A request the server answers, and soon: Kafka never answers a Produce with acks=0 (the stream
     would wait for it), and a Produce with acks=all or a Fetch may wait as long as it asks."""
@@ -307,6 +318,13 @@ def _answered_soon(api_key: int, data: dict) -> dict:
         data["TimeoutMs"] = min(max(data.get("TimeoutMs", 0), 0), _SHORT_WAIT_MS)
     elif api_key == 1:
         data["MaxWaitMs"] = min(max(data.get("MaxWaitMs", 0), 0), _SHORT_WAIT_MS)
+    elif api_key in (29, 30, 31):
+        # The ACL APIs: a request with an UNKNOWN (or undefined) code is one Kafka cannot read, and the
+        # connection closes; a valid one names known codes (the highest of each kind: its count).
+        for entry in [data, *data.get("Creations", ()), *data.get("Filters", ())]:
+            for field_name, count in _ACL_CODES.items():
+                if field_name in entry:
+                    entry[field_name] = 1 + abs(entry[field_name]) % count
     elif api_key in (11, 14):
         # JoinGroup and SyncGroup wait for the other members at most the rebalance timeout (the session
         # timeout before JoinGroup v1): a short one, where the fuzzed server allows it.
@@ -323,7 +341,13 @@ def _answered_soon(api_key: int, data: dict) -> dict:
 
 #: Settings a fuzzed server runs with, besides its limits: groups whose members may ask for short
 #: timeouts (a JoinGroup naming the live group waits at most :data:`_GROUP_WAIT_MS`).
-GROUP_PROPERTIES = {"group.min.session.timeout.ms": "100", "group.initial.rebalance.delay.ms": "0"}
+GROUP_PROPERTIES = {
+    "group.min.session.timeout.ms": "100",
+    "group.initial.rebalance.delay.ms": "0",
+    # A share-state write whose followers a fuzzed control request stopped is answered when this passes
+    # (Kafka's default, 5000, is past the 2 s within which every connection must be answered).
+    "share.coordinator.write.timeout.ms": "1000",
+}
 
 
 def live_context(bootstrap: str) -> FuzzContext:

@@ -5,6 +5,8 @@ UNKNOWN_TOPIC_OR_PARTITION, and a classic group's id is GROUP_ID_NOT_FOUND."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 from controller.handlers import RequestContext
@@ -36,20 +38,35 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
             ErrorCode.NON_EMPTY_GROUP,
             "The group is not empty: its offsets cannot be altered.",
         )
+    # Every partition's state is written at once (Kafka's persister sends them in one request), so the
+    # answer waits for the slowest write, at most share.coordinator.write.timeout.ms, not for their sum.
+    writes: list[Awaitable[ErrorCode]] = []
     responses = []
     for t in request["Topics"]:
         topic = cluster.topics.get(t["TopicName"])
         partitions = []
         for p in t["Partitions"]:
             index = p["PartitionIndex"]
+            entry: dict[str, Any] = {
+                "PartitionIndex": index,
+                "ErrorCode": ErrorCode.NONE,
+                "ErrorMessage": None,
+            }
             if topic is None or not 0 <= index < len(topic.partitions):
-                code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION
-            else:
-                code = await share.alter_start_offset(
-                    group_id, topic.topic_id, topic.partitions[index], p["StartOffset"]
+                entry["ErrorCode"], entry["ErrorMessage"] = (
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    UNKNOWN_PARTITION,
                 )
-                message = None
-            partitions.append({"PartitionIndex": index, "ErrorCode": code, "ErrorMessage": message})
+            else:
+                writes.append(
+                    _into(
+                        entry,
+                        share.alter_start_offset(
+                            group_id, topic.topic_id, topic.partitions[index], p["StartOffset"]
+                        ),
+                    )
+                )
+            partitions.append(entry)
         responses.append(
             {
                 "TopicName": t["TopicName"],
@@ -57,7 +74,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 "Partitions": partitions,
             }
         )
+    await asyncio.gather(*writes)
     return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "ErrorMessage": None, "Responses": responses}
+
+
+async def _into(entry: dict[str, Any], write: Awaitable[ErrorCode]) -> ErrorCode:
+    entry["ErrorCode"] = code = await write
+    return code
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str | None) -> dict[str, Any]:

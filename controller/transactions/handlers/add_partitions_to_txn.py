@@ -6,6 +6,11 @@ transaction's request: UNKNOWN_TOPIC_OR_PARTITION for it, OPERATION_NOT_ATTEMPTE
 the coordinator's answer (:meth:`TransactionCoordinator.add_partitions`,
 :meth:`TransactionCoordinator.verify`) for every partition, PRODUCER_FENCED answered as
 INVALID_PRODUCER_EPOCH before v2. The answer waits until the transaction's new state is replicated.
+
+With an authorizer: v4+ (brokers') needs CLUSTER_ACTION on the cluster (CLUSTER_AUTHORIZATION_FAILED);
+before v4 a transactional id the client may not WRITE is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every
+partition, and a topic it may not WRITE TOPIC_AUTHORIZATION_FAILED for its partitions with the others
+OPERATION_NOT_ATTEMPTED.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
 from controller.handlers import RequestContext
 from controller.transactions.handlers._respond import Answer
 from protocol.codes import ApiKey, ErrorCode
@@ -25,6 +31,8 @@ _PRODUCER_FENCED = 2
 
 
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
+    if version >= _BATCHED and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "")
     if version < _BATCHED:
         transactions = [
             {
@@ -72,6 +80,22 @@ def _result(
 def _transaction(ctx: RequestContext, transaction: dict[str, Any], version: int) -> Any:
     transactional_id = transaction["TransactionalId"]
     partitions = [(t["Name"], p) for t in transaction["Topics"] for p in t["Partitions"]]
+    if ctx.authorizer is not None and version < _BATCHED:
+        if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            return _result(
+                transactional_id, dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            )
+        allowed = ctx.allowed_names(Operation.WRITE, ResourceType.TOPIC, (name for name, _ in partitions))
+        if any(name not in allowed for name, _ in partitions):
+            return _result(
+                transactional_id,
+                {
+                    tp: ErrorCode.OPERATION_NOT_ATTEMPTED
+                    if tp[0] in allowed
+                    else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    for tp in partitions
+                },
+            )
     cluster = ctx.controller.cluster
     unknown = {
         (name, p)

@@ -9,6 +9,10 @@ a fenced producer: INVALID_PRODUCER_EPOCH), or added to it by a v5 request (KIP-
 AddOffsetsToTxn). Then the group and member are checked (v3+: generation, member id, instance id) and the
 offsets kept pending until the transaction's marker reaches the partition
 (:meth:`controller.groups.coordinator.GroupCoordinator.txn_commit`); answered once they are replicated.
+
+With an authorizer, first: a transactional id the client may not WRITE is
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a group it may not READ GROUP_AUTHORIZATION_FAILED (every
+partition), a topic it may not READ TOPIC_AUTHORIZATION_FAILED for its partitions.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
 from controller.groups.coordinator import OffsetCommit
 from controller.handlers import RequestContext
 from controller.transactions.handlers._respond import Answer
@@ -42,10 +47,22 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Any:
     cluster = ctx.controller.cluster
     commits: list[OffsetCommit] = []
     errors: dict[tuple[str, int], ErrorCode] = {}
+    allowed = None
+    if ctx.authorizer is not None:
+        if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request["TransactionalId"]):
+            return _answer(request, errors, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
+            return _answer(request, errors, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        allowed = ctx.allowed_names(
+            Operation.READ, ResourceType.TOPIC, (t["Name"] for t in request["Topics"])
+        )
     for topic in request["Topics"]:
         t = cluster.topics.get(topic["Name"])
         for p in topic["Partitions"]:
             index = p["PartitionIndex"]
+            if allowed is not None and topic["Name"] not in allowed:
+                errors[(topic["Name"], index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if t is None or not 0 <= index < len(t.partitions):
                 errors[(topic["Name"], index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue

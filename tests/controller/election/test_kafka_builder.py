@@ -1,7 +1,8 @@
 """Kafka's PartitionChangeBuilder, as its own unit tests pin it (PartitionChangeBuilderTest, ELR off).
 
 Fixtures as in those tests: leader epoch 100, partition epoch 200. "Acceptable" brokers are the active ones:
-the others are registered but fenced here. Cases about reassignment and ELR are left out (not simulated).
+the others are registered but fenced here. Cases about reassignment are left out; those about ELR are
+test_kafka_builder_elr.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ async def sim_with(partition: dict, acceptable: set[int]) -> Sim:
     """One partition ``foo-0`` with the given registration; brokers 1-4, only ``acceptable`` active."""
     sim = await make_sim(
         [(b, None, b not in acceptable) for b in (1, 2, 3, 4)],
-        properties={"auto.leader.rebalance.enable": "false"},
+        # Kafka 3.x's rules, as those tests have them (ELR: test_kafka_builder_elr.py).
+        properties={
+            "auto.leader.rebalance.enable": "false",
+            "simulator.eligible.leader.replicas.version": "0",
+        },
     )
     sim.dynamics.elections.on_changes = lambda ps: None  # the builder alone: no replication afterwards
     sim.topic("foo", [partition["replicas"]])

@@ -12,7 +12,8 @@ import pytest
 from protocol.codes import ErrorCode
 from tests.support.dynamics import make_sim
 
-NO_REBALANCE = {"auto.leader.rebalance.enable": "false"}
+# Kafka 3.x's rules, as ReplicationControlManagerTest has them with ELR off.
+NO_REBALANCE = {"auto.leader.rebalance.enable": "false", "simulator.eligible.leader.replicas.version": "0"}
 
 
 async def test_fence_multiple_brokers() -> None:

@@ -96,3 +96,15 @@ def test_same_seed_same_requests_same_topics():
             answers.append(asyncio.run(topics_of(server)))
     assert answers[0] == answers[1]
     assert len({t["TopicId"] for t in answers[0]}) == 3
+
+
+def test_port_step_spaces_the_brokers_ports():
+    """kafkajs's test cluster's layout: brokers 0, 1, 2 three ports apart (9092, 9095, 9098)."""
+    base = free_base(7)
+    properties = {"simulator.broker.port.base": str(base), "simulator.broker.port.step": "3"}
+    with ServerThread.start(brokers=BROKERS, properties=properties) as server:
+        assert server.brokers == {i: f"127.0.0.1:{base + 3 * i}" for i in range(3)}
+    with pytest.raises(
+        OSError, match=r"broker 1: port 65537 \(simulator.broker.port.base 65534 \+ 3 \* id\) is above 65535"
+    ):
+        ServerThread.start(brokers=BROKERS, properties={**properties, "simulator.broker.port.base": "65534"})

@@ -17,11 +17,16 @@ SOURCE_TOPIC, SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT, SOURCE_STATIC, SOUR
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerThread]:
-    """3 brokers; log.retention.hours=48 in server.properties."""
+    """3 brokers; log.retention.hours=48 in server.properties; eligible leader replicas off (Kafka 3.x's
+    broker-level min.insync.replicas; with them on, see the last test)."""
     with ServerThread.start(
         brokers=[(0, None), (1, None), (2, None)],
         seed=5,
-        properties={"log.retention.hours": "48", "simulator.clock": "virtual"},
+        properties={
+            "log.retention.hours": "48",
+            "simulator.clock": "virtual",
+            "simulator.eligible.leader.replicas.version": "0",
+        },
     ) as started:
         yield started
 
@@ -551,3 +556,57 @@ async def test_a_broker_refuses_a_broker_change_itself_before_it_forwards_the_re
         client, bad_topic, (BROKER, "", [("min.insync.replicas", 0, "2")]), validate_only=True
     )
     assert outcome(results) == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2
+
+
+async def test_with_eligible_leader_replicas_min_insync_replicas_is_the_clusters_as_kafka_41():
+    """KIP-966 on (the default): the controller writes the cluster-level min.insync.replicas at start; a
+    broker's own value is refused, so is removing the cluster's (explicitly or by AlterConfigs replacing
+    the cluster's configs); changing the cluster's value is allowed and topics follow it."""
+    SET, DELETE = 0, 1
+    with ServerThread.start(
+        brokers=[(0, None), (1, None), (2, None)],
+        seed=5,
+        properties={"simulator.clock": "virtual", "min.insync.replicas": "2"},
+    ) as server:
+        cluster = server.server.controller.cluster
+        assert server.call(cluster.broker_configs, None) == {"min.insync.replicas": "2"}
+        async with await KafkaClient.connect(server.bootstrap, request_timeout=10) as client:
+            [default] = await describe(client, (BROKER, "", None), synonyms=True)
+            assert [(c["Name"], c["Value"], c["ConfigSource"]) for c in default["Configs"]] == [
+                ("min.insync.replicas", "2", SOURCE_DYNAMIC_DEFAULT)
+            ]
+            [broker] = await describe(client, (BROKER, "0", ["min.insync.replicas"]), synonyms=True)
+            [entry] = broker["Configs"]
+            assert (entry["Value"], entry["ConfigSource"]) == ("2", SOURCE_DYNAMIC_DEFAULT)
+            assert [s["Source"] for s in entry["Synonyms"]] == [
+                SOURCE_DYNAMIC_DEFAULT,
+                SOURCE_STATIC,
+                SOURCE_DEFAULT,
+            ]
+            broker_level = "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+            removal = "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+            assert outcome(await incremental(client, (BROKER, "1", [("min.insync.replicas", SET, "1")]))) == [
+                (ErrorCode.INVALID_CONFIG, broker_level)
+            ]
+            assert outcome(
+                await incremental(client, (BROKER, "", [("min.insync.replicas", DELETE, None)]))
+            ) == [(ErrorCode.INVALID_CONFIG, removal)]
+            assert outcome(await alter(client, (BROKER, "", {"log.retention.ms": "5"}))) == [
+                (ErrorCode.INVALID_CONFIG, removal)
+            ]
+            assert server.call(cluster.broker_configs, None) == {"min.insync.replicas": "2"}
+            assert server.call(cluster.broker_configs, 1) == {}
+            # Other broker-level keys and the cluster's value itself may change.
+            assert outcome(
+                await incremental(
+                    client,
+                    (BROKER, "1", [("log.retention.ms", SET, "6")]),
+                    (BROKER, "", [("min.insync.replicas", SET, "1")]),
+                )
+            ) == [(0, None), (0, None)]
+            assert (await create(client, "elr-min-isr", {}))["ErrorCode"] == 0
+            [topic] = await describe(client, (TOPIC, "elr-min-isr", ["min.insync.replicas"]))
+            assert [(c["Value"], c["ConfigSource"]) for c in topic["Configs"]] == [
+                ("1", SOURCE_DYNAMIC_DEFAULT)
+            ]
+            assert server.call(cluster.topic_config, "elr-min-isr", "min.insync.replicas") == 1

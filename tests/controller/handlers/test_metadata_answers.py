@@ -76,22 +76,44 @@ def test_answers_are_the_encoding_of_what_they_say(server: ServerThread, version
         assert RESPONSE.encode(RESPONSE.decode(first, version), version) == first
 
 
+#: Every operation of a topic (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
+#: ALTER_CONFIGS) and of the cluster (CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
+#: ALTER_CONFIGS, IDEMPOTENT_WRITE), one bit per operation code.
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+
+
 @pytest.mark.parametrize("version", [8, 9, 10, 11, 12, 13])
-def test_authorized_operations_flags_do_not_change_the_entries(server: ServerThread, version: int):
+def test_authorized_operations_without_an_authorizer_are_every_operation(server: ServerThread, version: int):
+    """Kafka without an authorizer answers every operation of the resource when asked, and its "not
+    computed" marker when not; nothing else of the entries changes."""
     flags = {"IncludeTopicAuthorizedOperations": True}
     if version <= 10:
         flags["IncludeClusterAuthorizedOperations"] = True
     request = {"Topics": [{"Name": "t1"}, {"Name": "manual"}], "AllowAutoTopicCreation": False}
-    assert ask(server, version, {**request, **flags}) == ask(server, version, request)
+    asked = RESPONSE.decode(ask(server, version, {**request, **flags}), version)
+    plain = RESPONSE.decode(ask(server, version, request), version)
+    assert [t["TopicAuthorizedOperations"] for t in asked["Topics"]] == [TOPIC_OPERATIONS] * 2
+    assert [t["TopicAuthorizedOperations"] for t in plain["Topics"]] == [-(2**31)] * 2
+    if version <= 10:
+        assert (asked["ClusterAuthorizedOperations"], plain["ClusterAuthorizedOperations"]) == (
+            CLUSTER_OPERATIONS,
+            -(2**31),
+        )
+    for topic in asked["Topics"]:
+        topic["TopicAuthorizedOperations"] = -(2**31)
+    asked.pop("ClusterAuthorizedOperations", None)
+    plain.pop("ClusterAuthorizedOperations", None)
+    assert asked == plain
 
 
 def test_each_topic_is_encoded_once_per_image_and_version(monkeypatch: pytest.MonkeyPatch):
     encoded: Counter[tuple[str, int]] = Counter()
     encode = metadata._encoded_entry
 
-    def counting(response, topic, alive, version):  # type: ignore[no-untyped-def]
+    def counting(response, topic, alive, version, operations):  # type: ignore[no-untyped-def]
         encoded[topic.name, version] += 1
-        return encode(response, topic, alive, version)
+        return encode(response, topic, alive, version, operations)
 
     monkeypatch.setattr(metadata, "_encoded_entry", counting)
     with start() as server:

@@ -46,7 +46,7 @@ def test_twenty_thousand_frames_never_break_the_server(placement_sim_factory, ca
         )
 
     assert outcome.connections == FRAMES // PER_CONNECTION
-    assert outcome.unanswered == []
+    assert outcome.unanswered == [], "\n".join(outcome.stalls)
     assert outcome.failures == []
     assert probe.failures == []
     assert probe.count > 20 and statistics.median(probe.latencies) < 0.05

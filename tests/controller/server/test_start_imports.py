@@ -48,6 +48,10 @@ print(json.dumps(loaded))
 #: answer ApiVersions, Metadata and CreateTopics, or to start (config, cluster, placement, dynamics).
 BARE = {
     "controller",
+    # Kafka's access-control codes (enums): Metadata checks DESCRIBE on topics and computes authorized
+    # operations with them.
+    "controller.acls",
+    "controller.acls.codes",
     "controller.answers",
     "controller.app",
     "controller.assembly",
@@ -119,6 +123,7 @@ BARE = {
     "protocol.caps",
     "protocol.client",
     "protocol.codec",
+    "protocol.compiled",  # the codecs' bytecode cache: the first ApiVersions answer compiles codecs
     "protocol.codes",
     "protocol.emit",
     "protocol.errors",

@@ -38,7 +38,7 @@ from controller.config.kafka_keys import (
     KAFKA_LISTENER_ONLY_SECURITY_KEYS,
     KAFKA_PER_BROKER_KEYS,
 )
-from controller.config.settings import settings
+from controller.config.settings import AUTHORIZER_CLASS, settings
 from controller.config.topic_configs import (
     BROKER_SYNONYMS,
     MIN_INSYNC_REPLICAS,
@@ -136,6 +136,10 @@ def _kind_of(default: str) -> ConfigType:
     return ConfigType.STRING
 
 
+#: Settings whose empty default Kafka describes as the empty string, not null (``authorizer.class.name``).
+_EMPTY_DEFAULTS = frozenset({AUTHORIZER_CLASS})
+
+
 @functools.cache
 def _broker_keys() -> dict[str, _BrokerKey]:
     """The server's settings (read-only, but the topic configs' synonyms among them), then the broker
@@ -148,7 +152,8 @@ def _broker_keys() -> dict[str, _BrokerKey]:
         if synonym is not None:
             kind = synonym[0].kind
         dynamic = synonym is not None and s.key in KAFKA_DYNAMIC_LOG_KEYS
-        keys[s.key] = _BrokerKey(s.key, kind, s.default or None, s.meaning, dynamic, sensitive)
+        default = s.default if s.key in _EMPTY_DEFAULTS else s.default or None
+        keys[s.key] = _BrokerKey(s.key, kind, default, s.meaning, dynamic, sensitive)
     for key in BROKER_SYNONYMS:
         if key not in keys:
             synonym, definition = broker_key_def(key)  # type: ignore[misc]

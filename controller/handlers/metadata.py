@@ -305,6 +305,10 @@ def _entry_keys(ctx: RequestContext, entries: _Entries, version: int) -> list[tu
     items = entries.result
     if version < 8 or not entries.request.get("IncludeTopicAuthorizedOperations", False):
         return [("metadata", version, NO_OPERATIONS)] * len(items)
+    for item in items:
+        if item.__class__ is dict and item["ErrorCode"] != _TOPIC_AUTHORIZATION_FAILED:
+            # As Kafka's KafkaApis: a topic the client may describe has its operations, whatever its error.
+            item["TopicAuthorizedOperations"] = ctx.operations(_TOPIC, item["Name"] or "")
     if ctx.authorizer is None:  # every operation of a topic, whichever topic
         return [("metadata", version, ctx.operations(_TOPIC, ""))] * len(items)
     return [

@@ -98,6 +98,10 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             request.get("IncludeAuthorizedOperations", False),
             ("Assignment", "TargetAssignment"),
         )
+    elif request.get("IncludeAuthorizedOperations", False):  # every group operation, as Kafka answers then
+        for entry in described:
+            if entry["ErrorCode"] == ErrorCode.NONE:
+                entry["AuthorizedOperations"] = ctx.operations(ResourceType.GROUP, entry["GroupId"])
     data = {"ThrottleTimeMs": 0, "Groups": described}
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 

@@ -61,6 +61,10 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             )
     if ctx.authorizer is not None:
         authorize(ctx, groups, request.get("IncludeAuthorizedOperations", False), ("Assignment",))
+    elif request.get("IncludeAuthorizedOperations", False):  # every group operation, as Kafka answers then
+        for entry in groups:
+            if entry["ErrorCode"] == ErrorCode.NONE:
+                entry["AuthorizedOperations"] = ctx.operations(ResourceType.GROUP, entry["GroupId"])
     return {"ThrottleTimeMs": 0, "Groups": groups}
 
 

@@ -45,7 +45,7 @@ import socket
 import ssl
 import struct
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -156,6 +156,22 @@ class ScramCredential:
     iterations: int
     stored_key: bytes
     server_key: bytes
+
+
+def initial_scram_credentials(
+    users: Iterable[tuple[str, str | None, str]], iterations: int
+) -> dict[str, dict[str, ScramCredential]]:
+    """Mechanism name -> user -> credential, from ``simulator.sasl.users``' (user, mechanism or None for
+    every one, password) entries, each salted once with a random salt."""
+    by_mechanism: dict[str, dict[str, ScramCredential]] = {name: {} for name in SCRAM_HASHES}
+    general = {user: password for user, mechanism, password in users if mechanism is None}
+    specific = {(user, mechanism): password for user, mechanism, password in users if mechanism}
+    for mechanism, credentials in by_mechanism.items():
+        for user in dict.fromkeys([*general, *(u for u, m in specific if m == mechanism)]):
+            password = specific.get((user, mechanism), general.get(user))
+            if password is not None:
+                credentials[user] = scram_credential(mechanism, password, os.urandom(16), iterations)
+    return by_mechanism
 
 
 def scram_credential(mechanism: str, password: str, salt: bytes, iterations: int) -> ScramCredential:
@@ -647,6 +663,7 @@ class Security:
         #: Where SCRAM credentials are read at each authentication (:meth:`use_credentials`): the
         #: controller's metadata once the server is assembled (controller.acls.scram).
         self._credentials: Callable[[], Any] | None = None
+        self._own: dict[str, dict[str, ScramCredential]] | None = None
         if self.protocol in ("SSL", "SASL_SSL"):
             self.ssl = server_context(config)
         if self.sasl:
@@ -670,11 +687,10 @@ class Security:
         self._credentials = credentials
 
     def _scram(self, mechanism: str) -> Mapping[str, ScramCredential]:
-        if self._credentials is None:
-            from controller.acls.scram import ScramCredentials
-
-            own = ScramCredentials(self._users, self._iterations)
-            self._credentials = lambda: own
+        if self._credentials is None:  # no cluster metadata: the configured users, salted once
+            if self._own is None:
+                self._own = initial_scram_credentials(self._users, self._iterations)
+            return self._own[mechanism]
         return self._credentials().for_mechanism(mechanism)  # type: ignore[no-any-return]
 
     def attach(self, stats: Counter[str]) -> Security:

@@ -13,12 +13,11 @@ Every change is an event of the cluster's event log (kind ``scram``), without a 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from controller.events import EventLog
-from controller.security import SCRAM_HASHES, ScramCredential, salted_credential, scram_credential
+from controller.security import ScramCredential, initial_scram_credentials, salted_credential
 from protocol.codes import ErrorCode
 
 __all__ = ["MAX_ITERATIONS", "MECHANISMS", "MIN_ITERATIONS", "ScramCredentials"]
@@ -43,14 +42,7 @@ class ScramCredentials:
         events: EventLog | None = None,
     ) -> None:
         self._events = events
-        self.by_mechanism: dict[str, dict[str, ScramCredential]] = {name: {} for name in SCRAM_HASHES}
-        general = {user: password for user, mechanism, password in users if mechanism is None}
-        specific = {(user, mechanism): password for user, mechanism, password in users if mechanism}
-        for mechanism, credentials in self.by_mechanism.items():
-            for user in dict.fromkeys([*general, *(u for u, m in specific if m == mechanism)]):
-                password = specific.get((user, mechanism), general.get(user))
-                if password is not None:
-                    credentials[user] = scram_credential(mechanism, password, os.urandom(16), iterations)
+        self.by_mechanism = initial_scram_credentials(users, iterations)
 
     def for_mechanism(self, mechanism: str) -> Mapping[str, ScramCredential]:
         """The credentials the SASL layer checks a ``mechanism`` login against (read at each login)."""

@@ -116,7 +116,7 @@ class ServerConfig:
     min_insync_replicas: int = 1
     unclean_election: bool = False
     #: Kafka's ``eligible.leader.replicas.version`` feature level (KIP-966).
-    elr_version: int = 1
+    elr_version: int = 0
     auto_rebalance: bool = True
     imbalance_check_seconds: int = 300
     offsets_partitions: int = 50

@@ -374,10 +374,11 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         ELR_VERSION,
         "elr_version",
-        "1",
+        "0",
         integer(minimum=0, maximum=1),
-        "Kafka's `eligible.leader.replicas.version` feature: `1` (Kafka 4.1's default) keeps eligible leader "
-        "replicas (KIP-966) under the `kafka` election style; `0` runs Kafka 3.x's rules (docs/election-policies.md)",
+        "Kafka's `eligible.leader.replicas.version` feature: `1` (Kafka 4.1's default on a new cluster) keeps "
+        "eligible leader replicas (KIP-966) under the `kafka` election style; `0`, the simulator's default, runs "
+        "Kafka 3.x's rules (docs/fidelity.md says why; docs/election-policies.md)",
     ),
     Setting(
         AUTO_REBALANCE,

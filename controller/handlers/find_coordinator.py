@@ -7,14 +7,15 @@ Share groups find their group coordinator with KeyType 0; KeyType 2 names a shar
 share-partition key ``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition,
 :mod:`controller.share`). An empty key is INVALID_REQUEST, as Kafka answers it. With an authorizer,
 a group the client may not DESCRIBE is GROUP_AUTHORIZATION_FAILED, a transactional id
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, and a share coordinator key asked by a client that may not
+CLUSTER_ACTION the cluster (brokers ask it, not clients) CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from controller.acls.codes import Operation, ResourceType
+from controller.acls.codes import CLUSTER_NAME, Operation, ResourceType
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -84,6 +85,12 @@ _FOUND_MESSAGE = {True: "", False: "NONE"}
 
 
 def _share_coordinator(ctx: RequestContext, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    if ctx.authorizer is not None and not ctx.allowed(
+        Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        entry["ErrorCode"] = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        entry["ErrorMessage"] = "Cluster authorization failed."
+        return entry
     parts = key.split(":")
     if len(parts) < 3 or not parts[-1].lstrip("-").isdigit() or not parts[-2]:
         entry["ErrorCode"] = ErrorCode.INVALID_REQUEST

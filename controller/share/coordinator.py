@@ -196,14 +196,24 @@ class ShareCoordinator:
 
     # ------------------------------------------------------------------------------------- writing
 
-    def write(self, key: str, state: ShareState | None, respond: Callable[[ErrorCode], None]) -> None:
+    def write(
+        self,
+        key: str,
+        state: ShareState | None,
+        respond: Callable[[ErrorCode], None],
+        *,
+        time_out: bool = False,
+    ) -> None:
         """WriteShareGroupState (None: DeleteShareGroupState): appended at the key's coordinator and
         answered NONE once durable. While the coordinator loads, or has no leader, or when a move lost the
         record before it was durable, the write is tried again on the replication tick, as Kafka's persister
-        retries, until ``write_timeout_ms`` pass: then it is answered with the coordinator's error. A record
-        appended but not yet durable when they pass (followers stopped, not yet out of the ISR) is answered
-        COORDINATOR_NOT_AVAILABLE then, as Kafka's coordinator runtime times a write out (it may still
-        become durable later)."""
+        retries, until ``write_timeout_ms`` pass: then it is answered with the coordinator's error. With
+        ``time_out`` (the admin writes: AlterShareGroupOffsets, DeleteShareGroupOffsets, DeleteGroups), a
+        record appended but not yet durable when they pass (followers stopped, not yet out of the ISR) is
+        answered COORDINATOR_NOT_AVAILABLE then, as Kafka's coordinator runtime times a write out (it may
+        still become durable later). A share-partition's own writes wait for durability: their answer
+        decides whether an acknowledgement stands, and one that later becomes durable after an error
+        answer would leave the coordinator's state and the share-partition's apart."""
         give_up = self.clock.now() + self.write_timeout_ms
         answered = False
         given = respond
@@ -242,7 +252,8 @@ class ShareCoordinator:
             self._unanswered.setdefault(index, []).append(pending)
 
             def durable() -> None:
-                timeout.cancel()
+                if timeout is not None:
+                    timeout.cancel()
                 waiting = self._unanswered.get(index, [])
                 if pending in waiting:
                     waiting.remove(pending)
@@ -251,10 +262,14 @@ class ShareCoordinator:
                 else:
                     respond(ErrorCode.NONE)
 
-            timeout = self.clock.call_at(
-                max(give_up, self.clock.now()),
-                lambda: respond(ErrorCode.COORDINATOR_NOT_AVAILABLE),
-                "share state write times out",
+            timeout = (
+                self.clock.call_at(
+                    max(give_up, self.clock.now()),
+                    lambda: respond(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+                    "share state write times out",
+                )
+                if time_out
+                else None
             )
             self.topic.wait(index, offset, durable)
 

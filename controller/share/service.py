@@ -604,7 +604,7 @@ class ShareService:
         state = ShareState(offset, (old.state_epoch + 1) if old is not None else 0, p.leader_epoch)
         self.partitions.pop((group, p.topic, p.index), None)
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-        self.coordinator.write(ckey, state, lambda e: future.done() or future.set_result(e))
+        self.coordinator.write(ckey, state, lambda e: future.done() or future.set_result(e), time_out=True)
         return await future
 
     async def delete_state(self, group: str, topic: str) -> ErrorCode:
@@ -626,7 +626,7 @@ class ShareService:
         futures: list[asyncio.Future[ErrorCode]] = []
         for key in keys:
             future: asyncio.Future[ErrorCode] = loop.create_future()
-            self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e))
+            self.coordinator.write(key, None, lambda e, f=future: f.done() or f.set_result(e), time_out=True)
             futures.append(future)
         return list(await asyncio.gather(*futures))
 

@@ -92,7 +92,7 @@ def test_describe_shows_the_members_and_what_each_has(server, capsys) -> None:
         assert code == 0
         assert re.fullmatch(
             rf"\nGROUP +CONSUMER-ID +HOST +CLIENT-ID +#PARTITIONS +ASSIGNMENT\n"
-            rf"live +{member} +/127\.0\.0\.1 +console-consumer +2 +orders\(0,1\)\n",
+            rf"live +{re.escape(member)} +/127\.0\.0\.1 +console-consumer +2 +orders\(0,1\)\n",
             out,
         )
         code, out, _ = run(capsys, server, "--describe", "--group", "live")
@@ -243,7 +243,7 @@ def test_a_group_of_the_consumer_group_protocol_is_described_reset_and_deleted(s
         assert code == 0
         assert re.fullmatch(
             rf"\nGROUP +CONSUMER-ID +HOST +CLIENT-ID +#PARTITIONS +ASSIGNMENT\n"
-            rf"next +{member} +/127\.0\.0\.1 +kip848-reader +2 +orders\(0,1\)\n",
+            rf"next +{re.escape(member)} +/127\.0\.0\.1 +kip848-reader +2 +orders\(0,1\)\n",
             out,
         )
     finally:

@@ -1,12 +1,19 @@
 """ConsumerGroupDescribe (69, KIP-848): consumer groups with their epochs, assignor and members (each
 one's subscription, assignment and target assignment; from v1 whether it speaks the classic or the
 consumer protocol). A group id that is not a consumer group gets GROUP_ID_NOT_FOUND ("Group g is not a
-consumer group." for a classic group), as from Kafka; an empty id INVALID_GROUP_ID."""
+consumer group." for a classic group), as from Kafka; an empty id INVALID_GROUP_ID.
+
+With an authorizer, as Kafka's ``handleConsumerGroupDescribe``: a group the client may not DESCRIBE is
+GROUP_AUTHORIZATION_FAILED; a group whose members' assignments or target assignments hold a topic the
+client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED without its members; authorized operations are
+computed when asked."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
+from controller.acls.groups import authorize
 from controller.groups.wire import fit
 from controller.handlers import NO_OPERATIONS, RequestContext
 from protocol.codes import ApiKey, ErrorCode
@@ -44,6 +51,9 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
             "AuthorizedOperations": NO_OPERATIONS,
         }
         described.append(entry)
+        if ctx.authorizer is not None and not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
+            entry["ErrorCode"] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            continue
         if not group_id:
             entry["ErrorCode"] = ErrorCode.INVALID_GROUP_ID
             continue
@@ -81,6 +91,17 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                 for m in group.members.values()
             ],
         )
+    if ctx.authorizer is not None:
+        authorize(
+            ctx,
+            described,
+            request.get("IncludeAuthorizedOperations", False),
+            ("Assignment", "TargetAssignment"),
+        )
+    elif request.get("IncludeAuthorizedOperations", False):  # every group operation, as Kafka answers then
+        for entry in described:
+            if entry["ErrorCode"] == ErrorCode.NONE:
+                entry["AuthorizedOperations"] = ctx.operations(ResourceType.GROUP, entry["GroupId"])
     data = {"ThrottleTimeMs": 0, "Groups": described}
     return fit(ctx.controller.schemas.response(API_KEY).spec, data, version)
 

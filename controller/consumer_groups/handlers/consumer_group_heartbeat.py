@@ -6,6 +6,10 @@ space (:mod:`controller.handlers.api_versions` says which do). The request is ch
 ``GroupCoordinatorService`` checks it (INVALID_REQUEST with Kafka's messages, UNSUPPORTED_ASSIGNOR), then
 the group's coordinator answers; an answer that changed the group waits until its records are durable.
 While a new coordinator loads the group, heartbeats get COORDINATOR_LOAD_IN_PROGRESS.
+
+With an authorizer, as Kafka's ``handleConsumerGroupHeartbeat``, before anything else: a client that may
+not READ the group is GROUP_AUTHORIZATION_FAILED; one that may not DESCRIBE every topic it names in
+SubscribedTopicNames is TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from controller.acls.groups import refusal
 from controller.consumer_groups.coordinator import HeartbeatRequest, error_answer
 from controller.handlers import RequestContext
 from controller.handlers.join_group import client_host
@@ -68,6 +73,10 @@ def handle(
     ctx: RequestContext, request: dict[str, Any], version: int
 ) -> dict[str, Any] | asyncio.Future[Any]:
     service = ctx.controller.consumer_groups
+    if ctx.authorizer is not None:
+        refused = refusal(ctx, request["GroupId"], request.get("SubscribedTopicNames"))
+        if refused is not None:
+            return _wire(error_answer(*refused))
     invalid = _invalid(request, version, service.coordinator.settings.assignors)
     if invalid is not None:
         return _wire(error_answer(*invalid))

@@ -1,7 +1,9 @@
 """AlterShareGroupOffsets (91) v0: sets share-partitions' start offsets of an empty share group (one with
 no members; NON_EMPTY_GROUP otherwise), as Kafka does: the state starts again at the offset with a new
 state epoch, an unknown group id becomes an empty share group, an unknown topic or partition is
-UNKNOWN_TOPIC_OR_PARTITION, and a classic group's id is GROUP_ID_NOT_FOUND."""
+UNKNOWN_TOPIC_OR_PARTITION, and a classic group's id is GROUP_ID_NOT_FOUND. With an authorizer, as Kafka:
+a client that may not READ the group is GROUP_AUTHORIZATION_FAILED; a topic it may not READ is
+TOPIC_AUTHORIZATION_FAILED on each of its partitions, not altered."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
+from controller.acls.groups import GROUP_REFUSED
 from controller.handlers import RequestContext
 from protocol import ZERO_UUID
 from protocol.codes import ApiKey, ErrorCode
@@ -17,12 +21,20 @@ API_KEY = ApiKey.ALTER_SHARE_GROUP_OFFSETS
 VERSIONS = (0, 0)
 
 UNKNOWN_PARTITION = "This server does not host this topic-partition."
+#: Kafka's message of TOPIC_AUTHORIZATION_FAILED.
+TOPIC_REFUSED = "Topic authorization failed."
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
     share = ctx.controller.share
     cluster = ctx.controller.cluster
     group_id = request["GroupId"]
+    denied: set[str] = set()
+    if ctx.authorizer is not None:
+        if not ctx.allowed(Operation.READ, ResourceType.GROUP, group_id):
+            return error_response(request, version, ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
+        names = {t["TopicName"] for t in request["Topics"]}
+        denied = names - ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names)
     error = share.check_group(group_id, ctx.listener_broker)
     if error:
         return error_response(request, version, error, None)
@@ -52,7 +64,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 "ErrorCode": ErrorCode.NONE,
                 "ErrorMessage": None,
             }
-            if topic is None or not 0 <= index < len(topic.partitions):
+            if t["TopicName"] in denied:
+                entry["ErrorCode"], entry["ErrorMessage"] = (
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    TOPIC_REFUSED,
+                )
+            elif topic is None or not 0 <= index < len(topic.partitions):
                 entry["ErrorCode"], entry["ErrorMessage"] = (
                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     UNKNOWN_PARTITION,

@@ -11,6 +11,10 @@ them), then the records acquired from every partition of the session that the an
 unless ShareAcquireMode is 1, record-limit), within MaxBytes (at least one batch, KIP-74). With nothing
 acquired the answer waits up to MaxWaitMs, on the cluster's clock (and real time on a virtual clock, as
 Fetch), until records arrive or come back. A renew-only request (v2 IsRenewAck) fetches nothing.
+
+With an authorizer, as Kafka: a client that may not READ the group is GROUP_AUTHORIZATION_FAILED before
+anything else; a partition of a topic it may not READ is TOPIC_AUTHORIZATION_FAILED (its acknowledgements
+in AcknowledgeErrorCode), neither acknowledged nor fetched.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import asyncio
 import uuid
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
+from controller.acls.groups import GROUP_REFUSED
 from controller.clock import VirtualClock
 from controller.cluster import PartitionState
 from controller.handlers import RequestContext
@@ -29,6 +35,7 @@ API_KEY = ApiKey.SHARE_FETCH
 VERSIONS = (1, 2)
 
 _RECORD_LIMIT_MODE = 1
+TOPIC_REFUSED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
@@ -38,6 +45,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
         request.get("MemberId") or "",
         request["ShareSessionEpoch"],
     )
+    if ctx.authorizer is not None and not ctx.allowed(Operation.READ, ResourceType.GROUP, group):
+        return _top(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
     if not group or not member:
         return _top(ErrorCode.INVALID_REQUEST, "GroupId and MemberId are required.")
     renew = version >= 2 and bool(request.get("IsRenewAck"))
@@ -59,17 +68,35 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     lock_ms = ctx.controller.cluster.group_config(group, "share.record.lock.duration.ms")
     entries: dict[tuple[uuid.UUID, int], dict[str, Any]] = {}
     leaders: set[int] = set()
+    fetched = list(session.partitions)
+    denied: set[uuid.UUID] = set()
+    if ctx.authorizer is not None:
+        denied = denied_topics(ctx, [a[0] for a in acks] + [tid for tid, _ in fetched])
+        for topic_id, index in fetched:
+            if topic_id in denied:
+                entries.setdefault((topic_id, index), _entry(index))["ErrorCode"] = TOPIC_REFUSED
+        fetched = [(tid, index) for tid, index in fetched if tid not in denied]
     for topic_id, index, batches in acks:
+        if topic_id in denied:
+            entries.setdefault((topic_id, index), _entry(index))["AcknowledgeErrorCode"] = TOPIC_REFUSED
+            continue
         code, text = await acknowledge(ctx, group, member, topic_id, index, batches, version, leaders)
         entry = entries.setdefault((topic_id, index), _entry(index))
         entry.update(AcknowledgeErrorCode=code, AcknowledgeErrorMessage=text)
     if epoch == -1:
         share.close_session(ctx.listener_broker, group, member)
     elif not renew:
-        await _fetch(
-            ctx, request, version, group, member, list(session.partitions), entries, leaders, session.epoch
-        )
+        await _fetch(ctx, request, version, group, member, fetched, entries, leaders, session.epoch)
     return _answer(ctx, entries, leaders, lock_ms)
+
+
+def denied_topics(ctx: RequestContext, topic_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """The ids of the known topics among ``topic_ids`` the client may not READ (Kafka's share consumers
+    need READ on each topic they fetch from or acknowledge)."""
+    cluster = ctx.controller.cluster
+    names = {tid: t.name for tid in set(topic_ids) if (t := cluster.topic_by_id(tid)) is not None}
+    allowed = ctx.allowed_names(Operation.READ, ResourceType.TOPIC, names.values())
+    return {tid for tid, name in names.items() if name not in allowed}
 
 
 async def acknowledge(

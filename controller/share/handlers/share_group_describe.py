@@ -1,11 +1,15 @@
 """ShareGroupDescribe (77) v1: share groups' epochs, members and assignments. A group this broker does
 not coordinate is NOT_COORDINATOR; an unknown one (or one of another type) GROUP_ID_NOT_FOUND, as Kafka
-answers."""
+answers. With an authorizer, as Kafka's ``handleShareGroupDescribe``: a group the client may not DESCRIBE is
+GROUP_AUTHORIZATION_FAILED, one whose members' assignments hold a topic it may not DESCRIBE
+TOPIC_AUTHORIZATION_FAILED without its members; authorized operations are computed when asked."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.acls.codes import Operation, ResourceType
+from controller.acls.groups import authorize
 from controller.handlers import NO_OPERATIONS, RequestContext
 from controller.share.groups import ASSIGNOR
 from protocol.codes import ApiKey, ErrorCode
@@ -20,6 +24,10 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
     groups = []
     for group_id in request["GroupIds"]:
         entry: dict[str, Any] = _empty(group_id)
+        groups.append(entry)
+        if ctx.authorizer is not None and not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
+            entry["ErrorCode"] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            continue
         error = share.check_group(group_id, ctx.listener_broker) if group_id else ErrorCode.INVALID_GROUP_ID
         group = share.groups.groups.get(group_id) if not error else None
         if error:
@@ -51,7 +59,12 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
                     for m in group.members.values()
                 ],
             )
-        groups.append(entry)
+    if ctx.authorizer is not None:
+        authorize(ctx, groups, request.get("IncludeAuthorizedOperations", False), ("Assignment",))
+    elif request.get("IncludeAuthorizedOperations", False):  # every group operation, as Kafka answers then
+        for entry in groups:
+            if entry["ErrorCode"] == ErrorCode.NONE:
+                entry["AuthorizedOperations"] = ctx.operations(ResourceType.GROUP, entry["GroupId"])
     return {"ThrottleTimeMs": 0, "Groups": groups}
 
 

@@ -2,13 +2,18 @@
 and leaves (epoch -1); see :mod:`controller.share.groups`. The group's coordinator is the one of classic
 groups (the leader of its ``__consumer_offsets`` partition): NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
 COORDINATOR_LOAD_IN_PROGRESS as for them; a classic group of that id is GROUP_ID_NOT_FOUND. A heartbeat
-that changed the group is answered once the change is durable on ``__consumer_offsets``."""
+that changed the group is answered once the change is durable on ``__consumer_offsets``.
+
+With an authorizer, as Kafka's ``handleShareGroupHeartbeat``: a client that may not READ the group is
+GROUP_AUTHORIZATION_FAILED, one that may not DESCRIBE every topic it subscribes to
+TOPIC_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import Any
 
+from controller.acls.groups import refusal
 from controller.handlers import RequestContext
 from controller.handlers.join_group import client_host
 from controller.share.groups import Heartbeat
@@ -22,6 +27,10 @@ VERSIONS = (1, 1)
 def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Awaitable[Any]:
     share = ctx.controller.share
     group_id = request["GroupId"]
+    if ctx.authorizer is not None:
+        refused = refusal(ctx, group_id, request.get("SubscribedTopicNames"))
+        if refused is not None:
+            return error_response(request, version, *refused)
     if not group_id:
         return error_response(request, version, ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
     error = share.check_group(group_id, ctx.listener_broker)

@@ -546,3 +546,20 @@ def test_the_group_moves_with_its_coordinator(group: Group, server: ServerThread
         revoke = group.heartbeat(MemberId="m1", MemberEpoch=1)
         assert (revoke["ErrorCode"], revoke["MemberEpoch"], parts(revoke, ids)) == (0, 1, {"orders": [0, 1]})
     group.client = BlockingClient.connect(server.bootstrap)  # closed by the fixture
+
+
+def test_without_an_authorizer_describe_answers_every_group_operation_when_asked(group: Group) -> None:
+    """As Kafka: IncludeAuthorizedOperations without an authorizer gives every operation of a group."""
+    from controller.acls.codes import ALL_OPERATIONS, ResourceType
+    from controller.handlers import NO_OPERATIONS
+
+    group.join("m1", ["orders"])
+    answers = [
+        group.admin.send(
+            "ConsumerGroupDescribeRequest",
+            {"GroupIds": ["kip848"], "IncludeAuthorizedOperations": asked},
+            version=1,
+        )["Groups"][0]["AuthorizedOperations"]
+        for asked in (True, False)
+    ]
+    assert answers == [ALL_OPERATIONS[ResourceType.GROUP], NO_OPERATIONS]

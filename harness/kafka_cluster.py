@@ -47,6 +47,7 @@ from harness.jvm import KAFKA_LOGGING, HarnessMissing, java, kafka_classpath
 __all__ = [
     "KAFKA_VERSION",
     "SHAPES",
+    "DEFAULT_FEATURES",
     "ClusterShape",
     "KafkaCluster",
     "KafkaNode",
@@ -80,6 +81,13 @@ BASE_PROPERTIES: dict[str, str] = {
     "controller.quorum.election.timeout.ms": "1000",
     "controller.quorum.fetch.timeout.ms": "2000",
 }
+
+#: Feature levels the storage is formatted with (``StorageTool format --feature NAME=LEVEL``), over the
+#: release's defaults. Eligible leader replicas (KIP-966) are off, as the simulator's default
+#: (``simulator.eligible.leader.replicas.version=0``): both sides keep Kafka 3.x's ISR rules (the last ISR
+#: member stays listed, ``min.insync.replicas`` is no cluster-level config). A case that needs ELR passes
+#: ``features={"eligible.leader.replicas.version": "1"}`` and sets the simulator's switch to 1.
+DEFAULT_FEATURES: dict[str, str] = {"eligible.leader.replicas.version": "0"}
 
 #: JVM options favouring a quick start and a small footprint; benchmarks measuring steady throughput may
 #: pass their own (``jvm_options=``).
@@ -235,6 +243,8 @@ class KafkaCluster:
     properties: dict[str, str]
     heap: str
     jvm_options: tuple[str, ...]
+    #: The feature levels the storage was formatted with (:data:`DEFAULT_FEATURES` and the caller's).
+    features: dict[str, str] = field(default_factory=dict)
     keep_folder: bool = False
     #: Seconds from the first process started to every broker answering Metadata with every broker.
     startup_seconds: float = 0.0
@@ -251,6 +261,7 @@ class KafkaCluster:
         shape: str | ClusterShape = "single",
         *,
         properties: Mapping[str, str | int] | None = None,
+        features: Mapping[str, str | int] | None = None,
         heap: str = "384m",
         jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS,
         timeout: float = 180.0,
@@ -258,7 +269,8 @@ class KafkaCluster:
         keep_folder: bool = False,
     ) -> KafkaCluster:
         """Formats storage and starts every node of ``shape``, then waits (up to ``timeout`` s) until it
-        is ready. ``properties`` override :data:`BASE_PROPERTIES` on every node."""
+        is ready. ``properties`` override :data:`BASE_PROPERTIES` on every node, ``features`` (feature
+        name to level) :data:`DEFAULT_FEATURES` at formatting."""
         chosen = SHAPES[shape] if isinstance(shape, str) else shape
         kafka_classpath()  # fails early, with its message, when `make reference` has not run
         _check_version()
@@ -282,6 +294,7 @@ class KafkaCluster:
             merged,
             heap,
             tuple(jvm_options),
+            features={**DEFAULT_FEATURES, **{k: str(v) for k, v in (features or {}).items()}},
             keep_folder=keep_folder or folder is not None,
         )
         try:
@@ -354,7 +367,18 @@ class KafkaCluster:
             command = self._java(
                 node,
                 "kafka.tools.StorageTool",
-                ["format", "-t", self.cluster_id, "-c", str(node.config_file)],
+                [
+                    "format",
+                    "-t",
+                    self.cluster_id,
+                    "-c",
+                    str(node.config_file),
+                    *(
+                        arg
+                        for name, level in self.features.items()
+                        for arg in ("--feature", f"{name}={level}")
+                    ),
+                ],
                 "128m",
             )
             done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
@@ -624,10 +648,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a broker property, on every node"
     )
+    parser.add_argument(
+        "--feature",
+        action="append",
+        default=[],
+        metavar="NAME=LEVEL",
+        help="a feature level to format with (default eligible.leader.replicas.version=0)",
+    )
     parser.add_argument("--exit", action="store_true", help="stop as soon as it is ready (a start-up check)")
     args = parser.parse_args(argv)
     overrides = dict(item.split("=", 1) for item in args.set)
-    cluster = KafkaCluster.start(args.shape, properties=overrides, heap=args.heap, folder=args.folder)
+    features = dict(item.split("=", 1) for item in args.feature)
+    cluster = KafkaCluster.start(
+        args.shape, properties=overrides, features=features, heap=args.heap, folder=args.folder
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -33,6 +33,9 @@ SIM_PROPERTIES: dict[str, str] = {
     "transaction.state.log.num.partitions": "3",
     "transaction.state.log.min.isr": "1",
     "auto.create.topics.enable": "false",
+    # Kafka 3.x's ISR rules, as the reference cluster is formatted (harness/kafka_cluster.py's
+    # DEFAULT_FEATURES: eligible.leader.replicas.version=0); the simulator's default, said here.
+    "simulator.eligible.leader.replicas.version": "0",
     # A cluster id as Kafka's are made (22 characters of base64), so that it stands out in messages.
     "cluster.id": "SimulatorClusterId0001",
 }

@@ -134,3 +134,44 @@ def test_an_unlisted_difference_fails_and_a_listed_one_is_counted(tmp_path) -> N
         )
     assert session.counts["Metadata"].steps == 2
     assert session.counts["Metadata"].unlisted == 1
+
+
+def test_a_settled_point_waits_until_the_leader_kafka_names_leads() -> None:
+    """A Kafka broker names itself a partition's new leader in Metadata a moment before its replica
+    manager leads it (a Produce then gets NOT_LEADER_OR_FOLLOWER: the crash failover case once did). The
+    harness asks the named leader for the partition's end, at the named epoch, until it answers for it."""
+    import asyncio
+
+    from harness.differential.model import Model
+
+    asked: list[tuple[int, int]] = []
+    codes = iter([6, 76, 0])
+
+    class Kafka:
+        names = Names(prefix="p1-")
+
+        async def send(self, broker: int, api: str, version: int, data: dict, **_: object) -> Outcome:
+            if api == "Metadata":
+                partitions = [{"PartitionIndex": 0, "LeaderId": 1, "LeaderEpoch": 4}]
+                other = [{"PartitionIndex": 0, "LeaderId": 0, "LeaderEpoch": 0}]
+                return Outcome(
+                    "answer",
+                    {
+                        "Topics": [
+                            {"Name": "p1-orders", "Partitions": partitions},
+                            {"Name": "someone-else", "Partitions": other},
+                        ]
+                    },
+                )
+            assert api == "ListOffsets"
+            [topic] = data["Topics"]
+            asked.append((broker, topic["Partitions"][0]["CurrentLeaderEpoch"]))
+            answer = {"Topics": [{"Name": topic["Name"], "Partitions": [{"ErrorCode": next(codes)}]}]}
+            return Outcome("answer", answer)
+
+    session = DifferentialSession.__new__(DifferentialSession)
+    DifferentialSession.__init__(session, Kafka(), None, "three-racks", None, None)  # type: ignore[arg-type]
+    session.model = Model("three-racks", [0, 1, 2])
+    session.model.failed[0] = "crash"
+    asyncio.run(session._leaders_lead(deadline=float("inf")))
+    assert asked == [(1, 4), (1, 4), (1, 4)]

@@ -20,8 +20,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from harness.differential.machine import machine_for
 
-SINGLE_EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES_SINGLE", "60"))
-THREE_EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES_THREE", "8"))
+SINGLE_EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES_SINGLE", "30"))
+THREE_EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES_THREE", "4"))
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 

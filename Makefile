@@ -139,8 +139,8 @@ $(NEWEST_VENV)/.installed: pyproject.toml setup.py
 	touch $@
 
 # Every test but the real-client ones (tests/clients/) and the differential ones against a real Kafka
-# (tests/differential/), which `make test` runs. When the newest Python is
-# the one `make test` runs on (.venv's, else $(PYTHON)), the suite has run on it already: said, not rerun.
+# (tests/differential/: minutes of CI), which `make test` runs. When the newest Python is the one
+# `make test` runs on (.venv's, else $(PYTHON)), the suite has run on it already: said, not rerun.
 TESTED_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
 PY_VERSION := import sys; print(sys.version.split()[0], sys.implementation.name)
 test-newest:

@@ -58,5 +58,5 @@ def test_test_newest_runs_the_suite_on_a_newer_python(tmp_path) -> None:
     assert calls.read_text().splitlines() == [
         f"make --no-print-directory system-deps {venv}/.installed",
         "python --version",
-        "python -m pytest -q --ignore=tests/clients",
+        "python -m pytest -q --ignore=tests/clients --ignore=tests/differential",
     ]

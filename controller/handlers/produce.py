@@ -5,7 +5,7 @@ client may not WRITE) is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partiti
 partition, in Kafka's order (``KafkaApis.handleProduceRequest``, ``ReplicaManager.appendRecords``,
 ``Partition.appendRecordsToLeader``): the topic (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id in
 v13), the form of its records (``ProduceRequest.validateRecords``:
-:func:`controller.records.validator.check_records_form`), acks other than 0, 1 and -1
+:func:`controller.records.checks.check_records_form`), acks other than 0, 1 and -1
 (INVALID_REQUIRED_ACKS), the answering broker must lead the partition (NOT_LEADER_OR_FOLLOWER, with
 KIP-951's CurrentLeader and NodeEndpoints in v10+), the rest of the batch's checks
 (:mod:`controller.records.checks`), ``acks=all`` with an ISR smaller than ``min.insync.replicas``
@@ -69,8 +69,8 @@ from controller.handlers._partitions import (
 )
 from controller.offload import BIG_BODY, Turns, gc_paused, in_thread, off_loop
 from controller.records.batch import ATTRIBUTES_OFFSET, HEADER_SIZE, MAGIC_V2, TRANSACTIONAL_FLAG, read_header
-from controller.records.checks import ClientBatch, check_batch
-from controller.records.validator import RecordsRefusal, check_records_form, validate_records, validate_size
+from controller.records.checks import ClientBatch, check_batch, check_records_form
+from controller.records.validator import RecordsRefusal, validate_records, validate_size
 from protocol.codes import ApiKey, ErrorCode
 from protocol.errors import Refusal
 from protocol.produce_request import decode as decode  # the body read in place (the records not copied)

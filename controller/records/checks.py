@@ -5,8 +5,8 @@ the batch (a :class:`ClientBatch`, ready for :meth:`controller.records.log.Log.a
 :class:`~protocol.errors.Refusal` Kafka would answer for that partition. The order is Kafka's:
 
 1. ``ProduceRequest.validateRecords`` (called by ``KafkaApis.handleProduceRequest``;
-   :func:`controller.records.validator.check_records_form`, with the other checks of the records, which
-   the Produce handler calls before the acks and leadership checks): at least one whole
+   :func:`check_records_form`, which the Produce handler calls before the acks and leadership checks): at
+   least one whole
    batch (INVALID_RECORD), magic 2 (INVALID_RECORD), no ZStandard before Produce v7
    (UNSUPPORTED_COMPRESSION_TYPE), exactly one batch (INVALID_RECORD); a corrupt batch size or magic met
    while reading the batches is CORRUPT_MESSAGE (``ByteBufferLogInputStream``).
@@ -38,8 +38,13 @@ from crc32c import crc32c
 from controller.records.batch import (
     ATTRIBUTES_OFFSET,
     CONTROL_FLAG,
+    HEADER_SIZE,
+    MAGIC_OFFSET,
+    MAGIC_V2,
     BatchHeader,
     Compression,
+    next_batch_size,
+    read_header,
 )
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
@@ -55,6 +60,7 @@ __all__ = [
     "TopicLimits",
     "check_batch",
     "check_client_batch",
+    "check_records_form",
     "unknown_codec",
 ]
 
@@ -136,6 +142,68 @@ class ClientBatch(NamedTuple):
     timestamps: BatchTimestamps | None = None
 
 
+def check_records_form(
+    records: bytes | bytearray | memoryview | None, api_version: int, topic: str, partition: int
+) -> tuple[memoryview, int, BatchHeader] | Refusal:
+    """Step 1, ``ProduceRequest.validateRecords``: the partition's one
+    batch (its view, size and header), or Kafka's refusal. Kafka's handler makes this check before any
+    other of the partition's but the topic's (before the acks, the leadership and the transaction's
+    checks); the rest of the batch's checks take what it returns (:func:`check_batch`)."""
+    if records is None:
+        return _at_least_one(api_version)
+    view = memoryview(records)
+    try:
+        size = next_batch_size(view, 0)
+        if size is None:
+            return _at_least_one(api_version)
+        if view[MAGIC_OFFSET] != MAGIC_V2:
+            return Refusal(
+                ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {api_version} are only allowed to contain record batches "
+                "with magic version 2",
+            )
+        if size < HEADER_SIZE:
+            # Too short to hold a v2 header: Kafka's reads of the missing fields fail; its CRC check
+            # (``DefaultRecordBatch.isValid``) refuses any batch below the header's size.
+            return Refusal(
+                ErrorCode.CORRUPT_MESSAGE,
+                f"Record is corrupt (stored crc = {_stored_crc(view)}) in topic partition {topic}-{partition}.",
+            )
+        header = read_header(view, 0)
+        if api_version < _ZSTD_MIN_PRODUCE_VERSION:
+            if header.compression_id == _ZSTD:
+                return Refusal(
+                    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                    f"Produce requests with version {api_version} are not allowed to use ZStandard compression",
+                )
+            if header.compression_id > _ZSTD:
+                return unknown_codec(header)
+        if next_batch_size(view, size) is not None:
+            return Refusal(
+                ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {api_version} are only allowed to contain exactly one record "
+                "batch per partition",
+            )
+    except Refusal as refusal:
+        return refusal
+    return view, size, header
+
+
+#: ZStandard batches need Produce v7 (KIP-110).
+_ZSTD_MIN_PRODUCE_VERSION: Final = 7
+
+
+def _at_least_one(version: int) -> Refusal:
+    return Refusal(
+        ErrorCode.INVALID_RECORD,
+        f"Produce requests with version {version} must have at least one record batch per partition",
+    )
+
+
+def _stored_crc(view: memoryview) -> int:
+    return int.from_bytes(view[17:21], "big") if len(view) >= 21 else 0
+
+
 def check_client_batch(
     records: bytes | bytearray | memoryview | None,
     api_version: int,
@@ -146,9 +214,6 @@ def check_client_batch(
 ) -> ClientBatch | Refusal:
     """The batch of one partition of a Produce request (``api_version`` 3 or more), or Kafka's refusal of
     it (see the module docstring for the checks and their order). ``now_ms`` is the leader's clock."""
-    # Step 1 lives with the other checks of a request's records (the validator imports this module).
-    from controller.records.validator import check_records_form
-
     formed = check_records_form(records, api_version, topic, partition)
     if isinstance(formed, Refusal):
         return formed
@@ -159,7 +224,7 @@ def check_batch(
     formed: tuple[memoryview, int, BatchHeader], limits: TopicLimits, topic: str, partition: int
 ) -> ClientBatch | Refusal:
     """Steps 2 and 3 for a batch that passed step 1 (``formed``: what
-    :func:`controller.records.validator.check_records_form` returned), or Kafka's refusal."""
+    :func:`check_records_form` returned), or Kafka's refusal."""
     view, size, header = formed
     if header.base_offset != 0:
         return Refusal(

@@ -47,21 +47,15 @@ from typing import Any, Final
 
 from controller.records.batch import (
     HEADER_SIZE,
-    MAGIC_OFFSET,
-    MAGIC_V2,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_FLAG,
-    BatchHeader,
     Compression,
-    next_batch_size,
-    read_header,
 )
 from controller.records.checks import (
     BatchTimestamps,
     ClientBatch,
     TopicLimits,
     check_client_batch,
-    unknown_codec,
 )
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
@@ -72,7 +66,6 @@ __all__ = [
     "MAX_RECORD_ERRORS",
     "BatchTimestamps",
     "RecordsRefusal",
-    "check_records_form",
     "decompressed",
     "read_timestamps",
     "validate_client_batch",
@@ -113,68 +106,6 @@ class _Undecompressable(Exception):
 
 class _TooBig(Exception):
     """The decompressed records pass the bound."""
-
-
-def check_records_form(
-    records: bytes | bytearray | memoryview | None, api_version: int, topic: str, partition: int
-) -> tuple[memoryview, int, BatchHeader] | Refusal:
-    """Step 1 of :mod:`controller.records.checks`, ``ProduceRequest.validateRecords``: the partition's one
-    batch (its view, size and header), or Kafka's refusal. Kafka's handler makes this check before any
-    other of the partition's but the topic's (before the acks, the leadership and the transaction's
-    checks); the rest of the batch's checks take what it returns (:func:`controller.records.checks.check_batch`)."""
-    if records is None:
-        return _at_least_one(api_version)
-    view = memoryview(records)
-    try:
-        size = next_batch_size(view, 0)
-        if size is None:
-            return _at_least_one(api_version)
-        if view[MAGIC_OFFSET] != MAGIC_V2:
-            return Refusal(
-                ErrorCode.INVALID_RECORD,
-                f"Produce requests with version {api_version} are only allowed to contain record batches "
-                "with magic version 2",
-            )
-        if size < HEADER_SIZE:
-            # Too short to hold a v2 header: Kafka's reads of the missing fields fail; its CRC check
-            # (``DefaultRecordBatch.isValid``) refuses any batch below the header's size.
-            return Refusal(
-                ErrorCode.CORRUPT_MESSAGE,
-                f"Record is corrupt (stored crc = {_stored_crc(view)}) in topic partition {topic}-{partition}.",
-            )
-        header = read_header(view, 0)
-        if api_version < _ZSTD_MIN_PRODUCE_VERSION:
-            if header.compression_id == _ZSTD:
-                return Refusal(
-                    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                    f"Produce requests with version {api_version} are not allowed to use ZStandard compression",
-                )
-            if header.compression_id > _ZSTD:
-                return unknown_codec(header)
-        if next_batch_size(view, size) is not None:
-            return Refusal(
-                ErrorCode.INVALID_RECORD,
-                f"Produce requests with version {api_version} are only allowed to contain exactly one record "
-                "batch per partition",
-            )
-    except Refusal as refusal:
-        return refusal
-    return view, size, header
-
-
-#: ZStandard batches need Produce v7 (KIP-110).
-_ZSTD_MIN_PRODUCE_VERSION: Final = 7
-
-
-def _at_least_one(version: int) -> Refusal:
-    return Refusal(
-        ErrorCode.INVALID_RECORD,
-        f"Produce requests with version {version} must have at least one record batch per partition",
-    )
-
-
-def _stored_crc(view: memoryview) -> int:
-    return int.from_bytes(view[17:21], "big") if len(view) >= 21 else 0
 
 
 def validate_size(batch: ClientBatch) -> int:

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from controller.records.batch import read_header
+from controller.records.checks import _stored_crc  # noqa: PLC2701 - the CRC as the simulator reads it
 from controller.records.records import read_batch_records
-from controller.records.validator import _stored_crc  # noqa: PLC2701 - the CRC as the simulator reads it
 from harness.differential.batches import CODECS, BatchSpec, RecordSpec, build, parse_batches
 from harness.differential.fidelity import FIDELITY_DOC, Difference, FidelityTable, compile_pattern
 from harness.differential.normalize import Names, differences, flatten, normalize

@@ -1,7 +1,8 @@
 """SimulatorPartitionState (1007): partitions as the simulator holds them (``ServerThread.partition_state``
 for each): leader, epochs, in-sync set, offline replicas, high watermark (and the last stable offset when
-an open transaction holds it below), each replica's log end offset, status and leader recovery state. Null Topics: every topic, by name; an empty Partitions list: every
-partition of the topic. An unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION in its entry.
+an open transaction holds it below), each replica's log end offset, status and leader recovery state, and
+the eligible leader replicas and last known ELR (KIP-966; empty with them off). Null Topics: every topic,
+by name; an empty Partitions list: every partition of the topic. An unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION in its entry.
 
 Every partition of a big cluster is read in turns of the event loop, and the answer encoded off it.
 """
@@ -80,6 +81,8 @@ def partition_entry(p: PartitionState, offline_replicas: list[int]) -> dict[str,
         "HighWatermark": p.high_watermark,
         "Status": p.status,
         "LeaderRecoveryState": p.leader_recovery_state,
+        "EligibleLeaderReplicas": list(p.elr),
+        "LastKnownElr": list(p.last_known_elr),
         "ReplicaStates": [
             {"BrokerId": broker, "LogEndOffset": offset}
             for broker, offset in zip(p.replicas, p.leo, strict=True)

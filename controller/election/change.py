@@ -445,7 +445,9 @@ class PartitionChangeBuilder:
         if wanted is None:
             wanted = self.wants_election()
         if self._plain and not wanted and not (p.adding_replicas or p.removing_replicas):
-            isr = self._target_isr  # only the ISR may change
+            isr = self._target_isr  # only the ISR (and with it the ELR) may change
+            if isr is None and self._elr_min_isr is not None:
+                isr = p.isr
             return (
                 None
                 if isr is None

@@ -68,8 +68,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
 
 def partition_entry(p: PartitionState, offline_replicas: list[int]) -> dict[str, Any]:
     """One partition as the answer gives it (what ``ServerThread.partition_state`` holds; also a
-    scenario's snapshot), read from the partition itself: 100,000 of them are read in one answer."""
-    return {
+    scenario's snapshot), read from the partition itself: 100,000 of them are read in one answer. The
+    ELR fields (tagged) only when one is not empty."""
+    entry = {
         "PartitionIndex": p.index,
         "ErrorCode": ErrorCode.NONE,
         "LeaderId": p.leader,
@@ -81,13 +82,15 @@ def partition_entry(p: PartitionState, offline_replicas: list[int]) -> dict[str,
         "HighWatermark": p.high_watermark,
         "Status": p.status,
         "LeaderRecoveryState": p.leader_recovery_state,
-        "EligibleLeaderReplicas": list(p.elr),
-        "LastKnownElr": list(p.last_known_elr),
         "ReplicaStates": [
             {"BrokerId": broker, "LogEndOffset": offset}
             for broker, offset in zip(p.replicas, p.leo, strict=True)
         ],
     }
+    if p.elr or p.last_known_elr:
+        entry["EligibleLeaderReplicas"] = list(p.elr)
+        entry["LastKnownElr"] = list(p.last_known_elr)
+    return entry
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:

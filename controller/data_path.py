@@ -416,11 +416,17 @@ class DataPath:
     def _election_kind(self, p: PartitionState) -> str:
         """The kind of the election that made ``p``'s current leader, as its losses are labelled:
         ``unclean election`` under Kafka's style when the new leader was outside the ISR (Kafka marks its
-        log RECOVERING then, KIP-704: ``LeaderRecoveryState``), else ``clean election``; under Fluvio's
-        style ``fluvio election`` (Fluvio's SC promotes by log-end-offset lag and knows no unclean kind)."""
-        if self.dynamics.elections.style is not ElectionStyle.KAFKA:
-            return f"{self.dynamics.elections.style} election"
+        log RECOVERING then, KIP-704: ``LeaderRecoveryState``), ``unclean election of the last known
+        leader`` when, with eligible leader replicas on, that leader is the one the partition had before
+        it went leaderless (Kafka's balanced recovery, :mod:`controller.election.change`), else ``clean
+        election``; under Fluvio's style ``fluvio election`` (Fluvio's SC promotes by log-end-offset lag
+        and knows no unclean kind)."""
+        elections = self.dynamics.elections
+        if elections.style is not ElectionStyle.KAFKA:
+            return f"{elections.style} election"
         if p.leader_recovery_state is LeaderRecoveryState.RECOVERING:
+            if p.leader == p.last_leader and elections.config.elr_version >= 1:
+                return "unclean election of the last known leader"
             return "unclean election"
         return "clean election"
 

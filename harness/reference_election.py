@@ -17,10 +17,12 @@ The election kind Kafka's controller asks for: PREFERRED for a preferred electio
 UNCLEAN and for every other change of a topic that allows unclean elections
 (``ReplicationControlManager``), ONLINE otherwise.
 
-ELR (KIP-966) is off on both sides (the simulator with ``simulator.eligible.leader.replicas.version=0``).
-The question carries ``elrEnabled``, ``minIsr``, ``elr``, ``lastKnownElr`` and
-``uncleanShutdownReplicas``, so that ELR cases are a matter of drawing them (:data:`ELR`) and reading the
-simulator's ELR into :func:`_registration`.
+ELR (KIP-966) is off on both sides (the simulator with ``simulator.eligible.leader.replicas.version=0``)
+unless the checker is made with ``elr=True``: then it is on on both sides, and a case also draws the
+topic's ``min.insync.replicas``, the ELR, the last known ELR (the last known leader of a leaderless
+partition, as Kafka's controller keeps it), an ISR that may be empty, and sometimes a replica back from an
+unclean shutdown (Kafka's ``handleBrokerUncleanShutdown``: it leaves the ISR and the ELR, and may not lead
+in that change); the ELR and the last known ELR are compared too.
 """
 
 from __future__ import annotations
@@ -32,12 +34,10 @@ from typing import Any
 
 from harness.differences import Case, Checker
 
-__all__ = ["BROKERS", "ELR", "ElectionChecker"]
+__all__ = ["BROKERS", "ElectionChecker"]
 
 #: The cluster's brokers: ids 0-7, no racks (racks play no part in an election).
 BROKERS = tuple(range(8))
-#: Whether cases have ELR (KIP-966) switched on (on both sides): not yet drawn.
-ELR = False
 TRIGGERS = (None, None, None, "LEADER_OFFLINE", "BROKER_ONLINE", "PREFERRED", "UNCLEAN")
 
 
@@ -60,10 +60,14 @@ def _subset(rnd: random.Random, items: Sequence[int], at_least: int = 0) -> list
 class ElectionChecker(Checker):
     name = "election"
 
+    def __init__(self, elr: bool = False) -> None:
+        #: Eligible leader replicas on, on both sides (see the module docstring).
+        self.elr = elr
+
     def random_case(self, rnd: random.Random) -> Case:
         replicas = rnd.sample(BROKERS, rnd.choice((1, 2, 3, 3, 3, 4, 5)))
-        isr = _subset(rnd, replicas, at_least=1)
-        leader = rnd.choice(isr) if rnd.random() < 0.75 else -1
+        isr = _subset(rnd, replicas, at_least=0 if self.elr and rnd.random() < 0.4 else 1)
+        leader = rnd.choice(isr) if isr and rnd.random() < 0.75 else -1
         adding: list[int] = []
         removing: list[int] = []
         if rnd.random() < 0.2 and len(replicas) > 1:  # a reassignment in progress
@@ -88,6 +92,8 @@ class ElectionChecker(Checker):
             "trigger": rnd.choice(TRIGGERS),
             "uncleanTopic": rnd.random() < 0.3,
         }
+        if self.elr:
+            self._draw_elr(rnd, case)
         if rnd.random() < 0.5:
             case["targetIsr"] = _subset(rnd, replicas) if rnd.random() < 0.9 else []
         if rnd.random() < 0.15:  # a reassignment asked for (or cancelled) with this change
@@ -105,6 +111,25 @@ class ElectionChecker(Checker):
                 case["targetAdding"] = [r for r in target if r not in replicas]
                 case["targetRemoving"] = [r for r in replicas if r not in target]
         return case
+
+    def _draw_elr(self, rnd: random.Random, case: Case) -> None:
+        """The ELR parts of a case: the topic's min ISR, the ELR (replicas out of the ISR), the last known
+        ELR (a leaderless partition's last known leader, mostly), a replica back from an unclean shutdown."""
+        p = case["partition"]
+        replicas, isr = p["replicas"], p["isr"]
+        case["minIsr"] = rnd.randint(1, 3)
+        outside = [r for r in replicas if r not in isr]
+        p["elr"] = _subset(rnd, outside) if len(isr) < case["minIsr"] or rnd.random() < 0.1 else []
+        p["lastKnownElr"] = []
+        if p["leader"] == -1 and rnd.random() < 0.7:
+            p["lastKnownElr"] = [rnd.choice(replicas)]
+        if rnd.random() < 0.2:
+            # handleBrokerUncleanShutdown: the broker back from a crash leaves the ISR and the ELR; it
+            # may not lead in that change (it is not yet unfenced, and the controller excludes it).
+            broker = rnd.choice(replicas)
+            case["uncleanShutdown"] = broker
+            case["acceptable"] = [b for b in case["acceptable"] if b != broker]
+            case["targetIsr"] = [r for r in case.get("targetIsr", isr) if r != broker]
 
     def valid(self, case: Case) -> bool:
         """Kafka's controller keeps every ISR within the replicas: the target ISR within the target
@@ -124,6 +149,13 @@ class ElectionChecker(Checker):
 
     def kind(self, case: Case) -> str:
         parts = [case["trigger"] or "change", kafka_election(case)]
+        if self.elr:
+            p = case["partition"]
+            isr, elr = case.get("targetIsr", p["isr"]), p["elr"]
+            if p["leader"] == -1 and not isr and not elr and len(p["lastKnownElr"]) == 1:
+                parts.append("last-known-leader")
+            elif not isr and elr:
+                parts.append("from-elr")
         if case["partition"]["adding"] or case["partition"]["removing"] or "targetReplicas" in case:
             parts.append("reassigning")
         return " ".join(parts)
@@ -134,8 +166,12 @@ class ElectionChecker(Checker):
             "partition": case["partition"],
             "acceptable": case["acceptable"],
             "election": kafka_election(case),
-            "elrEnabled": ELR,
+            "elrEnabled": self.elr,
         }
+        if self.elr:
+            question["minIsr"] = case["minIsr"]
+            if "uncleanShutdown" in case:
+                question["uncleanShutdownReplicas"] = [case["uncleanShutdown"]]
         for name in ("targetIsr", "targetReplicas", "targetAdding", "targetRemoving"):
             if name in case:
                 question[name] = case[name]
@@ -143,12 +179,12 @@ class ElectionChecker(Checker):
 
     def kafka_answer(self, answer: dict[str, Any]) -> Any:
         partition = answer["partition"]
-        if not ELR:
+        if not self.elr:
             partition = {k: v for k, v in partition.items() if k not in ("elr", "lastKnownElr")}
         return {"changed": answer["changed"], "partition": partition}
 
     def ours(self, cases: Sequence[Case]) -> list[Any]:
-        return asyncio.run(_ours(cases))
+        return asyncio.run(_ours(cases, self.elr))
 
     def smaller(self, case: Case) -> Iterator[Case]:
         p = case["partition"]
@@ -159,6 +195,11 @@ class ElectionChecker(Checker):
             yield {**case, "trigger": None}
         if case["uncleanTopic"]:
             yield {**case, "uncleanTopic": False}
+        if "uncleanShutdown" in case:
+            yield {k: v for k, v in case.items() if k != "uncleanShutdown"}
+        for field in ("elr", "lastKnownElr"):
+            if p.get(field):
+                yield {**case, "partition": {**p, field: []}}
         for field, value in (("recovering", False), ("adding", []), ("removing", []), ("leader", -1)):
             if p[field] != value:
                 yield {**case, "partition": {**p, field: value}}
@@ -183,11 +224,14 @@ def _without_replica(case: Case, replica: int) -> Case:
             **p,
             **{
                 name: [r for r in p[name] if r != replica]
-                for name in ("replicas", "isr", "adding", "removing")
+                for name in ("replicas", "isr", "adding", "removing", "elr", "lastKnownElr")
+                if name in p
             },
             "leader": -1 if p["leader"] == replica else p["leader"],
         },
     }
+    if smaller.get("uncleanShutdown") == replica:
+        del smaller["uncleanShutdown"]
     for name in ("targetIsr", "targetReplicas", "targetAdding", "targetRemoving"):
         if name in case:
             smaller[name] = [r for r in case[name] if r != replica]
@@ -197,12 +241,12 @@ def _without_replica(case: Case, replica: int) -> Case:
 # -------------------------------------------------------------------------------------- the simulator
 
 
-async def _ours(cases: Sequence[Case]) -> list[Any]:
+async def _ours(cases: Sequence[Case], elr: bool = False) -> list[Any]:
     """Each case through the simulator's election service, on one cluster of :data:`BROKERS`."""
     from controller.clock import VirtualClock
-    from controller.cluster import Cluster, LeaderRecoveryState, PartitionChange
+    from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionChange
     from controller.config import ServerConfig
-    from controller.config.topic_configs import UNCLEAN_LEADER_ELECTION_ENABLE
+    from controller.config.topic_configs import MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE
     from controller.election.api import Trigger
     from controller.election.service import Change
     from controller.election.styles import start_election_service
@@ -214,8 +258,8 @@ async def _ours(cases: Sequence[Case]) -> list[Any]:
             "simulator.clock": "virtual",
             "simulator.election.policy": "kafka",
             "simulator.election.isolation": "inline",
-            # The same ELR switch as Kafka's side (the simulator's default is Kafka 4.1's: on).
-            "simulator.eligible.leader.replicas.version": "1" if ELR else "0",
+            # The same ELR switch as Kafka's side.
+            "simulator.eligible.leader.replicas.version": "1" if elr else "0",
         }
     )
     clock = VirtualClock()
@@ -234,11 +278,10 @@ async def _ours(cases: Sequence[Case]) -> list[Any]:
                 cluster.update_broker(b, "case", fenced=b not in acceptable)
             p0 = case["partition"]
             name = f"case-{n}"
-            cluster.add_topic(
-                name,
-                [p0["replicas"]],
-                {UNCLEAN_LEADER_ELECTION_ENABLE: "true" if case["uncleanTopic"] else "false"},
-            )
+            configs = {UNCLEAN_LEADER_ELECTION_ENABLE: "true" if case["uncleanTopic"] else "false"}
+            if elr:
+                configs[MIN_INSYNC_REPLICAS] = str(case["minIsr"])
+            cluster.add_topic(name, [p0["replicas"]], configs)
             p = cluster.partition(name, 0)
             cluster.apply_changes(
                 [
@@ -256,6 +299,8 @@ async def _ours(cases: Sequence[Case]) -> list[Any]:
                         ),
                         adding_replicas=list(p0["adding"]),
                         removing_replicas=list(p0["removing"]),
+                        elr=list(p0.get("elr", [])),
+                        last_known_elr=list(p0.get("lastKnownElr", [])),
                     )
                 ]
             )
@@ -267,12 +312,13 @@ async def _ours(cases: Sequence[Case]) -> list[Any]:
                 target_replicas=case.get("targetReplicas"),
                 target_adding=case.get("targetAdding"),
                 target_removing=case.get("targetRemoving"),
+                unclean_shutdown=case.get("uncleanShutdown", NO_LEADER),
             )
             [result] = await service.change([change], "case")
             if result.error is not None:
                 answers.append({"error": result.error.name, "message": result.message})
             else:
-                answers.append({"changed": result.changed, "partition": _registration(p)})
+                answers.append({"changed": result.changed, "partition": _registration(p, elr)})
             cluster.delete_topic(name)
     finally:
         await service.close()
@@ -280,9 +326,9 @@ async def _ours(cases: Sequence[Case]) -> list[Any]:
     return answers
 
 
-def _registration(p: Any) -> dict[str, Any]:
+def _registration(p: Any, elr: bool = False) -> dict[str, Any]:
     """A partition's state in the fields Kafka's registration has (``KafkaRules.registration``)."""
-    return {
+    registration = {
         "replicas": list(p.replicas),
         "isr": list(p.isr),
         "leader": p.leader,
@@ -292,3 +338,7 @@ def _registration(p: Any) -> dict[str, Any]:
         "adding": list(p.adding_replicas),
         "removing": list(p.removing_replicas),
     }
+    if elr:
+        registration["elr"] = list(p.elr)
+        registration["lastKnownElr"] = list(p.last_known_elr)
+    return registration

@@ -20,6 +20,14 @@ Kafka's rules, as ``PartitionChangeBuilder`` and its ``PartitionChangeBuilderTes
   and the members that left the ELR since the last known ELR; an ISR of ``min.insync.replicas`` or more
   clears both. The ISR may then be written empty; with it empty an ELR member may be elected cleanly: the
   ISR becomes it alone, and it leaves the ELR. An unclean election clears the ELR and the last known ELR;
+- with ELR on, the last known ELR holds the partition's last known leader, as Kafka's controller keeps it
+  (``useLastKnownLeaderInBalancedRecovery``, on in every change it makes; the ELR members that left are
+  kept there only with it off, :meth:`PartitionChangeBuilder.use_last_known_leader`): a change that
+  leaves the partition without a leader writes the leader it had, when the field is empty; a change that
+  sets a leader empties it (``maybeUpdateLastKnownLeader``). When no replica of the ISR (or, with the ISR
+  empty, of the ELR) can lead and both are empty, that last known leader is elected once it is active
+  again (``canElectLastKnownLeader``, Kafka's balanced recovery): an unclean election (whatever the
+  topic allows: the ISR becomes it alone, RECOVERING), tried before any other unclean one;
 - the leader epoch goes up whenever the leader changes, and when the replica set loses a member;
   the partition epoch on every change;
 - a reassignment in progress (adding and removing replicas, KIP-455) completes in whichever change
@@ -127,13 +135,16 @@ def isr_change(
     cause: str,
     allow_empty: bool = False,
     elr_min_isr: int | None = None,
+    last_known_leader: bool = True,
 ) -> PartitionChange | None:
     """The record of an ISR change alone (no election, the leader stays), None when nothing changes: what
     :class:`PartitionChangeBuilder` builds for it, made without a builder as a failover makes 100,000
     of them. Kafka never writes an empty ISR with ELR off unless ``allow_empty``; with ELR on
-    (``elr_min_isr``: the topic's ``min.insync.replicas``) it may, and the ELR follows the ISR."""
+    (``elr_min_isr``: the topic's ``min.insync.replicas``) it may, and the ELR follows the ISR. The last
+    known ELR holds the last known leader (``last_known_leader``, as Kafka's controller keeps it), which
+    a change without a leader change leaves as it is; else the ELR members that left."""
     if elr_min_isr is None or (
-        len(isr) >= elr_min_isr and not partition.elr and not partition.last_known_elr
+        len(isr) >= elr_min_isr and not partition.elr and (last_known_leader or not partition.last_known_elr)
     ):
         if isr == partition.isr or not (isr or allow_empty):
             return None
@@ -145,7 +156,7 @@ def isr_change(
         changed += ("isr", list(isr))
     if elr != partition.elr:
         changed += ("elr", elr)
-    if last_known != partition.last_known_elr:
+    if not last_known_leader and last_known != partition.last_known_elr:
         changed += ("last_known_elr", last_known)
     if not changed:
         return None
@@ -197,6 +208,8 @@ class PartitionChangeBuilder:
     #: ELR on: the topic's ``min.insync.replicas`` (None: ELR off).
     _elr_min_isr: int | None = None
     _unclean_shutdown: Collection[int] = ()
+    #: ELR on: the last known ELR holds the last known leader, who may be elected (Kafka's controller).
+    _last_known_leader = True
     #: The target ELR and last known ELR, once worked out (:meth:`_elr_targets`).
     _elr: tuple[list[int], list[int]] | None = None
     #: No target beyond the ISR and the election (the common change: a broker leaves the ISR).
@@ -280,6 +293,14 @@ class PartitionChangeBuilder:
         self._allow_empty_isr = True
         return self
 
+    def use_last_known_leader(self, use: bool) -> PartitionChangeBuilder:
+        """Kafka's ``setUseLastKnownLeaderInBalancedRecovery``: on (the default, and in every change
+        Kafka's controller makes) the last known ELR holds the last known leader, elected when it comes
+        back to a partition whose ISR and ELR are empty; off, it holds the ELR members that left, and
+        nobody is elected from it (Kafka's own ``PartitionChangeBuilderTest`` ELR cases)."""
+        self._last_known_leader = use
+        return self
+
     def set_unclean_shutdown_replicas(self, replicas: Collection[int]) -> PartitionChangeBuilder:
         """Replicas whose broker came back from an unclean shutdown (a crash): they leave the ELR (Kafka's
         ``setUncleanShutdownReplicas``)."""
@@ -360,12 +381,16 @@ class PartitionChangeBuilder:
         eligibility = self._eligibility
         if eligibility is None:
             p = self.partition
+            last_known = p.last_known_elr
             eligibility = self._eligibility = rules.kafka_eligible(
                 p.replicas if self._target_replicas is None else self._target_replicas,
                 p.isr if self._target_isr is None else self._target_isr,
                 self.acceptable,
                 self._unclean(),
                 self._elr_targets()[0],
+                last_known[0]
+                if self._elr_min_isr is not None and self._last_known_leader and len(last_known) == 1
+                else NO_LEADER,
             )
         return eligibility
 
@@ -404,14 +429,11 @@ class PartitionChangeBuilder:
         """The elected leader (NO_LEADER when none) and whether the election was unclean."""
         if self._candidates is not None:
             candidates = self._candidates
-            unclean = bool(candidates) and (self._eligibility or self.eligibility()).unclean
         else:
-            view = self.view()
-            candidates = kafka_candidates(view)
-            unclean = view.unclean
+            candidates = kafka_candidates(self.view())
         if not candidates:
             return NO_LEADER, False
-        return candidates[0], unclean
+        return candidates[0], (self._eligibility or self.eligibility()).unclean
 
     # ------------------------------------------------------------------------------------- the record
 
@@ -423,9 +445,15 @@ class PartitionChangeBuilder:
         if wanted is None:
             wanted = self.wants_election()
         if self._plain and not wanted and not (p.adding_replicas or p.removing_replicas):
-            isr = self._target_isr  # only the ISR may change
+            isr = self._target_isr  # only the ISR (and with it the ELR) may change
+            if isr is None and self._elr_min_isr is not None:
+                isr = p.isr
             return (
-                None if isr is None else isr_change(p, isr, cause, self._allow_empty_isr, self._elr_min_isr)
+                None
+                if isr is None
+                else isr_change(
+                    p, isr, cause, self._allow_empty_isr, self._elr_min_isr, self._last_known_leader
+                )
             )
         old_leader = leader = p.leader
         unclean = False
@@ -448,7 +476,13 @@ class PartitionChangeBuilder:
             # recover its log (LeaderRecoveryState RECOVERING) before it may be trusted.
             isr = [leader]
             recovery = LeaderRecoveryState.RECOVERING
-            cause = f"{cause}; unclean election: {leader} was not in the ISR {list(old_isr)}"
+            if self._eligibility is not None and self._eligibility.last_known_leader:
+                cause = (
+                    f"{cause}; unclean election of the last known leader {leader} "
+                    "(balanced recovery: the ISR and the ELR are empty)"
+                )
+            else:
+                cause = f"{cause}; unclean election: {leader} was not in the ISR {list(old_isr)}"
         if recovery is p.leader_recovery_state:
             recovery = None
         # Kafka never writes an empty ISR with ELR off: the last member stays listed.
@@ -457,20 +491,36 @@ class PartitionChangeBuilder:
         )
         replicas = self._target_replicas
         new_replicas = list(replicas) if replicas is not None and replicas != p.replicas else None
+        replicas_lose_a_member = new_replicas is not None and not set(p.replicas) <= set(new_replicas)
         adding, removing = self._target_adding, self._target_removing
         new_adding = list(adding) if adding is not None and list(adding) != p.adding_replicas else None
         new_removing = (
             list(removing) if removing is not None and list(removing) != p.removing_replicas else None
         )
         new_elr = elr if elr != p.elr else None
-        new_last_known = last_known if last_known != p.last_known_elr else None
+        leader_changed = leader != old_leader
+        if self._elr_min_isr is not None and self._last_known_leader:
+            # maybeUpdateLastKnownLeader: the record's leader, when it sets one (a change of leader, or
+            # the same leader for the epoch bump of a replica set that loses a member).
+            if leader_changed:
+                record_leader: int | None = leader
+            elif replicas_lose_a_member:
+                record_leader = old_leader
+            else:
+                record_leader = None
+            new_last_known = None
+            if record_leader == NO_LEADER and not p.last_known_elr:
+                new_last_known = [old_leader]  # leaderless from now: remember who led
+            elif record_leader is not None and record_leader >= 0 and p.last_known_elr:
+                new_last_known = []
+        else:
+            new_last_known = last_known if last_known != p.last_known_elr else None
         status = self._status
         if status is p.status:
             status = None
         candidate = self._candidate
         if candidate == p.candidate:
             candidate = None
-        leader_changed = leader != old_leader
         if not (
             leader_changed
             or new_isr is not None
@@ -501,7 +551,7 @@ class PartitionChangeBuilder:
             fields += ("leader", leader)
         # The leader epoch goes up when the leader changes, and when the replica set loses a member
         # (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded); ISR changes alone never bump it.
-        if leader_changed or (new_replicas is not None and not set(p.replicas) <= set(new_replicas)):
+        if leader_changed or replicas_lose_a_member:
             fields += ("leader_epoch", p.leader_epoch + 1)
         if leader_changed:
             last_leader = old_leader if old_leader != NO_LEADER else p.last_leader

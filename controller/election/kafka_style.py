@@ -130,6 +130,8 @@ class KafkaElection(ElectionService):
             if builder is None or type(builder) is int:
                 target_isr = change.target_isr
                 min_isr = builder
+                if target_isr is None and min_isr is not None:
+                    target_isr = p.isr  # the ELR follows the ISR as it is (a min ISR changed since)
                 record = (
                     None
                     if target_isr is None

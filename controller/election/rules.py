@@ -4,7 +4,8 @@ change does to a partition's in-sync set (what a change record then holds is
 
 Kafka's rules follow its KRaft controller (``PartitionChangeBuilder``): a valid leader is an active broker
 in the target ISR, or, when the ISR is empty, in the eligible leader replicas (ELR, KIP-966, Kafka 4.1's
-default); an unclean election, when allowed, takes any active replica. With ELR off (Kafka 3.x) the last
+default); with ELR on and both empty, the partition's last known leader once it is active again (Kafka's
+balanced recovery, an unclean election); an unclean election, when allowed, takes any active replica. With ELR off (Kafka 3.x) the last
 ISR member is never removed (the partition becomes leaderless, its ISR kept); with it on the ISR empties
 and its last members are the ELR. Fluvio's follow its documentation and the SC: a candidate is a live follower in the live replica set (any live
 follower when an SPU comes back), never the leader that just failed or a candidate that already failed
@@ -36,6 +37,9 @@ class Eligibility:
 
     eligible: tuple[int, ...]
     unclean: bool = False
+    #: The one eligible replica is the partition's last known leader, back while its ISR and ELR are
+    #: empty (Kafka's ``canElectLastKnownLeader``: an unclean election, whatever the topic allows).
+    last_known_leader: bool = False
 
 
 def kafka_eligible(
@@ -44,18 +48,31 @@ def kafka_eligible(
     alive: Collection[int],
     may_be_unclean: bool,
     elr: Collection[int] = (),
+    last_known_leader: int = -1,
 ) -> Eligibility:
     """Kafka's valid leaders (``PartitionChangeBuilder.isValidNewLeader``): active replicas in the target
-    ISR, or in the target ELR when the ISR is empty; when there are none and the election may be unclean,
-    every active replica."""
+    ISR, or in the target ELR when the ISR is empty. When there are none: ``last_known_leader`` (-1: none)
+    alone when both are empty and it is active (``canElectLastKnownLeader``, with ELR on: the one member
+    of the partition's last known ELR; an unclean election, allowed or not); else, when the election may be
+    unclean, every active replica."""
     # Loops, not generators: Python 3.11 makes each a call of its own, and a failover elects 33,000 times.
     clean = []
     pool = isr if isr or not elr else elr
     for r in replicas:
         if r in pool and r in alive:
             clean.append(r)
-    if clean or not may_be_unclean:
+    if clean:
         return Eligibility(tuple(clean))
+    if (
+        last_known_leader >= 0
+        and not isr
+        and not elr
+        and last_known_leader in alive
+        and last_known_leader in replicas
+    ):
+        return Eligibility((last_known_leader,), unclean=True, last_known_leader=True)
+    if not may_be_unclean:
+        return Eligibility(())
     return Eligibility(tuple(r for r in replicas if r in alive), unclean=True)
 
 

@@ -1,7 +1,8 @@
 """SimulatorPartitionState (1007): partitions as the simulator holds them (``ServerThread.partition_state``
 for each): leader, epochs, in-sync set, offline replicas, high watermark (and the last stable offset when
-an open transaction holds it below), each replica's log end offset, status and leader recovery state. Null Topics: every topic, by name; an empty Partitions list: every
-partition of the topic. An unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION in its entry.
+an open transaction holds it below), each replica's log end offset, status and leader recovery state, and
+the eligible leader replicas and last known ELR (KIP-966; empty with them off). Null Topics: every topic,
+by name; an empty Partitions list: every partition of the topic. An unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION in its entry.
 
 Every partition of a big cluster is read in turns of the event loop, and the answer encoded off it.
 """
@@ -67,8 +68,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
 
 def partition_entry(p: PartitionState, offline_replicas: list[int]) -> dict[str, Any]:
     """One partition as the answer gives it (what ``ServerThread.partition_state`` holds; also a
-    scenario's snapshot), read from the partition itself: 100,000 of them are read in one answer."""
-    return {
+    scenario's snapshot), read from the partition itself: 100,000 of them are read in one answer. The
+    ELR fields (tagged) only when one is not empty."""
+    entry = {
         "PartitionIndex": p.index,
         "ErrorCode": ErrorCode.NONE,
         "LeaderId": p.leader,
@@ -85,6 +87,10 @@ def partition_entry(p: PartitionState, offline_replicas: list[int]) -> dict[str,
             for broker, offset in zip(p.replicas, p.leo, strict=True)
         ],
     }
+    if p.elr or p.last_known_elr:
+        entry["EligibleLeaderReplicas"] = list(p.elr)
+        entry["LastKnownElr"] = list(p.last_known_elr)
+    return entry
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:

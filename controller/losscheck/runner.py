@@ -77,7 +77,9 @@ _RESET = frozenset(
 @dataclass(frozen=True)
 class Setup:
     """The cluster and workload of a run: brokers, the topic's partitions and replication factor, its
-    ``min.insync.replicas``, producers and schedule steps, and the recovery's clock time."""
+    ``min.insync.replicas``, producers and schedule steps, the recovery's clock time, and broker
+    properties added to the server's (``{"simulator.eligible.leader.replicas.version": "1"}``: the runs
+    with eligible leader replicas on)."""
 
     brokers: int = 5
     partitions: int = 6
@@ -87,6 +89,7 @@ class Setup:
     steps: int = 80
     recovery_ms: int = 20_000
     topic: str = "checked"
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -923,6 +926,7 @@ def server_config(
         "broker.heartbeat.interval.ms": 300,
         "simulator.replication.tick.ms": 50,
         "simulator.election.fluvio.health.timeout.ms": 1500,
+        **dict(setup.properties),
         **(extra or {}),
     }
     if configuration.transactional:  # a small __transaction_state, open transactions aborted quickly

@@ -74,6 +74,8 @@ class PartitionCopy(NamedTuple):
     status: PartitionStatus
     leader_recovery_state: LeaderRecoveryState
     leo: tuple[int, ...]
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, repr=False)
@@ -357,6 +359,8 @@ class ScenarioPlayer:
                             p.status,
                             p.leader_recovery_state,
                             tuple(p.leo),
+                            tuple(p.elr),
+                            tuple(p.last_known_elr),
                         )
                     )
             if step.table:

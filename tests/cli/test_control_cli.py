@@ -194,3 +194,34 @@ def test_clock_on_a_real_clock_is_refused(capsys):
             "",
             "placement-sim: INVALID_REQUEST (42): advance() needs simulator.clock=virtual; a real clock moves by itself\n",
         )
+
+
+def test_describe_shows_the_eligible_leader_replicas_and_the_last_known_leader(capsys):
+    """With eligible leader replicas on, a partition whose replicas all crashed shows its ELR and its
+    last known leader (the last known ELR); once that leader is back and elected, both empty and the two
+    columns go."""
+    properties = {
+        **PROPERTIES,
+        "simulator.brokers": "0:a,1:b",
+        "simulator.eligible.leader.replicas.version": "1",
+    }
+    with ServerThread.start(properties=properties, seed=1) as server:
+        argv = ("topics", "create", "solo", "--partitions", "1", "--replication-factor", "2")
+        assert main([*argv, "--bootstrap", server.bootstrap]) == 0
+        leader = server.partition_state("solo", 0).leader
+        other = 1 - leader
+        server.stop_broker(other, "crash")
+        server.stop_broker(leader, "crash")
+        server.advance(20_000)
+        capsys.readouterr()
+        code, out, _ = run(capsys, server, "partitions", "describe", "solo")
+        header, row = out.splitlines()
+        assert code == 0
+        assert header.split("  ")[-2:] == ["ELR", "LAST KNOWN ELR"]
+        assert row.startswith("solo   0          none")
+        assert row.endswith(f"[{leader}]  [{leader}]")
+        server.start_broker(leader)
+        server.advance(5_000)
+        code, out, _ = run(capsys, server, "partitions", "describe", "solo")
+        header, row = out.splitlines()
+        assert (code, header.split()[-2:], row.split()[2]) == (0, ["FOLLOWER", "OFFSETS"], str(leader))

@@ -454,3 +454,30 @@ async def test_an_acks_all_wait_through_an_isr_below_the_minimum_succeeds_once_t
         assert (sorted(p.isr), p.high_watermark) == ([0, 1, 2], 2)
     finally:
         await sim.close()
+
+
+async def test_records_lost_by_a_last_known_leader_election_are_labelled_with_it() -> None:
+    """With eligible leader replicas on, a partition whose every replica crashed elects its last known
+    leader when it comes back (Kafka's balanced recovery, an unclean election). Its log is trusted as it
+    is: a crash that took its log's tail (what it had not flushed; cut by hand here) loses the committed
+    records there, reported with the election that took them."""
+    sim, data = await _sim(brokers=(0, 1), **{"simulator.eligible.leader.replicas.version": "1"})
+    try:
+        sim.topic("t", [[0, 1]])
+        _produce(sim, data, 3)  # 0-2
+        _produce(sim, data, 2)  # 3-4
+        await sim.dynamics.advance(100)
+        p = sim.p("t")
+        assert (p.isr, p.high_watermark, p.leo) == ([0, 1], 5, [5, 5])
+        await sim.fence(1, 0)  # 1, then 0: leaderless, and 0, its last leader, is remembered
+        assert (p.leader, p.isr, p.elr, p.last_known_elr) == (-1, [], [0], [0])
+        await sim.dynamics.set_log_end_offset("t", 0, 0, 3)  # the crash took 0's records from offset 3
+        seq = sim.cluster.events.last_seq
+        await sim.restart(0)  # back from a crash it leaves the ELR; unfenced, elected as the last leader
+        election = [e for e in sim.cluster.events.since(seq) if e.change("leader")][0]
+        assert "unclean election of the last known leader 0" in election.cause
+        assert (p.leader, p.isr, p.high_watermark) == (0, [0], 3)
+        cause = "unclean election of the last known leader: leader 0 elected with epoch 2"
+        assert data.lost_records() == [LostRecords("t", 0, 3, 4, 0, -1, -1, cause)]
+    finally:
+        await sim.close()

@@ -29,6 +29,7 @@ from controller.losscheck import (
     Observation,
     ReadRecord,
     RunRecord,
+    Setup,
     TransactionsRecord,
     check_run,
     make_schedule,
@@ -54,6 +55,25 @@ async def test_no_acknowledged_record_is_lost_without_a_report(first: int) -> No
             failures.append(result.describe())
     assert not failures, "\n\n".join(failures)
     assert acknowledged > 0  # the producers wrote through the failures
+
+
+#: The seeds whose partitions stayed leaderless for good with eligible leader replicas on before the
+#: controller elected a partition's last known leader (Kafka's balanced recovery): every replica crashed.
+ELR_SEEDS = (3, 35, 48, 51, 64, 82, 96, 99, 115, 129, 147, 179)
+
+
+async def test_with_eligible_leader_replicas_on_every_partition_is_read_back() -> None:
+    """ELR on (``simulator.eligible.leader.replicas.version=1``, as Kafka 4.1+ on a new cluster): each
+    partition whose every replica crashed elects its last known leader when it comes back, and is read
+    back; every loss is reported with its cause."""
+    elr = Setup(properties=(("simulator.eligible.leader.replicas.version", "1"),))
+    failures = []
+    for seed in ELR_SEEDS:
+        result = await run_seed(seed, setup=elr)
+        assert not result.run.unreadable, result.describe()
+        if not result.ok:
+            failures.append(result.describe())
+    assert not failures, "\n\n".join(failures)
 
 
 TRANSACTIONAL_SEEDS = 100

@@ -1,5 +1,6 @@
 """The ``kafka`` election policy, through the controller's election service, against Kafka 4.4's own
-``PartitionChangeBuilder`` (ELR off on both sides: the simulator has no ELR yet).
+``PartitionChangeBuilder``, with eligible leader replicas off on both sides, and on on both sides (the
+ELR, the last known leader and its election, replicas back from an unclean shutdown).
 
 Random partition changes: a registration (ISR, leader or none, epochs, leader recovery state, a
 reassignment in progress), the brokers that may lead, what asks for the change (none: the ONLINE election
@@ -61,6 +62,20 @@ def test_the_kafka_policy_elects_as_kafka(kafka_rules: KafkaRules, seed: int) ->
         for election in ("ONLINE", "PREFERRED", "UNCLEAN")
         for suffix in ("", " reassigning")
     }
+
+
+def test_the_kafka_policy_elects_as_kafka_with_eligible_leader_replicas(
+    kafka_rules: KafkaRules, seed: int
+) -> None:
+    checker = ElectionChecker(elr=True)
+    outcome = compare(checker, kafka_rules, CASES, seed)
+    assert outcome.difference is None, f"seed {seed}: {outcome.difference}"
+    assert outcome.cases == CASES
+    # Elections from the ELR and of the last known leader came up, under each kind Kafka asks for.
+    kinds = set(outcome.kinds)
+    for election in ("ONLINE", "PREFERRED", "UNCLEAN"):
+        assert any(k.endswith(f"{election} last-known-leader") for k in kinds), sorted(kinds)
+        assert any(k.endswith(f"{election} from-elr") for k in kinds), sorted(kinds)
 
 
 def test_the_cases_change_leaders(kafka_rules: KafkaRules) -> None:

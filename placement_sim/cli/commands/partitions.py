@@ -1,7 +1,8 @@
 """``placement-sim partitions describe [TOPIC]``: every partition as the simulator holds it
 (SimulatorPartitionState), one a line, in a table in the manner of Fluvio's ``fluvio partition list``:
 leader and epochs, replicas, the in-sync set (ISR, Fluvio's LRS), status, high watermark, the leader's
-log end offset and each follower's."""
+log end offset and each follower's; and, when some partition shown has them, its eligible leader replicas
+and last known ELR (KIP-966: the leader a leaderless partition last had)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ COLUMNS = (
     "LEO",
     "FOLLOWER OFFSETS",
 )
+#: Shown when some partition of the table has eligible leader replicas or a last known ELR.
+ELR_COLUMNS = ("ELR", "LAST KNOWN ELR")
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -65,9 +68,12 @@ def partition_row(
     high_watermark: int,
     offsets: Sequence[tuple[int, int]],
     last_stable_offset: int = -1,
+    elr: Sequence[int] = (),
+    last_known_elr: Sequence[int] = (),
 ) -> tuple[str, ...]:
     """One partition's cells; ``offsets`` are (broker, log end offset) in replica order; the last stable
-    offset is shown beside the high watermark when an open transaction holds it below."""
+    offset is shown beside the high watermark when an open transaction holds it below. The last two
+    cells, the ELR and the last known ELR, are empty strings when both are empty."""
     leader_offset = "-"
     followers = []
     for broker, leo in offsets:
@@ -86,12 +92,18 @@ def partition_row(
         str(high_watermark) if last_stable_offset < 0 else f"{high_watermark} (LSO {last_stable_offset})",
         leader_offset,
         f"[{', '.join(followers)}]",
+        *((_ids(elr), _ids(last_known_elr)) if elr or last_known_elr else ("", "")),
     )
 
 
 def table_lines(rows: Iterable[tuple[str, ...]]) -> list[str]:
-    """The table's lines: a header, then one line per row of :func:`partition_row`."""
-    every = [COLUMNS, *rows]
+    """The table's lines: a header, then one line per row of :func:`partition_row` (the ELR columns only
+    when some row has them)."""
+    rows = list(rows)
+    if any(row[-2] for row in rows):
+        every = [(*COLUMNS, *ELR_COLUMNS), *((*row[:-2], row[-2] or "[]", row[-1] or "[]") for row in rows)]
+    else:
+        every = [COLUMNS, *(row[:-2] for row in rows)]
     widths = [max(map(len, column)) for column in zip(*every, strict=True)]
     # One format for every row: a scenario's snapshot prints 100,000 of them.
     line = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -114,6 +126,8 @@ def partition_table(topics: list[dict[str, Any]]) -> list[str]:
             p["HighWatermark"],
             [(r["BrokerId"], r["LogEndOffset"]) for r in p["ReplicaStates"]],
             p.get("LastStableOffset", -1),
+            p.get("EligibleLeaderReplicas", ()),
+            p.get("LastKnownElr", ()),
         )
         for topic in topics
         for p in topic["Partitions"]

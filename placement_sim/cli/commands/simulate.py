@@ -92,6 +92,8 @@ def step_lines(result: StepResult) -> list[str]:
                     c.leader_recovery_state == LeaderRecoveryState.RECOVERING,
                     c.high_watermark,
                     list(zip(c.replicas, c.leo, strict=True)),
+                    elr=c.elr,
+                    last_known_elr=c.last_known_elr,
                 )
                 for name, copies in snapshot.partitions_by_topic
                 for c in copies

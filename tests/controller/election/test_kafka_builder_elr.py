@@ -28,7 +28,7 @@ def partition(isr, leader, elr=(), last_known=(), replicas=(1, 2, 3, 4)) -> Part
 
 def build(p: PartitionState, acceptable, target_isr=None, unclean_shutdown=()) -> dict:
     builder = PartitionChangeBuilder(p, frozenset(acceptable)).set_election(ElectionKind.PREFERRED)
-    builder.set_eligible_leader_replicas(3)
+    builder.set_eligible_leader_replicas(3).use_last_known_leader(False)
     if unclean_shutdown:
         builder.set_unclean_shutdown_replicas(unclean_shutdown)
     if target_isr is not None:

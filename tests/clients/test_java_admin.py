@@ -5,14 +5,21 @@ directories, a reassignment and a preferred leader election, each answered as Ka
 from __future__ import annotations
 
 from harness.java_clients import JavaProgram
+from tests.clients.conftest import WireLog
 from tests.clients.java_support import java_cluster
 
+CLIENT = "Java Admin"
 
-def test_the_admin_client_across_the_simulator() -> None:
+
+def test_the_admin_client_across_the_simulator(wire_log: WireLog) -> None:
     with java_cluster() as server:
         with JavaProgram("AdminTour", [server.bootstrap]) as program:
             program.finish(timeout=240)
     got = {e["event"]: e for e in program.events}
+    # Admin.describeTopics asks DescribeTopicPartitions (apiKey 75) of a broker that serves it, as of
+    # Kafka 3.8, not Metadata; the answers below are its.
+    asked = {key for key, _, client in wire_log.requests if client and client.startswith("adminclient")}
+    assert 75 in asked, sorted(asked)
 
     assert got["cluster"]["brokers"] == [[0, "a"], [1, "b"], [2, "c"]] and got["cluster"]["controller"] == 0
     assert got["create again"]["error"] == "TopicExistsException: Topic 'tour' already exists."

@@ -4,9 +4,10 @@ in the same run.
 The peer is the mock cluster inside confluent-kafka's librdkafka (``test.mock.num.brokers=3``, which
 serves transactions), started in its own process by ``benchmarks/peers.py --mock 3``. The
 simulator is ``placement-sim serve`` with three brokers (seed 1) in another process, its replication
-model ticking every ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``), so that an acks=all answer
-and a coordinator's write to ``__transaction_state`` (replication factor 3, min ISR 2) wait for a
-follower's copy, not for a coarse tick. This process is the client for both: one confluent-kafka
+model ticking every ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``); its followers copy a
+leader's append at once (``simulator.replication.fetch.at.once``, on with the real clock), so that an
+acks=all answer, a coordinator's write to ``__transaction_state`` (replication factor 3, min ISR 2) and
+the markers wait for a follower's copy, as on Kafka, not for a tick. This process is the client for both: one confluent-kafka
 transactional producer (acks=all, idempotent, as a transactional producer is), the same configuration
 against each.
 

@@ -58,29 +58,37 @@ CACHE     := .cache/reference
 KAFKA_LIB := $(CACHE)/kafka/lib
 MVN       ?= mvn
 
+# Each step builds into a new folder and renames it over the old one when it succeeded: a failed or
+# interrupted fetch or build leaves the last good one in place (tests running meanwhile keep their jars).
 $(KAFKA_LIB)/.fetched: harness/kafka/pom.xml
-	rm -rf $(KAFKA_LIB)
+	rm -rf $(KAFKA_LIB).new
 	$(MVN) -q -B -f harness/kafka/pom.xml dependency:copy-dependencies \
-	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB))
-	touch $@
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LIB)).new
+	touch $(KAFKA_LIB).new/.fetched
+	rm -rf $(KAFKA_LIB).old && { ! test -d $(KAFKA_LIB) || mv $(KAFKA_LIB) $(KAFKA_LIB).old; } \
+	  && mv $(KAFKA_LIB).new $(KAFKA_LIB) && rm -rf $(KAFKA_LIB).old
 
 # The harness's own Java programs (harness/java/), compiled against those jars into the cache.
 JAVA_SRC     := $(shell find harness/java -name '*.java' 2>/dev/null)
 JAVA_CLASSES := $(CACHE)/java
 
 $(JAVA_CLASSES)/.built: $(KAFKA_LIB)/.fetched $(JAVA_SRC)
-	rm -rf $(JAVA_CLASSES) && mkdir -p $(JAVA_CLASSES)
-	javac -nowarn -encoding UTF-8 --release 17 -cp '$(KAFKA_LIB)/*' -d $(JAVA_CLASSES) $(JAVA_SRC)
-	touch $@
+	rm -rf $(JAVA_CLASSES).new && mkdir -p $(JAVA_CLASSES).new
+	javac -nowarn -encoding UTF-8 --release 17 -cp '$(KAFKA_LIB)/*' -d $(JAVA_CLASSES).new $(JAVA_SRC)
+	touch $(JAVA_CLASSES).new/.built
+	rm -rf $(JAVA_CLASSES).old && { ! test -d $(JAVA_CLASSES) || mv $(JAVA_CLASSES) $(JAVA_CLASSES).old; } \
+	  && mv $(JAVA_CLASSES).new $(JAVA_CLASSES) && rm -rf $(JAVA_CLASSES).old
 
 # The reference cluster's log binding (harness/kafka/logging/pom.xml), on the brokers' class path only.
 KAFKA_LOGGING := $(CACHE)/kafka/logging
 
 $(KAFKA_LOGGING)/.fetched: harness/kafka/logging/pom.xml
-	rm -rf $(KAFKA_LOGGING)
+	rm -rf $(KAFKA_LOGGING).new
 	$(MVN) -q -B -f harness/kafka/logging/pom.xml dependency:copy-dependencies \
-	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LOGGING))
-	touch $@
+	  -Dmaven.repo.local=$(abspath $(CACHE))/m2 -DoutputDirectory=$(abspath $(KAFKA_LOGGING)).new
+	touch $(KAFKA_LOGGING).new/.fetched
+	rm -rf $(KAFKA_LOGGING).old && { ! test -d $(KAFKA_LOGGING) || mv $(KAFKA_LOGGING) $(KAFKA_LOGGING).old; } \
+	  && mv $(KAFKA_LOGGING).new $(KAFKA_LOGGING) && rm -rf $(KAFKA_LOGGING).old
 
 # The Go side (harness/go, one module: franz-go's kgo, kadm and kfake at the versions go.mod pins): its
 # programs built into $(GO_BIN). The module cache, the build cache and the binaries stay in the project

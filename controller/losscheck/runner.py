@@ -809,6 +809,16 @@ class _Runner:
             await self._advance(TRANSACTION_TIMEOUT_MS + TXN_ABORT_INTERVAL_MS)
         await self._advance(2_000)  # the followers catch up with the last writes
 
+    async def finish(self) -> None:
+        """After the schedule and the recovery: reads every partition back and takes the server's
+        losses (and the transaction log's, in a transactional run) into the run."""
+        await self.read_back()
+        self.run.losses = [Loss.of(lost) for lost in self.server.controller.data_path.lost_records()]
+        transactions = self.run.extras.get("transactions")
+        service = self.server.controller.built("transactions")
+        if isinstance(transactions, TransactionsRecord) and service is not None:
+            transactions.state_lost = service.lost_records()
+
     async def read_back(self) -> None:
         """Every partition from its beginning to its high watermark, from its leader, as a consumer reads
         it (on connections of its own); in a transactional run, again as a read_committed consumer."""
@@ -945,26 +955,49 @@ async def run_seed(
         configuration = CONFIGURATIONS[seed % len(CONFIGURATIONS)]
     if configuration.transactional and checks is DEFAULT_CHECKS:
         checks = (*DEFAULT_CHECKS, *TRANSACTION_CHECKS)
+    return await run_schedule(
+        f"seed {seed}", _Runner, seed, configuration, setup, checks, server_config(seed, configuration, setup)
+    )
+
+
+async def run_schedule(
+    what: str,
+    runner_class: type[_Runner],
+    seed: int,
+    configuration: Configuration,
+    setup: Setup,
+    checks: Iterable[Check],
+    config: ServerConfig,
+) -> SeedResult:
+    """Plays the seed's schedule with a ``runner_class`` on a server of ``config``, then checks the run:
+    the one loop of :func:`run_seed` and the share groups' run. A broker started again listens on its old
+    port; when another process took that port meanwhile (``EADDRINUSE``), the run starts again from the
+    beginning, up to three times."""
     for attempt in range(3):
         try:
-            return await _run_once(seed, configuration, setup, checks)
+            return await _run_once(runner_class, seed, configuration, setup, checks, config)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE or attempt == 2:
                 raise
-            log.warning("seed %d: %s; running it again", seed, exc)
+            log.warning("%s: %s; running it again", what, exc)
     raise AssertionError("not reached")
 
 
 async def _run_once(
-    seed: int, configuration: Configuration, setup: Setup, checks: Iterable[Check]
+    runner_class: type[_Runner],
+    seed: int,
+    configuration: Configuration,
+    setup: Setup,
+    checks: Iterable[Check],
+    config: ServerConfig,
 ) -> SeedResult:
     steps = make_schedule(seed, setup.brokers, setup.partitions, setup.producers, setup.steps)
     errors = _ErrorRecords()
     for name in _SERVER_LOGGERS:
         logging.getLogger(name).addHandler(errors)
-    server = await create_server(server_config(seed, configuration, setup))
+    server = await create_server(config)
     await server.start()
-    runner = _Runner(server, seed, configuration, setup)
+    runner = runner_class(server, seed, configuration, setup)
     try:
         watch = HighWatermarkWatch(server, setup.topic, runner.run)
         await runner.setup_topic()
@@ -973,12 +1006,7 @@ async def _run_once(
             watch.after_step()
         await runner.recover()
         watch.after_step()
-        await runner.read_back()
-        runner.run.losses = [Loss.of(lost) for lost in server.controller.data_path.lost_records()]
-        transactions = runner.run.extras.get("transactions")
-        service = server.controller.built("transactions")
-        if isinstance(transactions, TransactionsRecord) and service is not None:
-            transactions.state_lost = service.lost_records()
+        await runner.finish()
     finally:
         await runner.close()
         await server.stop()

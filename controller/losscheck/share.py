@@ -26,8 +26,6 @@ The checks (:data:`SHARE_CHECKS`, beside :data:`~controller.losscheck.DEFAULT_CH
 from __future__ import annotations
 
 import asyncio
-import errno
-import logging
 import random
 import uuid
 from collections import defaultdict
@@ -35,27 +33,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.assembly import create_server
 from controller.cluster import NO_LEADER
-from controller.losscheck.checks import DEFAULT_CHECKS, Check, Loss, RunRecord, Violation, check_run
+from controller.losscheck.checks import DEFAULT_CHECKS, Check, Loss, RunRecord, Violation
 from controller.losscheck.runner import (
-    _SERVER_LOGGERS,
     CLIENT_TIMEOUT_MS,
-    HighWatermarkWatch,
     SeedResult,
     Setup,
     _Connections,
-    _ErrorRecords,
     _Runner,
+    run_schedule,
     server_config,
 )
-from controller.losscheck.schedule import CONFIGURATIONS, Configuration, Step, make_schedule
+from controller.losscheck.schedule import CONFIGURATIONS, Configuration, Step
 from controller.records.batch import iter_batches
 from controller.records.records import read_batch_records
 from protocol.client import ClientError
 from protocol.codes import ErrorCode
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "SHARE_CHECKS",
@@ -540,6 +533,18 @@ class _ShareRunner(_Runner):
             if lost.group == GROUP and lost.topic == self.topic
         ]
 
+    async def finish(self) -> None:
+        """Drains the members, reads the topic back and takes its losses; those of the internal topics
+        are the share service's to report (``lost_acknowledgements``, which check 1 reads)."""
+        await self.drain()
+        await self.read_back()
+        self.run.losses = [
+            Loss.of(lost)
+            for lost in self.server.controller.data_path.lost_records()
+            if lost.topic == self.setup.topic
+        ]
+        self.collect()
+
     async def close(self) -> None:
         for member in self.members:
             await member.close()
@@ -557,48 +562,8 @@ async def run_share_seed(
     times, when a restarted broker's port was taken meanwhile, as :func:`run_seed` does)."""
     if configuration is None:
         configuration = SHARE_CONFIGURATIONS[seed % len(SHARE_CONFIGURATIONS)]
-    for attempt in range(3):
-        try:
-            return await _run_once(seed, configuration, setup, checks)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE or attempt == 2:
-                raise
-            log.warning("share seed %d: %s; running it again", seed, exc)
-    raise AssertionError("not reached")
-
-
-async def _run_once(
-    seed: int, configuration: Configuration, setup: Setup, checks: Iterable[Check]
-) -> SeedResult:
-    steps = make_schedule(seed, setup.brokers, setup.partitions, setup.producers, setup.steps)
-    errors = _ErrorRecords()
-    for name in _SERVER_LOGGERS:
-        logging.getLogger(name).addHandler(errors)
     properties = dict(SHARE_PROPERTIES)
     if configuration.unclean:  # the internal topics too: a share coordinator's move may lose acceptances
         properties["unclean.leader.election.enable"] = "true"
-    server = await create_server(server_config(seed, configuration, setup, properties))
-    await server.start()
-    runner = _ShareRunner(server, seed, configuration, setup)
-    try:
-        watch = HighWatermarkWatch(server, setup.topic, runner.run)
-        await runner.setup_topic()
-        for step in steps:
-            await runner.step(step)
-            watch.after_step()
-        await runner.recover()
-        watch.after_step()
-        await runner.drain()
-        await runner.read_back()
-        # The checked topic's losses; those of the internal topics are the share service's to report
-        # (``lost_acknowledgements``, which check 1 reads).
-        runner.run.losses = [
-            Loss.of(lost) for lost in server.controller.data_path.lost_records() if lost.topic == setup.topic
-        ]
-        runner.collect()
-    finally:
-        await runner.close()
-        await server.stop()
-        for name in _SERVER_LOGGERS:
-            logging.getLogger(name).removeHandler(errors)
-    return SeedResult(seed, configuration, runner.run, check_run(runner.run, checks), steps, errors.messages)
+    config = server_config(seed, configuration, setup, properties)
+    return await run_schedule(f"share seed {seed}", _ShareRunner, seed, configuration, setup, checks, config)

@@ -483,18 +483,8 @@ def _read_body(buf: bytes, pos: int, end: int, length: int) -> tuple[int, int, b
     start = pos
     try:
         pos += 1  # attributes
-        b = buf[pos]
-        if b < 0x80:
-            ts_delta = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            ts_delta, pos = read_varlong(buf, pos)
-        b = buf[pos]
-        if b < 0x80:
-            offset_delta = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            offset_delta, pos = read_varint(buf, pos)
+        ts_delta, pos = read_varlong(buf, pos)
+        offset_delta, pos = read_varint(buf, pos)
         key_size, pos = read_varint(buf, pos)
         if key_size > 0:
             pos += key_size

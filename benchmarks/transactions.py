@@ -5,10 +5,10 @@ The peer is the mock cluster inside confluent-kafka's librdkafka (``test.mock.nu
 serves transactions), started in its own process by ``benchmarks/peers.py --mock 3``. The
 simulator is ``placement-sim serve`` with three brokers (seed 1) in another process, its replication
 model ticking every ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``); its followers copy a
-leader's append at once (``simulator.replication.fetch.at.once``, on with the real clock), so that an
+leader's append at once (``simulator.replication.fetch.at.once=true``, off by default), so that an
 acks=all answer, a coordinator's write to ``__transaction_state`` (replication factor 3, min ISR 2) and
-the markers wait for a follower's copy, as on Kafka, not for a tick. This process is the client for both: one confluent-kafka
-transactional producer (acks=all, idempotent, as a transactional producer is), the same configuration
+the markers wait for a follower's copy, as on Kafka, not for a tick. This process is the client for
+both: one confluent-kafka transactional producer (acks=all, idempotent, as a transactional producer is), the same configuration
 against each.
 
 The workload, as the issue sets it: transactions of 10 records (100 bytes each) over 3 partitions of a
@@ -83,7 +83,8 @@ class Run:
 
 def simulator(tick_ms: int) -> peer.Server:
     return peer.simulator(
-        "--set", "simulator.brokers=0:a,1:b,2:c", "--set", f"simulator.replication.tick.ms={tick_ms}"
+        "--set", "simulator.brokers=0:a,1:b,2:c", "--set", f"simulator.replication.tick.ms={tick_ms}",
+        "--set", "simulator.replication.fetch.at.once=true",
     )  # fmt: skip
 
 

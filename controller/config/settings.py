@@ -597,11 +597,12 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         REPLICATION_FETCH_AT_ONCE,
         "replication_fetch_at_once",
-        "auto",
+        "false",
         one_of("auto", "true", "false"),
         "followers copy a leader's append at once, as a Kafka leader answers its followers' waiting "
         "fetches, not at the next tick (where they copy all at each tick: no delay, no rate); `auto`: with "
-        "the real clock, not with the virtual clock (its tests step the ticks one by one)",
+        "the real clock only (off by default: with it on, kafka-python's transactional producer can stall "
+        "through a coordinator's crash, see docs/fidelity.md)",
     ),
     Setting(
         LOG_MAX_BYTES,

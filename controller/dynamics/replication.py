@@ -240,8 +240,8 @@ class Replication:
         event loop (or a virtual clock, at the same time) comes back to the cluster, not a tick later.
         What the step does is the tick's, so the in-sync set, the high watermark and the answers waiting
         for it follow the same rules; only the wait for the tick goes. ``simulator.replication.fetch.at.once``
-        (:attr:`fetch_at_once`) turns it on or off; by default it is on with the real clock, off with the
-        virtual clock, whose tests step the model tick by tick."""
+        (:attr:`fetch_at_once`) turns it on (``true``, or ``auto``: with the real clock only); it is off by
+        default (see docs/fidelity.md)."""
         self._look((p,), None)
         key = (p.topic, p.index)
         if not self.fetch_at_once or key not in self._active or not self._fetches_at_once(p):

@@ -601,8 +601,7 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         one_of("auto", "true", "false"),
         "followers copy a leader's append at once, as a Kafka leader answers its followers' waiting "
         "fetches, not at the next tick (where they copy all at each tick: no delay, no rate); `auto`: with "
-        "the real clock only (off by default: with it on, kafka-python's transactional producer can stall "
-        "through a coordinator's crash, see docs/fidelity.md)",
+        "the real clock only (off by default, docs/fidelity.md says why)",
     ),
     Setting(
         LOG_MAX_BYTES,

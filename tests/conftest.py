@@ -18,6 +18,24 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A parametrized hypothesis test starts each case from its own settings.
+
+    Hypothesis's pytest plugin gives each case of a parametrized test new settings whose parent is the
+    test function's settings, and stores them back on the function, so the chain of parents grows by one
+    per case. Derandomized (the "ci" profile) the database is None, which a settings object cannot cache,
+    so reading it walks the whole chain: after about 950 cases of one test (tests/protocol/test_caps.py)
+    that walk passed the recursion limit and every hypothesis test after it failed. The settings the test
+    was declared with are kept on the first case and put back before each later one."""
+    fn = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+    declared = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if declared is None:
+        return
+    first = fn.__dict__.setdefault("_placement_sim_declared_settings", declared)
+    fn._hypothesis_internal_use_settings = first
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One local[2] SparkSession for the whole test session (the sweep and its command share it)."""

@@ -2,12 +2,13 @@
 in the same run.
 
 The peer is the mock cluster inside confluent-kafka's librdkafka (``test.mock.num.brokers=3``, which
-serves transactions), started in its own process as ``benchmarks/peer.py --mock 3`` starts it. The
+serves transactions), started in its own process by ``benchmarks/peers.py --mock 3``. The
 simulator is ``placement-sim serve`` with three brokers (seed 1) in another process, its replication
-model ticking every ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``), so that an acks=all answer
-and a coordinator's write to ``__transaction_state`` (replication factor 3, min ISR 2) wait for a
-follower's copy, not for a coarse tick. This process is the client for both: one confluent-kafka
-transactional producer (acks=all, idempotent, as a transactional producer is), the same configuration
+model ticking every ``simulator.replication.tick.ms`` = 1 ms (``--tick-ms``); its followers copy a
+leader's append at once (``simulator.replication.fetch.at.once=true``, off by default), so that an
+acks=all answer, a coordinator's write to ``__transaction_state`` (replication factor 3, min ISR 2) and
+the markers wait for a follower's copy, as on Kafka, not for a tick. This process is the client for
+both: one confluent-kafka transactional producer (acks=all, idempotent, as a transactional producer is), the same configuration
 against each.
 
 The workload, as the issue sets it: transactions of 10 records (100 bytes each) over 3 partitions of a
@@ -26,6 +27,14 @@ are timed, ``--repeats`` times:
 The medians of the repeats are compared. Targets (the script exits 1 if one is missed): the simulator's
 throughput at least the mock's (1.0x), its CPU per transaction at most 1.5x the mock's.
 
+A third server shows the floor (reported, not gated): ``benchmarks/server.py --floor``, the least a
+Python server on the same event loop spends per request (an ``asyncio.Protocol`` answering every frame
+with one fixed answer), here sent one request at a time on one connection, as a transaction's requests
+come (each waits for its answer): its CPU per request, times the requests of a transaction
+(:data:`REQUESTS_PER_TXN`: AddPartitionsToTxn, a Produce to each partition's leader, EndTxn), is the
+least any Python server could spend per transaction. What the simulator spends above it is its
+machinery: the coordinator's records, the markers and their replication through the model.
+
     .venv/bin/python benchmarks/transactions.py [--txns 300] [--warm-up 30] [--repeats 3] [--tick-ms 1]
 """
 
@@ -40,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import peer  # noqa: E402
+from benchmarks import peers as peer  # noqa: E402
 from benchmarks.groups import idle_ns, server_cpu_ns  # noqa: E402
 
 THROUGHPUT_TARGET = 1.0
@@ -51,6 +60,10 @@ PARTITIONS = 3
 RECORDS = 10
 VALUE = b"v" * 100
 TIMEOUT = 60.0
+#: The requests of one transaction from confluent-kafka (librdkafka) once its partitions are known:
+#: AddPartitionsToTxn, one Produce per partition (each partition's leader on its own broker), EndTxn.
+REQUESTS_PER_TXN = 1 + PARTITIONS + 1
+FLOOR = "Python floor"
 
 
 @dataclass
@@ -69,15 +82,14 @@ class Run:
 
 
 def simulator(tick_ms: int) -> peer.Server:
-    cmd = [
-        sys.executable, "-m", "placement_sim.cli.main", "serve", "--listen", "127.0.0.1:0", "--seed", "1",
+    return peer.simulator(
         "--set", "simulator.brokers=0:a,1:b,2:c", "--set", f"simulator.replication.tick.ms={tick_ms}",
-    ]  # fmt: skip
-    return peer.Server(peer.SIM, cmd)
+        "--set", "simulator.replication.fetch.at.once=true",
+    )  # fmt: skip
 
 
 def mock_server() -> peer.Server:
-    return peer.Server(peer.MOCK, [sys.executable, peer.__file__, "--mock", str(BROKERS)])
+    return peer.mock_server(BROKERS)
 
 
 def create_topic(server: peer.Server) -> None:
@@ -136,7 +148,49 @@ def measure(server: peer.Server, txns: int, warm_up: int, repeats: int) -> list[
     return runs
 
 
-def report(figures: dict[str, list[Run]], args: argparse.Namespace) -> int:
+def floor_us_per_request(requests: int, repeats: int) -> float:
+    """The floor's CPU per request (µs, median of ``repeats``), one request in flight on one connection."""
+    import asyncio
+
+    from benchmarks import server as server_bench
+
+    floor = peer.Server(FLOOR, [sys.executable, server_bench.__file__, "--floor", "auto"])
+    floor.start()
+    try:
+        port = floor.address[1]
+        asyncio.run(server_bench.load(port, 0.5, 1, 1))  # warm up
+        each = []
+        for _ in range(repeats):
+            idle = idle_ns([floor], 1.0)[FLOOR]
+            before = floor.cpu_ns()
+            started = time.perf_counter()
+            count = asyncio.run(_requests(port, requests))
+            elapsed = time.perf_counter() - started
+            each.append((floor.cpu_ns() - before - idle * elapsed) / count / 1000)
+        return statistics.median(each)
+    finally:
+        floor.stop()
+
+
+async def _requests(port: int, count: int) -> int:
+    """``count`` requests to the floor, each sent once the last is answered."""
+    import asyncio
+    import struct
+
+    from benchmarks import server as server_bench
+    from protocol.framing import encode_request
+
+    reader, writer = await asyncio.open_connection(peer.HOST, port)
+    body = server_bench.SCHEMAS.request(68).encode(server_bench.REQUEST, 0)
+    for correlation in range(count):
+        writer.write(encode_request(server_bench.SCHEMAS, 68, 0, correlation, "bench", body))
+        (n,) = struct.unpack(">i", await reader.readexactly(4))
+        await reader.readexactly(n)
+    writer.close()
+    return count
+
+
+def report(figures: dict[str, list[Run]], args: argparse.Namespace, floor_us: float) -> int:
     mock, sim = figures[peer.MOCK], figures[peer.SIM]
     rate = {name: statistics.median(r.per_second for r in runs) for name, runs in figures.items()}
     cpu = {name: statistics.median(r.cpu_us for r in runs) for name, runs in figures.items()}
@@ -163,6 +217,12 @@ def report(figures: dict[str, list[Run]], args: argparse.Namespace) -> int:
     for name, runs in ((peer.MOCK, mock), (peer.SIM, sim)):
         each = ", ".join(f"{r.per_second:.0f}/s {r.cpu_us:.0f} µs" for r in runs)
         print(f"  {name} runs: {each}")
+    floor_txn = floor_us * REQUESTS_PER_TXN
+    print(
+        f"floor (not gated): {FLOOR} {floor_us:.1f} µs per request, one at a time, x {REQUESTS_PER_TXN} "
+        f"requests = {floor_txn:.0f} µs per transaction ({floor_txn / cpu[peer.MOCK]:.2f}x the mock); "
+        f"the simulator {cpu[peer.SIM] / floor_txn:.2f}x the floor, {cpu[peer.SIM] - floor_txn:.0f} µs above it"
+    )
     missed = []
     if rate_ratio < THROUGHPUT_TARGET:
         missed.append(f"throughput {rate_ratio:.2f}x < {THROUGHPUT_TARGET}x")
@@ -189,7 +249,8 @@ def main() -> int:
             figures[server.name] = measure(server, args.txns, args.warm_up, args.repeats)
         finally:
             server.stop()
-    return report(figures, args)
+    floor_us = floor_us_per_request(args.txns * REQUESTS_PER_TXN, args.repeats)
+    return report(figures, args, floor_us)
 
 
 if __name__ == "__main__":

@@ -113,7 +113,18 @@ class RealClock(Clock):
     def _fire(self, timer: Timer) -> None:
         if timer.cancelled:
             return
-        task = self._loop.create_task(self._fire_in_turn(timer))
+        if not self._tasks and not self._lock.locked():
+            # Nothing runs or waits to run: a plain callback runs now, as in its turn (no task to make).
+            try:
+                result = timer.callback()
+            except Exception:
+                log.exception("timer %s failed", timer.name or timer.callback)
+                return
+            if not inspect.isawaitable(result):
+                return
+            task = self._loop.create_task(self._await_in_turn(timer, result))
+        else:
+            task = self._loop.create_task(self._fire_in_turn(timer))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -121,6 +132,14 @@ class RealClock(Clock):
         async with self._lock:
             if not timer.cancelled:
                 await _run(timer)
+
+    async def _await_in_turn(self, timer: Timer, result: Awaitable[Any]) -> None:
+        """A coroutine callback begun by :meth:`_fire`: the next timers wait for it, as for any other."""
+        async with self._lock:
+            try:
+                await result
+            except Exception:
+                log.exception("timer %s failed", timer.name or timer.callback)
 
     async def close(self) -> None:
         for task in list(self._tasks):

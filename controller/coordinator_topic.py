@@ -12,8 +12,8 @@ A coordinator writes its state as records appended to the partition's leader: ea
 leader's log end offset one on (:meth:`CoordinatorTopic.append`), followers copy it as they copy
 anything (:mod:`controller.dynamics.replication`), and an answer that must be durable waits until the
 partition's high watermark covers its record (:meth:`CoordinatorTopic.wait`, Kafka's appends with
-acks=all), polled on the replication tick. What the records hold, what a new leader loads and what a
-move loses are the coordinator's own.
+acks=all): answered as soon as the model raises the high watermark, and polled on the replication tick
+too. What the records hold, what a new leader loads and what a move loses are the coordinator's own.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ class CoordinatorTopic:
         self._waiting: dict[int, deque[tuple[int, Respond]]] = {}
         self._poll: Timer | None = None
         self._creating: asyncio.Future[ErrorCode] | None = None
+        replication.watermark_watchers[name] = self._high_watermark_moved
 
     def close(self) -> None:
         if self._creating is not None and not self._creating.done():
@@ -156,7 +157,7 @@ class CoordinatorTopic:
         leo[i] += count
         self.cluster.progress(p, leo=leo)
         self.replication.refresh(p, why)
-        self.replication.touch(p)
+        self.replication.appended(p)
         return offset + count - 1
 
     def wait(self, index: int, offset: int, respond: Respond) -> None:
@@ -190,6 +191,18 @@ class CoordinatorTopic:
             self._poll = self.clock.call_later(
                 self.tick_ms, self._on_poll, f"{self.name} appends wait for HW"
             )
+
+    def _high_watermark_moved(self, p: PartitionState) -> None:
+        """The model's hook: a partition's high watermark moved up. The answers it covers are given as soon
+        as the model's step is over (a timer at once: never inside the step), not at the next poll."""
+        entries = self._waiting.get(p.index)
+        if not entries or entries[0][0] >= p.high_watermark:
+            return
+        if self._poll is not None:
+            if self._poll.when <= self.clock.now():
+                return
+            self._poll.cancel()
+        self._poll = self.clock.call_later(0, self._on_poll, f"{self.name} appends wait for HW")
 
     def _on_poll(self) -> None:
         self._poll = None

@@ -643,7 +643,7 @@ class DataPath:
         leo = list(p.leo)
         leo[li] = leader_log.log_end_offset
         self.cluster.progress(p, leo=leo)
-        self.replication.touch(p)
+        self.replication.appended(p)
         self.replication.refresh(p, why)
         self._retain(p, data)
         return Appended(

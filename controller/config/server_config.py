@@ -145,6 +145,7 @@ class ServerConfig:
     fluvio_health_timeout_ms: int = 90000
     fluvio_lrs_max_lag_records: int | None = None
     replication_tick_ms: int = 100
+    replication_fetch_at_once: str = "false"
     max_events: int = 1_000_000
     control_enable: str = "auto"
     control_users: tuple[str, ...] | None = None

@@ -123,6 +123,7 @@ FLUVIO_PROMOTION_TIMEOUT_MS = "simulator.election.fluvio.promotion.timeout.ms"
 FLUVIO_HEALTH_TIMEOUT_MS = "simulator.election.fluvio.health.timeout.ms"
 FLUVIO_LRS_MAX_LAG_RECORDS = "simulator.election.fluvio.lrs.max.lag.records"
 REPLICATION_TICK_MS = "simulator.replication.tick.ms"
+REPLICATION_FETCH_AT_ONCE = "simulator.replication.fetch.at.once"
 MAX_EVENTS = "simulator.events.max"
 CONTROL_ENABLE = "simulator.control.enable"
 CONTROL_USERS = "simulator.control.users"
@@ -592,6 +593,15 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
         "100",
         integer(minimum=1),
         "the step of the replication model: records arrive and followers copy every tick",
+    ),
+    Setting(
+        REPLICATION_FETCH_AT_ONCE,
+        "replication_fetch_at_once",
+        "false",
+        one_of("auto", "true", "false"),
+        "followers copy a leader's append at once, as a Kafka leader answers its followers' waiting "
+        "fetches, not at the next tick (where they copy all at each tick: no delay, no rate); `auto`: with "
+        "the real clock only (off by default, docs/fidelity.md says why)",
     ),
     Setting(
         LOG_MAX_BYTES,

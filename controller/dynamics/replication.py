@@ -113,11 +113,19 @@ class Replication:
         #: Called with a partition and the ISR its leader asks for when that ISR completes the partition's
         #: reassignment (:meth:`controller.reassignment.Reassignments.complete_later`).
         self.on_reassignment_complete: Callable[[PartitionState, list[int]], None] = lambda p, isr: None
+        #: Called after the high watermark of a partition of the topic moved up, by topic name (a
+        #: coordinator's internal topic: its durable answers wait for it, :mod:`controller.coordinator_topic`).
+        self.watermark_watchers: dict[str, Callable[[PartitionState], None]] = {}
+        # Partitions whose followers fetch what their leader just appended (see appended()), and the timer.
+        self._fetching: dict[tuple[str, int], PartitionState] = {}
+        self._fetch_timer: Timer | None = None
+        at_once = config.replication_fetch_at_once
+        self.fetch_at_once = at_once == "true" or (at_once == "auto" and clock.kind == "real")
 
     async def close(self) -> None:
         # Coasting partitions are left as they are: no tick fires any more, so settle() brings them to
         # the last tick whenever a reader asks, exactly as now.
-        for timer in (self._tick_timer, self._lag_timer):
+        for timer in (self._tick_timer, self._lag_timer, self._fetch_timer):
             if timer is not None:
                 timer.cancel()
 
@@ -221,6 +229,58 @@ class Replication:
         rejoin the in-sync set, or no leader at all) is looked at now, as a tick would, and not
         scheduled: a failover that moves 100,000 leaders leaves no tick over idle partitions behind."""
         self._look((p,), None)
+
+    def appended(self, p: PartitionState) -> None:
+        """A leader appended to ``p`` (a client's batch, a transaction marker, a coordinator's record):
+        :meth:`touch`, and the followers' fetches are answered at once, as Kafka's leader answers its
+        followers' waiting fetches right after an append (``ReplicaManager.appendRecords`` completes the
+        partition's delayed fetches; a follower's fetch waits for ``replica.fetch.min.bytes`` = 1 byte):
+        where every serving follower copies all its leader has at each tick (no copy delay, no copy rate)
+        and no workload appends on ticks, the partition is stepped as a tick would step it, as soon as the
+        event loop (or a virtual clock, at the same time) comes back to the cluster, not a tick later.
+        What the step does is the tick's, so the in-sync set, the high watermark and the answers waiting
+        for it follow the same rules; only the wait for the tick goes. ``simulator.replication.fetch.at.once``
+        (:attr:`fetch_at_once`) turns it on (``true``, or ``auto``: with the real clock only); it is off by
+        default (see docs/fidelity.md)."""
+        self._look((p,), None)
+        key = (p.topic, p.index)
+        if not self.fetch_at_once or key not in self._active or not self._fetches_at_once(p):
+            return
+        self._fetching[key] = p
+        if self._fetch_timer is None:
+            self._fetch_timer = self.clock.call_later(0, self._on_fetch, "follower fetch")
+
+    def _fetches_at_once(self, p: PartitionState) -> bool:
+        """Whether a step of ``p`` now is what its next tick would do (see :meth:`appended`)."""
+        leader = p.leader
+        if (
+            leader == NO_LEADER
+            or self.load.get(p.topic)
+            or p.leader_recovery_state is not LeaderRecoveryState.RECOVERED
+            or self._delayed
+            and not self._delayed.isdisjoint(p.replicas)
+        ):
+            return False
+        serving = self._brokers()[0]
+        if leader not in serving:
+            return False
+        states = self.cluster.broker_states
+        return all(r == leader or r not in serving or states[r].copy_rate is None for r in p.replicas)
+
+    def _on_fetch(self) -> None:
+        self._fetch_timer = None
+        fetching, self._fetching = self._fetching, {}
+        if self._coasting:
+            self._catch_up_brokers()
+        now = self.clock.now()
+        for key, p in fetching.items():
+            if key not in self._active or key in self._coasting or not self._fetches_at_once(p):
+                continue  # a tick stepped it already, or what it may do changed: the tick's rules
+            if not self._step(p, key, self._tick, now):
+                del self._active[key]
+        if not self._active and self._tick_timer is not None:
+            self._tick_timer.cancel()  # the fetches did what it was for
+            self._tick_timer = None
 
     def changed(self, partitions: Sequence[PartitionState], cause: str) -> None:
         """After a controller change of ``partitions``: :meth:`refresh` then :meth:`touch` each, in order,
@@ -370,6 +430,7 @@ class Replication:
             and clock.exclusive
             and self.on_log_end_offsets is _same_offsets
             and self.on_high_watermark is _no_watermark_wait
+            and not self.watermark_watchers
             and not self._acts_at_ticks()
         )
 
@@ -643,6 +704,9 @@ class Replication:
         if hw > p.high_watermark:
             self.cluster.progress(p, high_watermark=hw)
             self.on_high_watermark(p)
+            watcher = self.watermark_watchers.get(p.topic)
+            if watcher is not None:
+                watcher(p)
 
     def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
         """The log end offsets the high watermark is the lowest of (none: it stays)."""

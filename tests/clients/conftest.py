@@ -263,7 +263,7 @@ def election_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
         assert {t: [(p.leader, p.isr) for p in ps] for t, ps in placed.items()} == {
             "home": [(0, (0, 4))],
             "moved": [(0, (0,))],
-            "back": [(0, (2, 0)), (0, (2, 0))],
+            "back": [(0, (0, 2)), (0, (0, 2))],  # the ISR a leader grows is written in broker id order
             "gone": [(-1, (3,))],
             "stale": [(-1, (3,))],
         }

@@ -9,7 +9,8 @@ Three parts, each against a fresh server process per round (``--rounds``, 3; med
   pays the connection's setup), requests unanswered, the server's CPU over the run (in cores: CPU seconds
   per second) and its RSS with the connections open, and what that RSS grew by per connection; and the
   client processes' own CPU and how late their event loops ran (a client starved of CPU on a loaded
-  machine measures its own lateness as the server's). Against the simulator (``max.connections`` and
+  machine measures its own lateness as the server's); and the reference, in the same run: one client
+  asking Metadata of the same topic every 5 ms on the idle server (its p99), before the connections. Against the simulator (``max.connections`` and
   ``max.connections.per.ip`` raised to hold them: every client is on 127.0.0.1) and against
   librdkafka's mock (its ``rdk:mock`` thread's CPU; its RSS includes the idle client that hosts it).
   Target (the simulator): every request answered, p99 (after the first answers) at most 50 ms.
@@ -75,6 +76,8 @@ TOPICS_PER_REQUEST = 100
 PRODUCER_PARTITIONS = 100
 IN_FLIGHT = 8
 ANSWER_TIMEOUT = 30.0
+#: How long the reference client watches the idle server (Metadata of one topic every 5 ms), seconds.
+REFERENCE_SECONDS = 3.0
 
 
 def raise_fd_limit() -> tuple[int, int]:
@@ -410,12 +413,17 @@ def auto_create(bootstrap: str, topic: str) -> None:
 
 
 def connections_round(peer: Server, args: argparse.Namespace, seed: int) -> dict[str, float]:
+    from tests.support.probe import LatencyProbe
+
     with running(peer):
         bootstrap = bootstrap_of(peer)
         if peer.name == MOCK:
             auto_create(bootstrap, TOPIC)
         else:
             create_topics(bootstrap, [(TOPIC, 6, 3)])
+        with LatencyProbe(bootstrap, metadata=True, topic=TOPIC, at_least=REFERENCE_SECONDS) as idle:
+            pass  # the reference: one client on the idle server, in the same run
+        assert idle.failures == [], idle.failures
         rss_before = peer.rss_mb()
         share = -(-args.connections // args.client_processes)
         counts = [min(share, args.connections - i * share) for i in range(args.client_processes)]
@@ -452,6 +460,7 @@ def connections_round(peer: Server, args: argparse.Namespace, seed: int) -> dict
         "cores": cpu / wall,
         "rss_mb": rss_open,
         "kb_per_connection": (rss_open - rss_before) * 1000 / args.connections,
+        "idle_p99_ms": percentile(idle.latencies, 0.99) * 1000,
         "client_cores": sum(r["cpu_s"] for r in results) / wall,
         "client_late_p99_ms": max(r["late_p99_ms"] for r in results),
     }
@@ -479,9 +488,10 @@ def part_connections(args: argparse.Namespace) -> bool:
     print()
     print(
         "| Server | p50 | p99 | First answer p50 / p99 | Unanswered | Server CPU (cores) | Server RSS "
-        "| RSS per connection | Clients' CPU (cores), loop lateness p99 | Target |"
+        "| RSS per connection | Clients' CPU (cores), loop lateness p99 | One client on the idle server: p99 "
+        "| Target |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     missed = False
     for name, row in rows:
         target = "-"
@@ -493,7 +503,8 @@ def part_connections(args: argparse.Namespace) -> bool:
             f"| {name} | {row['p50_ms']:.1f} ms | {row['p99_ms']:.1f} ms | "
             f"{row['first_p50_ms']:.1f} ms / {row['first_p99_ms']:.1f} ms | {row['unanswered']:.0f} | "
             f"{row['cores']:.2f} | {row['rss_mb']:.0f} MB | {row['kb_per_connection']:.1f} KB | "
-            f"{row['client_cores']:.2f}, {row['client_late_p99_ms']:.1f} ms | {target} |"
+            f"{row['client_cores']:.2f}, {row['client_late_p99_ms']:.1f} ms | {row['idle_p99_ms']:.1f} ms | "
+            f"{target} |"
         )
     return missed
 

@@ -38,10 +38,10 @@ def test_the_scale_benchmark_prints_its_tables_at_small_sizes() -> None:
     out = done.stdout
     assert done.returncode in (0, 1), done.stderr  # 1: a timing target missed on a loaded machine
     for server in ("placement-sim", "librdkafka mock"):
-        _, p50, p99, first, unanswered, cores, rss, per_connection, clients, _ = _row(out, server)
+        _, p50, p99, first, unanswered, cores, rss, per_connection, clients, idle, _ = _row(out, server)
         assert 0 < _number(p50) <= _number(p99), out
         assert unanswered == "0", out
-        assert _number(rss) > 10, out
+        assert _number(rss) > 10 and _number(idle) > 0, out
     listed = _row(out, "Partitions listed (first round)")
     assert listed[1] == "3,000" and listed[2] == "3,000: met", out
     assert 500 < _number(_row(out, "Server RSS per partition")[1]) < 100_000, out

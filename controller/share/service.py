@@ -287,10 +287,10 @@ class ShareService:
         sp = self.partitions.get(key)  # made while this waited
         if _current(sp, p, topic_id):
             return ErrorCode.NONE, sp
-        self._check_lost(ckey, group, p, state)
         fresh = state is None
         if state is None:
             state = ShareState(self._initial_offset(group, p), 0, p.leader_epoch)
+        self._check_lost(ckey, group, p, state)
         sp = SharePartition(group, p.topic, p.index, state, p.leader, p.leader_epoch, self.archived.append)
         sp.topic_id = topic_id
         self.partitions[key] = sp
@@ -299,15 +299,19 @@ class ShareService:
             self.coordinator.write(ckey, sp.snapshot(), lambda _error: None)
         return ErrorCode.NONE, sp
 
-    def _check_lost(self, ckey: str, group: str, p: PartitionState, state: ShareState | None) -> None:
+    def _check_lost(self, ckey: str, group: str, p: PartitionState, state: ShareState) -> None:
+        """The acceptances a move of the share coordinator lost, reported: those of the lost state that
+        ``state`` (what the share-partition starts from now: the coordinator's older state, or a fresh one
+        from ``share.auto.offset.reset`` when the move lost every record of the key) makes deliverable
+        again, those below the lost start offset included."""
         lost = self.coordinator.lost.pop(ckey, None)
         if lost is None:
             return
         before, index, offset = lost
-        kept = state.accepted() if state is not None else set()
-        start = state.start_offset if state is not None else 0
+        kept = state.accepted()
+        start = state.start_offset
         gone = tuple(sorted(o for o in before.accepted() if o not in kept and o >= start))
-        gone += tuple(o for o in range(start, before.start_offset) if o not in kept and state is not None)
+        gone += tuple(o for o in range(start, before.start_offset) if o not in kept)
         if gone:
             lost_ack = LostAcknowledgement(
                 group, p.topic, p.index, tuple(sorted(set(gone))), index, offset, self.clock.now()

@@ -180,3 +180,23 @@ def test_an_admin_write_its_followers_never_copy_is_answered_when_the_write_time
     server.advance(40_000)  # the ISR shrinks to the leader and the record becomes durable: no second answer
     assert answers == [ErrorCode.COORDINATOR_NOT_AVAILABLE]
     assert server.partition_state(SHARE_STATE_TOPIC, index).high_watermark == 1
+
+
+def test_a_share_partition_made_afresh_after_a_move_lost_every_record_of_its_key_reports_them(
+    server: ServerThread,
+) -> None:
+    """The coordinator's move lost every record of the key (it holds no state for it), so the
+    share-partition starts afresh from ``share.auto.offset.reset`` (earliest: offset 0); the records the
+    lost state had accepted below its start offset are delivered again, and are reported (the loss
+    checker's share seed 45 found them delivered again unreported)."""
+    topic = server.create_topic("shared", partitions=1, replication_factor=3)
+    share = server.call(lambda: server.server.controller.share)
+    p = server.call(lambda: server.server.controller.cluster.partition("shared", 0))
+    key = share_key("g", topic.topic_id, 0)
+    lost = ShareState(3, 0, 0)  # records 0, 1, 2 accepted: the start offset past them
+    server.call(lambda: share.coordinator.lost.__setitem__(key, (lost, 7, 1)))
+    error, made = server._on_loop(share.share_partition("g", p, topic.topic_id))
+
+    assert error == ErrorCode.NONE and made is not None and made.start_offset == 0
+    [report] = server.call(lambda: list(share.lost_acknowledgements))
+    assert (report.topic, report.partition, report.offsets) == ("shared", 0, (0, 1, 2))

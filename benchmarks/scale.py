@@ -24,8 +24,8 @@ Three parts, each against a fresh server process per round (``--rounds``, 3; med
   process of its own) records its answers. Targets: that client's p99 at most 50 ms and its worst at
   most 250 ms, during the creation and during the Metadata (docs/limits.md); every partition listed.
   Not against the mock: it creates topics only when a Metadata names them (4 partitions each, no
-  CreateTopics), so a million partitions are 250,000 auto-created topics, and it keeps its topics and
-  partitions in lists searched from the start for every partition a request names.
+  CreateTopics), so a million partitions are 250,000 auto-created topics, and it keeps its topics in
+  a list searched from the start for every topic a request names.
 - **producers**: ``--producers`` (100,000) idempotent producers, each an InitProducerId then one Produce
   (acks=all, one record of 100 bytes, sequence 0) to partition ``i % 100`` of a topic of 100 partitions
   (replication factor 1), over ``--producer-connections`` (100) connections from two client processes,

@@ -298,7 +298,7 @@ class Controller:
         return self._images.unchanged_for(names)
 
     def image_is_stale(self) -> int:
-        """How many topics the next image must rebuild."""
+        """About how many partitions the next image must rebuild."""
         return self._images.stale()
 
     async def image_in_turns(self) -> MetadataImage:

@@ -89,14 +89,19 @@ class ImageBuilder:
         return image if image is not None and image.generation == self.cluster.generation else None
 
     def stale(self) -> int:
-        """About how many topics the next image must rebuild (all of them when the live brokers changed)."""
+        """About how many partitions the next image must rebuild (all of them when the live brokers
+        changed): the work of a rebuild is per partition, and a hundred topics of a thousand partitions
+        each took 0.4 s to rebuild in one step. Costs the changes since the last image."""
         cluster = self.cluster
         if self._image is not None and self._image.generation == cluster.generation:
             return 0
         if self._image is None or frozenset(b.id for b in cluster.brokers if not b.fenced) != self._alive:
-            return len(cluster.topics)
+            return cluster.partition_count
         touched = cluster.touched_since(self._position)
-        return len(cluster.topics) if touched is None else len(touched)
+        if touched is None:
+            return cluster.partition_count
+        topics = cluster.topics
+        return sum(len(topics[name].partitions) for name in set(touched) if name in topics)
 
     def unchanged_for(self, names: Iterable[str]) -> MetadataImage | None:
         """The last image when, since it was made, the cluster changed in other topics only (neither in its

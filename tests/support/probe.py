@@ -1,5 +1,6 @@
 """A client that keeps asking ApiVersions (or, with ``metadata=True``, Metadata for no topics: a request
-that goes through the dispatch and a handler) on its own connection and records how long each answer
+that goes through the dispatch and a handler; with ``topic`` too, Metadata of that one topic, as a client
+refreshing its own topic does) on its own connection and records how long each answer
 took: how tests and benchmarks show that a big request on another connection does not hold anyone up.
 
 The probe runs in a process of its own, so that the test's other clients (decoding a hundred thousand
@@ -22,11 +23,17 @@ class LatencyProbe:
     """``with LatencyProbe(bootstrap) as probe: ...``; then ``probe.worst`` (seconds) and ``probe.count``."""
 
     def __init__(
-        self, bootstrap: str, interval: float = 0.005, at_least: float = 0.25, metadata: bool = False
+        self,
+        bootstrap: str,
+        interval: float = 0.005,
+        at_least: float = 0.25,
+        metadata: bool = False,
+        topic: str | None = None,
     ) -> None:
         self.bootstrap = bootstrap
         self.interval = interval
         self.metadata = metadata
+        self.topic = topic
         #: The probe watches at least this long (seconds), however quick the work it watches.
         self.at_least = at_least
         self._entered = 0.0
@@ -43,6 +50,7 @@ class LatencyProbe:
                 self.bootstrap,
                 str(self.interval),
                 "metadata" if self.metadata else "api-versions",
+                *([self.topic] if self.topic is not None else []),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -92,7 +100,7 @@ class LatencyProbe:
         return len(self.latencies)
 
 
-def _probe(bootstrap: str, interval: float, kind: str) -> None:
+def _probe(bootstrap: str, interval: float, kind: str, topic: str | None = None) -> None:
     from tests.support.rawwire import raw_connect, read_response, request_frame
 
     latencies: list[float] = []
@@ -105,7 +113,8 @@ def _probe(bootstrap: str, interval: float, kind: str) -> None:
         while not stop.is_set():
             correlation += 1
             if kind == "metadata":
-                body = {"Topics": [], "AllowAutoTopicCreation": False}
+                names = [] if topic is None else [{"Name": topic}]
+                body = {"Topics": names, "AllowAutoTopicCreation": False}
                 frame = request_frame(3, 4, body, correlation)
             else:
                 frame = request_frame(18, 0, {}, correlation)
@@ -130,4 +139,9 @@ def _probe(bootstrap: str, interval: float, kind: str) -> None:
 
 
 if __name__ == "__main__":
-    _probe(sys.argv[1], float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "api-versions")
+    _probe(
+        sys.argv[1],
+        float(sys.argv[2]),
+        sys.argv[3] if len(sys.argv) > 3 else "api-versions",
+        sys.argv[4] if len(sys.argv) > 4 else None,
+    )

@@ -263,7 +263,7 @@ def election_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
         assert {t: [(p.leader, p.isr) for p in ps] for t, ps in placed.items()} == {
             "home": [(0, (0, 4))],
             "moved": [(0, (0,))],
-            "back": [(0, (2, 0)), (0, (2, 0))],
+            "back": [(0, (0, 2)), (0, (0, 2))],  # the leader's AlterPartition orders the ISR by id
             # eligible leader replicas (KIP-966, on as in Kafka 4.1+): the fenced last ISR member leaves
             # the ISR for the ELR, so a leaderless partition's ISR is empty
             "gone": [(-1, ())],

@@ -134,7 +134,7 @@ def test_preferred_elections(election_cluster: ServerThread, election_handle: Ha
         "home-3": KafkaError.UNKNOWN_TOPIC_OR_PART,
         "nope-0": KafkaError.UNKNOWN_TOPIC_OR_PART,
     }
-    assert metadata(admin)[1]["back-0"] == (2, [2, 0], None)
+    assert metadata(admin)[1]["back-0"] == (2, [0, 2], None)
 
 
 def test_unclean_elections(election_cluster: ServerThread, election_handle: Handle):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import os
 import shutil
 import signal
 import socket
@@ -48,10 +49,13 @@ __all__ = [
     "KAFKA_VERSION",
     "SHAPES",
     "DEFAULT_FEATURES",
+    "ELR_DEFAULT_LEVEL",
+    "ELR_FEATURE",
     "ClusterShape",
     "KafkaCluster",
     "KafkaNode",
     "NodeSpec",
+    "elr_level",
 ]
 
 #: The version ``harness/kafka/pom.xml`` pins (checked against the cached broker jar at start).
@@ -82,12 +86,23 @@ BASE_PROPERTIES: dict[str, str] = {
     "controller.quorum.fetch.timeout.ms": "2000",
 }
 
+#: Kafka's eligible leader replicas feature (KIP-966) and its level on a new Kafka 4.4 cluster (on).
+ELR_FEATURE, ELR_DEFAULT_LEVEL = "eligible.leader.replicas.version", "1"
+
 #: Feature levels the storage is formatted with (``StorageTool format --feature NAME=LEVEL``), over the
-#: release's defaults. Eligible leader replicas (KIP-966) are off, as the simulator's default
-#: (``simulator.eligible.leader.replicas.version=0``): both sides keep Kafka 3.x's ISR rules (the last ISR
-#: member stays listed, ``min.insync.replicas`` is no cluster-level config). A case that needs ELR passes
-#: ``features={"eligible.leader.replicas.version": "1"}`` and sets the simulator's switch to 1.
-DEFAULT_FEATURES: dict[str, str] = {"eligible.leader.replicas.version": "0"}
+#: release's defaults: none, so the reference runs as a new Kafka 4.4 cluster does, eligible leader
+#: replicas on, as the simulator's default. ``REFERENCE_ELR_VERSION=0`` in the environment formats it with
+#: them off (Kafka 3.x's ISR rules: the last ISR member stays listed, ``min.insync.replicas`` is no
+#: cluster-level config); the differential tests then run the simulator at 0 too (:func:`elr_level`).
+DEFAULT_FEATURES: dict[str, str] = (
+    {ELR_FEATURE: os.environ["REFERENCE_ELR_VERSION"]} if os.environ.get("REFERENCE_ELR_VERSION") else {}
+)
+
+
+def elr_level(features: Mapping[str, str] = DEFAULT_FEATURES) -> str:
+    """The eligible leader replicas level a cluster formatted with ``features`` runs at."""
+    return features.get(ELR_FEATURE, ELR_DEFAULT_LEVEL)
+
 
 #: JVM options favouring a quick start and a small footprint; benchmarks measuring steady throughput may
 #: pass their own (``jvm_options=``).
@@ -653,7 +668,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME=LEVEL",
-        help="a feature level to format with (default eligible.leader.replicas.version=0)",
+        help="a feature level to format with (default: Kafka 4.4's own levels)",
     )
     parser.add_argument("--exit", action="store_true", help="stop as soon as it is ready (a start-up check)")
     args = parser.parse_args(argv)

@@ -23,6 +23,7 @@ from controller.config.parsing import read_properties
 from controller.config.settings import (
     BROKERS,
     ELECTION_POLICY,
+    ELR_VERSION_DEFAULT,
     FENCED,
     LISTENERS,
     MAX_PARTITIONS,
@@ -116,7 +117,7 @@ class ServerConfig:
     min_insync_replicas: int = 1
     unclean_election: bool = False
     #: Kafka's ``eligible.leader.replicas.version`` feature level (KIP-966).
-    elr_version: int = 0
+    elr_version: int = ELR_VERSION_DEFAULT
     auto_rebalance: bool = True
     imbalance_check_seconds: int = 300
     offsets_partitions: int = 50

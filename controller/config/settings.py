@@ -115,6 +115,8 @@ TXN_EXPIRATION_INTERVAL = "transaction.remove.expired.transaction.cleanup.interv
 TRANSACTION_VERSION = "simulator.transaction.version"
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
 ELR_VERSION = "simulator.eligible.leader.replicas.version"
+#: Its default: eligible leader replicas on, as a new Kafka 4.1+ cluster formats them (KIP-966).
+ELR_VERSION_DEFAULT = 1
 AUTO_REBALANCE = "auto.leader.rebalance.enable"
 IMBALANCE_CHECK_SECONDS = "leader.imbalance.check.interval.seconds"
 ELECTION_POLICY = "simulator.election.policy"
@@ -375,11 +377,11 @@ _SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         ELR_VERSION,
         "elr_version",
-        "0",
+        str(ELR_VERSION_DEFAULT),
         integer(minimum=0, maximum=1),
-        "Kafka's `eligible.leader.replicas.version` feature: `1` (Kafka 4.1's default on a new cluster) keeps "
-        "eligible leader replicas (KIP-966) under the `kafka` election style; `0`, the simulator's default, runs "
-        "Kafka 3.x's rules (docs/fidelity.md says why; docs/election-policies.md)",
+        "Kafka's `eligible.leader.replicas.version` feature: `1` (a new Kafka 4.1+ cluster's level) keeps "
+        "eligible leader replicas (KIP-966) under the `kafka` election style; `0` turns them off, Kafka 3.x's "
+        "rules (docs/election-policies.md)",
     ),
     Setting(
         AUTO_REBALANCE,

@@ -78,8 +78,8 @@ _RESET = frozenset(
 class Setup:
     """The cluster and workload of a run: brokers, the topic's partitions and replication factor, its
     ``min.insync.replicas``, producers and schedule steps, the recovery's clock time, and broker
-    properties added to the server's (``{"simulator.eligible.leader.replicas.version": "1"}``: the runs
-    with eligible leader replicas on)."""
+    properties added to the server's (``{"simulator.eligible.leader.replicas.version": "0"}``: the runs
+    with eligible leader replicas off, Kafka 3.x's rules)."""
 
     brokers: int = 5
     partitions: int = 6

@@ -19,6 +19,7 @@ from harness.differential.fidelity import FidelityTable
 from harness.differential.generators import ACTIONS, GENERATORS
 from harness.differential.session import DifferentialSession
 from harness.differential.targets import KafkaSide, LoopThread, SimSide
+from harness.kafka_cluster import elr_level
 
 __all__ = ["SIM_PROPERTIES", "machine_for", "paired_session", "sim_for"]
 
@@ -33,9 +34,9 @@ SIM_PROPERTIES: dict[str, str] = {
     "transaction.state.log.num.partitions": "3",
     "transaction.state.log.min.isr": "1",
     "auto.create.topics.enable": "false",
-    # Kafka 3.x's ISR rules, as the reference cluster is formatted (harness/kafka_cluster.py's
-    # DEFAULT_FEATURES: eligible.leader.replicas.version=0); the simulator's default, said here.
-    "simulator.eligible.leader.replicas.version": "0",
+    # Eligible leader replicas at the reference's level (harness/kafka_cluster.py's DEFAULT_FEATURES: on,
+    # Kafka 4.4's default and the simulator's; REFERENCE_ELR_VERSION=0 turns both off).
+    "simulator.eligible.leader.replicas.version": elr_level(),
     # A cluster id as Kafka's are made (22 characters of base64), so that it stands out in messages.
     "cluster.id": "SimulatorClusterId0001",
 }

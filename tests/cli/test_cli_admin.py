@@ -44,7 +44,8 @@ def test_create_prints_kafkas_describe_layout(capsys, server):
     lines = out.splitlines()
     assert lines[0] == "Created topic cli-orders."
     assert lines[1].startswith("Topic: cli-orders\tTopicId: ")
-    assert lines[1].endswith("\tPartitionCount: 3\tReplicationFactor: 2\tConfigs: ")
+    # min.insync.replicas is a cluster-level config with eligible leader replicas on, as Kafka 4.1+ sets it
+    assert lines[1].endswith("\tPartitionCount: 3\tReplicationFactor: 2\tConfigs: min.insync.replicas=1")
     placed = cli_replicas(server, "cli-orders")
     assert partition_lines(out, "cli-orders") == [
         f"Topic: cli-orders\tPartition: {i}\tLeader: {rs[0]}\tReplicas: {','.join(map(str, rs))}\t"
@@ -200,8 +201,9 @@ def test_if_not_exists_and_if_exists_make_the_missing_or_existing_topic_no_error
 
 def test_describe_filters_under_replicated_and_unavailable_partitions(capsys, tmp_path):
     """Kafka's describe filters print the matching partition lines alone: after broker 2 crashes and is
-    fenced, two-1 (on 1 and 2) is under-replicated and one-1 (on 2 alone) has no leader; its ISR keeps
-    broker 2, so it is not under-replicated (Kafka's TopicCommand: replicas - ISR > 0)."""
+    fenced, two-1 (on 1 and 2) is under-replicated and one-1 (on 2 alone) has no leader; with eligible
+    leader replicas (KIP-966, on by default as in Kafka 4.1+) its ISR is empty (broker 2 moves to the ELR),
+    so it is under-replicated too (Kafka's TopicCommand: replicas - ISR > 0)."""
     brokers = [(0, "a"), (1, "b"), (2, "c")]
     with ServerThread.start(brokers=brokers, clock="virtual", seed=1) as crashing:
         path = write(tmp_path / "a.json", [{"id": 0, "replicas": [0, 1]}, {"id": 1, "replicas": [1, 2]}])
@@ -219,7 +221,7 @@ def test_describe_filters_under_replicated_and_unavailable_partitions(capsys, tm
         under = partitions("--under-replicated-partitions")
         unavailable = partitions("--unavailable-partitions")
         assert partitions("--topic", "two", "--unavailable-partitions") == []
-    assert under == [["Topic: two", "Partition: 1"]]
+    assert under == [["Topic: one", "Partition: 1"], ["Topic: two", "Partition: 1"]]
     assert unavailable == [["Topic: one", "Partition: 1"]]
 
 

@@ -176,6 +176,8 @@ def test_configs_of_brokers_and_the_cluster_default(capsys, server):
         "Dynamic configs for broker 2 are:",
         "Default configs for brokers in the cluster are:",
         "  log.retention.ms=1800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1800000}",
+        # KIP-966 on (Kafka 4.1's default): the controller wrote the cluster's min.insync.replicas
+        "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1}",
     ]
     code, _, err = run(
         capsys,
@@ -204,4 +206,4 @@ def test_configs_of_brokers_and_the_cluster_default(capsys, server):
         "--delete-config",
         "log.retention.ms",
     )
-    assert server.call(server.server.controller.cluster.broker_configs, None) == {}
+    assert server.call(server.server.controller.cluster.broker_configs, None) == {"min.insync.replicas": "1"}

@@ -97,7 +97,7 @@ def test_generate_execute_verify(capsys, server, tmp_path: Path) -> None:
     # and the replication factor without the adding replicas.
     code, out, _ = run(capsys, server, "topics", "describe", "re-a")
     lines = out.splitlines()
-    assert lines[0].endswith("\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: ")
+    assert lines[0].endswith("\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: min.insync.replicas=1")
     for i, line in enumerate(lines[1:]):
         target, now = plan["partitions"][i]["replicas"], current[i]
         adding = [r for r in target if r not in now]

@@ -232,7 +232,7 @@ ELECTION_LAYOUT = {
     "moved": [[1, 0]],  # its preferred replica 1 is down; 0 leads
     "back": [[2, 0], [2, 0]],  # 0 leads; the preferred replica 2 is back in the ISR
     "gone": [[3]],  # leaderless: its only replica is down
-    "stale": [[3, 4]],  # leaderless: ISR [3] is down, 4 is up but was dropped from the ISR
+    "stale": [[3, 4]],  # leaderless: 3 (the ISR's last) is down, 4 is up but was dropped from the ISR
 }
 
 
@@ -263,9 +263,11 @@ def election_cluster(wire_log: WireLog) -> Iterator[ServerThread]:
         assert {t: [(p.leader, p.isr) for p in ps] for t, ps in placed.items()} == {
             "home": [(0, (0, 4))],
             "moved": [(0, (0,))],
-            "back": [(0, (0, 2)), (0, (0, 2))],  # the ISR a leader grows is written in broker id order
-            "gone": [(-1, (3,))],
-            "stale": [(-1, (3,))],
+            "back": [(0, (0, 2)), (0, (0, 2))],  # the leader's AlterPartition orders the ISR by id
+            # eligible leader replicas (KIP-966, on as in Kafka 4.1+): the fenced last ISR member leaves
+            # the ISR for the ELR, so a leaderless partition's ISR is empty
+            "gone": [(-1, ())],
+            "stale": [(-1, ())],
         }
         brokers = [server.broker_state(b) for b in range(5)]
         assert brokers == ["running", "offline", "running", "offline", "running"]

@@ -25,7 +25,7 @@ CLIENT = "aiokafka admin"
 CLIENT_ID = "placement-sim-tests"
 
 #: DescribeConfigs' ConfigSource values (Kafka's DescribeConfigsResponse.ConfigSource).
-DYNAMIC_TOPIC, DYNAMIC_BROKER, STATIC_BROKER, DEFAULT = 1, 2, 4, 5
+DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER, STATIC_BROKER, DEFAULT = 1, 2, 3, 4, 5
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,12 @@ async def test_describe_configs_shows_sources_and_synonyms(server: ServerThread)
         "2",
         DYNAMIC_TOPIC,
         False,
-        [("min.insync.replicas", "2", DYNAMIC_TOPIC), ("min.insync.replicas", "1", DEFAULT)],
+        [
+            ("min.insync.replicas", "2", DYNAMIC_TOPIC),
+            # KIP-966 on (Kafka 4.1's default): the controller's cluster-level value
+            ("min.insync.replicas", "1", DYNAMIC_DEFAULT_BROKER),
+            ("min.insync.replicas", "1", DEFAULT),
+        ],
     )
     assert shown(every["retention.ms"]) == (
         str(48 * 3_600_000),

@@ -135,7 +135,13 @@ def test_a_crashed_leader_leads_in_metadata_until_its_session_times_out(
         "orders-0": (0, 0, 0, [0, 2], [1]),
         "orders-1": (0, 2, 1, [2, 0], [1]),  # the first in-sync replica in assignment order, epoch + 1
         "orders-2": (0, 2, 0, [2, 0], [1]),
-        "solo-0": (5, -1, 1, [1], [1]),  # LEADER_NOT_AVAILABLE; the ISR keeps its last member
+        "solo-0": (
+            5,
+            -1,
+            1,
+            [],
+            [1],
+        ),  # LEADER_NOT_AVAILABLE; its last member left the ISR for the ELR (KIP-966)
     }
     assert fenced(admin) == {0: False, 1: True, 2: False}
 
@@ -175,7 +181,7 @@ def test_unclean_elections(election_cluster: ServerThread, election_admin: Kafka
     assert codes(admin.elect_leaders(UNCLEAN, {"home": [0], "moved": [0]})) == {"home-0": 84, "moved-0": 84}
     with pytest.raises(EligibleLeadersNotAvailableError):
         admin.elect_leaders(UNCLEAN, {"gone": [0]})
-    assert partitions(admin, "stale") == {"stale-0": (5, -1, 1, [3], [3])}
+    assert partitions(admin, "stale") == {"stale-0": (5, -1, 1, [], [3])}
     assert codes(admin.elect_leaders(UNCLEAN, {"stale": [0]})) == {"stale-0": 0}
     # 4 leads although it was not in the ISR: the ISR is reset to it alone.
     assert partitions(admin, "stale") == {"stale-0": (0, 4, 2, [4], [3])}

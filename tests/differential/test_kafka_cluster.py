@@ -6,8 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from harness.differential.machine import SIM_PROPERTIES
 from harness.jvm import ROOT
-from harness.kafka_cluster import DEFAULT_FEATURES, KafkaCluster
+from harness.kafka_cluster import DEFAULT_FEATURES, ELR_DEFAULT_LEVEL, ELR_FEATURE, KafkaCluster, elr_level
 
 
 def test_the_command_line_starts_a_cluster_and_prints_its_bootstrap() -> None:
@@ -43,13 +44,17 @@ def test_a_paused_node_answers_nothing_until_resumed(kafka_single: KafkaCluster)
     assert kafka_single.memory()[0] > 50 * 2**20
 
 
-def test_the_reference_is_formatted_with_eligible_leader_replicas_off(kafka_single: KafkaCluster) -> None:
-    """As the simulator's default (simulator.eligible.leader.replicas.version=0): Kafka 3.x's ISR rules on
-    both sides. A finalized level 0 is not listed (formatted with level 1, the list holds it at 1, as a new
-    Kafka 4.4 cluster's does)."""
+def test_the_reference_runs_eligible_leader_replicas_as_kafka_44_by_default(
+    kafka_single: KafkaCluster,
+) -> None:
+    """Formatted without feature overrides, the reference runs Kafka 4.4's own levels: eligible leader
+    replicas on (level 1, finalized in ApiVersions), as the simulator's default. With
+    ``REFERENCE_ELR_VERSION=0`` both sides run at 0 (a finalized level 0 is not listed)."""
     from protocol.client import BlockingClient
 
-    assert kafka_single.features == DEFAULT_FEATURES == {"eligible.leader.replicas.version": "0"}
+    assert kafka_single.features == DEFAULT_FEATURES
+    assert DEFAULT_FEATURES == ({} if elr_level() == ELR_DEFAULT_LEVEL else {ELR_FEATURE: elr_level()})
+    assert SIM_PROPERTIES["simulator.eligible.leader.replicas.version"] == elr_level()
     with BlockingClient.connect(kafka_single.bootstrap, request_timeout=30) as client:
         answer = client.send(
             "ApiVersionsRequest",
@@ -57,5 +62,5 @@ def test_the_reference_is_formatted_with_eligible_leader_replicas_off(kafka_sing
             version=3,
         )
     finalized = {f["Name"]: f["MaxVersionLevel"] for f in answer["FinalizedFeatures"]}
-    assert finalized.get("eligible.leader.replicas.version", 0) == 0
+    assert finalized.get(ELR_FEATURE, 0) == int(elr_level())
     assert finalized["transaction.version"] == 2

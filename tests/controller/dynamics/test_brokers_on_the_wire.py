@@ -148,9 +148,8 @@ def test_a_partition_without_a_leader_answers_leader_not_available_with_its_epoc
         server.stop_broker(2, "crash")
         server.advance(9000)
         _, [p] = partitions(client)
-    # Eligible leader replicas off (the simulator's default, Kafka 3.x's rules): the last ISR member stays
-    # listed while the partition has no leader.
-    assert (p["ErrorCode"], p["LeaderId"], p["LeaderEpoch"], p["IsrNodes"]) == (5, -1, 1, [2])
+    # Eligible leader replicas on (Kafka 4.1's default): the last ISR member leaves the ISR for the ELR.
+    assert (p["ErrorCode"], p["LeaderId"], p["LeaderEpoch"], p["IsrNodes"]) == (5, -1, 1, [])
 
 
 def test_elect_leaders_in_every_version(server) -> None:

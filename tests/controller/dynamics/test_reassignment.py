@@ -389,7 +389,9 @@ async def test_a_reassignment_of_a_leaderless_partition_may_elect_a_new_replica_
             await sim.dynamics.stop_broker(broker, "controlled")
         await sim.dynamics.advance(3000)
         await sim.fence(4)
-        assert sim.state("t") == (-1, [4])
+        # Eligible leader replicas on (the default): the fenced last ISR member left the ISR for the ELR.
+        assert sim.state("t") == (-1, [])
+        assert sim.p("t").elr == [4]
         [outcome] = await sim.dynamics.reassign({("t", 0): [1, 0, 2]})
         assert outcome.error is None
         p = sim.p("t")

@@ -73,8 +73,8 @@ async def test_turning_unclean_election_on_elects_a_leaderless_partition_at_the_
         state = sim.dynamics.partition_state("t", 0)
         assert (state.leader, state.isr) == (2, (2,))
         causes = [e.cause for e in sim.dynamics.events() if e.subject == "t-0"]
-        # Eligible leader replicas off (the default): the ISR keeps its last member, 1; 2 is not in it.
-        assert "unclean leader election check; unclean election: 2 was not in the ISR [1]" in causes
+        # Eligible leader replicas on: the ISR emptied (1 is its ELR), and 2 is in neither.
+        assert "unclean leader election check; unclean election: 2 was not in the ISR []" in causes
     finally:
         await sim.close()
 

@@ -95,12 +95,7 @@ def test_the_isr_can_shrink_to_nothing():
 
 async def test_the_controller_keeps_the_elr_through_fencing_and_a_clean_return():
     sim = await make_sim(
-        [1, 2, 3],
-        properties={
-            "auto.leader.rebalance.enable": "false",
-            "min.insync.replicas": "2",
-            "simulator.eligible.leader.replicas.version": "1",
-        },
+        [1, 2, 3], properties={"auto.leader.rebalance.enable": "false", "min.insync.replicas": "2"}
     )
     try:
         sim.topic("foo", [[1, 2, 3]])
@@ -120,12 +115,7 @@ async def test_the_controller_keeps_the_elr_through_fencing_and_a_clean_return()
 
 async def test_a_broker_back_from_a_crash_leaves_the_elr():
     sim = await make_sim(
-        [1, 2, 3],
-        properties={
-            "auto.leader.rebalance.enable": "false",
-            "min.insync.replicas": "2",
-            "simulator.eligible.leader.replicas.version": "1",
-        },
+        [1, 2, 3], properties={"auto.leader.rebalance.enable": "false", "min.insync.replicas": "2"}
     )
     try:
         sim.topic("foo", [[1, 2, 3]])

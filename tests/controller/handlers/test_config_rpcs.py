@@ -559,18 +559,14 @@ async def test_a_broker_refuses_a_broker_change_itself_before_it_forwards_the_re
 
 
 async def test_with_eligible_leader_replicas_min_insync_replicas_is_the_clusters_as_kafka_41():
-    """KIP-966 on (as a new Kafka 4.1+ cluster has it; the simulator's default is off): the controller writes the cluster-level min.insync.replicas at start; a
+    """KIP-966 on (the default): the controller writes the cluster-level min.insync.replicas at start; a
     broker's own value is refused, so is removing the cluster's (explicitly or by AlterConfigs replacing
     the cluster's configs); changing the cluster's value is allowed and topics follow it."""
     SET, DELETE = 0, 1
     with ServerThread.start(
         brokers=[(0, None), (1, None), (2, None)],
         seed=5,
-        properties={
-            "simulator.clock": "virtual",
-            "min.insync.replicas": "2",
-            "simulator.eligible.leader.replicas.version": "1",
-        },
+        properties={"simulator.clock": "virtual", "min.insync.replicas": "2"},
     ) as server:
         cluster = server.server.controller.cluster
         assert server.call(cluster.broker_configs, None) == {"min.insync.replicas": "2"}

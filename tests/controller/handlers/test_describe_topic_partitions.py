@@ -16,11 +16,7 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 
 @pytest.fixture
 def server() -> Iterator[ServerThread]:
-    properties = {
-        "min.insync.replicas": "2",
-        "auto.leader.rebalance.enable": "false",
-        "simulator.eligible.leader.replicas.version": "1",
-    }
+    properties = {"min.insync.replicas": "2", "auto.leader.rebalance.enable": "false"}
     with ServerThread.start(properties=properties, clock="virtual", seed=2) as running:
         yield running
 

@@ -229,10 +229,26 @@ class Interrupts:
     def __init__(self) -> None:
         self.event = threading.Event()
         self.session: SparkSession | None = None
+        self.settled = threading.Event()  # the sweep stopped starting jobs: the canceller may stop
 
     @property
     def interrupted(self) -> bool:
         return self.event.is_set()
+
+    def wait_until_idle(self, timeout: float = 60.0) -> None:
+        """Returns once no job of the session is active and no task runs (or after ``timeout``). A
+        cancelled write's tasks stop a little after its job fails, and one still running would create
+        its table's folder again after the folder was removed."""
+        if self.session is None:
+            return
+        tracker = self.session.sparkContext._jsc.sc().statusTracker()  # type: ignore[attr-defined]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            running = sum(info.numRunningTasks() for info in tracker.getExecutorInfos())
+            if not running and not self.session.sparkContext.statusTracker().getActiveJobsIds():
+                return
+            time.sleep(0.05)
+        log.warning("the sweep's cancelled tasks still ran after %.0f s", timeout)
 
 
 class _KeepsOurInterruptHandler:
@@ -269,9 +285,7 @@ def cancel_on_interrupt() -> Iterator[Interrupts]:
             return
         interrupts.event.set()
         if interrupts.session is not None:
-            threading.Thread(
-                target=_cancel_all, args=(interrupts.session,), name="sweep-cancel", daemon=True
-            ).start()
+            threading.Thread(target=_cancel_all, args=(interrupts,), name="sweep-cancel", daemon=True).start()
 
     import pyspark.core.context as pyspark_context
 
@@ -281,19 +295,27 @@ def cancel_on_interrupt() -> Iterator[Interrupts]:
     try:
         yield interrupts
     finally:
+        interrupts.settled.set()
         if their_signal is not None:
             pyspark_context.signal = their_signal  # type: ignore[attr-defined]
         signal.signal(signal.SIGINT, previous)
 
 
-def _cancel_all(spark: SparkSession) -> None:
-    """Cancels every job, its log silenced first: each cancelled write logs an error with its stack, and
-    a JVM stopping with cancelled work prints stack traces of its own (dropped where its stderr goes
-    through this process: a quiet sweep's)."""
+def _cancel_all(interrupts: Interrupts) -> None:
+    """Cancels every job until the sweep settles, its log silenced first: each cancelled write logs an
+    error with its stack, and a JVM stopping with cancelled work prints stack traces of its own (dropped
+    where its stderr goes through this process: a quiet sweep's). Once is not enough: a write makes its
+    table's ``_temporary`` folder before it submits its job, and a cancel between the two finds no job
+    and lets the whole write run (seen in CI)."""
     _JVM_STDERR_MUTED.set()
+    spark = interrupts.session
+    assert spark is not None
     try:
         spark.sparkContext.setLogLevel("OFF")
-        spark.sparkContext.cancelAllJobs()
+        while True:
+            spark.sparkContext.cancelAllJobs()
+            if interrupts.settled.wait(0.1):
+                return
     except Exception as exc:  # noqa: BLE001 - the session may be stopping already: nothing more to cancel
         log.debug("cancelling the sweep's jobs: %s", exc)
 

@@ -226,6 +226,7 @@ def run_sweep(
                 except Exception:
                     if not interrupts.interrupted:
                         raise
+                    interrupts.wait_until_idle()
                     remove_tables(session, out)
                     _remove_files(out, report_path)
                     raise SweepInterrupted(

@@ -10,23 +10,8 @@ from __future__ import annotations
 
 from controller.cluster import LeaderRecoveryState, PartitionState
 from controller.election.change import ElectionKind, PartitionChangeBuilder
+from tests.controller.election.test_kafka_builder_elr import partition
 from tests.support.dynamics import Sim, make_sim
-
-
-def partition(isr, leader, elr=(), last_known=(), replicas=(1, 2, 3, 4)) -> PartitionState:
-    return PartitionState(
-        "foo",
-        0,
-        list(replicas),
-        leader,
-        list(isr),
-        leader_epoch=100,
-        partition_epoch=200,
-        leo=[0] * len(replicas),
-        caught_up=[0] * len(replicas),
-        elr=list(elr),
-        last_known_elr=list(last_known),
-    )
 
 
 def build(p: PartitionState, acceptable, target_isr=None, unclean_shutdown=()) -> dict:

@@ -89,6 +89,8 @@ class CoordinatorTopic:
         replication.watermark_watchers[name] = self._high_watermark_moved
 
     def close(self) -> None:
+        if self.replication.watermark_watchers.get(self.name) == self._high_watermark_moved:
+            del self.replication.watermark_watchers[self.name]
         if self._creating is not None and not self._creating.done():
             self._creating.cancel()
         if self._poll is not None:

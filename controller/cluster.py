@@ -828,18 +828,18 @@ class Cluster:
     def reassigning(self, topic: str | None = None) -> list[PartitionState]:
         """The partitions with a reassignment in progress (of ``topic``; None: of every topic, in topic
         creation order), in partition order: kept as they change, so that listing them reads no others."""
-        names = (
-            [topic]
-            if topic is not None
-            else sorted(self._reassigning, key=lambda name: self.topics[name].created)
-        )
-        found = []
-        for name in names:
-            indexes = self._reassigning.get(name)
-            if indexes:
-                partitions = self.topics[name].partitions
-                found += [partitions[i] for i in sorted(indexes)]
-        return found
+        if topic is not None:
+            indexes = self._reassigning.get(topic)
+            if not indexes:
+                return []
+            partitions = self.topics[topic].partitions
+            return [partitions[i] for i in sorted(indexes)]
+        return [p for _, partitions in self.reassigning_by_topic() for p in partitions]
+
+    def reassigning_by_topic(self) -> list[tuple[str, list[PartitionState]]]:
+        """:meth:`reassigning` of every topic, by topic (in creation order), those without any left out."""
+        names = sorted(self._reassigning, key=lambda name: self.topics[name].created)
+        return [(name, found) for name in names if (found := self.reassigning(name))]
 
     @staticmethod
     def progress(partition: PartitionState, **changes: Any) -> None:

@@ -15,12 +15,14 @@ With an authorizer, a client that may not ALTER the cluster is answered CLUSTER_
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from controller.acls.codes import Operation
 from controller.answers import Sized
 from controller.handlers import Cap, RequestContext, SaidOnce
+from controller.offload import Turns
 from controller.reassignment import Target
 from protocol.caps import CapPath
 from protocol.codes import ApiKey, ErrorCode
@@ -51,11 +53,14 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     allow = bool(request.get("AllowReplicationFactorChange", True)) if version >= 1 else True
-    targets = [
-        Target(t["Name"], p["PartitionIndex"], p["Replicas"])
-        for t in request["Topics"]
-        for p in t["Partitions"]
-    ]
+    turns = Turns()  # tens of thousands of partitions take tens of milliseconds each way
+    targets = []
+    for t in request["Topics"]:
+        name = t["Name"]
+        for p in t["Partitions"]:
+            targets.append(Target(name, p["PartitionIndex"], p["Replicas"]))
+            if turns.due():
+                await asyncio.sleep(0)
     outcomes = await ctx.controller.dynamics.reassignments.alter(targets, allow_rf_change=allow)
     once = SaidOnce()
     outcome = iter(outcomes)
@@ -63,6 +68,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     for t in request["Topics"]:
         partitions = []
         for _ in t["Partitions"]:
+            if turns.due():
+                await asyncio.sleep(0)
             o = next(outcome)
             code = ErrorCode.NONE if o.error is None else o.error
             partitions.append(

@@ -4,9 +4,9 @@ removing replicas.
 As Kafka's ``ReplicationControlManager.listPartitionReassignments``: null Topics lists every partition
 being reassigned; otherwise the named partitions that are (unknown topics and partitions, and those
 not being reassigned, are left out). ``Replicas`` is every replica meanwhile (the targets, then the
-replicas being removed), as Metadata shows them. Answered at once from the cluster's index of
-reassigning partitions (:meth:`controller.cluster.Cluster.reassigning`); a big answer is encoded off the
-event loop.
+replicas being removed), as Metadata shows them. Answered from the cluster's index of reassigning
+partitions (:meth:`controller.cluster.Cluster.reassigning`), read as one controller event in turns of the
+event loop (:meth:`controller.reassignment.Reassignments.listing`); a big answer is encoded off it.
 
 With an authorizer, a client that may not DESCRIBE the cluster is answered CLUSTER_AUTHORIZATION_FAILED
 (Kafka's ``authorizeClusterOperation``).
@@ -37,19 +37,13 @@ def decode_caps(config: ServerConfig) -> Mapping[CapPath, Cap]:
     return {("Topics",): cap, ("Topics", "PartitionIndexes"): cap}
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Sized:
+async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Sized:
     refused = ctx.refused_on_cluster(Operation.DESCRIBE)
     if refused is not None:
         return error_response(request, version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, refused)
     wanted = request.get("Topics")
     asked = None if wanted is None else [(t["Name"], t["PartitionIndexes"]) for t in wanted]
-    found = ctx.controller.dynamics.reassignments.ongoing(asked)
-    # The lists as they are now: a change replaces a partition's lists, never changes one in place, so
-    # the answer can be made from them off the event loop.
-    held = [
-        (name, [(p.index, p.replicas, p.adding_replicas, p.removing_replicas) for p in partitions])
-        for name, partitions in found
-    ]
+    held = await ctx.controller.dynamics.reassignments.listing(asked)
     size = sum(len(partitions) for _, partitions in held) + len(held)
 
     def response() -> dict[str, Any]:

@@ -8,7 +8,8 @@ TOPIC_AUTHORIZATION_FAILED on each of its partitions, not altered."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
@@ -78,8 +79,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
                 writes.append(
                     _into(
                         entry,
-                        share.alter_start_offset(
-                            group_id, topic.topic_id, topic.partitions[index], p["StartOffset"]
+                        partial(
+                            share.alter_start_offset,
+                            group_id,
+                            topic.topic_id,
+                            topic.partitions[index],
+                            p["StartOffset"],
                         ),
                     )
                 )
@@ -95,8 +100,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "ErrorMessage": None, "Responses": responses}
 
 
-async def _into(entry: dict[str, Any], write: Awaitable[ErrorCode]) -> ErrorCode:
-    entry["ErrorCode"] = code = await write
+async def _into(entry: dict[str, Any], write: Callable[[], Awaitable[ErrorCode]]) -> ErrorCode:
+    """The write made only once this runs: a handler cancelled (its client gone) before the gathered
+    writes start leaves no coroutine never awaited behind."""
+    entry["ErrorCode"] = code = await write()
     return code
 
 

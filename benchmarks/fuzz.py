@@ -22,6 +22,7 @@ line or unanswered connection is seen, a client fails, or the well-behaved clien
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import statistics
 import sys
@@ -34,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from controller.embedded import ServerThread  # noqa: E402
 from tests.support.fuzz import GROUP_PROPERTIES, live_context, warm  # noqa: E402
 from tests.support.fuzzclients import fuzz  # noqa: E402
+from tests.support.loopwatch import LoopWatch  # noqa: E402
 from tests.support.probe import LatencyProbe  # noqa: E402
 
 PER_CONNECTION = 50
@@ -60,6 +62,9 @@ def main() -> None:
     parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=2, help="fuzzing client processes")
+    parser.add_argument(
+        "--watch", action="store_true", help="watch the server's event loop and print where it stalled"
+    )
     args = parser.parse_args()
 
     problems = _Problems()
@@ -81,7 +86,9 @@ def main() -> None:
         warm(server)
         context = live_context(server.bootstrap)
         started = time.perf_counter()
-        with LatencyProbe(server.bootstrap, metadata=True) as probe:
+        print(f"streams start at {time.monotonic():.3f} (monotonic)", flush=True)
+        watch = LoopWatch(server) if args.watch else contextlib.nullcontext()
+        with watch, LatencyProbe(server.bootstrap, metadata=True) as probe:
             outcome = fuzz(
                 server.bootstrap,
                 apis,
@@ -118,6 +125,10 @@ def main() -> None:
         print(f"  {line}")
     for line in outcome.pauses[:10]:
         print(f"  {line}")
+    if isinstance(watch, LoopWatch):
+        print(f"event loop stalls over {watch.threshold * 1000:.0f} ms: {len(watch.stalls)}")
+        for stall in watch.stalls[:20]:
+            print("\n".join(f"  {line}" for line in stall.lines()))
     failed = exceptions or outcome.unanswered or outcome.failures or probe.failures or p50 > P50_TARGET
     if failed:
         print(

@@ -178,6 +178,16 @@ def _shapes() -> dict[str, tuple[int, int, dict]]:
             {"TopicNames": ["u"] * 20_000, "TimeoutMs": 1000},
         ),
         "Metadata: 2,000 unknown topics": (3, 8, {"Topics": [{"Name": n} for n in names]}),
+        "DescribeProducers: one long invalid topic, 20,000 partitions": (
+            61,
+            0,
+            {"Topics": [{"Name": "x" * 32_700, "PartitionIndexes": list(range(20_000))}]},
+        ),
+        "DescribeProducers: one unknown topic, 20,000 partitions": (
+            61,
+            0,
+            {"Topics": [{"Name": "u" * 249, "PartitionIndexes": list(range(20_000))}]},
+        ),
     }
 
 
@@ -215,7 +225,7 @@ def test_an_answer_is_bounded_by_its_request(placement_sim_factory, shape: str) 
 
 
 def _flexible(api_key: int) -> int:
-    return {43: 2, 37: 2, 19: 5, 20: 4, 3: 9}[api_key]
+    return {43: 2, 37: 2, 19: 5, 20: 4, 3: 9, 61: 0}[api_key]
 
 
 # ---------------------------------------------------------------------------------- before authentication

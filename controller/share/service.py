@@ -54,6 +54,9 @@ __all__ = ["ShareService", "ShareSession"]
 #: Kafka's ``group.share.max.share.sessions`` default (per broker).
 MAX_SHARE_SESSIONS = 2000
 
+#: The largest value of an int64 field (a share-partition's lag).
+_INT64_MAX = 2**63 - 1
+
 
 @dataclass
 class ShareSession:
@@ -592,7 +595,9 @@ class ShareService:
             state = self.coordinator.states[key]
             p = topic.partitions[int(index)]
             done = sum(b.last_offset - b.first_offset + 1 for b in state.batches if b.state in (2, 4))
-            lag = max(0, self.read_bound(group, p) - state.start_offset - done)
+            # At most an int64: a start offset altered to -2**63 must not make an answer that cannot be
+            # encoded (the million-frame fuzz run found one).
+            lag = min(max(0, self.read_bound(group, p) - state.start_offset - done), _INT64_MAX)
             out[(topic.name, int(index))] = (state.start_offset, state.leader_epoch, lag)
         return out
 

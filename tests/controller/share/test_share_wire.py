@@ -201,6 +201,16 @@ def admin_apis(server: ServerThread, client: BlockingClient) -> None:
         {"TopicName": "zzz", "Partitions": [{"PartitionIndex": 0, "StartOffset": 3}]}]}, 0)  # fmt: skip
     assert [p["ErrorCode"] for t in altered["Responses"] for p in t["Partitions"]] == [0, 3]
     assert server.call(lambda: server.server.controller.share.start_offsets("g"))[("jobs", 0)][0] == 3
+    # The lowest start offset a request can carry: its lag is more than an int64 holds, and is answered
+    # as the most it can say (a fuzzed request made an answer that could not be encoded).
+    lowest = send(client, "AlterShareGroupOffsetsRequest", {"GroupId": "g", "Topics": [
+        {"TopicName": "jobs", "Partitions": [{"PartitionIndex": 0, "StartOffset": -(2**63)}]}]}, 0)  # fmt: skip
+    assert [p["ErrorCode"] for t in lowest["Responses"] for p in t["Partitions"]] == [0]
+    described = send(
+        client, "DescribeShareGroupOffsetsRequest", {"Groups": [{"GroupId": "g", "Topics": None}]}, 1
+    )
+    [partition] = described["Groups"][0]["Topics"][0]["Partitions"]
+    assert (partition["StartOffset"], partition["Lag"], partition["ErrorCode"]) == (-(2**63), 2**63 - 1, 0)
     deleted = send(
         client,
         "DeleteShareGroupOffsetsRequest",

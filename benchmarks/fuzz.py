@@ -127,7 +127,8 @@ def main() -> None:
         print(f"  {line}")
     if isinstance(watch, LoopWatch):
         print(f"event loop stalls over {watch.threshold * 1000:.0f} ms: {len(watch.stalls)}")
-        for stall in watch.stalls[:20]:
+        longest = sorted(sorted(watch.stalls, key=lambda s: -s.seconds)[:10], key=lambda s: s.began)
+        for stall in longest:  # the ten longest, in the order they came
             print("\n".join(f"  {line}" for line in stall.lines()))
     failed = exceptions or outcome.unanswered or outcome.failures or probe.failures or p50 > P50_TARGET
     if failed:

@@ -15,7 +15,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Event", "EventLog", "show_value"]
+__all__ = ["Event", "EventLog", "as_event", "show_value"]
 
 
 def show_value(value: Any) -> str:
@@ -82,7 +82,7 @@ class EventLog:
         self._events.extend(made)
         if log.isEnabledFor(logging.DEBUG):
             for entry in made:
-                log.debug("event %s", _event(entry))
+                log.debug("event %s", as_event(entry))
 
     def since(self, seq: int = 0) -> list[Event]:
         """The events after sequence number ``seq`` still held, oldest first."""
@@ -91,22 +91,31 @@ class EventLog:
     def iter_since(self, seq: int = 0) -> Iterator[Event]:
         """:meth:`since`, made as they are read (a reader that wants a few pays for a few)."""
         if not self._events or seq < self._events[0][0]:
-            return map(_event, self._events)
+            return map(as_event, self._events)
         start = seq - self._events[0][0] + 1
-        return map(_event, itertools.islice(self._events, start, None))
+        return map(as_event, itertools.islice(self._events, start, None))
+
+    def entries_since(self, seq: int, limit: int) -> list[tuple[Any, ...]]:
+        """At most ``limit`` of the kept entries after ``seq``, as kept (make each an :class:`Event` with
+        :func:`as_event`): reading them costs a copy of references, so that a big answer is made from them
+        off the event loop."""
+        if not self._events or seq < self._events[0][0]:
+            return list(itertools.islice(self._events, limit))
+        start = seq - self._events[0][0] + 1
+        return list(itertools.islice(self._events, start, start + limit))
 
     @property
     def last_seq(self) -> int:
         return self._events[-1][0] if self._events else 0
 
     def __iter__(self) -> Iterator[Event]:
-        return map(_event, self._events)
+        return map(as_event, self._events)
 
     def __len__(self) -> int:
         return len(self._events)
 
 
-def _event(entry: tuple[Any, ...]) -> Event:
+def as_event(entry: tuple[Any, ...]) -> Event:
     """A kept entry as an :class:`Event` (a partition's ``(topic, index)`` subject named ``topic-index``)."""
     seq, time, kind, subject, changes, cause = entry
     if type(subject) is tuple:

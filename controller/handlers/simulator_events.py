@@ -4,11 +4,10 @@ last event it got. Each change's values are sent as the log prints them."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from controller.answers import Sized
-from controller.events import Event, show_value
+from controller.events import Event, as_event, show_value
 from controller.handlers import RequestContext, _control
 from controller.handlers._control import VERSIONS, error_response, served
 from protocol.codes import ApiKey, ErrorCode
@@ -25,9 +24,17 @@ def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[s
         return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.INVALID_REQUEST,
                 "ErrorMessage": "SinceSeq and MaxEvents must not be negative", "LastSeq": 0, "Events": []}  # fmt: skip
     log = ctx.controller.cluster.events
-    events = [_event(e) for e in itertools.islice(log.iter_since(since), limit)]
-    response = {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "LastSeq": log.last_seq, "Events": events}
-    return Sized(response, len(events))
+    # The log's entries are taken as they are (references: a million cost a few milliseconds), and the
+    # answer is made from them afterwards, off the event loop when big: an event's changes are never
+    # changed in place. Each event counts as several entries: most change a few fields.
+    entries = log.entries_since(since, limit)
+    last = log.last_seq
+
+    def response() -> dict[str, Any]:
+        events = [_event(as_event(entry)) for entry in entries]
+        return {"ThrottleTimeMs": 0, "ErrorCode": ErrorCode.NONE, "LastSeq": last, "Events": events}
+
+    return Sized(response, 4 * len(entries))
 
 
 def _event(event: Event) -> dict[str, Any]:

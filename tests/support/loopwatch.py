@@ -28,8 +28,11 @@ class Stall:
 
     def lines(self) -> list[str]:
         out = [f"loop stalled {self.seconds * 1000:.0f} ms from {self.began:.3f}; {self.state}"]
+        long = [(generation, ms) for generation, ms in self.collections if ms >= 5]
         if self.collections:
-            out.append(f"  collections in it (generation, ms): {self.collections}")
+            out.append(
+                f"  collections in it: {len(self.collections)}; of 5 ms or more (generation, ms): {long}"
+            )
         for stack, n in self.loop_stacks.most_common(4):
             out.append(f"  {n:4d} x loop thread at: {stack}")
         out += [f"  other thread: {t}" for t in self.other_threads]

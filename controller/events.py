@@ -99,10 +99,11 @@ class EventLog:
         """At most ``limit`` of the kept entries after ``seq``, as kept (make each an :class:`Event` with
         :func:`as_event`): reading them costs a copy of references, so that a big answer is made from them
         off the event loop."""
-        if not self._events or seq < self._events[0][0]:
-            return list(itertools.islice(self._events, limit))
-        start = seq - self._events[0][0] + 1
-        return list(itertools.islice(self._events, start, start + limit))
+        held = len(self._events)
+        start = 0 if not held or seq < self._events[0][0] else seq - self._events[0][0] + 1
+        if start >= held:  # a sequence number past the newest (any int64 a client sends)
+            return []
+        return list(itertools.islice(self._events, start, min(held, start + limit)))
 
     @property
     def last_seq(self) -> int:

@@ -409,13 +409,20 @@ class ConfigAdmin:
         broker, new = self._broker_change(name, changes, incremental, answering_broker)
         if self._elr:
             # The controller's rules (not the broker's preprocessing): min.insync.replicas is cluster-level.
+            # Kafka's controller writes a record for every key a broker change names, changed or not (and,
+            # for AlterConfigs, a removal of every key it leaves out): any such record of the key is refused
+            # for one broker, and a removal of it for the cluster.
             current = self.cluster.broker_configs(broker)
-            if broker is not None and new.get(MIN_INSYNC_REPLICAS) != current.get(MIN_INSYNC_REPLICAS):
+            named = {c.name for c in changes}
+            removed = (
+                {c.name for c in changes if c.op == AlterOp.DELETE} if incremental else current.keys() - named
+            )
+            if broker is not None and (MIN_INSYNC_REPLICAS in named or MIN_INSYNC_REPLICAS in removed):
                 raise Refusal(
                     ErrorCode.INVALID_CONFIG,
                     "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
                 )
-            if broker is None and MIN_INSYNC_REPLICAS in current and MIN_INSYNC_REPLICAS not in new:
+            if broker is None and MIN_INSYNC_REPLICAS in removed:
                 raise Refusal(
                     ErrorCode.INVALID_CONFIG,
                     "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",

@@ -22,8 +22,8 @@ TOPIC_AUTHORIZATION_FAILED when named (whether or not it exists; by id, with its
 unknown topic is auto-created only with CREATE on the cluster or on the topic (else
 TOPIC_AUTHORIZATION_FAILED). Authorized operations are computed when asked (IncludeTopicAuthorizedOperations,
 IncludeClusterAuthorizedOperations in v8-10): without an authorizer every operation of the resource, as
-Kafka answers then; the cluster's are 0 to a client that may not DESCRIBE it. A topic's entry is encoded
-once per operations bitfield too.
+Kafka answers then; the cluster's are 0 to a client that may not DESCRIBE it; an unknown topic id's entry
+has none (Kafka's "not computed" marker). A topic's entry is encoded once per operations bitfield too.
 """
 
 from __future__ import annotations
@@ -307,8 +307,9 @@ def _entry_keys(ctx: RequestContext, entries: _Entries, version: int) -> list[tu
     if version < 8 or not entries.request.get("IncludeTopicAuthorizedOperations", False):
         return [("metadata", version, NO_OPERATIONS)] * len(items)
     for item in items:
-        if item.__class__ is dict and item["ErrorCode"] != _TOPIC_AUTHORIZATION_FAILED:
-            # As Kafka's KafkaApis: a topic the client may describe has its operations, whatever its error.
+        if item.__class__ is dict and item["ErrorCode"] not in (_TOPIC_AUTHORIZATION_FAILED, _UNKNOWN_TOPIC_ID):
+            # As Kafka's KafkaApis: a topic named that the client may describe has its operations, whatever
+            # its error; an unknown id has none (Kafka's entries for them are made apart and left unset).
             item["TopicAuthorizedOperations"] = ctx.operations(_TOPIC, item["Name"] or "")
     if ctx.authorizer is None:  # every operation of a topic, whichever topic
         return [("metadata", version, ctx.operations(_TOPIC, ""))] * len(items)

@@ -588,6 +588,14 @@ async def test_with_eligible_leader_replicas_min_insync_replicas_is_the_clusters
             assert outcome(await incremental(client, (BROKER, "1", [("min.insync.replicas", SET, "1")]))) == [
                 (ErrorCode.INVALID_CONFIG, broker_level)
             ]
+            # Kafka's controller writes a record of every key named for a broker, changed or not: removing a
+            # value the broker does not have, or setting the cluster's value on it, is refused too.
+            assert outcome(
+                await incremental(client, (BROKER, "0", [("min.insync.replicas", DELETE, None)]))
+            ) == [(ErrorCode.INVALID_CONFIG, broker_level)]
+            assert outcome(await alter(client, (BROKER, "0", {"min.insync.replicas": "2"}))) == [
+                (ErrorCode.INVALID_CONFIG, broker_level)
+            ]
             assert outcome(
                 await incremental(client, (BROKER, "", [("min.insync.replicas", DELETE, None)]))
             ) == [(ErrorCode.INVALID_CONFIG, removal)]

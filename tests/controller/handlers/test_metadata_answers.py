@@ -107,6 +107,25 @@ def test_authorized_operations_without_an_authorizer_are_every_operation(server:
     assert asked == plain
 
 
+@pytest.mark.parametrize("version", [12, 13])
+def test_an_unknown_topic_id_has_no_authorized_operations(server: ServerThread, version: int):
+    """Kafka computes the operations of the topics it resolved or was named (an unknown name has them too),
+    not of an id it does not know: that entry keeps the "not computed" marker."""
+    known = topic_ids(server)["t2"]
+    request = {
+        "Topics": [
+            {"Name": None, "TopicId": known},
+            {"Name": None, "TopicId": uuid.UUID(int=9)},
+            {"Name": "no-such-topic"},
+        ],
+        "AllowAutoTopicCreation": False,
+        "IncludeTopicAuthorizedOperations": True,
+    }
+    answer = RESPONSE.decode(ask(server, version, request), version)
+    by_error = {(t["ErrorCode"], t["Name"]): t["TopicAuthorizedOperations"] for t in answer["Topics"]}
+    assert by_error == {(0, "t2"): TOPIC_OPERATIONS, (100, None): -(2**31), (3, "no-such-topic"): TOPIC_OPERATIONS}
+
+
 def test_each_topic_is_encoded_once_per_image_and_version(monkeypatch: pytest.MonkeyPatch):
     encoded: Counter[tuple[str, int]] = Counter()
     encode = metadata._encoded_entry

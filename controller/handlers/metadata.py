@@ -307,7 +307,10 @@ def _entry_keys(ctx: RequestContext, entries: _Entries, version: int) -> list[tu
     if version < 8 or not entries.request.get("IncludeTopicAuthorizedOperations", False):
         return [("metadata", version, NO_OPERATIONS)] * len(items)
     for item in items:
-        if item.__class__ is dict and item["ErrorCode"] not in (_TOPIC_AUTHORIZATION_FAILED, _UNKNOWN_TOPIC_ID):
+        if item.__class__ is dict and item["ErrorCode"] not in (
+            _TOPIC_AUTHORIZATION_FAILED,
+            _UNKNOWN_TOPIC_ID,
+        ):
             # As Kafka's KafkaApis: a topic named that the client may describe has its operations, whatever
             # its error; an unknown id has none (Kafka's entries for them are made apart and left unset).
             item["TopicAuthorizedOperations"] = ctx.operations(_TOPIC, item["Name"] or "")

@@ -123,7 +123,11 @@ def test_an_unknown_topic_id_has_no_authorized_operations(server: ServerThread, 
     }
     answer = RESPONSE.decode(ask(server, version, request), version)
     by_error = {(t["ErrorCode"], t["Name"]): t["TopicAuthorizedOperations"] for t in answer["Topics"]}
-    assert by_error == {(0, "t2"): TOPIC_OPERATIONS, (100, None): -(2**31), (3, "no-such-topic"): TOPIC_OPERATIONS}
+    assert by_error == {
+        (0, "t2"): TOPIC_OPERATIONS,
+        (100, None): -(2**31),
+        (3, "no-such-topic"): TOPIC_OPERATIONS,
+    }
 
 
 def test_each_topic_is_encoded_once_per_image_and_version(monkeypatch: pytest.MonkeyPatch):

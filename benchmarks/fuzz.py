@@ -16,7 +16,13 @@ trips; each unanswered connection with when it sent and what came back, and any 
 process itself (so that its misses are not laid at the server's door). Exit 1 when any exception, ERROR
 line or unanswered connection is seen, a client fails, or the well-behaved client's p50 is above 50 ms.
 
-    .venv/bin/python benchmarks/fuzz.py [--frames 1000000] [--loop auto|asyncio|uvloop] [--seed 1]
+    .venv/bin/python benchmarks/fuzz.py [--frames 1000000] [--loop auto|asyncio|uvloop] [--seed 1] [--watch]
+    .venv/bin/python benchmarks/fuzz.py --replay N [the run's other arguments]
+
+``--watch`` samples the server's event loop while it stalls and prints the ten longest stalls with where
+the loop was. ``--replay N`` makes connection N's stream again, as the run with the same arguments made
+it, and sends it alone to a fresh server: each frame's answer time, and the loop's stalls meanwhile (the
+server holds then only what the run's start makes, not what the streams before N made).
 """
 
 from __future__ import annotations
@@ -28,13 +34,14 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from controller.embedded import ServerThread  # noqa: E402
-from tests.support.fuzz import GROUP_PROPERTIES, live_context, warm  # noqa: E402
-from tests.support.fuzzclients import fuzz  # noqa: E402
+from tests.support.fuzz import GROUP_PROPERTIES, FuzzContext, live_context, warm  # noqa: E402
+from tests.support.fuzzclients import fuzz, replay, run_spec, stream_of  # noqa: E402
 from tests.support.loopwatch import LoopWatch  # noqa: E402
 from tests.support.probe import LatencyProbe  # noqa: E402
 
@@ -65,6 +72,13 @@ def main() -> None:
     parser.add_argument(
         "--watch", action="store_true", help="watch the server's event loop and print where it stalled"
     )
+    parser.add_argument(
+        "--replay",
+        type=int,
+        metavar="N",
+        help="make connection N's stream of this run again and send it alone on a fresh server: each "
+        "frame's answer time",
+    )
     args = parser.parse_args()
 
     problems = _Problems()
@@ -85,6 +99,9 @@ def main() -> None:
         # codec's first use (once per API version) is not what this measures (tests.support.fuzz.warm).
         warm(server)
         context = live_context(server.bootstrap)
+        if args.replay is not None:
+            _replay(server, apis, context, args)
+            return
         started = time.perf_counter()
         print(f"streams start at {time.monotonic():.3f} (monotonic)", flush=True)
         watch = LoopWatch(server) if args.watch else contextlib.nullcontext()
@@ -137,6 +154,36 @@ def main() -> None:
         )
         sys.exit(1)
     print("ok")
+
+
+def _replay(server: ServerThread, apis: dict[int, tuple[int, int]], context: FuzzContext, args: Any) -> None:
+    """``--replay N``: connection N's stream (as the run of these arguments makes it) sent alone."""
+    spec = run_spec(
+        server.bootstrap,
+        apis,
+        args.seed,
+        args.frames,
+        PER_CONNECTION,
+        processes=args.processes,
+        context=context,
+    )
+    stream = stream_of(spec, args.replay)
+    kind = "valid" if args.replay % 2 == 0 else "mixed"
+    print(f"connection {args.replay} ({kind}), {len(stream):,} bytes, sent alone:")
+    with LoopWatch(server, threshold=0.05) as watch:
+        answers = replay(server.bootstrap, stream)
+    last = 0.0
+    for frame, at in answers:
+        shown = (
+            "no answer"
+            if at is None
+            else f"+{at * 1000:8.1f} ms ({(at - last) * 1000:7.1f} ms after the one before)"
+        )
+        print(f"  {frame:>16}  {shown}")
+        last = at if at is not None else last
+    print(f"event loop stalls over {watch.threshold * 1000:.0f} ms: {len(watch.stalls)}")
+    for stall in sorted(watch.stalls, key=lambda s: -s.seconds)[:5]:
+        print("\n".join(f"  {line}" for line in stall.lines()))
 
 
 if __name__ == "__main__":

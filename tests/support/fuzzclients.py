@@ -14,9 +14,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tests.support.fuzz import FuzzContext
 
@@ -35,6 +36,31 @@ class FuzzOutcome:
     pauses: list[str] = field(default_factory=list)
 
 
+def run_spec(
+    bootstrap: str,
+    apis: dict[int, tuple[int, int]],
+    seed: int,
+    frames: int,
+    per_connection: int,
+    threads: int = 8,
+    processes: int = 1,
+    deadline: float = 2.0,
+    context: FuzzContext | None = None,
+) -> dict[str, Any]:
+    """What a run's client processes are told (as JSON): enough to make any of its streams again."""
+    return {
+        "bootstrap": bootstrap,
+        "apis": {str(key): list(versions) for key, versions in apis.items()},
+        "seed": seed,
+        "frames": frames,
+        "per_connection": per_connection,
+        "threads": threads,
+        "parts": processes,
+        "deadline": deadline,
+        "context": context.as_json() if context is not None else None,
+    }
+
+
 def fuzz(
     bootstrap: str,
     apis: dict[int, tuple[int, int]],
@@ -51,17 +77,7 @@ def fuzz(
     """Runs the clients (see the module docstring) in ``processes`` processes of ``threads`` threads and
     waits for them; even-numbered connections send valid requests only, odd-numbered ones everything.
     Each thread makes its connections' frames as it goes (a million frames are never held at once)."""
-    spec = {
-        "bootstrap": bootstrap,
-        "apis": {str(key): list(versions) for key, versions in apis.items()},
-        "seed": seed,
-        "frames": frames,
-        "per_connection": per_connection,
-        "threads": threads,
-        "parts": processes,
-        "deadline": deadline,
-        "context": context.as_json() if context is not None else None,
-    }
+    spec = run_spec(bootstrap, apis, seed, frames, per_connection, threads, processes, deadline, context)
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "tests.support.fuzzclients", json.dumps({**spec, "part": part})],
@@ -140,32 +156,75 @@ def _requests(stream: bytes) -> str:
     return " ".join(shown)
 
 
-def _main() -> None:
+def _connections(spec: dict[str, Any], part: int) -> range:
+    """The connections process ``part`` of ``spec`` makes (by index over the whole run)."""
+    total = spec["frames"] // spec["per_connection"]
+    parts = spec.get("parts", 1)
+    return range(total * part // parts, total * (part + 1) // parts)
+
+
+def streams(spec: dict[str, Any], part: int, index: int) -> Iterator[tuple[int, bytes]]:
+    """What thread ``index`` of process ``part`` sends, in order: (connection, its stream). Each thread's
+    frames come from a source seeded by the run's seed, the process and the thread; even-numbered
+    connections send valid frames only."""
     from tests.support.fuzz import FrameSource, FuzzContext
-    from tests.support.rawwire import SCHEMAS, raw_connect
+    from tests.support.rawwire import SCHEMAS
+
+    source = FrameSource(
+        SCHEMAS,
+        {int(key): (low, high) for key, (low, high) in spec["apis"].items()},
+        seed=spec["seed"] * 10_000 + part * 100 + index,
+        context=FuzzContext.from_json(spec.get("context")),
+    )
+    for n in _connections(spec, part)[index :: spec["threads"]]:
+        make = source.valid if n % 2 == 0 else source.next
+        yield n, b"".join(make() for _ in range(spec["per_connection"]))
+
+
+def stream_of(spec: dict[str, Any], connection: int) -> bytes:
+    """Connection ``connection``'s stream in the run ``spec`` describes, made again (its thread's streams
+    before it are made too, as its source's state depends on them)."""
+    part = next(p for p in range(spec.get("parts", 1)) if connection in _connections(spec, p))
+    index = (connection - _connections(spec, part).start) % spec["threads"]
+    return next(stream for n, stream in streams(spec, part, index) if n == connection)
+
+
+def replay(bootstrap: str, stream: bytes, timeout: float = 60.0) -> list[tuple[str, float | None]]:
+    """Sends ``stream`` alone on one connection and reads until every frame is answered, the server
+    closes or ``timeout`` passes: each frame (``apiKey/version:size``) with the seconds from the last byte
+    sent to its answer (None: none came). Answers come in the order of their requests."""
+    from tests.support.rawwire import raw_connect
+
+    frames = _requests(stream).split()
+    sock = raw_connect(bootstrap, timeout=10)
+    try:
+        sent: list[float] = []
+        sender = threading.Thread(target=lambda: (sock.sendall(stream), sent.append(time.monotonic())))
+        arrivals: list[float] = []
+        sender.start()
+        _drain(sock, lambda: (sent[0] if sent else time.monotonic()) + timeout, len(frames), arrivals)
+        sender.join(10)
+    finally:
+        sock.close()
+    start = sent[0] if sent else 0.0
+    times: list[float | None] = [t - start for t in arrivals]
+    return list(zip(frames, times + [None] * (len(frames) - len(times)), strict=True))
+
+
+def _main() -> None:
+    from tests.support.rawwire import raw_connect
 
     spec = json.loads(sys.argv[1])
-    apis = {int(key): (low, high) for key, (low, high) in spec["apis"].items()}
-    per_connection = spec["per_connection"]
-    total = spec["frames"] // per_connection
-    parts, part = spec.get("parts", 1), spec.get("part", 0)
+    part = spec.get("part", 0)
     threads = spec["threads"]
-    mine = range(total * part // parts, total * (part + 1) // parts)  # this process's connections
+    mine = _connections(spec, part)
 
     unanswered: list[int] = []
     failures: list[str] = []
     stalls: list[str] = []
 
     def client(index: int) -> None:
-        source = FrameSource(
-            SCHEMAS,
-            apis,
-            seed=spec["seed"] * 10_000 + part * 100 + index,
-            context=FuzzContext.from_json(spec.get("context")),
-        )
-        for n in mine[index::threads]:
-            make = source.valid if n % 2 == 0 else source.next
-            stream = b"".join(make() for _ in range(per_connection))
+        for n, stream in streams(spec, part, index):
             try:
                 sock = raw_connect(spec["bootstrap"], timeout=10)
             except OSError as exc:
@@ -202,7 +261,7 @@ def _main() -> None:
             try:
                 began = time.monotonic()
                 sender.start()
-                expected = per_connection if valid else None
+                expected = spec["per_connection"] if valid else None
                 answers = _drain(sock, deadline, expected, arrivals)
                 sender.join(10)
                 if answers is None:

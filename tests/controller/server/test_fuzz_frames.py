@@ -65,3 +65,27 @@ def test_twenty_thousand_frames_never_break_the_server(placement_sim_factory, ca
     sock.sendall(request_frame(68, 0, {"NumPartitions": 3, "ReplicationFactor": 3}, 5))
     frame = read_response(sock)
     assert frame is not None and SCHEMAS.response(68).decode(frame[5:], 0)["ErrorCode"] == 0
+
+
+def test_a_connections_stream_is_made_again_and_replayed_alone(placement_sim_factory) -> None:
+    """``benchmarks/fuzz.py --replay N``: connection N's stream is the one its thread sent in the run (its
+    thread's source made the streams before it first), and sent alone every frame of it is answered, in
+    order, each with its time."""
+    from tests.support.fuzzclients import replay, run_spec, stream_of, streams
+
+    server = placement_sim_factory(properties={"socket.request.max.bytes": "1048576"})
+    handlers = server.server.dispatcher.handlers
+    apis = {key: (h.min_version, h.max_version) for key, h in handlers.items()}
+    spec = run_spec(server.bootstrap, apis, seed=3, frames=40 * 10, per_connection=10, threads=2, processes=2)
+    # Process 1 makes connections 20-39; its thread 1 makes 21, 23, ..., 39.
+    sent = dict(streams(spec, 1, 1))
+    assert sorted(sent) == list(range(21, 40, 2))
+    assert stream_of(spec, 36) == dict(streams(spec, 1, 0))[36]
+    assert stream_of(spec, 27) == sent[27]
+    stream = stream_of(spec, 36)
+    answers = replay(server.bootstrap, stream)
+    assert len(answers) == 10
+    size, key, version = (int.from_bytes(stream[a:b], "big") for a, b in ((0, 4), (4, 6), (6, 8)))
+    assert answers[0][0] == f"{key}/{version}:{size}"
+    times = [at for _, at in answers]
+    assert None not in times and times == sorted(times)

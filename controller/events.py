@@ -90,20 +90,22 @@ class EventLog:
 
     def iter_since(self, seq: int = 0) -> Iterator[Event]:
         """:meth:`since`, made as they are read (a reader that wants a few pays for a few)."""
-        if not self._events or seq < self._events[0][0]:
-            return map(as_event, self._events)
-        start = seq - self._events[0][0] + 1
-        return map(as_event, itertools.islice(self._events, start, None))
+        return map(as_event, itertools.islice(self._events, self._start(seq), None))
 
     def entries_since(self, seq: int, limit: int) -> list[tuple[Any, ...]]:
         """At most ``limit`` of the kept entries after ``seq``, as kept (make each an :class:`Event` with
         :func:`as_event`): reading them costs a copy of references, so that a big answer is made from them
         off the event loop."""
+        start = self._start(seq)
+        return list(itertools.islice(self._events, start, min(len(self._events), start + max(0, limit))))
+
+    def _start(self, seq: int) -> int:
+        """Where the kept entries after ``seq`` start: 0 before the oldest kept, the number held past the
+        newest (any int64 a client sends)."""
         held = len(self._events)
-        start = 0 if not held or seq < self._events[0][0] else seq - self._events[0][0] + 1
-        if start >= held:  # a sequence number past the newest (any int64 a client sends)
-            return []
-        return list(itertools.islice(self._events, start, min(held, start + limit)))
+        if not held or seq < self._events[0][0]:
+            return 0
+        return min(held, seq - self._events[0][0] + 1)
 
     @property
     def last_seq(self) -> int:

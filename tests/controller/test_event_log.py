@@ -18,3 +18,7 @@ def test_entries_since_any_sequence_number_and_count() -> None:
         log.entries_since(10, 5) == log.entries_since(2**63 - 1, 2**31 - 1) == log.entries_since(3, 0) == []
     )
     assert as_event(log.entries_since(9, 1)[0]).subject == "broker 9"
+    assert log.entries_since(3, -(2**31)) == []
+    assert [e.seq for e in log.iter_since(8)] == [9, 10]
+    assert [e.seq for e in log.iter_since(-(2**63))] == list(range(3, 11))
+    assert list(log.iter_since(2**63 - 1)) == []

@@ -121,9 +121,15 @@ npm: $(NPM_CACHE)/.installed
 run: $(RUNTIME) bytecode
 	$(BIN)/placement-sim serve $(ARGS)
 
+# The suite in two passes: most of it on two workers (pytest-xdist; tests/conftest.py says how they share
+# it: a file's tests together, the Spark and real-Kafka tests each on one worker), then the tests marked
+# `alone` (they measure how long other clients wait) with nothing beside them. PYTEST_ADDOPTS reaches both.
 test: system-deps $(STAMP) bytecode reference npm
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m 'not alone'
+	$(BIN)/python -m pytest -q -m alone
+
+TEST_WORKERS ?= 2
 
 # The newest Python 3.11+ found, on the PATH or installed by pyenv (a pyenv shim of a version that is not
 # selected does not run, so each candidate is tried): `make test-newest` runs the tests on it in a venv of

@@ -40,6 +40,28 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     fn._hypothesis_internal_use_settings = first
 
 
+#: Session fixtures that start something big (a SparkSession, a real Kafka cluster): the tests that use
+#: one run in one worker of a parallel run, so that it is started once.
+_SHARED_FIXTURES = {"spark": "spark", "kafka_single": "kafka", "kafka_three_racks": "kafka"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """How `make test` shares the tests between its two workers (pytest-xdist's ``--dist loadgroup``):
+    a test file's tests together, in their order, on one worker (its module fixtures are made once, and a
+    test may rely on the one before it), and every test that uses a big session fixture on the same one.
+    Run before xdist's own hook, which reads the groups given here."""
+    groups: dict[str, str] = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        names = getattr(item, "fixturenames", ())
+        shared = next((g for f, g in _SHARED_FIXTURES.items() if f in names), None)
+        if shared is not None or path not in groups:
+            groups[path] = shared or groups.get(path, path)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::", 1)[0]]))
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One local[2] SparkSession for the whole test session (the sweep and its command share it)."""

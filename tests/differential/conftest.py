@@ -1,8 +1,9 @@
 """The differential pairs: each real Kafka cluster (tests/conftest.py's session fixtures) beside a
 simulator of the same shape, in one :class:`harness.differential.session.DifferentialSession`.
 
-Started at their first use, stopped at the end of the session (a failing test too). The suite is one
-process: the pairs are shared by every test of this folder.
+Started at their first use, stopped at the end of the session (a failing test too). Every test that uses
+a real Kafka cluster runs on the same worker of a parallel run (tests/conftest.py), so the pairs are
+started once and shared by every test of this folder.
 """
 
 from __future__ import annotations

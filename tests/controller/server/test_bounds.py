@@ -19,6 +19,9 @@ from tests.support.probe import LatencyProbe
 from tests.support.rawwire import SCHEMAS, closed_by_server, raw_connect, read_response, request_frame
 from tests.support.serve import peak_rss, served_process
 
+#: Measures how long other clients wait: run after the rest of the suite, with nothing beside it.
+pytestmark = pytest.mark.alone
+
 MB = 1 << 20
 
 

@@ -18,6 +18,9 @@ from tests.support.probe import LatencyProbe
 from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 from tests.support.serve import served
 
+#: Measures how long other clients wait: run after the rest of the suite, with nothing beside it.
+pytestmark = pytest.mark.alone
+
 STALL = 0.050  # seconds another client may wait
 
 

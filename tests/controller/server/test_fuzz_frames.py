@@ -17,6 +17,9 @@ from tests.support.fuzzclients import fuzz
 from tests.support.probe import LatencyProbe
 from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 
+#: Measures how long other clients wait: run after the rest of the suite, with nothing beside it.
+pytestmark = pytest.mark.alone
+
 FRAMES = 20_000
 PER_CONNECTION = 50
 

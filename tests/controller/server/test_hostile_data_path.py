@@ -15,6 +15,7 @@ import threading
 import time
 import zlib
 
+import pytest
 import zstandard
 from kafka import KafkaConsumer, TopicPartition
 
@@ -29,6 +30,9 @@ from tests.controller.records.batches import build, rewrite
 from tests.support.probe import LatencyProbe
 from tests.support.rawwire import SCHEMAS, raw_connect, read_response
 from tests.support.serve import served
+
+#: Measures how long other clients wait: run after the rest of the suite, with nothing beside it.
+pytestmark = pytest.mark.alone
 
 MB = 1 << 20
 

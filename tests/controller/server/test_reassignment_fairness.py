@@ -5,10 +5,15 @@ meanwhile (the test waits on a socket, so the server thread has the interpreter)
 
 from __future__ import annotations
 
+import pytest
+
 from controller.embedded import ServerThread
 from tests.controller.server.test_fairness import STALL, create_topics
 from tests.support.probe import LatencyProbe
 from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
+
+#: Measures how long other clients wait: run after the rest of the suite, with nothing beside it.
+pytestmark = pytest.mark.alone
 
 PARTITIONS = 30_000
 

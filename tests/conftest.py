@@ -42,7 +42,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 #: Session fixtures that start something big (a SparkSession, a real Kafka cluster): the tests that use
 #: one run in one worker of a parallel run, so that it is started once.
-_SHARED_FIXTURES = {"spark": "spark", "kafka_single": "kafka", "kafka_three_racks": "kafka"}
+#: (``differential`` asks for its cluster by name, so it is named too.)
+_SHARED_FIXTURES = {
+    "spark": "spark",
+    "kafka_single": "kafka",
+    "kafka_three_racks": "kafka",
+    "differential": "kafka",
+}
 
 
 @pytest.hookimpl(tryfirst=True)

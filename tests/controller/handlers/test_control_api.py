@@ -173,6 +173,23 @@ def test_events_are_followed_in_pages(server, client):
     assert seen == everything
 
 
+def test_an_answer_carries_at_most_ten_thousand_events_whatever_is_asked():
+    """A long log is followed in pages of at most 10,000 events, however many MaxEvents asks for."""
+    with (
+        ServerThread.start(seed=1, clock="virtual") as server,
+        BlockingClient.connect(server.bootstrap, request_timeout=30) as client,
+    ):
+        entries = [(("t", i), [("leader", 1, 2)], "test") for i in range(25_000)]
+        server.call(lambda: server.server.controller.cluster.events.record_many("partition", entries))
+        sizes, position, last = [], 0, None
+        while last is None or position < last:
+            last, page = client.events(since=position, max_events=2**31 - 1)
+            sizes.append(len(page))
+            position = page[-1]["Seq"]
+        assert position == last == server.events()[-1].seq
+        assert sizes[:2] == [10_000, 10_000] and sum(sizes) == last and max(sizes) == 10_000
+
+
 def test_a_real_clock_cannot_be_advanced():
     with (
         ServerThread.start(placer="legacy", seed=1) as server,

@@ -141,6 +141,17 @@ def _drain(
     return answers
 
 
+def _waits(frames: list[str], sent: float, arrivals: list[float]) -> str:
+    """What an unanswered valid connection waited on: answers come in the order of their requests, so the
+    first frame not answered held the rest; and the answer that came longest after the one before it."""
+    said = f"waiting on {frames[len(arrivals)]}; " if len(arrivals) < len(frames) else ""
+    if arrivals:
+        gaps = [b - a for a, b in zip([sent, *arrivals], arrivals, strict=False)]
+        k = max(range(len(gaps)), key=gaps.__getitem__)
+        said += f"longest wait {gaps[k]:.3f} s, for {frames[k]}; "
+    return said
+
+
 def _requests(stream: bytes) -> str:
     """The frames of a stream as ``apiKey/version:size`` (as far as their size prefixes go)."""
     shown, pos = [], 0
@@ -268,10 +279,12 @@ def _main() -> None:
                     unanswered.append(n)
                     sent_at = f"{sent[0] - began:.3f}" if sent else "never"
                     last = f"{arrivals[-1] - began:.3f}" if arrivals else "-"
+                    frames = _requests(stream).split()
+                    waiting = _waits(frames, sent[0] if sent else began, arrivals) if valid else ""
                     stalls.append(
                         f"connection {n} ({'valid' if valid else 'mixed'}) at {began:.3f}: sent +{sent_at} s, "
                         f"{len(arrivals)} answer(s), the last +{last} s, given up +{time.monotonic() - began:.3f} s; "
-                        f"{_requests(stream)}"
+                        f"{waiting}{' '.join(frames)}"
                     )
             finally:
                 sock.close()

@@ -92,3 +92,14 @@ def test_a_connections_stream_is_made_again_and_replayed_alone(placement_sim_fac
     assert answers[0][0] == f"{key}/{version}:{size}"
     times = [at for _, at in answers]
     assert None not in times and times == sorted(times)
+
+
+def test_an_unanswered_connection_says_what_it_waited_on() -> None:
+    """The first frame not answered (answers come in order), and the answer that came longest after the
+    one before it."""
+    from tests.support.fuzzclients import _waits
+
+    frames = ["18/3:47", "1008/0:28", "1/12:90"]
+    assert _waits(frames, 10.0, [10.01, 11.5]) == "waiting on 1/12:90; longest wait 1.490 s, for 1008/0:28; "
+    assert _waits(frames, 10.0, []) == "waiting on 18/3:47; "
+    assert _waits(frames, 10.0, [10.3, 10.4, 10.45]) == "longest wait 0.300 s, for 18/3:47; "

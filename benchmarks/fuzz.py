@@ -12,7 +12,7 @@ run in processes of their own (tests.support.fuzzclients), as does the well-beha
 log and counters can be read. Reported: frames per second, unhandled exceptions in the server (errors
 logged, handler failures, internal-error closes), connections neither answered nor closed within 2 s of
 their last byte, the ERROR lines the server logged, and the well-behaved client's p50 and p99 round
-trips; each unanswered connection with when it sent and what came back, and any pause of a client
+trips; each unanswered connection with when it sent, what came back and the frame it waited on, and any pause of a client
 process itself (so that its misses are not laid at the server's door). Exit 1 when any exception, ERROR
 line or unanswered connection is seen, a client fails, or the well-behaved client's p50 is above 50 ms.
 

@@ -62,22 +62,14 @@ def run_spec(
 
 
 def fuzz(
-    bootstrap: str,
-    apis: dict[int, tuple[int, int]],
-    *,
-    seed: int,
-    frames: int,
-    per_connection: int,
-    threads: int = 8,
-    processes: int = 1,
-    deadline: float = 2.0,
-    timeout: float = 900.0,
-    context: FuzzContext | None = None,
+    bootstrap: str, apis: dict[int, tuple[int, int]], *, timeout: float = 900.0, **run: Any
 ) -> FuzzOutcome:
     """Runs the clients (see the module docstring) in ``processes`` processes of ``threads`` threads and
-    waits for them; even-numbered connections send valid requests only, odd-numbered ones everything.
-    Each thread makes its connections' frames as it goes (a million frames are never held at once)."""
-    spec = run_spec(bootstrap, apis, seed, frames, per_connection, threads, processes, deadline, context)
+    waits for them (``run``: :func:`run_spec`'s other arguments, by name); even-numbered connections send
+    valid requests only, odd-numbered ones everything. Each thread makes its connections' frames as it
+    goes (a million frames are never held at once)."""
+    spec = run_spec(bootstrap, apis, **run)
+    processes = spec["parts"]
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "tests.support.fuzzclients", json.dumps({**spec, "part": part})],

@@ -70,3 +70,21 @@ def differential(request: pytest.FixtureRequest) -> Iterator[DifferentialSession
         yield session
     finally:
         session.end()
+
+
+#: The fixtures through which a test reaches a real cluster.
+_SESSIONS = ("differential", "differential_single", "differential_three_racks")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    """A failed test shows the end of each real Kafka node's log beside its answers (what Kafka did at
+    the moment: a leader moved, a broker fenced), in the run's output, where CI keeps it."""
+    report = yield
+    if report.failed and call.when == "call":
+        funcargs = getattr(item, "funcargs", {})
+        session = next((funcargs[name] for name in _SESSIONS if name in funcargs), None)
+        if session is not None:
+            for node_id, node in sorted(session.kafka.cluster.nodes.items()):
+                report.sections.append((f"Kafka node {node_id}: the end of its log", node.log_tail(60)))
+    return report

@@ -1340,6 +1340,15 @@ def reassign(draw: Draw, session: DifferentialSession) -> None:
     result = session.run(Step("AlterPartitionReassignments", v, data, note=kind))
     accepted = kafka_ok(result.kafka, "Responses", 0, "Partitions", 0, "ErrorCode") == 0
     if accepted and target is not None:
+        if any(b in model.failed for b in target):
+            # A target broker is down: neither cluster can finish until it is back (the end of the
+            # sequence brings it back); both are compared with the reassignment under way.
+            listed = {
+                "TimeoutMs": 10000,
+                "Topics": [{"Name": Topic(topic.name), "PartitionIndexes": [partition]}],
+            }
+            session.run(Step("ListPartitionReassignments", 0, listed, note="a target broker down"))
+            return
         session.settle_reassignments(topic.name, partition, target)
         topic.replicas[partition] = list(target)
 

@@ -73,7 +73,7 @@ class ReassignOutcome:
 
 
 class _Refused(Exception):
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str | None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -120,8 +120,9 @@ class Reassignments:
         self.clock = clock
         self.elections = elections
         self.run_event = run_event
-        # Partitions whose completion is scheduled, with the replicas their leader asked to add to the ISR.
-        self._completing: dict[tuple[str, int], tuple[PartitionState, list[int]]] = {}
+        # Partitions whose completion is scheduled: the replicas their leader asked to add to the ISR, and the
+        # ISR it asked for (its order is kept).
+        self._completing: dict[tuple[str, int], tuple[PartitionState, list[int], list[int]]] = {}
         self._timer: Timer | None = None
 
     async def close(self) -> None:
@@ -216,7 +217,8 @@ class Reassignments:
 
     def _cancel(self, p: PartitionState) -> Change:
         if not (p.adding_replicas or p.removing_replicas):
-            raise _Refused(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress.")
+            # No message: Kafka's ApiError.fromThrowable leaves out one that is the error's own description.
+            raise _Refused(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None)
         back = revert(p)
         if back.unclean and not self.elections.unclean_allowed(p):
             raise _Refused(
@@ -302,7 +304,7 @@ class Reassignments:
         before = self._completing.get(key)
         if before is not None:
             joining = before[1] + [r for r in joining if r not in before[1]]
-        self._completing[key] = (p, joining)
+        self._completing[key] = (p, joining, list(isr))
         if self._timer is None:
             self._timer = self.clock.call_later(0, self._complete_pending, "reassignment completion")
 
@@ -313,14 +315,18 @@ class Reassignments:
     async def _complete(self) -> None:
         pending, self._completing = self._completing, {}
         changes = []
-        for (topic, index), (p, joining) in pending.items():
+        for (topic, index), (p, joining, asked) in pending.items():
             t = self.cluster.topics.get(topic)
             if t is None or index >= len(t.partitions) or t.partitions[index] is not p:
                 continue  # deleted meanwhile
             # Only those still in sync now: the tick that asked may have moved the high watermark past a
-            # replica after it asked (over the ISR as it was), and an ISR member is never below it.
+            # replica after it asked (over the ISR as it was), and an ISR member is never below it. In the
+            # order the leader asked for (Kafka's controller keeps the AlterPartition's ISR order).
             hw = p.high_watermark
-            isr = [r for r in p.replicas if r in p.isr or (r in joining and p.leo_of(r) >= hw)]
+            in_sync = {r for r in p.replicas if r in p.isr or (r in joining and p.leo_of(r) >= hw)}
+            isr = [r for r in asked if r in in_sync] + [
+                r for r in p.replicas if r in in_sync and r not in asked
+            ]
             if completed_reassignment(p.replicas, p.adding_replicas, p.removing_replicas, isr) is None:
                 continue  # cancelled, changed, or fallen behind meanwhile: replication asks again
             changes.append(Change(p, target_isr=isr))

@@ -120,7 +120,8 @@ async def test_a_move_through_its_stages_with_metadata_and_the_listing(
     ]
     await client.advance_clock(2000)
     assert await listing(client) == []
-    assert await state(client, "moves", 0) == (3, [3, 1, 2], [3, 1, 2])
+    # The ISR in the order of the leader's AlterPartition (ascending ids), as Kafka 4.4 keeps it.
+    assert await state(client, "moves", 0) == (3, [3, 1, 2], [1, 2, 3])
     metadata = await client.send("MetadataRequest", {"Topics": [{"Name": "moves"}]})
     [partition] = metadata["Topics"][0]["Partitions"]
     assert (partition["LeaderId"], partition["ReplicaNodes"]) == (3, [3, 1, 2])
@@ -165,7 +166,8 @@ async def test_errors_and_a_cancel(server: ServerThread, client: KafkaClient) ->
     ]
     answer = await alter(client, {"errs": {1: None, 0: [9]}})
     assert codes(answer) == [
-        ("errs", 1, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress."),
+        # No message: Kafka leaves out one that is the error's own description (seen against Kafka 4.4).
+        ("errs", 1, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None),
         (
             "errs",
             0,

@@ -207,6 +207,6 @@ action = "snapshot"
     refused = "orders-0: INVALID_REPLICA_ASSIGNMENT: The manual partition assignment includes broker 9, but no such broker is registered."  # fmt: skip
     assert [r.error for r in results] == [None, None, refused, None]
     [p] = results[-1].snapshot.topics[0]["Partitions"]
-    assert (p["LeaderId"], p["Replicas"], p["Isr"]) == (3, [3, 1, 2], [3, 1, 2])
+    assert (p["LeaderId"], p["Replicas"], p["Isr"]) == (3, [3, 1, 2], [1, 2, 3])  # the leader's ask's order
     changes = [e.change("replicas") for e in run.entries if isinstance(e, Event) and e.change("replicas")]
     assert changes == [((0, 1, 2), (3, 1, 2, 0)), ((3, 1, 2, 0), (3, 1, 2))]

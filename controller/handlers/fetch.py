@@ -345,8 +345,14 @@ def _answer(
                     done = True
                     continue
                 end_epoch, end_offset = end
+                if offset < leader_log.log_start_offset:
+                    # Partition.readRecords: below the log start, out of range whether or not it diverges.
+                    _fail(entry, ErrorCode.OFFSET_OUT_OF_RANGE)
+                    done = True
+                    continue
                 if end_epoch < last_fetched or end_offset < offset:
-                    _ok(entry, hw, lso, leader_log.log_start_offset, b"", aborted)
+                    # An empty read (Kafka's FetchDataInfo.empty): no AbortedTransactions, even read_committed.
+                    _ok(entry, hw, lso, leader_log.log_start_offset, b"", None)
                     entry["DivergingEpoch"] = {"Epoch": end_epoch, "EndOffset": end_offset}
                     done = True
                     continue

@@ -77,12 +77,14 @@ def _fetch(
     version: int = 11,
     wait_ms: int = 0,
     epoch: int = -1,
+    isolation: int = 0,
     **extra: Any,
 ) -> dict[str, Any]:
     response = client.send(
         "FetchRequest",
         {
             "ReplicaId": -1,
+            "IsolationLevel": isolation,
             "MaxWaitMs": wait_ms,
             "MinBytes": 1,
             "MaxBytes": 1 << 20,
@@ -343,6 +345,14 @@ def test_fetch_checks_the_clients_leader_epoch_and_finds_a_diverging_one(server)
         diverging = _fetch(client, topic, 5, version=12, epoch=epoch, LastFetchedEpoch=epoch)
         assert diverging["DivergingEpoch"] == {"Epoch": epoch, "EndOffset": 2}
         assert diverging["Records"] == b""
+        # An empty read, read_committed too: no AbortedTransactions list (null), as Kafka 4.4 answers;
+        # a read_committed read that reads has one.
+        committed = _fetch(client, topic, 5, version=12, epoch=epoch, isolation=1, LastFetchedEpoch=epoch)
+        assert (committed["DivergingEpoch"], committed["AbortedTransactions"]) == (
+            {"Epoch": epoch, "EndOffset": 2},
+            None,
+        )
+        assert _fetch(client, topic, 0, version=12, epoch=epoch, isolation=1)["AbortedTransactions"] == []
         # An epoch past the leader's latest is unknown to its cache: Kafka answers it undefined.
         unknown_epoch = _fetch(client, topic, 1, version=12, epoch=epoch, LastFetchedEpoch=epoch + 3)
         assert unknown_epoch["DivergingEpoch"] == {"Epoch": -1, "EndOffset": -1}

@@ -109,8 +109,10 @@ class TopicSettings:
     min_insync_replicas: int
     #: Bytes a replica's log holds at most before its oldest batches below the high watermark go.
     retention_bytes: int
-    #: ``cleanup.policy`` includes ``delete``: DeleteRecords may move the log start (Kafka's
-    #: ``LogConfig.delete``; a compact-only topic's records cannot be deleted).
+    #: DeleteRecords may move the log start: ``cleanup.policy`` includes ``delete``, or is not compacted
+    #: (an empty policy, Kafka 4.x's "keep everything"). A compact-only topic's records cannot be deleted
+    #: (POLICY_VIOLATION); Kafka 4.4 deletes those of a topic with an empty policy (seen in the
+    #: differential benchmark).
     delete_policy: bool = True
 
 
@@ -252,7 +254,8 @@ class DataPath:
             retention = topic_retention if retention < 0 else min(topic_retention, retention)
         limits = TopicLimits.read(value, self.config.records_max_decompressed_bytes)
         min_insync = value(MIN_INSYNC_REPLICAS) if self.dynamics.elections.style is ElectionStyle.KAFKA else 1
-        return TopicSettings(limits, min_insync, retention, "delete" in value(CLEANUP_POLICY))
+        policy = value(CLEANUP_POLICY)
+        return TopicSettings(limits, min_insync, retention, "delete" in policy or "compact" not in policy)
 
     def now_ms(self) -> int:
         """The leader's wall-clock time (ms) for timestamp checks and LogAppendTime: the wall clock at the

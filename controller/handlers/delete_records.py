@@ -1,8 +1,9 @@
 """DeleteRecords (21) v0-2: move partitions' log start offsets up.
 
 As Kafka's ``ReplicaManager.deleteRecordsOnLocalLog``: the topic (UNKNOWN_TOPIC_OR_PARTITION), the
-answering broker's leadership (NOT_LEADER_OR_FOLLOWER), a topic whose ``cleanup.policy`` does not include
-``delete`` (POLICY_VIOLATION, ``Partition.deleteRecordsOnLeader``); an offset of -1 means the high watermark, and
+answering broker's leadership (NOT_LEADER_OR_FOLLOWER), a compacted topic whose ``cleanup.policy`` does not
+include ``delete`` (POLICY_VIOLATION, ``Partition.deleteRecordsOnLeader``; an empty policy deletes, as Kafka
+4.4's); an offset of -1 means the high watermark, and
 an offset above the high watermark (or below -1) is OFFSET_OUT_OF_RANGE. The log start moves on every
 replica at once (Kafka's ``DelayedDeleteRecords`` waits until the followers have moved theirs; here they
 move together), and LowWatermark answers the leader's new log start offset. Whole batches below it

@@ -467,6 +467,19 @@ def test_offset_for_leader_epoch_and_delete_records(server) -> None:
         )
         [d] = answer["Topics"][0]["Partitions"]
         assert (d["ErrorCode"], d["LowWatermark"]) == (ErrorCode.POLICY_VIOLATION, -1)
+    # An empty policy (nothing cleaned) is no compacted topic: Kafka 4.4 deletes its records.
+    kept = _topic(server, cleanup_policy="")
+    with _client(server, _leader(server, kept)) as client:
+        answer = client.send(
+            "DeleteRecordsRequest",
+            {
+                "TimeoutMs": 1000,
+                "Topics": [{"Name": kept, "Partitions": [{"PartitionIndex": 0, "Offset": 0}]}],
+            },
+            version=2,
+        )
+        [d] = answer["Topics"][0]["Partitions"]
+        assert (d["ErrorCode"], d["LowWatermark"]) == (0, 0)
 
 
 @pytest.fixture(scope="module")

@@ -454,32 +454,21 @@ def test_offset_for_leader_epoch_and_delete_records(server) -> None:
         assert _fetch(client, topic, 2)["ErrorCode"] == ErrorCode.OFFSET_OUT_OF_RANGE
         assert _keys(_fetch(client, topic, 3)["Records"])[0] == (3, b"k0")
         assert delete(-1) == (0, 6)
-    # A compacted topic's records cannot be deleted, whatever the offset (Kafka checks the policy first).
-    compacted = _topic(server, cleanup_policy="compact")
-    with _client(server, _leader(server, compacted)) as client:
-        answer = client.send(
-            "DeleteRecordsRequest",
-            {
-                "TimeoutMs": 1000,
-                "Topics": [{"Name": compacted, "Partitions": [{"PartitionIndex": 0, "Offset": 5}]}],
-            },
-            version=2,
-        )
+    # A compacted topic's records cannot be deleted, whatever the offset (Kafka checks the policy first);
+    # an empty policy (nothing cleaned) is no compacted topic: Kafka 4.4 deletes its records.
+    for policy, offset, expected in (("compact", 5, (ErrorCode.POLICY_VIOLATION, -1)), ("", 0, (0, 0))):
+        named = _topic(server, cleanup_policy=policy)
+        with _client(server, _leader(server, named)) as client:
+            answer = client.send(
+                "DeleteRecordsRequest",
+                {
+                    "TimeoutMs": 1000,
+                    "Topics": [{"Name": named, "Partitions": [{"PartitionIndex": 0, "Offset": offset}]}],
+                },
+                version=2,
+            )
         [d] = answer["Topics"][0]["Partitions"]
-        assert (d["ErrorCode"], d["LowWatermark"]) == (ErrorCode.POLICY_VIOLATION, -1)
-    # An empty policy (nothing cleaned) is no compacted topic: Kafka 4.4 deletes its records.
-    kept = _topic(server, cleanup_policy="")
-    with _client(server, _leader(server, kept)) as client:
-        answer = client.send(
-            "DeleteRecordsRequest",
-            {
-                "TimeoutMs": 1000,
-                "Topics": [{"Name": kept, "Partitions": [{"PartitionIndex": 0, "Offset": 0}]}],
-            },
-            version=2,
-        )
-        [d] = answer["Topics"][0]["Partitions"]
-        assert (d["ErrorCode"], d["LowWatermark"]) == (0, 0)
+        assert (d["ErrorCode"], d["LowWatermark"]) == expected, policy
 
 
 @pytest.fixture(scope="module")

@@ -73,9 +73,9 @@ def _sequences(
         session.begin()
         try:
             _steps(session, rng, steps, n, names, actions)
+        except UnlistedDifferences:
+            raise
         except (TimeoutError, AssertionError) as exc:  # the harness's own, not a difference: shown, counted
-            if isinstance(exc, UnlistedDifferences):
-                raise
             HARNESS_ERRORS.append(f"{label} sequence {n}: {type(exc).__name__}: {str(exc)[:300]}")
             print(f"  harness error in sequence {n}: {HARNESS_ERRORS[-1]}", flush=True)
         finally:

@@ -87,19 +87,6 @@ def spark() -> Iterator[object]:
 _KAFKA_SUMMARIES: list[str] = []
 
 
-#: The tests against a real Kafka cluster that failed: the clusters' folders (each node's server.log) are
-#: then kept, to show what Kafka did.
-_KAFKA_FAILURES: list[str] = []
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
-    report = yield
-    if report.failed and item.nodeid.startswith("tests/differential/"):
-        _KAFKA_FAILURES.append(item.nodeid)
-    return report
-
-
 def _kafka_cluster(shape: str) -> Iterator[KafkaCluster]:
     from harness.kafka_cluster import KafkaCluster
 
@@ -108,10 +95,9 @@ def _kafka_cluster(shape: str) -> Iterator[KafkaCluster]:
     try:
         yield cluster
     finally:
-        if _KAFKA_FAILURES:
-            cluster.keep_folder = True
+        if cluster.keep_folder:  # a test of it failed (tests/differential/conftest.py)
             _KAFKA_SUMMARIES.append(
-                f"{shape}: kept {cluster.folder} (each node's server.log) after {len(_KAFKA_FAILURES)} failed test(s)"
+                f"{shape}: kept {cluster.folder} (each node's server.log) after a failed test"
             )
         cluster.stop()
 

@@ -72,19 +72,23 @@ def differential(request: pytest.FixtureRequest) -> Iterator[DifferentialSession
         session.end()
 
 
-#: The fixtures through which a test reaches a real cluster.
+#: The fixtures through which a test reaches a real cluster: the pairs, and the clusters themselves.
 _SESSIONS = ("differential", "differential_single", "differential_three_racks")
+_CLUSTERS = ("kafka_single", "kafka_three_racks")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
     """A failed test shows the end of each real Kafka node's log beside its answers (what Kafka did at
-    the moment: a leader moved, a broker fenced), in the run's output, where CI keeps it."""
+    the moment: a leader moved, a broker fenced), in the run's output, where CI keeps it; and its
+    cluster's folder is kept after the session (tests/conftest.py names it)."""
     report = yield
     if report.failed and call.when == "call":
         funcargs = getattr(item, "funcargs", {})
-        session = next((funcargs[name] for name in _SESSIONS if name in funcargs), None)
-        if session is not None:
-            for node_id, node in sorted(session.kafka.cluster.nodes.items()):
+        clusters = [funcargs[n].kafka.cluster for n in _SESSIONS if n in funcargs]
+        clusters += [funcargs[n] for n in _CLUSTERS if n in funcargs and funcargs[n] not in clusters]
+        for cluster in clusters:
+            cluster.keep_folder = True
+            for node_id, node in sorted(cluster.nodes.items()):
                 report.sections.append((f"Kafka node {node_id}: the end of its log", node.log_tail(60)))
     return report

@@ -233,6 +233,9 @@ class _Member:
         self.member_id = str(uuid.UUID(int=self.rng.getrandbits(128)))
         self.name = f"m{index}"
         self.connections = _Connections(runner.server)
+        #: FindCoordinator's own connections: a broker answers a connection's requests one at a time, so
+        #: one asked where a ShareFetch or ShareAcknowledge waits on the clock would wait with it.
+        self.lookups = _Connections(runner.server)
         self.epoch = 0
         self.coordinator = NO_LEADER
         self.assigned: set[int] = set()
@@ -291,7 +294,7 @@ class _Member:
 
     async def _find_coordinator(self) -> int:
         for broker in self.runner.serving_brokers():
-            client = await self.connections.to(broker)
+            client = await self.lookups.to(broker)
             if client is None:
                 continue
             try:
@@ -299,7 +302,7 @@ class _Member:
                     "FindCoordinatorRequest", {"Key": GROUP, "KeyType": 0}, version=3, timeout=10
                 )
             except (ClientError, OSError):
-                self.connections.drop(broker)
+                self.lookups.drop(broker)
                 continue
             if answer["ErrorCode"] == ErrorCode.NONE:
                 return int(answer["NodeId"])
@@ -460,6 +463,7 @@ class _Member:
             if flight is not None:
                 flight.task.cancel()
         await self.connections.close()
+        await self.lookups.close()
 
 
 def _ack_entry(partition: int, entries: list[tuple[int, int, bytes | None]]) -> dict[str, Any]:

@@ -6,8 +6,9 @@ ShareFetch, ShareAcknowledge) that accept, release, reject or let locks expire, 
 record accepted is delivered again unless a lost acknowledgement is reported; every record of the final
 log is accepted or reported (archived with its cause, or a data-path loss at its offset). With unclean
 elections on, the internal topics may elect unclean leaders too: seed 5 loses an answered acceptance on
-``__share_group_state``, and the record comes back reported. About 2.5 minutes on a loaded 2-core machine
-(the 24 seeds 134 s, 2 to 15 s a seed).
+``__share_group_state``, and the record comes back reported. About 30 seconds on a loaded 2-core machine
+(1 to 2 s a seed; seeds 13 and 15 took 12 and 21 s while the members' FindCoordinator waited, in real
+time, behind a ShareFetch waiting on the virtual clock on the same connection: it has its own now).
 
 A failing seed replays alone with ``asyncio.run(controller.losscheck.share.run_share_seed(seed))``. The
 two share checks are held to what they catch on run records made by hand."""

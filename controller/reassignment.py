@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,6 +130,13 @@ class Reassignments:
             self._timer.cancel()
 
     # ------------------------------------------------------------------------------------- requests
+
+    async def alter_moves(
+        self, moves: Mapping[tuple[str, int], Sequence[int] | None], allow_rf_change: bool = True
+    ) -> list[ReassignOutcome]:
+        """:meth:`alter` of ``(topic, index)`` to replicas (None: cancel), in the mapping's order."""
+        targets = [Target(topic, index, replicas) for (topic, index), replicas in moves.items()]
+        return await self.alter(targets, allow_rf_change)
 
     async def alter(self, targets: Sequence[Target], allow_rf_change: bool = True) -> list[ReassignOutcome]:
         """AlterPartitionReassignments: one outcome per target, in order."""

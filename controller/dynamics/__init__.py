@@ -15,7 +15,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from controller.clock import Clock, Timer, VirtualClock
 from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionState, PartitionStatus
@@ -29,8 +30,10 @@ from controller.election.service import Change, ElectionService
 from controller.election.styles import start_election_service
 from controller.events import Event
 from controller.offload import Turns
-from controller.reassignment import Reassignments, ReassignOutcome, Target
 from protocol.codes import ErrorCode
+
+if TYPE_CHECKING:
+    from controller.reassignment import Reassignments, ReassignOutcome
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +120,7 @@ class Dynamics:
         self.lifecycle.run_event = self.run_event
         elections.on_changes = self._after_changes
         elections.before_change = self._before_change
-        #: Partition reassignments (AlterPartitionReassignments), completed as replication catches up.
-        self.reassignments = Reassignments(cluster, clock, elections, self.run_event)
-        self.replication.on_reassignment_complete = self.reassignments.complete_later
+        self.replication.on_reassignment_complete = self._reassignment_complete
         #: Called with the partitions a controller change touched (leader, epochs, in-sync set), in order,
         #: before replication looks at them: the replicas' logs follow (``controller.data_path``).
         self.on_partitions_changed: Callable[[Sequence[PartitionState]], None] = lambda partitions: None
@@ -141,6 +142,17 @@ class Dynamics:
         if any(p.leader == NO_LEADER for p in cluster.partitions()):
             self._schedule_unclean_check(UNCLEAN_ELECTION_CHECK_MS)
 
+    @cached_property
+    def reassignments(self) -> Reassignments:
+        """Partition reassignments (AlterPartitionReassignments), completed as replication catches up: made
+        at the first one asked for, so that a server that is asked none never loads their module."""
+        from controller.reassignment import Reassignments
+
+        return Reassignments(self.cluster, self.clock, self.elections, self.run_event)
+
+    def _reassignment_complete(self, partition: PartitionState, isr: list[int]) -> None:
+        self.reassignments.complete_later(partition, isr)
+
     @classmethod
     async def start(
         cls, config: ServerConfig, cluster: Cluster, clock: Clock, lock: asyncio.Lock
@@ -157,7 +169,9 @@ class Dynamics:
             if timer is not None:
                 timer.cancel()
         await self.lifecycle.close()
-        await self.reassignments.close()
+        reassignments = self.__dict__.get("reassignments")  # made only if one was asked for
+        if reassignments is not None:
+            await reassignments.close()
         await self.replication.close()
         await self.elections.close()
 
@@ -316,8 +330,7 @@ class Dynamics:
         (None cancels its reassignment); one outcome per partition, in order (``error`` None when it
         started, completed at once or was cancelled). The new replicas copy at the replication model's
         rates; :meth:`partition_state` shows ``adding_replicas`` and ``removing_replicas`` meanwhile."""
-        targets = [Target(topic, index, replicas) for (topic, index), replicas in moves.items()]
-        return await self.reassignments.alter(targets, allow_replication_factor_change)
+        return await self.reassignments.alter_moves(moves, allow_replication_factor_change)
 
     async def advance(self, ms: int) -> int:
         """Moves a virtual clock ``ms`` ahead, firing what falls due on the way; the new time."""

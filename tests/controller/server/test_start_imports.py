@@ -113,7 +113,6 @@ BARE = {
     "controller.plugins.isolation.worker",
     "controller.plugins.loader",
     "controller.plugins.properties",
-    "controller.reassignment",
     "controller.security",
     "controller.server",
     "controller.topic_admin",

@@ -20,6 +20,7 @@ target.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -33,7 +34,7 @@ from harness.differential.choices import Chooser  # noqa: E402
 from harness.differential.generators import ACTIONS, GENERATORS  # noqa: E402
 from harness.differential.machine import paired_session, sim_for  # noqa: E402
 from harness.differential.session import DifferentialSession, UnlistedDifferences, _generic  # noqa: E402
-from harness.kafka_cluster import KafkaCluster  # noqa: E402
+from harness.kafka_cluster import KafkaCluster, rss_bytes  # noqa: E402
 
 
 def run_sequences(
@@ -65,6 +66,7 @@ def _sequences(
     began: float,
     progress: list[int],
 ) -> None:
+    window = Window()
     for n in range(count):
         if time.monotonic() > deadline:
             print(f"  {label}: time is up after {n} of {count} sequences", flush=True)
@@ -88,6 +90,34 @@ def _sequences(
                 f"{sum(session.unlisted_kinds.values())} unlisted difference(s) so far",
                 flush=True,
             )
+            print("    " + window.since(session, n + 1, elapsed), flush=True)
+
+
+class Window:
+    """Where the time of the sequences since the last progress line went: each side's waiting for its
+    answers (the three APIs it waited on longest; the two sides are asked at once), the rest being the
+    harness's own, and the memory each holds (a run that slows shows which part grew)."""
+
+    def __init__(self) -> None:
+        self.sequences, self.elapsed = 0, 0.0
+        self.spent: dict[str, Counter[str]] = {}
+
+    def since(self, session: DifferentialSession, sequences: int, elapsed: float) -> str:
+        count = max(1, sequences - self.sequences)
+        wall = (elapsed - self.elapsed) / count
+        parts = [f"{wall * 1000:.0f} ms a sequence"]
+        for side in session.sides:
+            delta = side.spent.copy()
+            delta.subtract(self.spent.get(side.name, Counter()))
+            top = ", ".join(f"{api} {s / count * 1000:.0f}" for api, s in delta.most_common(3))
+            parts.append(f"{side.name} answers {sum(delta.values()) / count * 1000:.0f} ms ({top})")
+            self.spent[side.name] = side.spent.copy()
+        self.sequences, self.elapsed = sequences, elapsed
+        kafka_rss = sum(session.kafka.cluster.memory().values())
+        parts.append(
+            f"RSS: Kafka {kafka_rss / 2**20:.0f} MB, this process {rss_bytes(os.getpid()) / 2**20:.0f} MB"
+        )
+        return "; ".join(parts)
 
 
 #: What went wrong in the harness itself (a cluster that did not settle in time): each sequence's, shown

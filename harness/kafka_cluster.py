@@ -56,6 +56,7 @@ __all__ = [
     "KafkaNode",
     "NodeSpec",
     "elr_level",
+    "rss_bytes",
 ]
 
 #: The version ``harness/kafka/pom.xml`` pins (checked against the cached broker jar at start).
@@ -84,6 +85,14 @@ BASE_PROPERTIES: dict[str, str] = {
     "log.cleaner.threads": "1",
     "controller.quorum.election.timeout.ms": "1000",
     "controller.quorum.fetch.timeout.ms": "2000",
+    # Kafka's automatic preferred-leader elections run every 5 minutes on a cluster a test session keeps
+    # for longer: one may move a leader between two steps that the harness sees as settled. The
+    # simulator of a differential test runs without them too (harness/differential/machine.py).
+    "auto.leader.rebalance.enable": "false",
+    # Kafka's group cleanup runs at this interval (10 min by default) and deletes an empty group with no
+    # committed offsets, such as one a JoinGroup answered MEMBER_ID_REQUIRED made: a timer the simulator
+    # does not run (docs/fidelity.md). Once a day, it never falls inside a differential sequence.
+    "offsets.retention.check.interval.ms": "86400000",
 }
 
 #: Kafka's eligible leader replicas feature (KIP-966) and its level on a new Kafka 4.4 cluster (on).
@@ -188,7 +197,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _rss_bytes(pid: int) -> int:
+def rss_bytes(pid: int) -> int:
     """The resident set of a process, from /proc (0 when it is gone)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -236,7 +245,7 @@ class KafkaNode:
         return self.folder / "server.log"
 
     def rss_bytes(self) -> int:
-        return _rss_bytes(self.process.pid) if self.running and self.process is not None else 0
+        return rss_bytes(self.process.pid) if self.running and self.process is not None else 0
 
     def log_tail(self, lines: int = 30) -> str:
         texts = []

@@ -34,6 +34,7 @@ SIM_PROPERTIES: dict[str, str] = {
     "transaction.state.log.num.partitions": "3",
     "transaction.state.log.min.isr": "1",
     "auto.create.topics.enable": "false",
+    "auto.leader.rebalance.enable": "false",
     # Eligible leader replicas at the reference's level (harness/kafka_cluster.py's DEFAULT_FEATURES: on,
     # Kafka 4.4's default and the simulator's; REFERENCE_ELR_VERSION=0 turns both off).
     "simulator.eligible.leader.replicas.version": elr_level(),

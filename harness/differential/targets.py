@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -104,6 +106,8 @@ class Side(ABC):
         self._clients: dict[int, KafkaClient] = {}
         #: Request timeout for each send, seconds (a hung broker's requests end here).
         self.request_timeout = 15.0
+        #: Seconds spent waiting for this cluster's answers, by API (which side a slow run waits on).
+        self.spent: Counter[str] = Counter()
 
     @property
     @abstractmethod
@@ -148,6 +152,21 @@ class Side(ABC):
         timeout: float | None = None,
     ) -> Outcome:
         """One request on ``broker``'s connection (made again if the last one ended)."""
+        began = time.perf_counter()
+        try:
+            return await self._send(broker, api, version, data, expect_response, timeout)
+        finally:
+            self.spent[api] += time.perf_counter() - began
+
+    async def _send(
+        self,
+        broker: int,
+        api: str,
+        version: int,
+        data: dict[str, Any],
+        expect_response: bool,
+        timeout: float | None,
+    ) -> Outcome:
         data = fit(api, version, data)
         try:
             client = await self.client(broker)

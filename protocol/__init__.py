@@ -15,6 +15,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from protocol.bytecode import keep_dataclass_code
+
+keep_dataclass_code()  # before any class of the project is made (controller imports this package first)
+
 if TYPE_CHECKING:
     from protocol.codec import DecodeCaps, Message, UnsupportedVersion, VersionCodec
     from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError, SpecError

@@ -21,7 +21,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
-import os
 import re
 import sys
 import types
@@ -30,10 +29,12 @@ from typing import Any
 
 from construct.core import CodeGen, Compiled, Construct
 
+from protocol.bytecode import CACHE_DIR, write_atomically
+
 __all__ = ["CACHE", "compile_construct"]
 
 #: Where the compiled code of generated codecs is kept.
-CACHE = Path(__file__).parent / "__pycache__" / "codecs"
+CACHE = Path(CACHE_DIR) / "codecs"
 
 # What construct's compile() puts before a construct's own code (its generated modules all start so).
 _PRELUDE = """
@@ -107,16 +108,5 @@ def _code(source: str, digest: str) -> Any:
         if isinstance(cached, types.CodeType):
             return cached
     code = compile(source, "", "exec")
-    import tempfile  # only when a codec is compiled for the first time (not at a server's start)
-
-    with contextlib.suppress(OSError):
-        CACHE.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=CACHE, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(marshal.dumps(code))
-            os.replace(temporary, path)  # whole or absent: processes may write the same file at once
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+    write_atomically(str(path), marshal.dumps(code))
     return code

@@ -119,6 +119,7 @@ BARE = {
     "controller.topic_names",
     "protocol",
     "protocol._spec_index",
+    "protocol.bytecode",  # the compiled code of the methods dataclasses writes, read before any class is made
     "protocol.caps",
     "protocol.client",
     "protocol.codec",

@@ -61,6 +61,15 @@ class Names:
     #: Timestamps the harness wrote into records: kept as they are; other times near now are "<now>".
     client_times: set[int] = field(default_factory=set)
 
+    def begin(self, prefix: str) -> None:
+        """A new sequence: its prefix, and nothing learned in the ones before (their topics, producers and
+        members are gone with them; kept, they made each answer's stripping slower as a run went on)."""
+        self.prefix = prefix
+        self.topic_ids.clear()
+        self.producer_ids.clear()
+        self.member_ids.clear()
+        self.client_times.clear()
+
     def strip(self, text: str) -> str:
         for member, label in self.member_ids.items():  # first: a member id holds a UUID of its own
             text = text.replace(member, label)

@@ -138,7 +138,7 @@ class DifferentialSession:
         self.history = []
         prefix = f"d{next(_sequence_numbers)}x{int(time.time()) % 100000}-"
         for side in self.sides:
-            side.names.prefix = prefix
+            side.names.begin(prefix)
             side.refresh_names()
             self.ids[side.name] = {"topics": {}, "producers": {}, "members": {}}
         self.model = Model(self.cluster, self.kafka.broker_ids())

@@ -96,7 +96,8 @@ def _sequences(
 class Window:
     """Where the time of the sequences since the last progress line went: each side's waiting for its
     answers (the three APIs it waited on longest; the two sides are asked at once), the rest being the
-    harness's own, and the memory each holds (a run that slows shows which part grew)."""
+    harness's own work and its pauses while it waits for a failure to settle, and the memory each holds
+    (a run that slows shows which part grew)."""
 
     def __init__(self) -> None:
         self.sequences, self.elapsed = 0, 0.0

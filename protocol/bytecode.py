@@ -27,9 +27,11 @@ import os
 import sys
 import threading
 import types
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["CACHE_DIR", "DATACLASS_CODE", "keep_dataclass_code", "write_atomically"]
+__all__ = ["CACHE_DIR", "DATACLASS_CODE", "keep_dataclass_code", "read_marshalled", "write_atomically"]
+
+T = TypeVar("T")
 
 #: Where compiled code of generated source is kept (beside the package's own bytecode).
 CACHE_DIR = os.path.join(os.path.dirname(__file__), "__pycache__")
@@ -54,13 +56,15 @@ def write_atomically(path: str, data: bytes) -> None:
                 os.unlink(temporary)
 
 
-def _read(path: str) -> dict[str, types.CodeType]:
+def read_marshalled(path: str, kind: type[T]) -> T | None:
+    """What ``path`` holds, marshalled, when it is a ``kind``; None when the file is absent, cut short or
+    holds something else (a cache then compiles again)."""
     with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
         with open(path, "rb") as stream:
             loaded = marshal.loads(stream.read())
-        if isinstance(loaded, dict):
+        if isinstance(loaded, kind):
             return loaded
-    return {}
+    return None
 
 
 class _DataclassCode:
@@ -88,7 +92,7 @@ class _DataclassCode:
         if isinstance(module, str) and module.partition(".")[0] in PACKAGES:  # the class's module
             known = self.known.get(module)
             if known is None:
-                known = self.known[module] = _read(self.path(module))
+                known = self.known[module] = read_marshalled(self.path(module), dict) or {}
             code = known.get(source)
             if code is None:
                 code = known[source] = compile(source, "<string>", "exec")

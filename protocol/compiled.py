@@ -16,7 +16,6 @@ A cache that cannot be read or written (a read-only install) is not an error: th
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -29,7 +28,7 @@ from typing import Any
 
 from construct.core import CodeGen, Compiled, Construct
 
-from protocol.bytecode import CACHE_DIR, write_atomically
+from protocol.bytecode import CACHE_DIR, read_marshalled, write_atomically
 
 __all__ = ["CACHE", "compile_construct"]
 
@@ -103,10 +102,9 @@ def compile_construct(construct: Construct) -> Compiled:
 
 def _code(source: str, digest: str) -> Any:
     path = CACHE / f"{digest}.{sys.implementation.cache_tag}.bin"
-    with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-        cached = marshal.loads(path.read_bytes())
-        if isinstance(cached, types.CodeType):
-            return cached
+    cached = read_marshalled(str(path), types.CodeType)
+    if cached is not None:
+        return cached
     code = compile(source, "", "exec")
     write_atomically(str(path), marshal.dumps(code))
     return code

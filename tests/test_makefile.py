@@ -53,10 +53,12 @@ def test_test_newest_runs_the_suite_on_a_newer_python(tmp_path) -> None:
         f"TESTED_PYTHON={sys.executable}",
         f"NEWEST_VENV={venv}",
         f"MAKE={make}",
+        "TEST_WORKERS=2",
     )
     assert result.returncode == 0, result.stderr
     assert calls.read_text().splitlines() == [
         f"make --no-print-directory system-deps {venv}/.installed",
         "python --version",
-        "python -m pytest -q --ignore=tests/clients --ignore=tests/differential",
+        "python -m pytest -q -n 2 --dist loadgroup -m not alone --ignore=tests/clients --ignore=tests/differential",
+        "python -m pytest -q -m alone --ignore=tests/clients --ignore=tests/differential",
     ]

@@ -24,8 +24,7 @@ import struct
 from collections.abc import Iterator
 from typing import Final, NamedTuple
 
-from crc32c import crc32c
-
+from protocol.checksum import crc32c
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 from protocol.wire import read_uvarint, uvarint_bytes, zigzag32

@@ -33,8 +33,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from crc32c import crc32c
-
 from controller.records.batch import (
     ATTRIBUTES_OFFSET,
     CONTROL_FLAG,
@@ -46,6 +44,7 @@ from controller.records.batch import (
     next_batch_size,
     read_header,
 )
+from protocol.checksum import crc32c
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 

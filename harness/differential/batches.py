@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from crc32c import crc32c
+from protocol.checksum import crc32c
 
 __all__ = ["BatchSpec", "RecordSpec", "build", "parse_batches"]
 

@@ -19,9 +19,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from crc32c import crc32c
-
 from protocol import UNKNOWN_TAGGED_FIELDS, EncodeError, Schemas
+from protocol.checksum import crc32c
 from protocol.framing import encode_request
 from protocol.structs import Array, KafkaStruct, NullableStruct
 from protocol.types import Boolean, Bytes, Float64, Integer, KafkaType, String, Uuid

@@ -41,6 +41,7 @@ from controller.events import EventLog
 from controller.image import ImageBuilder, MetadataImage
 from controller.placement.service import PlacementService
 from controller.topic_admin import TopicAdmin
+from controller.topic_names import GROUP_METADATA_TOPIC_NAME
 from protocol import Schemas, load_schemas
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from controller.acls.service import AclService
     from controller.config_admin import ConfigAdmin
     from controller.consumer_groups.service import ConsumerGroupService
+    from controller.coordinator_topic import CoordinatorTopic
     from controller.data_path import DataPath
     from controller.faults import Faults
     from controller.groups.durable import GroupService
@@ -83,9 +85,25 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         "the replicas' logs: Produce, Fetch and the offsets APIs",
     ),
     Subsystem(
+        "offsets_topic",
+        "controller.coordinator_topic",
+        lambda m, c: m.CoordinatorTopic(
+            GROUP_METADATA_TOPIC_NAME,
+            c.config.offsets_partitions,
+            c.config.offsets_replication_factor,
+            {},
+            c.cluster,
+            c.clock,
+            c.dynamics.replication,
+            c.topic_admin,
+            c.config.replication_tick_ms,
+        ),
+        "__consumer_offsets on the replication model: FindCoordinator's answer for a group, the groups' log",
+    ),
+    Subsystem(
         "groups",
         "controller.groups.durable",
-        lambda m, c: m.GroupService(c.config, c.cluster, c.clock, c.dynamics.replication, c.topic_admin),
+        lambda m, c: m.GroupService(c.config, c.cluster, c.clock, c.offsets_topic),
         "classic consumer groups, their coordinator on the leaders of __consumer_offsets",
     ),
     Subsystem(
@@ -170,6 +188,7 @@ class Controller:
 
     if TYPE_CHECKING:  # built on first use (SUBSYSTEMS)
         data_path: DataPath
+        offsets_topic: CoordinatorTopic
         groups: GroupService
         consumer_groups: ConsumerGroupService
         transactions: TransactionService
@@ -277,6 +296,9 @@ class Controller:
         groups = self.built("groups")
         if groups is not None:
             groups.close()
+        offsets_topic = self.built("offsets_topic")
+        if offsets_topic is not None:
+            offsets_topic.close()
         transactions = self.built("transactions")
         if transactions is not None:
             transactions.close()

@@ -46,10 +46,8 @@ from controller.clock import Clock
 from controller.cluster import NO_LEADER, Cluster
 from controller.config import ServerConfig
 from controller.coordinator_topic import LOAD_MS, CoordinatorTopic, coordinator_partition, java_string_hash
-from controller.dynamics.replication import Replication
 from controller.groups.classic import ClassicGroup, GroupState
 from controller.groups.coordinator import CommittedOffset, GroupCoordinator, GroupSettings
-from controller.topic_admin import TopicAdmin
 from controller.topic_names import GROUP_METADATA_TOPIC_NAME
 from protocol.codes import ErrorCode
 
@@ -128,32 +126,14 @@ class GroupFamily(Protocol):
 class GroupService:
     """The coordinator of every group, placed on the brokers (see the module docstring)."""
 
-    def __init__(
-        self,
-        config: ServerConfig,
-        cluster: Cluster,
-        clock: Clock,
-        replication: Replication,
-        topic_admin: TopicAdmin,
-    ) -> None:
+    def __init__(self, config: ServerConfig, cluster: Cluster, clock: Clock, topic: CoordinatorTopic) -> None:
         self.config = config
         self.cluster = cluster
         self.clock = clock
-        self.replication = replication
-        self.topic_admin = topic_admin
-        self.partitions = config.offsets_partitions
-        #: ``__consumer_offsets`` on the replication model.
-        self.topic = CoordinatorTopic(
-            OFFSETS_TOPIC,
-            config.offsets_partitions,
-            config.offsets_replication_factor,
-            {},
-            cluster,
-            clock,
-            replication,
-            topic_admin,
-            config.replication_tick_ms,
-        )
+        self.partitions = topic.partitions
+        #: ``__consumer_offsets`` on the replication model (the Controller's ``offsets_topic``, which
+        #: FindCoordinator asks without loading the groups).
+        self.topic = topic
         self.coordinator = GroupCoordinator(
             clock,
             GroupSettings(
@@ -182,7 +162,6 @@ class GroupService:
         self._unanswered: dict[int, list[_PendingCommit]] = {}
 
     def close(self) -> None:
-        self.topic.close()
         self.coordinator.close()
 
     def add_family(self, family: GroupFamily, kinds: frozenset[str]) -> None:

@@ -1,7 +1,8 @@
 """FindCoordinator (10): the broker that coordinates a group (KeyType 0: the leader of its
-``__consumer_offsets`` partition, :mod:`controller.groups.durable`) or a transactional id (KeyType 1: the
-leader of its ``__transaction_state`` partition, :mod:`controller.transactions.state_log`); the topic is
-made at the first request for it. Many keys at once from v4.
+``__consumer_offsets`` partition, the Controller's ``offsets_topic``: the groups themselves are loaded at a
+group's first request, not here) or a transactional id (KeyType 1: the leader of its
+``__transaction_state`` partition, :mod:`controller.transactions.state_log`); the topic is made at the
+first request for it. Many keys at once from v4.
 
 Share groups find their group coordinator with KeyType 0; KeyType 2 names a share coordinator (a
 share-partition key ``groupId:topicId:partition``: the leader of its ``__share_group_state`` partition,
@@ -32,7 +33,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
     keys = request["CoordinatorKeys"] if version >= 4 else [request["Key"]]
     key_type = request.get("KeyType", GROUP_KEY)
     if key_type == GROUP_KEY and any(keys):
-        await ctx.controller.groups.ensure_topic()
+        await ctx.controller.offsets_topic.ensure()  # the topic, not the groups (loaded at a group's request)
     elif key_type == TRANSACTION_KEY and any(keys):
         await ctx.controller.transactions.state_log.ensure_topic()
     elif key_type == SHARE_KEY and any(keys):
@@ -69,7 +70,7 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     if key_type == TRANSACTION_KEY:
         error, broker = ctx.controller.transactions.state_log.coordinator_of(key)
     else:
-        error, broker = ctx.controller.groups.coordinator_of(key)
+        error, broker = ctx.controller.offsets_topic.coordinator_of(key)
     endpoint = ctx.endpoints.get(broker) if not error else None
     if endpoint is None:
         entry["ErrorCode"] = ErrorCode.COORDINATOR_NOT_AVAILABLE

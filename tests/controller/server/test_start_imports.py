@@ -187,3 +187,22 @@ def test_faults_of_the_settings_are_active_from_start() -> None:
         finally:
             admin.close()
         assert answer["Topics"][0]["ErrorCode"] == ErrorCode.NOT_CONTROLLER
+
+
+def test_find_coordinator_makes_the_offsets_topic_and_loads_no_group_code() -> None:
+    """A consumer with a group.id asks FindCoordinator at its start, whether or not it ever joins the group:
+    the answer needs __consumer_offsets and its leaders, not the group coordinator's code."""
+    with ServerThread.start() as server:
+        controller = server.server.controller
+        client = BlockingClient.connect(server.bootstrap, connect_timeout=10, request_timeout=10)
+        try:
+            answer = client.send("FindCoordinatorRequest", {"Key": "g", "KeyType": 0}, version=2)
+            assert answer["ErrorCode"] == ErrorCode.NONE and answer["NodeId"] >= 0
+            assert controller.built("offsets_topic") is not None and controller.built("groups") is None
+            assert "__consumer_offsets" in controller.cluster.topics
+            # The group's first request loads the groups, on the topic FindCoordinator made.
+            joined = client.send("OffsetFetchRequest", {"GroupId": "g", "Topics": None}, version=2)
+            assert joined["ErrorCode"] == ErrorCode.NONE
+            assert controller.built("groups").topic is controller.offsets_topic
+        finally:
+            client.close()

@@ -15,9 +15,9 @@ producer's sequence checks and the append (:meth:`controller.data_path.DataPath.
 duplicate is answered with its original offsets). A partition named twice is answered once, with the
 batch named last (:func:`_distinct`).
 
-No request holds the event loop: the records of batches bigger than
-:data:`controller.offload.BIG_BODY` (a compressed batch counts 16 times its size) are read in a worker
-thread, and a Produce naming more than :data:`IN_TURNS` partitions is answered in turns of the loop
+No request holds the event loop: the records of batches whose reading costs more than decoding
+:data:`controller.offload.BIG_BODY` bytes would (:func:`controller.records.validator.validate_size`: by
+their records, a compressed batch by 16 times its size) are read in a worker thread, and a Produce naming more than :data:`IN_TURNS` partitions is answered in turns of the loop
 (:class:`controller.offload.Turns`). Leadership is looked at again at the append, since others ran
 while the records were read.
 

@@ -19,10 +19,24 @@ import zstandard
 from kafka.errors import CorruptRecordError
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from controller.offload import BIG_BODY
 from controller.records.batch import HEADER_SIZE, TIMESTAMP_TYPE_FLAG, Compression
-from controller.records.checks import DEFAULT_LIMITS, DEFAULT_MAX_DECOMPRESSED_BYTES, ClientBatch, TopicLimits
+from controller.records.checks import (
+    DEFAULT_LIMITS,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    ClientBatch,
+    TopicLimits,
+    check_client_batch,
+)
 from controller.records.records import read_batch_records
-from controller.records.validator import MAX_RECORD_ERRORS, RecordsRefusal, validate_client_batch
+from controller.records.validator import (
+    MAX_RECORD_ERRORS,
+    MIN_RECORD_BYTES,
+    RECORD_WORK,
+    RecordsRefusal,
+    validate_client_batch,
+    validate_size,
+)
 from protocol.codes import ErrorCode
 from protocol.errors import Refusal
 from protocol.wire import uvarint_bytes, zigzag32
@@ -336,3 +350,33 @@ def test_whatever_passes_a_consumer_decodes(codec):
             # kafka-python decodes header keys as strict UTF-8; Kafka's clients replace what is not.
             assert "UnicodeDecodeError" in str(error)
     assert passed > 20 and refused_count > 20
+
+
+def _checked(data: bytes) -> ClientBatch:
+    batch = check_client_batch(data, 9, DEFAULT_LIMITS, NOW, "orders", 3)
+    assert isinstance(batch, ClientBatch), batch
+    return batch
+
+
+def test_the_work_of_an_uncompressed_batch_is_its_records_and_of_a_compressed_one_its_size():
+    """validate_size decides which batches are read in a worker thread (above BIG_BODY): reading costs about
+    2.5 µs a record whatever the record's size, so a megabyte of 1 KiB records is read on the loop (about
+    2.5 ms) and a few thousand small records are not."""
+    kib = _checked(build(1000, value_size=1024))
+    assert kib.header.size > 1_000_000 and validate_size(kib) < BIG_BODY
+    small = _checked(build(3000, value_size=10))
+    assert validate_size(small) > BIG_BODY
+    assert validate_size(small) == 3000 * RECORD_WORK + small.header.size // 2000
+    zstd = _checked(build(100, compression=Compression.ZSTD))
+    assert validate_size(zstd) == zstd.header.size * 16
+
+
+def test_a_count_the_bytes_cannot_hold_counts_only_the_records_that_fit():
+    """The scan stops at the batch's end whatever count its header declares: a lying count is no more work."""
+    data = build(20, value_size=10)
+    lying = _checked(rewrite(data, records_count=2**31 - 1, last_offset_delta=2**31 - 2))
+    assert (
+        validate_size(lying)
+        == (lying.header.size // MIN_RECORD_BYTES) * RECORD_WORK + lying.header.size // 2000
+    )
+    assert validate_size(lying) < BIG_BODY

@@ -30,6 +30,8 @@ from protocol.wire import (
     stream_decode, stream_encode, uuid_from_bytes, uvarint_bytes, write_elements,
     write_tag_section, write_unknown_tags, zigzag32, zigzag64,
 )
+from protocol.runs import Runs as _Runs, Value as _Value, Values as _Values
+from protocol.types import Fixed as _Fixed
 """
 
 

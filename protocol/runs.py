@@ -132,6 +132,23 @@ class Runs:
         steps.append((skip, None, 0))
         return tuple(steps)
 
+    def source(self) -> str:
+        """Python source that makes an equal site (fresh, no shapes seen) in a generated module, whose
+        prelude (:data:`protocol.emit.PRELUDE`) binds ``_Runs``, ``_Value``, ``_Values`` and ``_Fixed``: a
+        codec's module makes its own sites, so its code refers to no object of the process that wrote it."""
+
+        def fixed(f: Fixed) -> str:
+            return f"_Fixed({f.code!r}, {f.size!r}, {f.post!r}, {f.pre!r})"
+
+        fields = ", ".join(
+            f"_Value({v.name!r}, {fixed(v.fixed)})"
+            if isinstance(v, Value)
+            else f"_Values({v.name!r}, {fixed(v.fixed)}, {v.compact!r}, {v.nullable!r}, {v.cap!r})"
+            for v in self.fields
+        )
+        tagged = ", ".join(f"({name!r}, {literal(default)})" for name, default in self.tagged)
+        return f"_Runs({self.name!r}, ({fields}{',' if self.fields else ''}), {self.flexible!r}, ({tagged}{',' if self.tagged else ''}))"
+
     @staticmethod
     def possible(fields: Sequence[Value | Values], flexible: bool) -> bool:
         """Whether elements of this layout have a size (``iter_unpack`` needs one)."""

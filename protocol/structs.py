@@ -187,7 +187,7 @@ class Array(KafkaType):
                 fn("return pos")
 
             skip_element = em.function("skip_element", "buf, pos, bound", element)
-            em(f"pos = {em.linked(runs)}.skip(buf, pos, {bound}, {n}, {skip_element})")
+            em(f"pos = {em.constant(runs.source(), 'runs')}.skip(buf, pos, {bound}, {n}, {skip_element})")
         else:
             with em.block(f"for _ in range({n}):"):
                 self.element.emit_skip(em, bound)
@@ -225,7 +225,7 @@ class Array(KafkaType):
         decode_element = em.function("element", "buf, pos, bound", element)
         site, found = em.local("rs"), em.local("r")
         with em.block(f"if {n} > 0:"):
-            em(f"{site} = {em.linked(runs)}")
+            em(f"{site} = {em.constant(runs.source(), 'runs')}")
             em(f"{found} = {site}.last(buf, pos, {bound}, {n})")
             with em.block(f"if {found} is None:"):
                 em(f"{found} = {site}.decode(buf, pos, {bound}, {n}, {decode_element})")

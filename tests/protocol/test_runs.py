@@ -51,9 +51,9 @@ def layout() -> Message:
 
 
 def sites(message: Message, version: int) -> dict[str, Runs]:
-    """The run sites of a version's generated decoder, by element name."""
-    linked = message.codec(version).compiled.module.linkedinstances.values()
-    return {site.name: site for site in linked if isinstance(site, Runs)}
+    """The run sites of a version's generated decoder (module-level names of its module), by element name."""
+    names = message.codec(version).compiled.module.__dict__.values()
+    return {site.name: site for site in names if isinstance(site, Runs)}
 
 
 def item(

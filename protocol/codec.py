@@ -11,8 +11,10 @@ interpreted construct, which either produces the result or raises an error namin
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import logging
+import pickle
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,7 +22,7 @@ from typing import Any
 from protocol import structs as s
 from protocol import types as t
 from protocol.caps import CapPath, applicable, check_caps
-from protocol.compiled import compile_construct
+from protocol.compiled import compile_construct, compile_message
 from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError
 from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, SpecHeader, Versions
 from protocol.wire import Gaps
@@ -148,6 +150,12 @@ def _absent_default(field: FieldSpec, flexible: Versions) -> Any:
     return field.default
 
 
+def _spec_key(spec: MessageSpec) -> bytes:
+    """The spec's part of a codec's cache key (:func:`protocol.compiled.compile_message`): the digest of the
+    whole spec as pickled (every field, version and default the codec is written from)."""
+    return hashlib.sha1(pickle.dumps(spec, protocol=5)).digest()
+
+
 # -- compiled codec for one version -----------------------------------------------------------------
 
 
@@ -160,13 +168,23 @@ class VersionCodec:
     """
 
     def __init__(
-        self, spec: MessageSpec, version: int, construct: s.KafkaMessage | None = None, where: str = ""
+        self,
+        spec: MessageSpec,
+        version: int,
+        construct: s.KafkaMessage | None = None,
+        where: str = "",
+        spec_key: bytes | None = None,
     ) -> None:
         self.name = spec.name
         self.version = version
-        self.construct = build_message(spec, version) if construct is None else construct
         self.where = where
-        self.compiled = compile_construct(self.construct)
+        if construct is None:  # the message's own codec: kept whole across processes (compile_message)
+            self.construct = build_message(spec, version)
+            key = (spec_key if spec_key is not None else _spec_key(spec)) + b"v%d" % version
+            self.compiled = compile_message(self.construct, key)
+        else:
+            self.construct = construct
+            self.compiled = compile_construct(construct)
         namespace = self.compiled.module.__dict__
         self._decode: Callable[[bytes, int], tuple[dict[str, Any], int]] = namespace[
             self.construct.decode_function
@@ -288,6 +306,8 @@ class Message:
         # type, API key and versions are the header's.
         self._header: MessageSpec | SpecHeader = spec
         self._spec = spec if isinstance(spec, MessageSpec) else None
+        #: What names the spec in the codec cache's keys (:func:`_spec_key`), made at the first codec.
+        self._spec_key: bytes | None = None
         self._codecs: dict[int, VersionCodec] = {}
         self._lock = threading.Lock()
         # Its own lock: the spec is first parsed while a codec is built under ``_lock``.
@@ -351,7 +371,9 @@ class Message:
             with self._lock:
                 codec = self._codecs.get(version)
                 if codec is None:
-                    codec = VersionCodec(self.spec, version)
+                    if self._spec_key is None:
+                        self._spec_key = _spec_key(self.spec)
+                    codec = VersionCodec(self.spec, version, spec_key=self._spec_key)
                     self._codecs[version] = codec
                     log.debug("compiled %s v%d", self.name, version)
         return codec

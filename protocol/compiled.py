@@ -12,6 +12,14 @@ replaced by their order of first appearance before the source is hashed and comp
 are linked under the same numbers. A cache file is named by the hash of that source and the
 interpreter's tag, so a changed spec, construct or interpreter is a different file, never a stale one.
 A cache that cannot be read or written (a read-only install) is not an error: the code is compiled.
+
+A message's own codec (:func:`compile_message`) goes one step further: its source depends only on the
+message's spec, its version and the code that writes codecs, and it links one object, the message's
+construct (array run sites are made by the module itself, :meth:`protocol.runs.Runs.source`). So its
+source and code are kept under a key made of those three, and a new process reads them before writing
+anything: no source written, no spec walked but to build the construct. The code that writes codecs is
+named by the size and modification time of each module of this package and construct's version (a
+module's bytecode is checked the same way), so an edited generator writes its codecs anew.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
+import os
 import re
 import sys
 import types
@@ -27,18 +36,21 @@ from pathlib import Path
 from typing import Any
 
 from construct.core import CodeGen, Compiled, Construct
+from construct.version import version_string as CONSTRUCT_VERSION
 
 from protocol.bytecode import CACHE_DIR, read_marshalled, write_atomically
 
-__all__ = ["CACHE", "compile_construct"]
+__all__ = ["CACHE", "compile_construct", "compile_message", "generator"]
 
 #: Where the compiled code of generated codecs is kept.
 CACHE = Path(CACHE_DIR) / "codecs"
 
-# What construct's compile() puts before a construct's own code (its generated modules all start so).
+# What construct's compile() puts before a construct's own code (its generated modules all start so), but
+# its star imports: the project's constructs write their own code (protocol.emit's PRELUDE imports what
+# it uses), and copying construct's hundreds of names into each codec's module was a third of the cost
+# of making a codec from the cache.
 _PRELUDE = """
-    from construct import *
-    from construct.lib import *
+    from construct.core import Compiled
     from io import BytesIO
     import struct
     import collections
@@ -83,20 +95,70 @@ def compile_construct(construct: Construct) -> Compiled:
 
     source = _LINKED.sub(renumber, _LINK_COMMENT.sub("", code.toString()))
     digest = hashlib.sha1(source.encode()).hexdigest()
-    module = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(digest, None))
-    exec(_code(source, digest), module.__dict__)
     linked = {
         "instances": code.linkedinstances,
         "parsers": code.linkedparsers,
         "builders": code.linkedbuilders,
     }
-    for (kind, object_id), number in numbers.items():
-        getattr(module, "linked" + kind)[number] = linked[kind][int(object_id)]
+    links = {(kind, number): linked[kind][int(object_id)] for (kind, object_id), number in numbers.items()}
+    return _compiled(construct, source, _code(source, digest), digest, links)
+
+
+def _compiled(
+    construct: Construct, source: str, code: Any, name: str, links: dict[tuple[str, int], Any]
+) -> Compiled:
+    """The module of ``code`` (compiled from ``source``), its linked objects bound, as construct's compile()
+    returns it."""
+    module = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(name, None))
+    exec(code, module.__dict__)
+    for (kind, number), obj in links.items():
+        getattr(module, "linked" + kind)[number] = obj
     compiled: Compiled = module.compiled
     compiled.source = source
     compiled.module = module
-    compiled.modulename = digest
+    compiled.modulename = name
     compiled.defersubcon = construct
+    return compiled
+
+
+_generator: bytes | None = None
+
+
+def generator() -> bytes:
+    """What names the code that writes codecs: each module of this package by its size and modification
+    time, and construct's version (computed once per process: a stat per module)."""
+    global _generator
+    if _generator is None:
+        folder = os.path.dirname(__file__)
+        parts = [CONSTRUCT_VERSION.encode()]
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        _generator = b"\0".join(parts)
+    return _generator
+
+
+def compile_message(construct: Construct, key: bytes) -> Compiled:
+    """:func:`compile_construct` for a message's construct whose source depends only on ``key`` (its spec
+    and version; :func:`generator` is added here): read whole from the cache when it is there, else
+    written, compiled and kept under that key when it links nothing but ``construct`` itself."""
+    digest = hashlib.sha1(generator() + b"\0" + key).hexdigest()
+    path = CACHE / f"m{digest}.{sys.implementation.cache_tag}.bin"
+    kept = read_marshalled(str(path), tuple)
+    if (
+        kept is not None
+        and len(kept) == 3
+        and isinstance(kept[1], str)
+        and isinstance(kept[2], types.CodeType)
+    ):
+        name, source, code = kept
+        return _compiled(construct, source, code, name, {("instances", 0): construct})
+    compiled = compile_construct(construct)
+    module = compiled.module
+    if module.linkedinstances == {0: construct} and not module.linkedparsers and not module.linkedbuilders:
+        code = _code(compiled.source, compiled.modulename)
+        write_atomically(str(path), marshal.dumps((compiled.modulename, compiled.source, code)))
     return compiled
 
 

@@ -4,10 +4,7 @@ of compiled, the same classes made, never stale, and optional."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import marshal
-import os
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -16,6 +13,7 @@ import pytest
 
 import protocol.bytecode
 from protocol.bytecode import _DataclassCode, keep_dataclass_code
+from tests.support.interpreters import second_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,15 +142,7 @@ def test_the_package_installs_one_cache_and_a_second_process_compiles_nothing():
         "codes = [code for used in cache.used.values() for code in used.values()]\n"
         "print(json.dumps([cache.compiled, _methods(codes)]))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    runs = []
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
-        )
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.splitlines()[-1]))
-    compiled, known = runs[1]
+    compiled, known = second_process(script)
     assert known >= 100  # a bare server's classes' methods, all read from the file
     assert compiled == 0, f"the second process compiled {compiled} of {known}"
     assert protocol.bytecode.DATACLASS_CODE.startswith(str(ROOT / "protocol" / "__pycache__"))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +13,7 @@ import protocol.spec
 from protocol import load_schemas
 from protocol.exceptions import SpecError
 from protocol.spec import STRUCT_DEFAULT, SpecHeader, Versions, _ParsedSpecs
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.interpreters import second_process
 
 
 def _header(path: Path, versions: Versions) -> SpecHeader:
@@ -122,14 +119,6 @@ def test_a_second_process_reads_every_spec_it_uses_from_the_cache():
         "    BlockingClient.connect(server.bootstrap, connect_timeout=10, request_timeout=10).close()\n"
         "print(json.dumps([len(parsed), sum(hits)]))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    counts = []
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
-        )
-        assert done.returncode == 0, done.stderr
-        counts.append(json.loads(done.stdout.splitlines()[-1]))
-    parsed, read = counts[1]
+    parsed, read = second_process(script)
     assert read >= 3  # ApiVersions' request and response, the request header
     assert parsed == 0, f"the second process parsed {parsed} specs"

@@ -16,10 +16,11 @@ A cache that cannot be read or written (a read-only install) is not an error: th
 A message's own codec (:func:`compile_message`) goes one step further: its source depends only on the
 message's spec, its version and the code that writes codecs, and it links one object, the message's
 construct (array run sites are made by the module itself, :meth:`protocol.runs.Runs.source`). So its
-source and code are kept under a key made of those three, and a new process reads them before writing
-anything: no source written, no spec walked but to build the construct. The code that writes codecs is
-named by the size and modification time of each module of this package and construct's version (a
-module's bytecode is checked the same way), so an edited generator writes its codecs anew.
+source and code are kept in a file per spec and version, with the name of the generator that wrote them,
+and a new process reads them before writing anything: no source written, no spec walked but to build the
+construct. The generator is named by the size and modification time of each module of this package and
+construct's version (a module's bytecode is checked the same way), so an edited generator writes its
+codecs anew, over the old files.
 """
 
 from __future__ import annotations
@@ -141,24 +142,27 @@ def generator() -> bytes:
 
 def compile_message(construct: Construct, key: bytes) -> Compiled:
     """:func:`compile_construct` for a message's construct whose source depends only on ``key`` (its spec
-    and version; :func:`generator` is added here): read whole from the cache when it is there, else
-    written, compiled and kept under that key when it links nothing but ``construct`` itself."""
-    digest = hashlib.sha1(generator() + b"\0" + key).hexdigest()
-    path = CACHE / f"m{digest}.{sys.implementation.cache_tag}.bin"
+    and version) and on :func:`generator`: read whole from the cache when the file of ``key`` was written
+    by the same generator, else written, compiled and kept there (one file per key: an edited generator
+    writes over it, nothing piles up) when it links nothing but ``construct`` itself."""
+    path = CACHE / f"m{hashlib.sha1(key).hexdigest()}.{sys.implementation.cache_tag}.bin"
+    made_by = generator()
     kept = read_marshalled(str(path), tuple)
     if (
         kept is not None
-        and len(kept) == 3
+        and len(kept) == 4
+        and kept[0] == made_by
         and isinstance(kept[1], str)
-        and isinstance(kept[2], types.CodeType)
+        and isinstance(kept[2], str)
+        and isinstance(kept[3], types.CodeType)
     ):
-        name, source, code = kept
+        _, name, source, code = kept
         return _compiled(construct, source, code, name, {("instances", 0): construct})
     compiled = compile_construct(construct)
     module = compiled.module
     if module.linkedinstances == {0: construct} and not module.linkedparsers and not module.linkedbuilders:
         code = _code(compiled.source, compiled.modulename)
-        write_atomically(str(path), marshal.dumps((compiled.modulename, compiled.source, code)))
+        write_atomically(str(path), marshal.dumps((made_by, compiled.modulename, compiled.source, code)))
     return compiled
 
 

@@ -98,11 +98,15 @@ def test_a_message_codec_is_kept_per_spec_version_and_generator(project_schemas,
     _fresh(fetch.spec, 11)
     _fresh(fetch.spec, 12)
     _fresh(_message(project_schemas).spec, 0)
-    assert len([f for f in cache.iterdir() if f.name.startswith("m")]) == 3
-    # an edited module of the package (its size or time) names another generator: written anew
+    kept = {f: f.read_bytes() for f in cache.iterdir() if f.name.startswith("m")}
+    assert len(kept) == 3
+    # an edited module of the package (its size or time) names another generator: written anew, in place
     monkeypatch.setattr(protocol.compiled, "_generator", b"another generator")
     _fresh(fetch.spec, 11)
-    assert len([f for f in cache.iterdir() if f.name.startswith("m")]) == 4
+    again = {f: f.read_bytes() for f in cache.iterdir() if f.name.startswith("m")}
+    assert again.keys() == kept.keys()
+    assert [f for f in kept if again[f] != kept[f]] == [f for f in kept if b"another generator" in again[f]]
+    assert sum(b"another generator" in data for data in again.values()) == 1
 
 
 def test_the_generator_names_every_module_of_the_package(monkeypatch):

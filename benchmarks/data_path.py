@@ -48,8 +48,11 @@ The same replay is then sent to the simulator (to the leader of a topic of its o
 Fetch requests name that topic's id and read its first batch), and to a second floor that keeps each
 Produce request's bytes in a buffer of its own (``--keep``: what any server that serves the records
 back must at least do; on this machine most of that cost is the kernel handing the process fresh
-memory). A second table shows the three side by side, in CPU per MB (not gated): the simulator's
-distance from the floor on exactly the same bytes, without a client's own variation.
+memory), and to a third that keeps them and reads each batch's records as a Kafka leader reads them at
+append (``--keep --read``: ``LogValidator``'s checks, through the project's one reader of records), the
+least a server that answers a Produce as Kafka does must do. A second table shows them side by side,
+in CPU per MB (not gated): the simulator's distance from the floors on exactly the same bytes, without a
+client's own variation.
 
 Targets, as the issue sets them (the script prints a table and exits 1 if one is missed): the
 simulator's median throughput at least the mock's (1.0x) and its median server CPU per MB at most the
@@ -80,6 +83,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
@@ -357,7 +361,7 @@ _SIZE = 4
 FLOOR_TOPIC_ID = uuid.UUID(int=1)
 
 
-def floor_main(path: str, keep: bool) -> None:
+def floor_main(path: str, keep: bool, read: bool = False) -> None:
     """Serve the answers in ``path`` (pickled {apiKey: a whole response frame, correlation id 0}) on an
     ephemeral port, on uvloop when it is installed; print the address; serve until SIGTERM.
 
@@ -366,9 +370,26 @@ def floor_main(path: str, keep: bool) -> None:
     prefix, API key and correlation id are read, and the taught answer for its API key goes out with the
     correlation id patched in. No decode, no checks, no log. With ``keep``, the rest of each Produce
     frame is read into a buffer of its own, which is kept (what any server that serves the records back
-    must do at least: the memory the records take is the process's, fresh from the system)."""
+    must do at least: the memory the records take is the process's, fresh from the system). With
+    ``read`` too, each kept batch's records are then read as a Kafka leader reads them at append
+    (``LogValidator``: the project's ``validate_client_batch``, the one reading of records there is):
+    what a server must do at least to answer a Produce as Kafka does."""
     with open(path, "rb") as f:
-        answers: dict[int, bytes] = pickle.load(f)
+        answers: dict[Any, Any] = pickle.load(f)
+    span = answers.pop("batch", None)  # where the batch lies in a Produce frame's rest
+    validate: Any = None
+    if read:
+        from controller.records.checks import DEFAULT_LIMITS
+        from controller.records.validator import validate_client_batch
+
+        def validate(rest: bytearray) -> None:
+            batch = memoryview(rest)[span[0] : span[1]]
+            result = validate_client_batch(
+                batch, PRODUCE_VERSION, DEFAULT_LIMITS, int(time.time() * 1000), "t", 0
+            )
+            if not hasattr(result, "header"):
+                raise RuntimeError(f"the floor refused the replayed batch: {result}")
+
     try:
         import uvloop
 
@@ -394,6 +415,8 @@ def floor_main(path: str, keep: bool) -> None:
         def buffer_updated(self, nbytes: int) -> None:
             if self.filling:
                 self.filling -= nbytes
+                if not self.filling and validate is not None:
+                    validate(self.kept[-1])
                 return
             data = memoryview(self.buffer)[:nbytes]
             pos, out = 0, []
@@ -418,6 +441,8 @@ def floor_main(path: str, keep: bool) -> None:
                         self.kept.append(kept)
                         pos += here
                         self.filling, self.remaining = self.remaining - here, 0
+                        if not self.filling and validate is not None:
+                            validate(kept)
                     answer = answers[api_key]
                     out.append(answer[:4] + head[8:12] + answer[8:] if len(answer) < 4096 else answer)
             if out:
@@ -429,17 +454,29 @@ def floor_main(path: str, keep: bool) -> None:
     loop.run_forever()
 
 
+_FLOOR_BATCH: list[tuple[int, bytes]] = []
+
+
+def floor_batch() -> tuple[int, bytes]:
+    """The full batch of 1 KB records (``BATCH_BYTES``) every replayed Produce carries, and its count (made
+    once: its timestamp is the time it was made, within the topic's bounds for the replay's minutes)."""
+    if not _FLOOR_BATCH:
+        from controller.records.batch import client_batch
+
+        count = 1
+        while len(client_batch([(None, VALUE)] * (count + 1), 0)) <= BATCH_BYTES:
+            count += 1
+        _FLOOR_BATCH.append((count, client_batch([(None, VALUE)] * count, int(time.time() * 1000))))
+    return _FLOOR_BATCH[0]
+
+
 def floor_frames(topic: str, topic_id: uuid.UUID = FLOOR_TOPIC_ID) -> tuple[int, bytes, bytes, bytes, bytes]:
     """The records in a full batch, the Produce request a client sends for a full batch of 1 KB records (``BATCH_BYTES``), the
     Produce answer, a consumer's Fetch request and the Fetch answer carrying that batch: the same
     shapes and sizes as the simulator gets and gives (a batch per request, a batch per answer)."""
-    from controller.records.batch import client_batch
     from protocol.framing import encode_response, response_header_version
 
-    count = 1
-    while len(client_batch([(None, VALUE)] * (count + 1), 0)) <= BATCH_BYTES:
-        count += 1
-    batch = client_batch([(None, VALUE)] * count, int(time.time() * 1000))
+    count, batch = floor_batch()
     schemas = peer.SCHEMAS
     produce_request = frame(
         0,
@@ -567,19 +604,22 @@ async def _replay(address: tuple[str, int], request: bytes, total: int, in_fligh
         transport.close()
 
 
-def measure_floor(megabytes: float) -> tuple[Phase, Phase, Phase]:
+def measure_floor(megabytes: float) -> tuple[Phase, Phase, Phase, Phase]:
     """The floor's CPU for producing and for consuming the bytes the clients move (``megabytes`` of 1 KB
     records, at least ``FLOOR_MEGABYTES``): this process replays the Produce and Fetch requests of
     :func:`floor_frames` to the floor (pipelined as librdkafka pipelines them), after a warm-up; then the
-    Produce requests again to a floor that keeps their bytes (the third figure)."""
+    Produce requests again to a floor that keeps their bytes (the third figure), and to one that keeps them
+    and reads their records as a Kafka leader does (the fourth)."""
     per_request, produce_request, produce_answer, fetch_request, fetch_answer = floor_frames(topic_for("1"))
+    records = floor_batch()[1]
+    at = produce_request.index(records) - 12  # in the frame's rest, after size, key, version and id
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "answers.pickle")
         with open(path, "wb") as f:
-            pickle.dump({0: produce_answer, 1: fetch_answer}, f)
+            pickle.dump({0: produce_answer, 1: fetch_answer, "batch": (at, at + len(records))}, f)
         phases: list[Phase] = []
-        for keep in (False, True):
-            server = Server(FLOOR, [sys.executable, __file__, "--floor", path, *(["--keep"] if keep else [])])
+        for flags in ([], ["--keep"], ["--keep", "--read"]):
+            server = Server(FLOOR, [sys.executable, __file__, "--floor", path, *flags])
             server.start()
             try:
                 phases += replay(
@@ -589,11 +629,11 @@ def measure_floor(megabytes: float) -> tuple[Phase, Phase, Phase]:
                     produce_request,
                     fetch_request,
                     megabytes,
-                    fetch=not keep,
+                    fetch=not flags,
                 )
             finally:
                 server.stop()
-        return phases[0], phases[1], phases[2]
+        return phases[0], phases[1], phases[2], phases[3]
 
 
 def measure_replayed(server: Server, megabytes: float) -> tuple[Phase, Phase]:
@@ -644,7 +684,7 @@ def row_label(row: Row) -> str:
 def report(
     figures: dict[str, Figures],
     rows: list[Row],
-    floor: tuple[Phase, Phase, Phase],
+    floor: tuple[Phase, Phase, Phase, Phase],
     replayed: tuple[Phase, Phase],
     megabytes: float,
     repeats: int,
@@ -714,6 +754,11 @@ def report(
     for label, f, s in (
         (f"produce: Produce v{PRODUCE_VERSION}, a 1 MB batch each, acks=1", floor[0], replayed[0]),
         ("produce, the floor keeping each request's bytes", floor[2], replayed[0]),
+        (
+            "produce, the floor keeping the bytes and reading the records (LogValidator)",
+            floor[3],
+            replayed[0],
+        ),
         (f"consume: Fetch v{FETCH_VERSION}, answered with a 1 MB batch", floor[1], replayed[1]),
     ):
         print(
@@ -766,6 +811,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="profile the simulator under produce load")
     parser.add_argument("--floor", metavar="ANSWERS", help=argparse.SUPPRESS)
     parser.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--read", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--peers",
         default="kfake,kafka",
@@ -773,7 +819,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.floor is not None:
-        floor_main(args.floor, args.keep)
+        floor_main(args.floor, args.keep, args.read)
         return 0
     load_codec()
     if args.profile:

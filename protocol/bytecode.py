@@ -30,7 +30,14 @@ import threading
 import types
 from typing import Any, TypeVar
 
-__all__ = ["CACHE_DIR", "DATACLASS_CODE", "keep_dataclass_code", "read_marshalled", "write_atomically"]
+__all__ = [
+    "CACHE_DIR",
+    "DATACLASS_CODE",
+    "keep_dataclass_code",
+    "package_stamp",
+    "read_marshalled",
+    "write_atomically",
+]
 
 T = TypeVar("T")
 
@@ -40,6 +47,25 @@ CACHE_DIR = os.path.join(os.path.dirname(__file__), "__pycache__")
 DATACLASS_CODE = os.path.join(CACHE_DIR, "dataclasses")
 #: The packages whose classes' code is kept (the project's; a script's ``__main__`` is not one).
 PACKAGES = frozenset({"controller", "protocol", "placement_sim"})
+
+
+_stamp: bytes | None = None
+
+
+def package_stamp() -> bytes:
+    """What names this package's code as it is now: each of its modules by size and modification time (a
+    stat each, once per process), as Python names a module's source in its bytecode. What is made from
+    data by this code and kept (parsed specs, codecs) is kept with it and made again when it differs."""
+    global _stamp
+    if _stamp is None:
+        folder = os.path.dirname(__file__)
+        parts = []
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        _stamp = b"\0".join(parts)
+    return _stamp
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -18,8 +18,8 @@ message's spec, its version and the code that writes codecs, and it links one ob
 construct (array run sites are made by the module itself, :meth:`protocol.runs.Runs.source`). So its
 source and code are kept in a file per spec and version, with the name of the generator that wrote them,
 and a new process reads them before writing anything: no source written, no spec walked but to build the
-construct. The generator is named by the size and modification time of each module of this package and
-construct's version (a module's bytecode is checked the same way), so an edited generator writes its
+construct. The generator is named by the size and modification time of each module of this package
+(:func:`protocol.bytecode.package_stamp`) and construct's version, so an edited generator writes its
 codecs anew, over the old files.
 """
 
@@ -29,7 +29,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
-import os
 import re
 import sys
 import types
@@ -39,7 +38,7 @@ from typing import Any
 from construct.core import CodeGen, Compiled, Construct
 from construct.version import version_string as CONSTRUCT_VERSION
 
-from protocol.bytecode import CACHE_DIR, read_marshalled, write_atomically
+from protocol.bytecode import CACHE_DIR, package_stamp, read_marshalled, write_atomically
 
 __all__ = ["CACHE", "compile_construct", "compile_message", "generator"]
 
@@ -79,6 +78,16 @@ _LINK_COMMENT = re.compile(r"^\s*# linked(instances|parsers|builders)\[\d+\] is 
 
 def compile_construct(construct: Construct) -> Compiled:
     """``construct.compile()``, its Python compilation read from the cache when it was done before."""
+    source, digest, links = _emit(construct)
+    return _compiled(construct, source, _code(source, digest), digest, links)
+
+
+Links = dict[tuple[str, int], Any]
+
+
+def _emit(construct: Construct) -> tuple[str, str, Links]:
+    """What construct's compile() writes for ``construct``: the source (linked objects numbered by their
+    order of first appearance), its digest and the objects it links, by (kind, number)."""
     code = CodeGen()
     code.append(_PRELUDE)
     code.append(f"""
@@ -101,13 +110,10 @@ def compile_construct(construct: Construct) -> Compiled:
         "parsers": code.linkedparsers,
         "builders": code.linkedbuilders,
     }
-    links = {(kind, number): linked[kind][int(object_id)] for (kind, object_id), number in numbers.items()}
-    return _compiled(construct, source, _code(source, digest), digest, links)
+    return source, digest, {(kind, number): linked[kind][int(i)] for (kind, i), number in numbers.items()}
 
 
-def _compiled(
-    construct: Construct, source: str, code: Any, name: str, links: dict[tuple[str, int], Any]
-) -> Compiled:
+def _compiled(construct: Construct, source: str, code: Any, name: str, links: Links) -> Compiled:
     """The module of ``code`` (compiled from ``source``), its linked objects bound, as construct's compile()
     returns it."""
     module = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(name, None))
@@ -126,17 +132,11 @@ _generator: bytes | None = None
 
 
 def generator() -> bytes:
-    """What names the code that writes codecs: each module of this package by its size and modification
-    time, and construct's version (computed once per process: a stat per module)."""
+    """What names the code that writes codecs: this package's modules (:func:`protocol.bytecode.package_stamp`)
+    and construct's version."""
     global _generator
     if _generator is None:
-        folder = os.path.dirname(__file__)
-        parts = [CONSTRUCT_VERSION.encode()]
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(folder, name))
-                parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-        _generator = b"\0".join(parts)
+        _generator = CONSTRUCT_VERSION.encode() + b"\0" + package_stamp()
     return _generator
 
 
@@ -147,6 +147,7 @@ def compile_message(construct: Construct, key: bytes) -> Compiled:
     writes over it, nothing piles up) when it links nothing but ``construct`` itself."""
     path = CACHE / f"m{hashlib.sha1(key).hexdigest()}.{sys.implementation.cache_tag}.bin"
     made_by = generator()
+    only_itself: Links = {("instances", 0): construct}
     kept = read_marshalled(str(path), tuple)
     if (
         kept is not None
@@ -157,13 +158,12 @@ def compile_message(construct: Construct, key: bytes) -> Compiled:
         and isinstance(kept[3], types.CodeType)
     ):
         _, name, source, code = kept
-        return _compiled(construct, source, code, name, {("instances", 0): construct})
-    compiled = compile_construct(construct)
-    module = compiled.module
-    if module.linkedinstances == {0: construct} and not module.linkedparsers and not module.linkedbuilders:
-        code = _code(compiled.source, compiled.modulename)
-        write_atomically(str(path), marshal.dumps((made_by, compiled.modulename, compiled.source, code)))
-    return compiled
+        return _compiled(construct, source, code, name, only_itself)
+    source, digest, links = _emit(construct)
+    code = _code(source, digest)
+    if links == only_itself:
+        write_atomically(str(path), marshal.dumps((made_by, digest, source, code)))
+    return _compiled(construct, source, code, digest, links)
 
 
 def _code(source: str, digest: str) -> Any:

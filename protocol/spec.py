@@ -8,9 +8,10 @@ the field and what is wrong.
 
 A spec read through an index (:class:`SpecHeader` without its document, as a server reads them) is
 parsed once per file's text: the parsed spec is kept, pickled, in ``protocol/__pycache__/specs/``
-(:class:`_ParsedSpecs`), keyed by the file's text, its path and this module's own source, so a new
-process unpickles it (about 7 times faster than reading the JSON and checking it again) and a changed
-file or parser is parsed anew. A cache that cannot be read or written is not an error.
+(:class:`_ParsedSpecs`), a file per spec file's path and text, with the stamp of the package's code, so a
+new process unpickles it (about 7 times faster than reading the JSON and checking it again) and a changed
+file is parsed anew, an edited parser over the old file. A cache that cannot be read or written is not
+an error.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from protocol.bytecode import CACHE_DIR, write_atomically
+from protocol.bytecode import CACHE_DIR, package_stamp, write_atomically
 from protocol.exceptions import SpecError
 from protocol.wire import ZERO_UUID
 
@@ -387,33 +388,28 @@ class SpecHeader:
 
 
 class _ParsedSpecs:
-    """Parsed specs kept on disk (see the module docstring): a file per spec text, named by the hash of
-    that text, its path, this module's source and the interpreter."""
+    """Parsed specs kept on disk (see the module docstring): a file per spec file's path and text, holding
+    the spec with the stamp of the code that parsed it (:func:`protocol.bytecode.package_stamp`)."""
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
-        self._parser: bytes | None = None
 
     def path(self, text: str, source: str) -> str:
-        if self._parser is None:
-            try:
-                self._parser = hashlib.sha1(Path(__file__).read_bytes()).digest()
-            except OSError:
-                self._parser = b""
-        digest = hashlib.sha1(self._parser + source.encode() + b"\0" + text.encode()).hexdigest()
+        digest = hashlib.sha1(source.encode() + b"\0" + text.encode()).hexdigest()
         return os.path.join(self.folder, f"{digest}.{sys.implementation.cache_tag}.pickle")
 
     def get(self, text: str, source: str) -> MessageSpec | None:
-        """The spec parsed from ``text`` before, or None (never kept, or a file that does not read back)."""
-        with contextlib.suppress(Exception):  # a file cut short or from another parser: parsed again
+        """The spec parsed from ``text`` before by this code, or None (never kept, parsed by other code, or a
+        file that does not read back)."""
+        with contextlib.suppress(Exception):  # a file cut short or of another pickle: parsed again
             with open(self.path(text, source), "rb") as stream:
-                spec = pickle.load(stream)  # noqa: S301 - the package's own cache, as trusted as its bytecode
-            if isinstance(spec, MessageSpec):
+                stamp, spec = pickle.load(stream)  # noqa: S301 - the package's own cache, as trusted as its bytecode
+            if stamp == package_stamp() and isinstance(spec, MessageSpec):
                 return spec
         return None
 
     def put(self, text: str, source: str, spec: MessageSpec) -> None:
-        write_atomically(self.path(text, source), pickle.dumps(spec, protocol=5))
+        write_atomically(self.path(text, source), pickle.dumps((package_stamp(), spec), protocol=5))
 
 
 #: The parsed specs of this package's index.

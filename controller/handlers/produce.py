@@ -17,7 +17,8 @@ batch named last (:func:`_distinct`).
 
 No request holds the event loop: the records of batches whose reading costs more than decoding
 :data:`controller.offload.BIG_BODY` bytes would (:func:`controller.records.validator.validate_size`: by
-their records, a compressed batch by 16 times its size) are read in a worker thread, and a Produce naming more than :data:`IN_TURNS` partitions is answered in turns of the loop
+their records, a compressed batch by 16 times its size) are read in a worker thread, and a Produce
+naming more than :data:`IN_TURNS` partitions is answered in turns of the loop
 (:class:`controller.offload.Turns`). Leadership is looked at again at the append, since others ran
 while the records were read.
 

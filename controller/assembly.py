@@ -6,6 +6,11 @@ pytest plugin) starts it here; nothing else imports :mod:`controller.server`'s c
 
 from __future__ import annotations
 
+# Every server uses these before its first answer, and they are imported with its code, not at its first
+# start or first client: the control APIs' gate (read when the handlers are listed) and the handler of
+# every client's first request.
+import controller.handlers._control  # noqa: F401
+import controller.handlers.api_versions  # noqa: F401
 from controller.app import Controller
 from controller.config import ServerConfig
 from controller.security import Security

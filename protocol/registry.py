@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from protocol._spec_index import SPECS
 from protocol.codec import Message
 from protocol.errors import ERRORS_FILE
 from protocol.exceptions import SpecError
@@ -179,8 +180,6 @@ def _project_set() -> Schemas:
     file is read when its message is first used. A file the index does not name (a spec added since the
     index was made: ``python -m protocol.codegen`` remakes it, and a test checks it) is read for its
     header now."""
-    from protocol._spec_index import SPECS
-
     root = project_schemas()
     indexed = {row[0]: row for row in SPECS}
     messages = []

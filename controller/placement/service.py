@@ -26,6 +26,11 @@ from controller.placement.api import (
     PlacementSpec,
     PlacerNotApplicableError,
 )
+
+# The placers every service loads as its fallbacks (DEFAULT_PLACER, SIMPLE_PLACER) are imported with it,
+# as the rest of a server's code is, not at each server's start.
+from controller.placement.builtin import legacy as _legacy  # noqa: F401
+from controller.placement.builtin import striped as _striped  # noqa: F401
 from controller.placement.loader import DEFAULT_PLACER, PLACERS, SIMPLE_PLACER, load_placer
 from controller.placement.settings import PlacementLimits, PlacerSetup
 from controller.plugins.isolation import InlineRunner, PluginError, Reason, Runner, start_runner

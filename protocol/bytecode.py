@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 __all__ = [
     "CACHE_DIR",
     "DATACLASS_CODE",
+    "folder_stamp",
     "keep_dataclass_code",
     "package_stamp",
     "read_marshalled",
@@ -53,19 +54,23 @@ _stamp: bytes | None = None
 
 
 def package_stamp() -> bytes:
-    """What names this package's code as it is now: each of its modules by size and modification time (a
-    stat each, once per process), as Python names a module's source in its bytecode. What is made from
-    data by this code and kept (parsed specs, codecs) is kept with it and made again when it differs."""
+    """What names this package's code as it is now (:func:`folder_stamp`, once per process). What is made
+    from data by this code and kept (parsed specs, codecs) is kept with it and made again when it differs."""
     global _stamp
     if _stamp is None:
-        folder = os.path.dirname(__file__)
-        parts = []
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(folder, name))
-                parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-        _stamp = b"\0".join(parts)
+        _stamp = folder_stamp(os.path.dirname(__file__))
     return _stamp
+
+
+def folder_stamp(folder: str) -> bytes:
+    """The modules of ``folder`` by name, size and modification time (a stat each), as Python names a
+    module's source in its bytecode."""
+    parts = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            stat = os.stat(os.path.join(folder, name))
+            parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return b"\0".join(parts)
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -1,31 +1,38 @@
 """Codecs per (message, version), made from the spec model and compiled with construct's compiler.
 
-:func:`build_message` turns a :class:`~protocol.spec.MessageSpec` at one version into a
-:class:`~protocol.types.KafkaMessage` construct. :class:`VersionCodec` compiles it (construct's compiler, its
-Python bytecode kept on disk: :mod:`protocol.compiled`) and
-runs the generated functions; when they fail (malformed input, unusual data) it re-runs the
-interpreted construct, which either produces the result or raises an error naming the field.
-:class:`Message` is the public face: one spec, every version, codecs compiled on first use.
+:func:`protocol.build.build_message` turns a :class:`~protocol.spec.MessageSpec` at one version into a
+:class:`~protocol.structs.KafkaMessage` construct. :class:`VersionCodec` compiles it (construct's compiler,
+the result kept on disk whole: :mod:`protocol.compiled`) and runs the generated functions; when they fail
+(malformed input, unusual data) it re-runs the interpreted construct, which either produces the result or
+raises an error naming the field. A codec read from the disk builds its construct only then, so a process
+whose codecs are all kept never imports construct. :class:`Message` is the public face: one spec, every
+version, codecs compiled on first use.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import io
 import logging
 import pickle
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol import structs as s
-from protocol import types as t
+# Every generated codec's module imports protocol.runs and protocol.wire (protocol.emit's PRELUDE): they
+# come with this module, not with the first codec a process makes.
+import protocol.runs  # noqa: F401
 from protocol.caps import CapPath, applicable, check_caps
-from protocol.compiled import compile_construct, compile_message
+from protocol.compiled import Generated, compile_construct, compile_message
 from protocol.exceptions import CapsError, DecodeError, EncodeError, ProtocolError
-from protocol.spec import STRUCT_DEFAULT, FieldSpec, MessageSpec, SpecHeader, Versions
+from protocol.spec import MessageSpec, SpecHeader
 from protocol.wire import Gaps
+
+if TYPE_CHECKING:
+    from protocol import structs as s
+    from protocol import types as t
 
 #: A body decoder of its own for one API (a handler's ``decode``, e.g. :mod:`protocol.produce_request`):
 #: ``(frame, offset, version)`` -> the request as the codec gives it and where it ended, or None for a
@@ -39,115 +46,12 @@ Caps = Mapping[CapPath, int]
 _MAX_CAP_SETS = 32
 """Prepared caps a :class:`Message` keeps for reuse (each holds a codec compiled for it)."""
 
-_PRIMITIVES: dict[str, t.KafkaType] = {
-    "bool": t.BOOLEAN,
-    "int8": t.INT8,
-    "int16": t.INT16,
-    "uint16": t.UINT16,
-    "int32": t.INT32,
-    "uint32": t.UINT32,
-    "int64": t.INT64,
-    "float64": t.FLOAT64,
-    "uuid": t.UUID,
-}
 
+def _build_message(spec: MessageSpec, version: int, caps: Caps | None = None) -> s.KafkaMessage:
+    """:func:`protocol.build.build_message`, imported (and construct with it) when a construct is needed."""
+    from protocol.build import build_message
 
-# -- spec -> construct --------------------------------------------------------------------------------
-
-
-def build_message(spec: MessageSpec, version: int, caps: Caps | None = None) -> s.KafkaMessage:
-    """The construct for ``spec`` at ``version`` (which must be a valid version), with the arrays at the
-    paths of ``caps`` capped (checked caps: see :func:`protocol.caps.check_caps`)."""
-    root = build_struct(spec.name, spec.fields, version, spec.flexible_versions, caps)
-    return s.KafkaMessage(spec.name, version, root)
-
-
-def build_struct(
-    name: str,
-    fields: Sequence[FieldSpec],
-    version: int,
-    flexible: Versions,
-    caps: Caps | None = None,
-    path: CapPath = (),
-) -> s.KafkaStruct:
-    """The struct made of ``fields`` at ``version``; ``flexible`` is the message's flexibleVersions,
-    ``path`` the struct's own path in the message (for ``caps``)."""
-    present: list[s.StructField] = []
-    tagged: list[s.TaggedField] = []
-    absent: list[s.AbsentField] = []
-    for field in fields:
-        if version not in field.versions:
-            default = _absent_default(field, flexible)
-            absent.append(s.AbsentField(field.name, str(field.versions), default, field.ignorable))
-            continue
-        kind = build_type(field, version, flexible, caps, (*path, field.name))
-        default = field_default(field, version, kind)
-        if field.is_tagged(version):
-            assert field.tag is not None
-            tagged.append(s.TaggedField(field.name, kind, default, tag=field.tag))
-        else:
-            present.append(s.StructField(field.name, kind, default))
-    tags = s.TaggedFields(tagged) if version in flexible else None
-    return s.KafkaStruct(name, version, present, tags, absent)
-
-
-def build_type(
-    field: FieldSpec, version: int, flexible: Versions, caps: Caps | None = None, path: CapPath = ()
-) -> t.KafkaType:
-    """The construct for one field at ``version``; ``path`` is the field's path (for ``caps``)."""
-    compact = version in flexible
-    nullable = field.is_nullable(version)
-    ftype = field.type
-    if ftype.kind == "array":
-        assert ftype.element is not None
-        element = ftype.element
-        if element.kind == "struct":
-            assert element.struct_name is not None
-            item: t.KafkaType = build_struct(element.struct_name, field.fields, version, flexible, caps, path)
-        else:
-            item = _scalar(element.kind, _compact(field, version, compact), nullable=False)
-        return s.Array(item, compact=compact, nullable=nullable, cap=caps.get(path) if caps else None)
-    if ftype.kind == "struct":
-        assert ftype.struct_name is not None
-        struct = build_struct(ftype.struct_name, field.fields, version, flexible, caps, path)
-        return s.NullableStruct(struct) if nullable else struct
-    return _scalar(ftype.kind, _compact(field, version, compact), nullable)
-
-
-def _compact(field: FieldSpec, version: int, flexible: bool) -> bool:
-    """Strings and bytes are compact in flexible versions unless the field overrides it."""
-    if field.flexible_versions is not None:
-        return version in field.flexible_versions
-    return flexible
-
-
-def _scalar(kind: str, compact: bool, nullable: bool) -> t.KafkaType:
-    if kind in _PRIMITIVES:
-        return _PRIMITIVES[kind]
-    if kind == "string":
-        return t.String(compact, nullable)
-    if kind in ("bytes", "records"):
-        return t.Bytes(compact, nullable, kind)
-    raise ValueError(f"not a scalar type: {kind}")  # pragma: no cover - the spec loader rejects these
-
-
-def field_default(field: FieldSpec, version: int, kind: t.KafkaType) -> Any:
-    """The value a field takes at ``version`` when the data leaves it out (immutable form)."""
-    default = field.default
-    if default is STRUCT_DEFAULT:
-        struct = kind.struct if isinstance(kind, s.NullableStruct) else kind
-        assert isinstance(struct, s.KafkaStruct)
-        return struct.default_value()
-    if field.type.kind == "records" and field.default_text == "" and field.is_nullable(version):
-        return None  # Kafka's records default to null
-    return default
-
-
-def _absent_default(field: FieldSpec, flexible: Versions) -> Any:
-    if field.default is STRUCT_DEFAULT:
-        lowest = field.versions.lowest
-        return field_default(field, lowest, build_type(field, lowest, flexible))
-    return field.default
+    return build_message(spec, version, caps)
 
 
 def _spec_key(spec: MessageSpec) -> bytes:
@@ -162,9 +66,11 @@ def _spec_key(spec: MessageSpec) -> bytes:
 class VersionCodec:
     """The compiled codec of one message at one version.
 
-    ``construct`` replaces the message's own construct: a struct other than the message's root (one
-    element of an array field), or the root with a field of another type. ``where`` is then that
-    struct's path in the message, which errors name.
+    ``generated`` is the codec as :func:`protocol.compiled.compile_message` makes it (the message's own, or
+    one with caps or of a part of it), whose construct is built only when the interpreted codec is needed;
+    without it the message's own codec is made so. ``construct`` instead compiles that construct as it
+    is (a struct other than the message's root, or the root with a field of another type). ``where`` is
+    then that struct's path in the message, which errors name.
     """
 
     def __init__(
@@ -174,29 +80,44 @@ class VersionCodec:
         construct: s.KafkaMessage | None = None,
         where: str = "",
         spec_key: bytes | None = None,
+        generated: Generated | None = None,
     ) -> None:
         self.name = spec.name
         self.version = version
         self.where = where
-        if construct is None:  # the message's own codec: kept whole across processes (compile_message)
-            self.construct = build_message(spec, version)
-            key = (spec_key if spec_key is not None else _spec_key(spec)) + b"v%d" % version
-            self.compiled = compile_message(self.construct, key)
+        self._construct = construct
+        if construct is not None:
+            self._generated: Generated | None = None
+            self._compiled = compile_construct(construct)
+            namespace = self._compiled.module.__dict__
+            decode_function, encode_function = construct.decode_function, construct.encode_function
         else:
-            self.construct = construct
-            self.compiled = compile_construct(construct)
-        namespace = self.compiled.module.__dict__
-        self._decode: Callable[[bytes, int], tuple[dict[str, Any], int]] = namespace[
-            self.construct.decode_function
-        ]
-        self._encode: Callable[[Mapping[str, Any], bytearray], None] = namespace[
-            self.construct.encode_function
-        ]
+            if generated is None:  # the message's own codec: kept whole across processes
+                key = (spec_key if spec_key is not None else _spec_key(spec)) + b"v%d" % version
+                generated = compile_message(key, functools.partial(_build_message, spec, version))
+            self._generated = generated
+            namespace = generated.module.__dict__
+            decode_function, encode_function = generated.decode_function, generated.encode_function
+        self._decode: Callable[[bytes, int], tuple[dict[str, Any], int]] = namespace[decode_function]
+        self._encode: Callable[[Mapping[str, Any], bytearray], None] = namespace[encode_function]
+
+    @property
+    def construct(self) -> s.KafkaMessage:
+        """The construct the codec was written from (built when first asked for: the interpreted codec)."""
+        if self._construct is None:
+            assert self._generated is not None
+            self._construct = self._generated.construct
+        return self._construct
+
+    @property
+    def compiled(self) -> Any:
+        """The generated module as construct's ``compile()`` gives it (``parse``, ``build``, ``source``)."""
+        return self._compiled if self._generated is None else self._generated.compiled
 
     @property
     def source(self) -> str:
         """The generated Python source (for inspection)."""
-        return str(self.compiled.source)
+        return self._compiled.source if self._generated is None else self._generated.source
 
     def decode(self, buf: bytes | bytearray | memoryview) -> dict[str, Any]:
         """Decode a whole message body; trailing bytes are an error."""
@@ -371,12 +292,22 @@ class Message:
             with self._lock:
                 codec = self._codecs.get(version)
                 if codec is None:
-                    if self._spec_key is None:
-                        self._spec_key = _spec_key(self.spec)
-                    codec = VersionCodec(self.spec, version, spec_key=self._spec_key)
+                    codec = VersionCodec(self.spec, version, spec_key=self._key())
                     self._codecs[version] = codec
                     log.debug("compiled %s v%d", self.name, version)
         return codec
+
+    def _key(self) -> bytes:
+        """What names the spec in the codec cache's keys (:func:`_spec_key`), made once."""
+        if self._spec_key is None:
+            self._spec_key = _spec_key(self.spec)
+        return self._spec_key
+
+    def _generated(self, version: int, part: str, build: Callable[[], s.KafkaMessage]) -> VersionCodec:
+        """The codec of a construct made from this message at ``version`` (with caps, or a part of it)
+        that ``part`` names, kept whole across processes as the message's own is."""
+        key = self._key() + b"v%d " % version + part.encode()
+        return VersionCodec(self.spec, version, generated=compile_message(key, build))
 
     def compile_all(self) -> None:
         """Compile every version now (a server may do this at start-up)."""
@@ -437,8 +368,8 @@ class Message:
         plain = self.codec(version)
         apply = applicable(self.spec, version, check_caps(self.spec, caps))
         if apply:
-            construct = build_message(self.spec, version, apply)
-            codec = VersionCodec(self.spec, version, construct)
+            build = functools.partial(_build_message, self.spec, version, apply)
+            codec = self._generated(version, f"caps {sorted(apply.items())!r}", build)
             log.debug("compiled %s v%d with caps %s", self.name, version, apply)
         else:
             codec = plain
@@ -543,6 +474,8 @@ class Message:
 
     def _array_field(self, version: int, field: str) -> s.Array:
         """The top-level array field ``field`` at ``version`` (EncodeError naming it if there is none)."""
+        from protocol import structs as s
+
         root = self._codec_or(version, EncodeError).construct.root
         spec = next((f for f in (*root.fields, *root.tagged) if f.name == field), None)
         if spec is not None and isinstance(spec.type, s.Array):
@@ -557,31 +490,55 @@ class Message:
 
     def _part(self, version: int, field: str | tuple[str, ...], which: str) -> VersionCodec | t.KafkaType:
         """The codec behind :meth:`encode_element` (``which`` = "element", for one field) or
-        :meth:`encode_with_elements` ("message", for the fields given as elements), made on first use."""
+        :meth:`encode_with_elements` ("message", for the fields given as elements), made on first use.
+        Both are kept whole across processes; an array of values' element is its type (a construct)."""
         part: VersionCodec | t.KafkaType
         if isinstance(field, str):
-            element = self._array_field(version, field).element
-            if isinstance(element, s.KafkaStruct):
-                construct = s.KafkaMessage(f"{self.name}_{field}", version, element)
-                part = VersionCodec(self.spec, version, construct, where=f"{field}[]")
+            if self._struct_array(version, field):
+                build = functools.partial(self._element_construct, version, field)
+                part = self._generated(version, f"element {field}", build)
+                part.where = f"{field}[]"
             else:
-                part = element
+                part = self._array_field(version, field).element
         else:
-            replace = {name: s.EncodedElements(self._array_field(version, name)) for name in field}
-            root = self._codec_or(version, EncodeError).construct.root
-            fields = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.fields]
-            tagged = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.tagged]
-            struct = s.KafkaStruct(
-                root.kafka_name,
-                version,
-                fields,
-                None if root.tags is None else s.TaggedFields(tagged),
-                list(root.absent.values()),
-            )
-            construct = s.KafkaMessage(f"{self.name}_with_{'_'.join(field)}", version, struct)
-            part = VersionCodec(self.spec, version, construct)
+            build = functools.partial(self._with_elements_construct, version, field)
+            part = self._generated(version, f"with {','.join(field)}", build)
         with self._lock:
             return self._parts.setdefault((version, field, which), part)
+
+    def _struct_array(self, version: int, field: str) -> bool:
+        """Whether ``field`` is a top-level array of structs at ``version``, as the spec says."""
+        spec = next((f for f in self.spec.fields if f.name == field), None)
+        return (
+            spec is not None
+            and version in spec.versions
+            and spec.type.kind == "array"
+            and spec.type.element is not None
+            and spec.type.element.kind == "struct"
+        )
+
+    def _element_construct(self, version: int, field: str) -> s.KafkaMessage:
+        from protocol import structs as s
+
+        element = self._array_field(version, field).element
+        assert isinstance(element, s.KafkaStruct)
+        return s.KafkaMessage(f"{self.name}_{field}", version, element)
+
+    def _with_elements_construct(self, version: int, fields: tuple[str, ...]) -> s.KafkaMessage:
+        from protocol import structs as s
+
+        replace = {name: s.EncodedElements(self._array_field(version, name)) for name in fields}
+        root = self._codec_or(version, EncodeError).construct.root
+        present = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.fields]
+        tagged = [dataclasses.replace(f, type=replace.get(f.name, f.type)) for f in root.tagged]
+        struct = s.KafkaStruct(
+            root.kafka_name,
+            version,
+            present,
+            None if root.tags is None else s.TaggedFields(tagged),
+            list(root.absent.values()),
+        )
+        return s.KafkaMessage(f"{self.name}_with_{'_'.join(fields)}", version, struct)
 
     def default(self, version: int) -> dict[str, Any]:
         """The message at ``version`` with every field at its default."""

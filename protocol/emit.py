@@ -16,9 +16,10 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from construct.core import CodeGen
+if TYPE_CHECKING:
+    from construct.core import CodeGen
 
 PRELUDE = """
 from struct import Struct as _Struct
@@ -30,8 +31,7 @@ from protocol.wire import (
     stream_decode, stream_encode, uuid_from_bytes, uvarint_bytes, write_elements,
     write_tag_section, write_unknown_tags, zigzag32, zigzag64,
 )
-from protocol.runs import Runs as _Runs, Value as _Value, Values as _Values
-from protocol.types import Fixed as _Fixed
+from protocol.runs import Fixed as _Fixed, Runs as _Runs, Value as _Value, Values as _Values
 """
 
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from protocol.emit import literal
-from protocol.types import Fixed
 from protocol.wire import uuid_from_bytes
 
 MAX_SHAPES: Final = 32
@@ -57,6 +56,16 @@ Skip = Callable[[bytes, int, int], int]
 #: The walk from one count to the next: bytes to skip, then the array (None after the last one) and the
 #: longest count a shape may have for it.
 Steps = tuple[tuple[int, "Values | None", int], ...]
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """How a fixed-size type joins a batched ``struct`` format: its code, size and conversions."""
+
+    code: str
+    size: int
+    post: str | None = None  # decode conversion, a template around the unpacked value
+    pre: str | None = None  # encode conversion, a template around the value to pack
 
 
 @dataclass(frozen=True)

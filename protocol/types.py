@@ -24,13 +24,13 @@ import struct
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import IO, Any, Final
 
 from construct.core import CodeGen, Construct, SizeofError
 
 from protocol.emit import Emitter, literal
 from protocol.exceptions import DecodeError, EncodeError
+from protocol.runs import Fixed
 from protocol.wire import MAX_STRING_BYTES, uuid_from_bytes, uvarint_bytes, zigzag32, zigzag64
 
 NULL_COMPACT: Final = b"\x00"
@@ -93,16 +93,6 @@ def decode_error(reason: str, where: str, offset: int | None = None) -> DecodeEr
 
 def encode_error(reason: str, where: str) -> EncodeError:
     return EncodeError(reason, field=where or None)
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """How a fixed-size type joins a batched ``struct`` format: its code, size and conversions."""
-
-    code: str
-    size: int
-    post: str | None = None  # decode conversion, a template around the unpacked value
-    pre: str | None = None  # encode conversion, a template around the value to pack
 
 
 class KafkaType(Construct):

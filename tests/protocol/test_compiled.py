@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+import protocol.codec
 import protocol.compiled
-from protocol.codec import VersionCodec
+from protocol.codec import Message, VersionCodec
 from protocol.compiled import compile_construct
+from protocol.exceptions import DecodeError
+from tests.support.interpreters import second_process
 
 BODY = {"NumPartitions": 3, "ReplicationFactor": 2}
 
@@ -116,7 +119,10 @@ def test_the_generator_names_every_module_of_the_package(monkeypatch):
     for module in ("structs.py", "emit.py", "types.py", "runs.py", "wire.py", "codec.py", "compiled.py"):
         stat = (folder / module).stat()
         assert f"{module}:{stat.st_size}:{stat.st_mtime_ns}" in named
-    assert protocol.compiled.CONSTRUCT_VERSION in named
+    import construct  # the test's own import: construct's modules, found where it is installed
+
+    core = Path(construct.__file__).with_name("core.py").stat()
+    assert f"core.py:{core.st_size}:{core.st_mtime_ns}" in named
 
 
 def test_a_damaged_message_file_is_written_again(project_schemas, cache):
@@ -127,3 +133,70 @@ def test_a_damaged_message_file_is_written_again(project_schemas, cache):
     again = _fresh(spec)
     assert again.compiled.source == first.compiled.source
     assert kept.read_bytes() != b"not marshalled"
+
+
+def test_a_codec_read_from_the_cache_builds_its_construct_only_when_asked(
+    project_schemas, cache, monkeypatch
+):
+    spec = _message(project_schemas).spec
+    first = _fresh(spec)
+    built = []
+    real = protocol.codec._build_message
+
+    def counted(*args, **kwargs):
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(protocol.codec, "_build_message", counted)
+    again = _fresh(spec)
+    body = first.encode(BODY)
+    assert again.encode(BODY) == body and again.decode(body) == first.decode(body)
+    assert built == []  # the generated functions ran without it
+    with pytest.raises(DecodeError) as failed:  # malformed: the interpreted codec names the field
+        again.decode(body[:-2])
+    assert len(built) == 1
+    with pytest.raises(DecodeError) as made_first:
+        first.decode(body[:-2])
+    assert str(failed.value) == str(made_first.value)
+    assert again.compiled.module.linkedinstances == {0: again.construct}
+
+
+def test_caps_and_parts_are_kept_whole_as_the_message_is(project_schemas, cache):
+    # new Messages, as a new process has (the fixture's keep the codecs other tests made)
+    create = Message(project_schemas.request(19).spec)  # CreateTopicsRequest: caps on its arrays
+    version = create.valid_versions[1]
+    capped = create.prepare_caps(version, {("Topics",): 2}).codec
+    metadata = Message(project_schemas.response(3).spec)
+    high = metadata.valid_versions[1]
+    element = metadata.encode_element(high, "Brokers", {"NodeId": 1, "Host": "h", "Port": 1, "Rack": None})
+    whole = metadata.encode_with_elements(high, {"Topics": []}, {"Brokers": [element]})
+    kept = sorted(f.name for f in cache.iterdir() if f.name.startswith("m"))
+    # the two messages' own codecs, the capped one, the element's and the message's with elements
+    assert len(kept) == 5
+    assert metadata.decode(whole, high)["Brokers"] == [{"NodeId": 1, "Host": "h", "Port": 1, "Rack": None}]
+    body = create.encode({"Topics": [{"Name": "t", "NumPartitions": 1, "ReplicationFactor": 1}] * 3}, version)
+    assert str(create.decode(body, version, {("Topics",): 2})["Topics"]).startswith("Capped")
+    assert capped.decode(body)["Topics"] == create.decode(body, version, {("Topics",): 2})["Topics"]
+
+
+_NO_CONSTRUCT = """
+import json, sys
+from protocol import load_schemas
+schemas = load_schemas()
+request = schemas.request(18)
+body = request.encode({"ClientSoftwareName": "a", "ClientSoftwareVersion": "1"}, 3)
+assert request.decode(body, 3)["ClientSoftwareName"] == "a"
+create = schemas.request(19)
+top = create.valid_versions[1]
+wire = create.encode({"Topics": [{"Name": "t", "NumPartitions": 1, "ReplicationFactor": 1}]}, top)
+assert create.decode(wire, top, create.prepare_caps(top, {("Topics",): 5}))["Topics"][0]["Name"] == "t"
+metadata = schemas.response(3)
+high = metadata.valid_versions[1]
+element = metadata.encode_element(high, "Brokers", {"NodeId": 1, "Host": "h", "Port": 1, "Rack": None})
+metadata.encode_with_elements(high, {"Topics": []}, {"Brokers": [element]})
+print(json.dumps(sorted(m for m in sys.modules if m == "construct" or m.startswith("construct."))))
+"""
+
+
+def test_a_second_process_answers_from_kept_codecs_without_importing_construct():
+    assert second_process(_NO_CONSTRUCT) == []

@@ -16,7 +16,6 @@ import functools
 import hashlib
 import io
 import logging
-import pickle
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -57,6 +56,8 @@ def _build_message(spec: MessageSpec, version: int, caps: Caps | None = None) ->
 def _spec_key(spec: MessageSpec) -> bytes:
     """The spec's part of a codec's cache key (:func:`protocol.compiled.compile_message`): the digest of the
     whole spec as pickled (every field, version and default the codec is written from)."""
+    import pickle
+
     return hashlib.sha1(pickle.dumps(spec, protocol=5)).digest()
 
 
@@ -75,7 +76,7 @@ class VersionCodec:
 
     def __init__(
         self,
-        spec: MessageSpec,
+        spec: MessageSpec | SpecHeader,
         version: int,
         construct: s.KafkaMessage | None = None,
         where: str = "",
@@ -93,6 +94,7 @@ class VersionCodec:
             decode_function, encode_function = construct.decode_function, construct.encode_function
         else:
             if generated is None:  # the message's own codec: kept whole across processes
+                assert isinstance(spec, MessageSpec)
                 key = (spec_key if spec_key is not None else _spec_key(spec)) + b"v%d" % version
                 generated = compile_message(key, functools.partial(_build_message, spec, version))
             self._generated = generated
@@ -227,8 +229,10 @@ class Message:
         # type, API key and versions are the header's.
         self._header: MessageSpec | SpecHeader = spec
         self._spec = spec if isinstance(spec, MessageSpec) else None
-        #: What names the spec in the codec cache's keys (:func:`_spec_key`), made at the first codec.
+        #: What names the spec in the codec cache's keys (:meth:`_key`), made at the first codec.
         self._spec_key: bytes | None = None
+        #: Its flexibleVersions (an index's header gives them: the spec is not parsed to frame a request).
+        self._flexible = spec.flexible_versions if isinstance(spec, MessageSpec) else spec.flexible
         self._codecs: dict[int, VersionCodec] = {}
         self._lock = threading.Lock()
         # Its own lock: the spec is first parsed while a codec is built under ``_lock``.
@@ -281,7 +285,10 @@ class Message:
         return version in self._header.valid_versions
 
     def is_flexible(self, version: int) -> bool:
-        return self.spec.is_flexible(version)
+        flexible = self._flexible
+        if flexible is None:
+            flexible = self._flexible = self.spec.flexible_versions
+        return version in flexible
 
     def codec(self, version: int) -> VersionCodec:
         """The compiled codec for ``version`` (compiled on first use, then cached)."""
@@ -292,26 +299,41 @@ class Message:
             with self._lock:
                 codec = self._codecs.get(version)
                 if codec is None:
-                    codec = VersionCodec(self.spec, version, spec_key=self._key())
+                    codec = self._generated(version, "", functools.partial(self._construct, version))
                     self._codecs[version] = codec
                     log.debug("compiled %s v%d", self.name, version)
         return codec
 
     def _key(self) -> bytes:
-        """What names the spec in the codec cache's keys (:func:`_spec_key`), made once."""
+        """What names the spec in the codec cache's keys, made once: for a spec known from an index, the
+        digest of its file's text and of what the index says of it (the code that parses it is named by
+        the generator, :func:`protocol.compiled.generator`), so that a codec read whole needs no parsed
+        spec; else :func:`_spec_key`."""
         if self._spec_key is None:
-            self._spec_key = _spec_key(self.spec)
+            header = self._header
+            if isinstance(header, SpecHeader) and header.read_text is not None:
+                # What the index says of the file is in the key: a stale row is a codec not kept, whose
+                # making parses the file and tells (SpecHeader.parse).
+                said = repr((header.name, header.type, header.api_key, header.valid_versions))
+                said += repr((header.key_space, header.flexible))
+                text = header.read_text() + "\0" + said
+                self._spec_key = b"text " + hashlib.sha1(text.encode()).digest()
+            else:
+                self._spec_key = _spec_key(self.spec)
         return self._spec_key
 
+    def _construct(self, version: int, caps: Caps | None = None) -> s.KafkaMessage:
+        return _build_message(self.spec, version, caps)
+
     def _generated(self, version: int, part: str, build: Callable[[], s.KafkaMessage]) -> VersionCodec:
-        """The codec of a construct made from this message at ``version`` (with caps, or a part of it)
-        that ``part`` names, kept whole across processes as the message's own is."""
+        """The codec of a construct made from this message at ``version`` (its own: ``part`` empty; with
+        caps, or a part of it, that ``part`` names), kept whole across processes."""
         key = self._key() + b"v%d " % version + part.encode()
-        return VersionCodec(self.spec, version, generated=compile_message(key, build))
+        return VersionCodec(self._header, version, generated=compile_message(key, build))
 
     def compile_all(self) -> None:
         """Compile every version now (a server may do this at start-up)."""
-        for version in self.spec.valid_versions:
+        for version in self._header.valid_versions:
             self.codec(version)
 
     def decode(
@@ -368,7 +390,7 @@ class Message:
         plain = self.codec(version)
         apply = applicable(self.spec, version, check_caps(self.spec, caps))
         if apply:
-            build = functools.partial(_build_message, self.spec, version, apply)
+            build = functools.partial(self._construct, version, apply)
             codec = self._generated(version, f"caps {sorted(apply.items())!r}", build)
             log.debug("compiled %s v%d with caps %s", self.name, version, apply)
         else:

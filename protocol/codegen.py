@@ -28,10 +28,11 @@ INDEX_FILE = Path(__file__).with_name("_spec_index.py")
 _INDEX_HEADER = '''"""The project's spec files: generated from ``schemas/`` by ``python -m protocol.codegen``.
 
 Do not edit: change the spec files and run the generator again. One row per spec file: (file name, message
-name, type, API key or None, lowest and highest valid version, key space or None).
+name, type, API key or None, lowest and highest valid version, key space or None, lowest and highest
+flexible version).
 """
 
-SPECS: tuple[tuple[str, str, str, int | None, int, int, str | None], ...] = (
+SPECS: tuple[tuple[str, str, str, int | None, int, int, str | None, int, int], ...] = (
 '''
 
 _HEADER = '''"""API keys and error codes as enums: generated from ``schemas/`` by ``python -m protocol.codegen``.
@@ -118,7 +119,9 @@ def generate_index() -> str:
         low, high = spec.valid_versions.lowest, spec.valid_versions.highest
         space = "None" if spec.key_space is None else f'"{spec.key_space}"'
         names = [f'"{entry.name}"', f'"{spec.name}"', f'"{spec.type}"']
+        flexible = spec.flexible_versions
         items = [*names, str(spec.api_key), str(low), str(high), space]
+        items += [str(flexible.lowest), str(flexible.highest)]
         line = f"    ({', '.join(items)}),"
         if len(line) > 110:  # as the formatter lays out a row too long for a line
             line = "    (\n" + "".join(f"        {item},\n" for item in items) + "    ),"

@@ -5,7 +5,6 @@ loader, which the generator and the tests read."""
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from dataclasses import dataclass
 
@@ -87,6 +86,8 @@ def _table() -> _Table:
 
 def parse_error_table(text: str, source: str) -> _Table:
     """Parse and check an error table: codes are int16 and unique, names unique, all keys typed."""
+    import json  # the table is read when first needed (a message of an error code), not at import
+
     try:
         document = json.loads(strip_comments(text))
     except json.JSONDecodeError as exc:

@@ -189,7 +189,7 @@ def _project_set() -> Schemas:
         if row is None:
             others.append(entry)
             continue
-        _file, name, kind, api_key, low, high, key_space = row
+        _file, name, kind, api_key, low, high, key_space, flexible_low, flexible_high = row
         messages.append(
             Message(
                 SpecHeader(
@@ -201,6 +201,7 @@ def _project_set() -> Schemas:
                     None,
                     functools.partial(entry.read_text, encoding="utf-8"),
                     key_space,
+                    Versions(flexible_low, flexible_high),
                 )
             )
         )

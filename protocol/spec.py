@@ -20,10 +20,8 @@ import base64
 import binascii
 import contextlib
 import hashlib
-import json
 import logging
 import os
-import pickle
 import re
 import sys
 import uuid
@@ -329,6 +327,8 @@ def parse_spec(text: str, source: str) -> MessageSpec:
 
 def read_document(text: str, source: str) -> dict[str, Any]:
     """The JSON document of a spec file's text (comments allowed), not yet checked as a spec."""
+    import json  # a process that reads its specs from the cache parses no JSON
+
     try:
         return json.loads(strip_comments(text), object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:
@@ -356,6 +356,8 @@ class SpecHeader:
     read_text: Callable[[], str] | None = field(default=None, repr=False, compare=False)
     #: The key space of a request or response of Kafka's on a key the project took first (None: its own).
     key_space: str | None = None
+    #: Its flexibleVersions, when the index gives them (a message's framing is known without the spec).
+    flexible: Versions | None = None
 
     @classmethod
     def read(cls, text: str, source: str) -> SpecHeader:
@@ -371,20 +373,21 @@ class SpecHeader:
         # From an index: the file is read now, and must say what the index said.
         assert self.read_text is not None
         text = self.read_text()
-        said = (self.name, self.type, self.api_key, self.valid_versions, self.key_space)
         kept = PARSED_SPECS.get(text, self.source)
-        if (
-            kept is not None
-            and (kept.name, kept.type, kept.api_key, kept.valid_versions, kept.key_space) == said
-        ):
+        if kept is not None and self._says(kept):
             return kept
-        document = read_document(text, self.source)
-        parser = _SpecParser(self.source)
-        if (*parser.header(document), parser.key_space(document)) != said:
+        spec = _SpecParser(self.source).message(read_document(text, self.source))
+        if not self._says(spec):
             raise SpecError(self.source, "the spec index is stale: run python -m protocol.codegen")
-        spec = _SpecParser(self.source).message(document)
         PARSED_SPECS.put(text, self.source, spec)
         return spec
+
+    def _says(self, spec: MessageSpec) -> bool:
+        """Whether ``spec`` is what this header (from an index) says it is."""
+        said = (self.name, self.type, self.api_key, self.valid_versions, self.key_space)
+        return (spec.name, spec.type, spec.api_key, spec.valid_versions, spec.key_space) == said and (
+            self.flexible is None or self.flexible == spec.flexible_versions
+        )
 
 
 class _ParsedSpecs:
@@ -401,6 +404,8 @@ class _ParsedSpecs:
     def get(self, text: str, source: str) -> MessageSpec | None:
         """The spec parsed from ``text`` before by this code, or None (never kept, parsed by other code, or a
         file that does not read back)."""
+        import pickle  # imported by a process that reads a spec, not by every one that imports this module
+
         with contextlib.suppress(Exception):  # a file cut short or of another pickle: parsed again
             with open(self.path(text, source), "rb") as stream:
                 stamp, spec = pickle.load(stream)  # noqa: S301 - the package's own cache, as trusted as its bytecode
@@ -409,6 +414,8 @@ class _ParsedSpecs:
         return None
 
     def put(self, text: str, source: str, spec: MessageSpec) -> None:
+        import pickle
+
         write_atomically(self.path(text, source), pickle.dumps((package_stamp(), spec), protocol=5))
 
 

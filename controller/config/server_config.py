@@ -10,7 +10,6 @@ value stops startup with a :class:`~controller.plugins.properties.ConfigError` n
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import logging
 from collections.abc import Mapping
@@ -58,6 +57,8 @@ def _check_keys(props: Mapping[str, str]) -> None:
     unknown = [key for key in props if key not in SERVER_KEYS]
     if not unknown:
         return
+    import difflib  # for a key the server does not know: most starts have none
+
     known = settings_by_key()
     for key in unknown:
         if key in known or key in KAFKA_BROKER_KEYS:

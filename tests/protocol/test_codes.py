@@ -34,6 +34,11 @@ def test_the_project_set_from_the_index_is_the_set_read_from_the_files() -> None
     assert shown == [(m.name, m.type, m.api_key, m.valid_versions, m.source) for m in read]
     for message in indexed:  # each file parses to the spec the files give
         assert message.spec == read.message(message.name).spec
+        # its framing, known from the index without the spec, is the spec's (versions and one past them)
+        low, high = message.valid_versions
+        versions = range(max(low - 1, 0), high + 2)
+        assert [message.is_flexible(v) for v in versions] == [message.spec.is_flexible(v) for v in versions]
+        assert message._header.flexible == message.spec.flexible_versions
 
 
 def test_a_stale_index_row_is_told_when_its_file_is_read(tmp_path) -> None:

@@ -116,9 +116,13 @@ def test_a_second_process_reads_every_spec_it_uses_from_the_cache():
         "from controller.embedded import ServerThread\n"
         "from protocol.client import BlockingClient\n"
         "with ServerThread.start() as server:\n"
-        "    BlockingClient.connect(server.bootstrap, connect_timeout=10, request_timeout=10).close()\n"
+        "    client = BlockingClient.connect(server.bootstrap, connect_timeout=10, request_timeout=10)\n"
+        "    client.send('MetadataRequest', {'Topics': None})\n"
+        "    client.close()\n"
         "print(json.dumps([len(parsed), sum(hits)]))\n"
     )
     parsed, read = second_process(script)
-    assert read >= 3  # ApiVersions' request and response, the request header
+    # Codecs are read whole by their spec file's text (protocol.codec): the specs read are those whose
+    # caps are checked against them (Metadata's request: controller/handlers/metadata.py's decode_caps).
+    assert read >= 1
     assert parsed == 0, f"the second process parsed {parsed} specs"

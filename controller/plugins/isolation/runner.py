@@ -14,7 +14,6 @@ import contextlib
 import inspect
 import logging
 import os
-import pickle
 import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -325,12 +324,16 @@ async def _read(proc: asyncio.subprocess.Process) -> Any:
         payload = await proc.stdout.readexactly(LENGTH.unpack(header)[0])
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
+    import pickle  # once a plugin runs in a worker process, not at every server's start
+
     if len(payload) > _BIG_REPLY:
         return await in_thread(pickle.loads, payload)
     return pickle.loads(payload)
 
 
 def _frame(message: Any) -> bytes:
+    import pickle
+
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return LENGTH.pack(len(payload)) + payload
 

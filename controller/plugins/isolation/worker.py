@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import pickle
 import signal
 import struct
 import sys
@@ -112,6 +111,8 @@ def invoke(kind: Any, plugin: Any, label: str, args: tuple[Any, ...], portable: 
 
 
 def write_message(stream: BinaryIO, message: Any) -> None:
+    import pickle  # the worker's, and a parent's only once a plugin runs in one (not at a server's start)
+
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(LENGTH.pack(len(payload)) + payload)
     stream.flush()
@@ -125,6 +126,8 @@ def read_message(stream: BinaryIO) -> Any:
     payload = stream.read(size)
     if len(payload) < size:
         return None
+    import pickle
+
     return pickle.loads(payload)
 
 

@@ -1,10 +1,12 @@
-"""What a plugin call can end in besides a result: one exception type, with a reason from an Enum."""
+"""What a plugin call can end in besides a result: one exception type, with a reason from an Enum; and the
+rules both runners (in the server's process and in a worker's) apply to a call's outcome."""
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
-__all__ = ["PluginError", "Reason"]
+__all__ = ["PluginError", "Reason", "attributes_of", "failure", "normalized"]
 
 
 class Reason(Enum):
@@ -47,3 +49,33 @@ class PluginError(Exception):
 
     def __repr__(self) -> str:
         return f"PluginError({self.reason.name}, {self.label!r}, {self.message!r})"
+
+
+def attributes_of(kind: Any, plugin: Any) -> dict[str, Any]:
+    """The attributes the server reads from a plugin (its kind's ``attributes``), as plain values."""
+    return {name: getattr(plugin, name, None) for name in kind.attributes}
+
+
+def failure(kind: Any, label: str, exc: BaseException) -> PluginError:
+    """The error for a plugin that raised: one of its kind's declared exceptions, or anything else."""
+    name = type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return PluginError(Reason.OUT_OF_MEMORY, label, "the plugin ran out of memory", name)
+    for declared in kind.declared:
+        if isinstance(exc, declared):
+            return PluginError(Reason.DECLARED, label, str(exc), name, declared.__name__)
+    return PluginError(Reason.UNEXPECTED, label, f"{name}: {exc}", name)
+
+
+def normalized(kind: Any, label: str, value: Any, portable: bool) -> Any:
+    """The kind's plain form of a result; ``portable`` when it must cross a process boundary."""
+    from controller.plugins.loader import MalformedResult
+
+    try:
+        return kind.normalize(value, portable)
+    except MalformedResult as exc:
+        raise PluginError(Reason.MALFORMED, label, str(exc)) from None
+    except BaseException as exc:  # noqa: BLE001 - iterating a hostile result
+        raise PluginError(
+            Reason.MALFORMED, label, f"iterating the result raised {type(exc).__name__}: {exc}"
+        ) from None

@@ -16,23 +16,17 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.offload import BIG, gc_paused, in_thread, off_loop
-from controller.plugins.isolation.outcome import PluginError, Reason
-from controller.plugins.isolation.worker import (
-    LENGTH,
-    Call,
-    Close,
-    Load,
-    Ready,
-    Returned,
-    attributes_of,
-    failure,
-    normalized,
-)
+
+# The worker's messages and framing are imported by a runner that starts a worker, not by every server.
+from controller.plugins.isolation.outcome import PluginError, Reason, attributes_of, failure, normalized
 from controller.plugins.loader import PluginKind, PluginLoadError, load_plugin, plugin_label
 from controller.plugins.properties import WORKER_MAX_MEMORY_MB
+
+if TYPE_CHECKING:
+    from controller.plugins.isolation.worker import Call
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +181,8 @@ class ProcessRunner:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
         )
         assert proc.stdin is not None
+        from controller.plugins.isolation.worker import Load, Ready
+
         load = Load(self.kind.ref, self.name, self.configs, path, self.max_memory_mb)
         proc.stdin.write(_frame(load))
         try:
@@ -247,6 +243,8 @@ class ProcessRunner:
             sent = args
             if self.kind.outbound is not None:
                 sent, self._sent = self.kind.outbound(args, self._sent)
+            from controller.plugins.isolation.worker import Call, Returned
+
             proc.stdin.write(await _frame_off_loop(Call(sent)))
             try:
                 async with asyncio.timeout_at(deadline):
@@ -308,6 +306,8 @@ class ProcessRunner:
         if proc is None or proc.returncode is not None:
             return
         assert proc.stdin is not None
+        from controller.plugins.isolation.worker import Close
+
         try:
             proc.stdin.write(_frame(Close()))
             proc.stdin.close()
@@ -318,6 +318,8 @@ class ProcessRunner:
 
 
 async def _read(proc: asyncio.subprocess.Process) -> Any:
+    from controller.plugins.isolation.worker import LENGTH
+
     assert proc.stdout is not None
     try:
         header = await proc.stdout.readexactly(LENGTH.size)
@@ -333,6 +335,8 @@ async def _read(proc: asyncio.subprocess.Process) -> Any:
 
 def _frame(message: Any) -> bytes:
     import pickle
+
+    from controller.plugins.isolation.worker import LENGTH
 
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return LENGTH.pack(len(payload)) + payload

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from controller.plugins.isolation.outcome import PluginError, Reason
+from controller.plugins.isolation.outcome import PluginError, Reason, attributes_of, failure, normalized
 
 LENGTH = struct.Struct(">I")
 
@@ -62,36 +62,6 @@ class Returned:
 def resolve_kind(ref: str) -> Any:
     module_name, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module_name), attr)
-
-
-def attributes_of(kind: Any, plugin: Any) -> dict[str, Any]:
-    """The attributes the server reads from a plugin (its kind's ``attributes``), as plain values."""
-    return {name: getattr(plugin, name, None) for name in kind.attributes}
-
-
-def failure(kind: Any, label: str, exc: BaseException) -> PluginError:
-    """The error for a plugin that raised: one of its kind's declared exceptions, or anything else."""
-    name = type(exc).__name__
-    if isinstance(exc, MemoryError):
-        return PluginError(Reason.OUT_OF_MEMORY, label, "the plugin ran out of memory", name)
-    for declared in kind.declared:
-        if isinstance(exc, declared):
-            return PluginError(Reason.DECLARED, label, str(exc), name, declared.__name__)
-    return PluginError(Reason.UNEXPECTED, label, f"{name}: {exc}", name)
-
-
-def normalized(kind: Any, label: str, value: Any, portable: bool) -> Any:
-    """The kind's plain form of a result; ``portable`` when it must cross a process boundary."""
-    from controller.plugins.loader import MalformedResult
-
-    try:
-        return kind.normalize(value, portable)
-    except MalformedResult as exc:
-        raise PluginError(Reason.MALFORMED, label, str(exc)) from None
-    except BaseException as exc:  # noqa: BLE001 - iterating a hostile result
-        raise PluginError(
-            Reason.MALFORMED, label, f"iterating the result raised {type(exc).__name__}: {exc}"
-        ) from None
 
 
 def invoke(kind: Any, plugin: Any, label: str, args: tuple[Any, ...], portable: bool) -> Any:

@@ -105,7 +105,6 @@ BARE = {
     "controller.plugins.isolation",
     "controller.plugins.isolation.outcome",
     "controller.plugins.isolation.runner",
-    "controller.plugins.isolation.worker",
     "controller.plugins.loader",
     "controller.plugins.properties",
     "controller.security",

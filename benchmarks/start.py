@@ -22,7 +22,7 @@ and the mock run by run so that a drift of the machine's speed falls on both; me
 
 Exits 1 when a target is missed.
 
-    .venv/bin/python benchmarks/start.py [--runs 9]
+    .venv/bin/python benchmarks/start.py [--runs 21]
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _wall(cmd: list[str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=9, help="runs of each measure (median)")
+    parser.add_argument("--runs", type=int, default=21, help="runs of each measure (median)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
 

@@ -207,7 +207,7 @@ _ARRAY_TYPECODES: Final = {
 
 
 def unpack_fixed(buf: Any, pos: int, end: int, code: str) -> list[Any]:
-    """The values of the fixed-size ``code`` (one of the codes in :class:`~protocol.types.Fixed`)
+    """The values of the fixed-size ``code`` (one of the codes in :class:`~protocol.runs.Fixed`)
     stored big-endian in ``buf[pos:end]``, whose length the caller has checked."""
     typecode = _ARRAY_TYPECODES.get(code)
     if typecode is not None:

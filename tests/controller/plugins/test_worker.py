@@ -51,3 +51,32 @@ def test_ctrl_c_on_serve_with_a_plugin_stops_everything_without_a_word_on_stderr
     assert proc.returncode == 0
     assert "stopped" in out
     assert err == ""  # no RuntimeWarning when the worker starts, no KeyboardInterrupt when it stops
+
+
+def test_a_worker_whose_server_left_ends_without_a_word():
+    """The server closed its end of the worker's channel (it stopped while the worker started): the worker
+    finds the pipe broken when it says it is ready, and exits 0 with nothing on stderr."""
+    import pickle
+
+    from controller.plugins.isolation.worker import LENGTH, Load
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.plugins.isolation"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the server's end of the channel, gone before the worker answers
+    load = pickle.dumps(Load("controller.placement.loader:PLACERS", "striped", {}, list(sys.path)))
+    proc.stdin.write(LENGTH.pack(len(load)) + load)
+    proc.stdin.flush()
+    try:
+        status = proc.wait(timeout=60)
+        stderr = proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        proc.stdin.close()
+        proc.stderr.close()
+    assert (status, stderr) == (0, "")

@@ -138,7 +138,11 @@ class CoordinatorTopic:
 
     def coordinator_of(self, key: str) -> tuple[ErrorCode, int]:
         """The coordinator's broker id, or COORDINATOR_NOT_AVAILABLE (no topic yet, no serving leader)."""
-        p = self.partition(self.partition_of(key))
+        return self.leader_of(self.partition_of(key))
+
+    def leader_of(self, index: int) -> tuple[ErrorCode, int]:
+        """The broker that coordinates the keys of partition ``index`` (:meth:`coordinator_of`)."""
+        p = self.partition(index)
         if p is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_LEADER
         if p.leader == NO_LEADER or p.leader not in self.cluster.serving_ids():

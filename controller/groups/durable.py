@@ -203,14 +203,16 @@ class GroupService:
             # No broker holds the group's partition before FindCoordinator makes the topic: Kafka's group
             # coordinator answers NOT_COORDINATOR (the partition is not one it loaded).
             return ErrorCode.NOT_COORDINATOR
-        error, leader = self.coordinator_of(group_id)
+        index = self.partition_of(group_id)
+        error, leader = self.topic.leader_of(index)
         if error:
             return error
         if broker is not None and broker != leader:
             return ErrorCode.NOT_COORDINATOR
-        index = self.partition_of(group_id)
-        self._follow(index, leader)
-        if self.clock.now() < self._loaded_at.get(index, 0):
+        if self._holder.get(index) != leader:
+            self._follow(index, leader)
+        loaded = self._loaded_at.get(index)
+        if loaded is not None and self.clock.now() < loaded:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return ErrorCode.NONE
 

@@ -53,6 +53,12 @@ def _build_message(spec: MessageSpec, version: int, caps: Caps | None = None) ->
     return build_message(spec, version, caps)
 
 
+def _codec_key(spec_key: bytes, version: int, part: str = "") -> bytes:
+    """A codec's key in the cache (:func:`protocol.compiled.compile_message`): its spec's, its version and
+    the part of the message it is (empty: the message's own codec)."""
+    return spec_key + b"v%d " % version + part.encode()
+
+
 def _spec_key(spec: MessageSpec) -> bytes:
     """The spec's part of a codec's cache key (:func:`protocol.compiled.compile_message`): the digest of the
     whole spec as pickled (every field, version and default the codec is written from)."""
@@ -80,7 +86,6 @@ class VersionCodec:
         version: int,
         construct: s.KafkaMessage | None = None,
         where: str = "",
-        spec_key: bytes | None = None,
         generated: Generated | None = None,
     ) -> None:
         self.name = spec.name
@@ -95,7 +100,7 @@ class VersionCodec:
         else:
             if generated is None:  # the message's own codec: kept whole across processes
                 assert isinstance(spec, MessageSpec)
-                key = (spec_key if spec_key is not None else _spec_key(spec)) + b"v%d" % version
+                key = _codec_key(_spec_key(spec), version)
                 generated = compile_message(key, functools.partial(_build_message, spec, version))
             self._generated = generated
             namespace = generated.module.__dict__
@@ -314,9 +319,7 @@ class Message:
             if isinstance(header, SpecHeader) and header.read_text is not None:
                 # What the index says of the file is in the key: a stale row is a codec not kept, whose
                 # making parses the file and tells (SpecHeader.parse).
-                said = repr((header.name, header.type, header.api_key, header.valid_versions))
-                said += repr((header.key_space, header.flexible))
-                text = header.read_text() + "\0" + said
+                text = header.read_text() + "\0" + repr(header.said())
                 self._spec_key = b"text " + hashlib.sha1(text.encode()).digest()
             else:
                 self._spec_key = _spec_key(self.spec)
@@ -328,7 +331,7 @@ class Message:
     def _generated(self, version: int, part: str, build: Callable[[], s.KafkaMessage]) -> VersionCodec:
         """The codec of a construct made from this message at ``version`` (its own: ``part`` empty; with
         caps, or a part of it, that ``part`` names), kept whole across processes."""
-        key = self._key() + b"v%d " % version + part.encode()
+        key = _codec_key(self._key(), version, part)
         return VersionCodec(self._header, version, generated=compile_message(key, build))
 
     def compile_all(self) -> None:

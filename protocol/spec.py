@@ -382,11 +382,21 @@ class SpecHeader:
         PARSED_SPECS.put(text, self.source, spec)
         return spec
 
+    def said(self) -> tuple[Any, ...]:
+        """What this header (from an index) says of its spec: name, type, API key, versions, key space and
+        flexible versions (None when the index does not give them)."""
+        return (self.name, self.type, self.api_key, self.valid_versions, self.key_space, self.flexible)
+
     def _says(self, spec: MessageSpec) -> bool:
-        """Whether ``spec`` is what this header (from an index) says it is."""
-        said = (self.name, self.type, self.api_key, self.valid_versions, self.key_space)
-        return (spec.name, spec.type, spec.api_key, spec.valid_versions, spec.key_space) == said and (
-            self.flexible is None or self.flexible == spec.flexible_versions
+        """Whether ``spec`` is what this header says it is."""
+        flexible = spec.flexible_versions if self.flexible is not None else None
+        return self.said() == (
+            spec.name,
+            spec.type,
+            spec.api_key,
+            spec.valid_versions,
+            spec.key_space,
+            flexible,
         )
 
 

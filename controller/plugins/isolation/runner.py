@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.offload import BIG, gc_paused, in_thread, off_loop
 
-# The worker's messages and framing are imported by a runner that starts a worker, not by every server.
+# The rules both runners share come from outcome; the worker's messages and framing are imported only by a
+# runner that starts a worker (ProcessRunner), not by every server.
 from controller.plugins.isolation.outcome import PluginError, Reason, attributes_of, failure, normalized
 from controller.plugins.loader import PluginKind, PluginLoadError, load_plugin, plugin_label
 from controller.plugins.properties import WORKER_MAX_MEMORY_MB

@@ -48,3 +48,43 @@ def test_an_error_in_a_thread_reaches_the_caller_and_restores_the_interval() -> 
     with pytest.raises(ValueError, match="no"):
         asyncio.run(offload.in_thread(broken))
     assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
+
+
+_SERVE_AND_LOOK = """
+import gc, os, signal, sys, threading, time
+from controller.offload import YOUNG_THRESHOLD
+from placement_sim.cli.main import main
+
+before = gc.get_threshold()
+
+def look():
+    deadline = time.monotonic() + 20
+    while gc.get_threshold()[0] != YOUNG_THRESHOLD and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("threshold", before[0], gc.get_threshold()[0], "frozen", gc.get_freeze_count() > 0, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread(target=look, daemon=True).start()
+sys.exit(main(["serve", "--listen", "127.0.0.1:0", "--seed", "1"]))
+"""
+
+
+def test_a_serving_process_freezes_its_start_and_collects_young_objects_less_often() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVE_AND_LOOK], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("threshold")]
+    assert line == f"threshold 700 {offload.YOUNG_THRESHOLD} frozen True"
+    assert "stopped" in done.stdout
+
+
+def test_an_embedded_server_leaves_its_hosts_collector_as_it_is() -> None:
+    from controller.embedded import ServerThread
+
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
+    with ServerThread.start():
+        assert gc.get_threshold() == threshold
+    assert gc.get_threshold() == threshold and gc.get_freeze_count() == frozen

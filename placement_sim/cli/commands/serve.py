@@ -13,6 +13,7 @@ from controller.assembly import create_server
 from controller.config import LISTENERS, PLACER, SEED, ConfigError, ServerConfig
 from controller.config.values import parse_listener
 from controller.eventloop import loop_factory, loop_name
+from controller.offload import collect_as_a_server
 from placement_sim.cli.options import add_property_option
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(config: ServerConfig, scenario: Scenario | None = None) -> int:
     server = await create_server(config)
     await server.start()
+    collect_as_a_server()  # this process only serves
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

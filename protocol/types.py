@@ -430,6 +430,10 @@ class String(KafkaType):
                 em(f"if {end} > {bound}: raise Malformed")
                 em(f"{target} = buf[pos + 2:{end}].decode()")
                 em(f"pos = {end}")
+            if self.nullable:  # a null (-1) inline too: a client names no instance id, no rack...
+                with em.block(f"elif {n} == 0xFFFF:"):
+                    em(f"{target} = None")
+                    em("pos += 2")
             with em.block("else:"):
                 em(f"{target}, pos = {general}")
             return
@@ -441,6 +445,10 @@ class String(KafkaType):
             em(f"if {end} > {bound}: raise Malformed")
             em(f"{target} = buf[pos + 1:{end}].decode()")
             em(f"pos = {end}")
+        if self.nullable:
+            with em.block(f"elif {n} == 0:"):
+                em(f"{target} = None")
+                em("pos += 1")
         with em.block("else:"):
             em(f"{target}, pos = {general}")
 

@@ -246,6 +246,24 @@ def test_large_values_take_the_general_paths(project_schemas):
         header.encode({**long_id, "ClientId": "c" * 32768}, 2)
 
 
+@pytest.mark.parametrize(("api_key", "version"), [(12, 3), (11, 6)])  # a classic and a compact null
+def test_null_strings_are_read_inline_as_the_interpreted_codec_reads_them(project_schemas, api_key, version):
+    """Heartbeat v3 (classic strings) and JoinGroup v6 (compact): a null GroupInstanceId is read by the
+    generated code itself, and a body cut inside a null's length is still refused as the interpreted codec
+    refuses it."""
+    request = project_schemas.request(api_key)
+    codec = request.codec(version)
+    data = request.default(version) | {"GroupId": "g", "MemberId": "m", "GroupInstanceId": None}
+    encoded = codec.encode(data)
+    assert codec.decode_compiled(encoded) == codec.decode_interpreted(encoded)
+    assert codec.decode_compiled(encoded)[0]["GroupInstanceId"] is None
+    for cut in range(len(encoded)):
+        with pytest.raises(DecodeError):
+            codec.decode(encoded[:cut])
+    source = codec.source
+    assert "== 0xFFFF:" in source if version < 6 else "== 0:" in source
+
+
 def test_project_folder_is_the_one_beside_the_protocol_package(tmp_path, monkeypatch):
     import protocol
     import schemas

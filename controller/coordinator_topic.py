@@ -157,6 +157,10 @@ class CoordinatorTopic:
         p = self.partition(index)
         if p is None or p.leader == NO_LEADER:
             return None
+        return self.append_at(p, count, why)
+
+    def append_at(self, p: PartitionState, count: int, why: str) -> int:
+        """:meth:`append` to ``p``, a partition of the topic that has a leader."""
         leo = list(p.leo)
         i = p.replicas.index(p.leader)
         offset = leo[i]
@@ -169,10 +173,17 @@ class CoordinatorTopic:
     def wait(self, index: int, offset: int, respond: Respond) -> None:
         """Calls ``respond`` once partition ``index``'s high watermark passes ``offset`` (at once if it has)."""
         p = self.partition(index)
-        if p is None or offset < p.high_watermark:
+        if p is None:
             respond()
             return
-        self._waiting.setdefault(index, deque()).append((offset, respond))
+        self.wait_at(p, offset, respond)
+
+    def wait_at(self, p: PartitionState, offset: int, respond: Respond) -> None:
+        """:meth:`wait` on ``p``, a partition of the topic."""
+        if offset < p.high_watermark:
+            respond()
+            return
+        self._waiting.setdefault(p.index, deque()).append((offset, respond))
         self._schedule()
 
     def take_waiting(self, index: int) -> deque[tuple[int, Respond]]:

@@ -751,6 +751,12 @@ class KafkaReplication(Replication):
 
     def _hw_offsets(self, p: PartitionState, now: int) -> list[int]:
         isr = p.isr
+        hw = p.high_watermark
+        for r, leo in zip(p.replicas, p.leo, strict=True):
+            if leo <= hw and r in isr:
+                # An in-sync replica has nothing above the high watermark: the lowest cannot be above it
+                # (a leader's append while its followers have not fetched, as every commit's is).
+                return []
         if len(isr) < self._min_insync(p):
             return []
         joinable = self._brokers()[1]

@@ -101,6 +101,9 @@ class _PendingCommit:
     lost: bool = False
 
 
+#: Groups whose coordinator :meth:`GroupService.check` remembers (all are forgotten past it).
+_FOUND_KEPT = 100_000
+
 #: A partition's records are compacted once they are this many, and then again once they have doubled.
 COMPACT_AT = 4096
 
@@ -160,6 +163,9 @@ class GroupService:
         self._loaded_at: dict[int, int] = {}
         #: Per partition, the commits written and not answered yet, in log order.
         self._unanswered: dict[int, list[_PendingCommit]] = {}
+        #: Per group id, where :meth:`check` found its coordinator: the cluster's generation and broker
+        #: generation then (any partition or broker change moves one on), the partition and its leader.
+        self._found: dict[str, tuple[int, int, int, int]] = {}
 
     def close(self) -> None:
         self.coordinator.close()
@@ -197,16 +203,24 @@ class GroupService:
         """Whether ``broker`` (None: the bootstrap listener, which answers for any broker) may take a request
         for ``group_id`` now: NONE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or
         COORDINATOR_LOAD_IN_PROGRESS."""
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID
-        if OFFSETS_TOPIC not in self.cluster.topics:
-            # No broker holds the group's partition before FindCoordinator makes the topic: Kafka's group
-            # coordinator answers NOT_COORDINATOR (the partition is not one it loaded).
-            return ErrorCode.NOT_COORDINATOR
-        index = self.partition_of(group_id)
-        error, leader = self.topic.leader_of(index)
-        if error:
-            return error
+        cluster = self.cluster
+        found = self._found.get(group_id)
+        if found is not None and found[0] == cluster.generation and found[1] == cluster.broker_generation:
+            index, leader = found[2], found[3]
+        else:
+            if not group_id:
+                return ErrorCode.INVALID_GROUP_ID
+            if OFFSETS_TOPIC not in cluster.topics:
+                # No broker holds the group's partition before FindCoordinator makes the topic: Kafka's group
+                # coordinator answers NOT_COORDINATOR (the partition is not one it loaded).
+                return ErrorCode.NOT_COORDINATOR
+            index = self.partition_of(group_id)
+            error, leader = self.topic.leader_of(index)
+            if error:
+                return error
+            if len(self._found) >= _FOUND_KEPT:
+                self._found.clear()
+            self._found[group_id] = (cluster.generation, cluster.broker_generation, index, leader)
         if broker is not None and broker != leader:
             return ErrorCode.NOT_COORDINATOR
         if self._holder.get(index) != leader:
@@ -350,8 +364,7 @@ class GroupService:
         if p is None or p.leader == NO_LEADER:
             return None  # no coordinator partition (groups driven in-process only): kept in memory
         offset = p.leo[p.replicas.index(p.leader)]
-        last = self.topic.append(index, len(values), "group coordinator append")
-        assert last is not None
+        last = self.topic.append_at(p, len(values), "group coordinator append")
         records = self._records.get(index)
         if records is None:
             records = self._records[index] = []
@@ -409,10 +422,15 @@ class GroupService:
         the group's partition covers them (Kafka appends with acks=all; at once when ``last`` is None:
         nothing was appended), NOT_COORDINATOR when the coordinator moves to a replica without them first
         (:meth:`_follow`; Kafka answers a write whose append fails so)."""
+        self._when_durable_at(self.partition_of(group_id), last, count, respond)
+
+    def _when_durable_at(
+        self, index: int, last: int | None, count: int, respond: Callable[[ErrorCode], None]
+    ) -> None:
+        """:meth:`when_durable` for a write to partition ``index``."""
         if last is None:
             respond(ErrorCode.NONE)
             return
-        index = self.partition_of(group_id)
         pending = _PendingCommit(last - count + 1, last)
         self._unanswered.setdefault(index, []).append(pending)
 
@@ -434,7 +452,10 @@ class GroupService:
         respond: Callable[[ErrorCode], None],
     ) -> None:
         """Appends a commit's records and answers as :meth:`when_durable` does."""
-        self.when_durable(group_id, self._append(group_id, "offset", offsets), len(offsets), respond)
+        index = self.partition_of(group_id)
+        self._when_durable_at(
+            index, self._append_to(index, group_id, "offset", offsets), len(offsets), respond
+        )
 
     # ------------------------------------------------------------------------------------- transactions
 

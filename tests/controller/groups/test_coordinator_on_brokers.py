@@ -498,3 +498,33 @@ def test_after_a_failover_the_group_loads_only_the_records_below_the_new_leaders
     server.advance(LOAD_MS)
     assert server.committed_offsets("g") == {("orders", 0): 1, ("orders", 1): 1}
     assert [(c.offset, c.log_offset) for c in server.lost_commits()] == [(2, 2)]
+
+
+def test_a_coordinator_an_election_moves_is_seen_at_the_next_request(server: ServerThread, pool) -> None:
+    """The coordinator check remembers where a group's coordinator is until the cluster changes: a
+    preferred election that moves the partition's leader (every broker serving on) is seen at once."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        old = find(client, "g")["NodeId"]
+    index = coordinator_partition("g", 50)
+    with BlockingClient.connect(server.brokers[old]) as c:
+        pending = later(pool, lambda: commit(c, "g", {0: 5}))
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 1, TIMEOUT
+        )
+        server.advance(100)
+        assert pending.result(TIMEOUT) == [0]
+        assert heartbeat(c, "g", "nobody") == ErrorCode.UNKNOWN_MEMBER_ID  # checked at ``old``
+    replicas = list(server.partition_state(OFFSETS_TOPIC, index).replicas)
+    new = next(b for b in replicas if b != old)
+    [moved] = server.reassign({(OFFSETS_TOPIC, index): [new] + [b for b in replicas if b != new]})
+    assert moved.error is None
+    server.advance(1000)
+    assert server.elect(OFFSETS_TOPIC, index, "preferred").error is None
+    assert server.partition_state(OFFSETS_TOPIC, index).leader == new
+    with BlockingClient.connect(server.brokers[old]) as c:
+        assert commit(c, "g", {0: 6}) == [ErrorCode.NOT_COORDINATOR]
+        assert heartbeat(c, "g", "nobody") == ErrorCode.NOT_COORDINATOR
+    with BlockingClient.connect(server.brokers[new]) as c:
+        assert fetch(c, "g")[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        server.advance(LOAD_MS)
+        assert fetch(c, "g") == (0, {0: 5})

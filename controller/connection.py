@@ -48,6 +48,10 @@ from controller.logsafe import shown
 
 log = logging.getLogger(__name__)
 
+#: The event loop's futures (asyncio's and uvloop's loops make the same): a Later's work of this class is
+#: waited for by a callback, not a task.
+_FUTURE = asyncio.Future
+
 __all__ = ["Connection", "ConnectionHost", "ConnectionLimits", "TURN_FRAMES"]
 
 #: Requests answered per turn of the event loop before the loop serves others.
@@ -150,7 +154,8 @@ class Connection(asyncio.BufferedProtocol):
         self._held = 0  # bytes of this connection counted against queued.max.request.bytes
         self._unsent = 0  # bytes of answers counted as unsent at the host (while its client does not read)
         self._out: list[bytes] = []
-        self._task: asyncio.Task[None] | None = None
+        #: The work in progress: a task waiting for a Later, or the Later's own future (:meth:`_done`).
+        self._task: asyncio.Future[object] | None = None
         #: The work of the request being answered, until its task starts.
         self._pending: Later | None = None
         self._scheduled = False
@@ -399,6 +404,13 @@ class Connection(asyncio.BufferedProtocol):
                     self._flush()
                     self.close(None)
                     return
+                work = result.work
+                if work.__class__ is _FUTURE and not result.parked:
+                    # A future the handler completes (a commit waiting for the high watermark): its
+                    # answer is made when it is done, without a task of its own.
+                    self._task = work
+                    work.add_done_callback(functools.partial(self._done, result, len(frame)))
+                    break
                 self._pending = result
                 self._task = asyncio.ensure_future(self._finish(result, len(frame)))
                 break
@@ -446,6 +458,35 @@ class Connection(asyncio.BufferedProtocol):
             self._closing(response)
             return
         self._out.append(response)
+        self._pump()
+
+    def _done(self, pending: Later, size: int, work: asyncio.Future[object]) -> None:
+        """:meth:`_finish` for a Later whose work is a future: called once it is done."""
+        if self._task is not work:
+            return  # cancelled: the client went away
+        self._task = None
+        if work.cancelled() or self.closed:
+            return
+        try:
+            failed = work.exception()
+            answer = pending.finish(work.result()) if failed is None else None
+            if failed is not None:
+                if isinstance(failed, Close):
+                    raise failed
+                if not isinstance(failed, Exception):
+                    return
+                answer = pending.fail(failed)
+        except Close as close:
+            self.close(close)
+            return
+        if isinstance(answer, Later):  # more to wait for (an answer encoded off the loop)
+            self._task = asyncio.ensure_future(self._finish(answer, size))
+            return
+        self._release_frame(size)
+        if answer.__class__ is Closing:
+            self._closing(answer)  # type: ignore[arg-type]
+            return
+        self._out.append(answer)  # type: ignore[arg-type]
         self._pump()
 
     def _closing(self, closing: Closing) -> None:

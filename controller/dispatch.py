@@ -28,10 +28,11 @@ worker thread (:mod:`controller.offload`).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,8 @@ if TYPE_CHECKING:
     from controller.image import MetadataImage
 
 log = logging.getLogger(__name__)
+
+_FUTURE = asyncio.Future
 
 __all__ = ["Dispatcher", "KeptAnswers", "Origin"]
 
@@ -455,9 +458,9 @@ class Dispatcher:
         ctx: RequestContext,
         route: _Route,
         request: dict[str, Any],
-        unknown: list[str],
+        unknown: Sequence[str],
         trailing: bool,
-        capped: list[tuple[CapPath, Capped]],
+        capped: Sequence[tuple[CapPath, Capped]],
         key: tuple[int, int, bytes] | None = None,
     ) -> Answer:
         """Calls the handler and answers with what it gives (keeping it, under ``key``, when it may); a
@@ -495,7 +498,7 @@ class Dispatcher:
         ctx: RequestContext,
         route: _Route,
         request: dict[str, Any],
-        capped: list[tuple[CapPath, Capped]],
+        capped: Sequence[tuple[CapPath, Capped]],
     ) -> bytes:
         """The answer to a request with arrays above their caps: the handler's error answer (those arrays
         read as empty), with the error of the first cap passed."""
@@ -529,6 +532,12 @@ class Dispatcher:
             return NO_FRAME
         elif kind is Pieces:
             return route.framed_pieces(correlation, result.pieces)
+        elif kind is _FUTURE:  # a future the handler completes (a commit waiting for the high watermark)
+            return Later(
+                result,
+                lambda done: self._respond(route, request, correlation, done),
+                lambda exc: self._failed(route, request, correlation, exc),
+            )
         elif isinstance(result, Sized):
             if result.size > BIG:
 
@@ -544,10 +553,13 @@ class Dispatcher:
                 lambda exc: self._failed(route, request, correlation, exc),
                 parked=kind is Parked,
             )
-        try:
-            body = self._body(route, result)
-        except EncodeError as exc:
-            return self._failed(route, request, correlation, exc)
+        if kind is bytes:
+            body = result
+        else:
+            try:
+                body = self._body(route, result)
+            except EncodeError as exc:
+                return self._failed(route, request, correlation, exc)
         if keep is not None:
             key, broker = keep
             kept = self._kept_answers(route, broker)
@@ -605,7 +617,9 @@ def _as_is(frame: bytes) -> bytes:
 
 
 #: A decoded request: its body, its unknown tagged fields, whether bytes follow it, its capped arrays.
-_Decoded = tuple[dict[str, Any], list[str], bool, list[tuple[CapPath, Capped]]]
+_Decoded = tuple[dict[str, Any], Sequence[str], bool, Sequence[tuple[CapPath, Capped]]]
+#: No unknown tagged fields, no capped arrays (the usual request's).
+_NONE: tuple[Any, ...] = ()
 
 
 def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
@@ -622,16 +636,16 @@ def _decode(route: _Route, frame: bytes, offset: int) -> _Decoded:
             request, end = route.request.decode_from(frame, offset, route.version)
     except DecodeError as exc:
         raise Close("malformed request body", str(exc)) from None
-    capped = _capped(request, route.caps.caps) if route.caps is not None else []
-    unknown = _unknown_tags(request) if UNKNOWN_TAGS_FOUND.count != found else []
+    capped = _capped(request, route.caps.caps) if route.caps is not None else _NONE
+    unknown = _unknown_tags(request) if UNKNOWN_TAGS_FOUND.count != found else _NONE
     return request, unknown, end != len(frame), capped
 
 
 def _decoded(route: _Route, frame: bytes, request: dict[str, Any], end: int, tagged: bool) -> _Decoded:
     """What :func:`_decode` (or :func:`_decode_in_place`) gives, for a body decoded already (without
     caps); ``tagged``: its decode found tagged fields the spec does not know."""
-    unknown = _unknown_tags(request) if tagged else []
-    return request, unknown, end != len(frame), []
+    unknown = _unknown_tags(request) if tagged else _NONE
+    return request, unknown, end != len(frame), _NONE
 
 
 def _decode_in_place(route: _Route, frame: bytes, offset: int) -> _Decoded | None:
@@ -644,7 +658,7 @@ def _decode_in_place(route: _Route, frame: bytes, offset: int) -> _Decoded | Non
     if decoded is None:
         return None
     request, end = decoded
-    return request, [], end != len(frame), []
+    return request, _NONE, end != len(frame), _NONE
 
 
 def _capped(request: dict[str, Any], caps: Any) -> list[tuple[CapPath, Capped]]:

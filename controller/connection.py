@@ -247,29 +247,37 @@ class Connection(asyncio.BufferedProtocol):
         pos = 0
         end = len(buffer)
         frames = self._frames
-        while end - pos >= 4 and room > 0:
-            (size,) = _SIZE.unpack_from(buffer, pos)
-            if size <= 0 or size > limit:
-                if size > 0 and self.unanswered:
-                    # Judged once the requests before it are answered: the limit may change meanwhile
-                    # (a SASL connection's grows when it has authenticated).
+        bad: int | None = None  # a frame size that closes the connection
+        big: int | None = None  # a big frame's size, whose rest is read into a buffer of its own
+        # One copy per frame: slicing the bytearray and then bytes() of the slice would copy it twice. The
+        # view is let go before the buffer changes size.
+        with memoryview(buffer) as view:
+            while end - pos >= 4 and room > 0:
+                (size,) = _SIZE.unpack_from(buffer, pos)
+                if size <= 0 or size > limit:
+                    if size > 0 and self.unanswered:
+                        # Judged once the requests before it are answered: the limit may change meanwhile
+                        # (a SASL connection's grows when it has authenticated).
+                        break
+                    bad = size
                     break
-                self.close(
-                    Close(
-                        "bad frame size",
-                        f"invalid frame size {size} (must be between 1 and {limit}, {setting})",
-                    )
-                )
-                return False
-            if end - pos - 4 < size:
-                if BIG_FRAME <= size <= BIG_FRAME_MAX and (end - pos - 4) * BIG_FRAME_ARRIVED >= size:
-                    self._read_big(pos, size)
-                break
-            # One copy: slicing the bytearray and then bytes() of the slice would copy a frame twice.
-            with memoryview(buffer) as view:
+                if end - pos - 4 < size:
+                    if BIG_FRAME <= size <= BIG_FRAME_MAX and (end - pos - 4) * BIG_FRAME_ARRIVED >= size:
+                        big = size
+                    break
                 frames.append(bytes(view[pos + 4 : pos + 4 + size]))
-            pos += 4 + size
-            room -= 1
+                pos += 4 + size
+                room -= 1
+        if bad is not None:
+            self.close(
+                Close(
+                    "bad frame size",
+                    f"invalid frame size {bad} (must be between 1 and {limit}, {setting})",
+                )
+            )
+            return False
+        if big is not None:
+            self._read_big(pos, big)
         if pos:
             del buffer[:pos]
             self._busy()
@@ -380,15 +388,14 @@ class Connection(asyncio.BufferedProtocol):
         out = self._out
         started = time.perf_counter()
         count = written = 0
+        released = 0  # bytes of the frames answered in this turn, released together
         try:
             while frames:
                 frame = frames.popleft()
                 result = answer(frame)
-                if result.__class__ is Closing:
-                    self._closing(result)  # type: ignore[arg-type]
-                    return
-                if not isinstance(result, Later):
-                    self._release_frame(len(frame))
+                kind = result.__class__
+                if kind is bytes or (kind is not Closing and not isinstance(result, Later)):
+                    released += len(frame) + 4
                     out.append(result)  # type: ignore[arg-type]
                     count += 1
                     written += len(result)  # type: ignore[arg-type]
@@ -399,6 +406,12 @@ class Connection(asyncio.BufferedProtocol):
                     ):
                         break
                     continue
+                if released:
+                    self._release_held(released)
+                    released = 0
+                if kind is Closing:
+                    self._closing(result)  # type: ignore[arg-type]
+                    return
                 if self._eof:  # the client has gone: its work is not started
                     result.close()
                     self._flush()
@@ -414,10 +427,12 @@ class Connection(asyncio.BufferedProtocol):
                 self._pending = result
                 self._task = asyncio.ensure_future(self._finish(result, len(frame)))
                 break
-        except Close as close:
+        except Close as close:  # the close releases every byte held, those of this turn's frames too
             self._flush()
             self.close(close)
             return
+        if released:
+            self._release_held(released)
         self._flush()
         if self._buffer and not self._take():
             return
@@ -539,7 +554,10 @@ class Connection(asyncio.BufferedProtocol):
             self.host.blocked(self)
 
     def _release_frame(self, size: int) -> None:
-        size += 4
+        self._release_held(size + 4)
+
+    def _release_held(self, size: int) -> None:
+        """Bytes of frames (with their size prefixes) no longer held for this connection."""
         self._held -= size
         self.host.release(size)
 

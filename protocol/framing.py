@@ -15,6 +15,7 @@ import logging
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
 from protocol.codes import ApiKey
@@ -32,6 +33,7 @@ CONTROLLED_SHUTDOWN: Final = 7
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
+_KEY_VERSION_CORRELATION_LENGTH = struct.Struct(">hhih")
 _INT16 = struct.Struct(">h")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 
@@ -71,7 +73,11 @@ class RequestHeader:
     correlation_id: int
     client_id: str | None
     header_version: int
-    tagged_fields: dict[int, bytes] = field(default_factory=dict)
+    tagged_fields: Mapping[int, bytes] = field(default_factory=dict)
+
+
+#: The tagged fields of a header that has none (every header the parser makes shares it).
+_NO_TAGS: Mapping[int, bytes] = MappingProxyType({})
 
 
 def request_header_version(schemas: Schemas, api_key: int, api_version: int) -> int:
@@ -117,17 +123,20 @@ def parse_request_header(
     The layout is the RequestHeader spec's (``schemas/RequestHeader.json``), read here without the
     generic decoder: every request goes through this."""
     size = len(frame)
-    if size < _KEY_VERSION_CORRELATION.size:
+    if size >= 10:  # the usual header: the ClientId's length read with the rest
+        api_key, api_version, correlation_id, length = _KEY_VERSION_CORRELATION_LENGTH.unpack_from(frame, 0)
+    elif size >= 8:
+        api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(frame, 0)
+        length = None
+    else:
         raise DecodeError(f"{size} bytes is too short for a request header", message="RequestHeader")
-    api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(frame, 0)
     version = _header_versions(schemas, api_key, api_version)[0]
     if version == 0:
-        return RequestHeader(api_key, api_version, correlation_id, None, 0), 8
-    if size < 10:
+        return RequestHeader(api_key, api_version, correlation_id, None, 0, _NO_TAGS), 8
+    if length is None:
         raise DecodeError(
             "the ClientId length is cut off", message="RequestHeader", version=version, offset=8
         )
-    (length,) = _INT16.unpack_from(frame, 8)
     end = 10
     client_id: str | None = None
     if length >= 0:
@@ -140,7 +149,8 @@ def parse_request_header(
                 offset=8,
             )
         try:
-            client_id = bytes(frame[10:end]).decode("utf-8")
+            raw = frame[10:end]
+            client_id = (raw if raw.__class__ is bytes else bytes(raw)).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DecodeError(
                 f"ClientId is not UTF-8 ({exc.reason})", message="RequestHeader", version=version, offset=10
@@ -148,9 +158,9 @@ def parse_request_header(
     elif length != -1:
         raise DecodeError(f"ClientId length {length}", message="RequestHeader", version=version, offset=8)
     if version == 1:
-        return RequestHeader(api_key, api_version, correlation_id, client_id, 1), end
+        return RequestHeader(api_key, api_version, correlation_id, client_id, 1, _NO_TAGS), end
     if end < size and frame[end] == 0:  # no tagged fields: the common case
-        return RequestHeader(api_key, api_version, correlation_id, client_id, 2), end + 1
+        return RequestHeader(api_key, api_version, correlation_id, client_id, 2, _NO_TAGS), end + 1
     try:
         tags, end = read_unknown_tags(frame, end, size)
     except (IndexError, ValueError) as exc:

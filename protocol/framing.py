@@ -15,7 +15,6 @@ import logging
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Final
 
 from protocol.codes import ApiKey
@@ -73,11 +72,7 @@ class RequestHeader:
     correlation_id: int
     client_id: str | None
     header_version: int
-    tagged_fields: Mapping[int, bytes] = field(default_factory=dict)
-
-
-#: The tagged fields of a header that has none (every header the parser makes shares it).
-_NO_TAGS: Mapping[int, bytes] = MappingProxyType({})
+    tagged_fields: dict[int, bytes] = field(default_factory=dict)
 
 
 def request_header_version(schemas: Schemas, api_key: int, api_version: int) -> int:
@@ -132,7 +127,7 @@ def parse_request_header(
         raise DecodeError(f"{size} bytes is too short for a request header", message="RequestHeader")
     version = _header_versions(schemas, api_key, api_version)[0]
     if version == 0:
-        return RequestHeader(api_key, api_version, correlation_id, None, 0, _NO_TAGS), 8
+        return RequestHeader(api_key, api_version, correlation_id, None, 0), 8
     if length is None:
         raise DecodeError(
             "the ClientId length is cut off", message="RequestHeader", version=version, offset=8
@@ -158,9 +153,9 @@ def parse_request_header(
     elif length != -1:
         raise DecodeError(f"ClientId length {length}", message="RequestHeader", version=version, offset=8)
     if version == 1:
-        return RequestHeader(api_key, api_version, correlation_id, client_id, 1, _NO_TAGS), end
+        return RequestHeader(api_key, api_version, correlation_id, client_id, 1), end
     if end < size and frame[end] == 0:  # no tagged fields: the common case
-        return RequestHeader(api_key, api_version, correlation_id, client_id, 2, _NO_TAGS), end + 1
+        return RequestHeader(api_key, api_version, correlation_id, client_id, 2), end + 1
     try:
         tags, end = read_unknown_tags(frame, end, size)
     except (IndexError, ValueError) as exc:

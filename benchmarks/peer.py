@@ -541,8 +541,8 @@ def start_floor(directory: str) -> Server:
 # -- report ------------------------------------------------------------------------------------------
 
 
-def verdict(ratio: float) -> str:
-    return "met" if ratio <= TARGET else "**missed**"
+def verdict(ratio: float, target: float = TARGET) -> str:
+    return "met" if ratio <= target else "**missed**"
 
 
 def _ratio(a: float, b: float) -> float:

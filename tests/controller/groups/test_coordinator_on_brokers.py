@@ -83,6 +83,26 @@ def commit(
     return [p["ErrorCode"] for t in response["Topics"] for p in t["Partitions"]]
 
 
+def committed(
+    server: ServerThread,
+    pool: ThreadPoolExecutor,
+    client: BlockingClient,
+    broker: int,
+    group: str,
+    offsets: dict[int, int],
+    log_end: int,
+) -> list[int]:
+    """A commit at the coordinator ``broker``, whose record takes its log to ``log_end``; answered after
+    one replication tick (the followers copy it, the high watermark covers it): the error codes."""
+    index = coordinator_partition(group, 50)
+    pending = later(pool, lambda: commit(client, group, offsets))
+    server.wait_until(
+        lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker] == log_end, TIMEOUT
+    )
+    server.advance(100)
+    return list(pending.result(TIMEOUT))
+
+
 def heartbeat(client: BlockingClient, group: str, member: str) -> int:
     response = client.send(
         "HeartbeatRequest",
@@ -263,13 +283,8 @@ def test_after_a_clean_failover_the_new_coordinator_loads_the_committed_offsets(
     with BlockingClient.connect(server.bootstrap) as client:
         old = find(client, "g")["NodeId"]
     with BlockingClient.connect(server.brokers[old]) as c:
-        pending = later(pool, lambda: commit(c, "g", {0: 11, 1: 12}))
-        index = coordinator_partition("g", 50)
-        server.wait_until(
-            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 2, TIMEOUT
-        )
-        server.advance(100)
-        assert pending.result(TIMEOUT) == [0, 0]
+        assert committed(server, pool, c, old, "g", {0: 11, 1: 12}, 2) == [0, 0]
+    index = coordinator_partition("g", 50)
     server.stop_broker(old, "crash")
     server.advance(9000)  # the broker's session expires: it is fenced and its leaders move
     with BlockingClient.connect(server.bootstrap) as client:
@@ -294,12 +309,7 @@ def test_an_unclean_election_loses_the_commits_the_new_leader_lacks(server: Serv
     index = coordinator_partition("g", 50)
     followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != old]
     with BlockingClient.connect(server.brokers[old]) as c:
-        first = later(pool, lambda: commit(c, "g", {0: 1}))
-        server.wait_until(
-            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 1, TIMEOUT
-        )
-        server.advance(100)
-        assert first.result(TIMEOUT) == [0]
+        assert committed(server, pool, c, old, "g", {0: 1}, 1) == [0]
         for f in followers:  # the followers stop copying; after replica.lag.time.max.ms they leave the ISR
             server.set_replication(f, records_per_s=0)
         second = later(pool, lambda: commit(c, "g", {0: 2}))
@@ -414,12 +424,7 @@ def test_a_commit_is_not_answered_while_the_high_watermark_is_at_its_record(
         broker = find(client, "g")["NodeId"]
     index = coordinator_partition("g", 50)
     with BlockingClient.connect(server.brokers[broker]) as coordinator:
-        first = later(pool, lambda: commit(coordinator, "g", {0: 5}))
-        server.wait_until(
-            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker] == 1, TIMEOUT
-        )
-        server.advance(100)
-        assert first.result(TIMEOUT) == [ErrorCode.NONE]
+        assert committed(server, pool, coordinator, broker, "g", {0: 5}, 1) == [ErrorCode.NONE]
         followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != broker]
         server.set_replication(followers[0], records_per_s=0)  # it stays in the ISR for a while
         second = later(pool, lambda: commit(coordinator, "g", {0: 6}))  # its record at offset 1
@@ -479,12 +484,7 @@ def test_after_a_failover_the_group_loads_only_the_records_below_the_new_leaders
     index = coordinator_partition("g", 50)
     followers = [b for b in server.partition_state(OFFSETS_TOPIC, index).replicas if b != old]
     with BlockingClient.connect(server.brokers[old]) as c:
-        first = later(pool, lambda: commit(c, "g", {0: 1, 1: 1}))
-        server.wait_until(
-            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 2, TIMEOUT
-        )
-        server.advance(100)
-        assert first.result(TIMEOUT) == [0, 0]
+        assert committed(server, pool, c, old, "g", {0: 1, 1: 1}, 2) == [0, 0]
         _stop_copying(server, index, old)
         second = later(pool, lambda: commit(c, "g", {0: 2}))  # its record at offset 2
         server.wait_until(
@@ -507,12 +507,7 @@ def test_a_coordinator_an_election_moves_is_seen_at_the_next_request(server: Ser
         old = find(client, "g")["NodeId"]
     index = coordinator_partition("g", 50)
     with BlockingClient.connect(server.brokers[old]) as c:
-        pending = later(pool, lambda: commit(c, "g", {0: 5}))
-        server.wait_until(
-            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[old] == 1, TIMEOUT
-        )
-        server.advance(100)
-        assert pending.result(TIMEOUT) == [0]
+        assert committed(server, pool, c, old, "g", {0: 5}, 1) == [0]
         assert heartbeat(c, "g", "nobody") == ErrorCode.UNKNOWN_MEMBER_ID  # checked at ``old``
     replicas = list(server.partition_state(OFFSETS_TOPIC, index).replicas)
     new = next(b for b in replicas if b != old)

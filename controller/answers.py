@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "FUTURE",
     "NO_FRAME",
     "NO_RESPONSE",
     "Answer",
@@ -35,6 +36,11 @@ __all__ = [
     "Pieces",
     "Sized",
 ]
+
+
+#: The futures a handler may answer with (a commit waiting for the high watermark): the event loop's own
+#: (asyncio's and uvloop's make the same). Such an answer is waited for by a callback on it, not a task.
+FUTURE = asyncio.Future
 
 
 class Close(Exception):

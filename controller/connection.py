@@ -43,14 +43,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from controller.answers import Answer, Close, Closing, Later
+from controller.answers import FUTURE, Answer, Close, Closing, Later
 from controller.logsafe import shown
 
 log = logging.getLogger(__name__)
-
-#: The event loop's futures (asyncio's and uvloop's loops make the same): a Later's work of this class is
-#: waited for by a callback, not a task.
-_FUTURE = asyncio.Future
 
 __all__ = ["Connection", "ConnectionHost", "ConnectionLimits", "TURN_FRAMES"]
 
@@ -418,7 +414,7 @@ class Connection(asyncio.BufferedProtocol):
                     self.close(None)
                     return
                 work = result.work
-                if work.__class__ is _FUTURE and not result.parked:
+                if work.__class__ is FUTURE and not result.parked:
                     # A future the handler completes (a commit waiting for the high watermark): its
                     # answer is made when it is done, without a task of its own.
                     self._task = work

@@ -28,7 +28,6 @@ worker thread (:mod:`controller.offload`).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections import Counter
@@ -36,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.answers import NO_FRAME, NO_RESPONSE, Answer, Close, Later, Parked, Pieces, Sized
+from controller.answers import FUTURE, NO_FRAME, NO_RESPONSE, Answer, Close, Later, Parked, Pieces, Sized
 from controller.handlers import (
     AnswerDependsOn,
     Cap,
@@ -66,8 +65,6 @@ if TYPE_CHECKING:
     from controller.image import MetadataImage
 
 log = logging.getLogger(__name__)
-
-_FUTURE = asyncio.Future
 
 __all__ = ["Dispatcher", "KeptAnswers", "Origin"]
 
@@ -532,7 +529,7 @@ class Dispatcher:
             return NO_FRAME
         elif kind is Pieces:
             return route.framed_pieces(correlation, result.pieces)
-        elif kind is _FUTURE:  # a future the handler completes (a commit waiting for the high watermark)
+        elif kind is FUTURE:  # a future the handler completes (a commit waiting for the high watermark)
             return Later(
                 result,
                 lambda done: self._respond(route, request, correlation, done),

@@ -84,7 +84,9 @@ def test_a_serving_process_freezes_its_start_and_collects_young_objects_less_oft
 def test_an_embedded_server_leaves_its_hosts_collector_as_it_is() -> None:
     from controller.embedded import ServerThread
 
-    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
+    # (Its freezes after big work, gc_paused's, are not counted here: other servers of the session may
+    # freeze meanwhile.)
+    threshold = gc.get_threshold()
     with ServerThread.start():
         assert gc.get_threshold() == threshold
-    assert gc.get_threshold() == threshold and gc.get_freeze_count() == frozen
+    assert gc.get_threshold() == threshold

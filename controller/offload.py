@@ -74,8 +74,8 @@ def gc_paused() -> Iterator[None]:
 
 
 #: The collector's first threshold in a process that only serves: a young collection once this many more
-#: objects are allocated than freed, where Python's 700 collected every few requests (a commit makes about
-#: fifty objects that outlive it until the replication tick answers it).
+#: objects are allocated than freed, where Python's 700 (2,000 from 3.13) collected every few requests (a
+#: commit makes about fifty objects that outlive it until the replication tick answers it).
 YOUNG_THRESHOLD = 20_000
 
 
@@ -83,9 +83,9 @@ def collect_as_a_server() -> None:
     """The collector of a process that only serves (``placement-sim serve``; an embedded server leaves its
     host's as it is): what exists once the server listens (its modules, codecs and cluster) is frozen, so
     that later collections skip it (without a collection first, which would hold the first answers
-    back), and the young objects are collected every :data:`YOUNG_THRESHOLD` allocations instead of 700
-    (docs/benchmarks.md, "Consumer groups": the collections' share of a commit's instructions falls from
-    11% to 4%)."""
+    back), and the young objects are collected every :data:`YOUNG_THRESHOLD` allocations instead of
+    Python's 700 (docs/benchmarks.md, "Consumer groups": the collections' share of a commit's instructions
+    falls from 11% to 4%)."""
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)

@@ -77,7 +77,10 @@ def test_a_serving_process_freezes_its_start_and_collects_young_objects_less_oft
     )
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stdout.splitlines() if line.startswith("threshold")]
-    assert line == f"threshold 700 {offload.YOUNG_THRESHOLD} frozen True"
+    _, before, after, _, frozen = line.split()
+    # (The interpreter's own first threshold: 700 up to Python 3.12, 2000 from 3.13.)
+    assert int(before) < offload.YOUNG_THRESHOLD
+    assert (int(after), frozen) == (offload.YOUNG_THRESHOLD, "True")
     assert "stopped" in done.stdout
 
 

@@ -12,6 +12,14 @@ every 5 ms (:func:`in_thread`): the event loop takes the interpreter back at eac
 connection's read, each timer), and waiting 5 ms each time, behind a worker encoding a big answer, held
 the loop up for more than a second in a fuzzing run with a dozen busy connections.
 
+The simulator's own big work runs in **one** worker thread per process, one piece after another: only
+one thread runs Python at a time anyway, and every further runnable thread is one more the event loop
+waits behind for the interpreter. Eight clients asking for big event-log answers at once, each made in
+a thread of its own, held a small request on another connection 17 ms at the 95th percentile and past
+50 ms now and then; made one after another in one worker, 2 ms (tests/controller/server/test_fairness.py).
+A plugin's code is not the simulator's and may never return: it runs in threads of its own
+(:func:`in_plugin_thread`), so that a plugin stuck past its deadline holds no other work up.
+
 CPython's cyclic garbage collector stops every thread while it scans all tracked objects, and a
 cluster of a million partitions holds millions of them: a full collection takes hundreds of
 milliseconds, found nothing to free in every case measured (the cluster's state has no cycles), and
@@ -23,7 +31,10 @@ what the work built, which lives as long as the cluster, is then moved out of th
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import contextvars
+import functools
 import gc
 import sys
 import time
@@ -37,6 +48,7 @@ __all__ = [
     "Turns",
     "collect_as_a_server",
     "gc_paused",
+    "in_plugin_thread",
     "in_thread",
     "off_loop",
 ]
@@ -91,9 +103,30 @@ def collect_as_a_server() -> None:
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
 
 
+_worker: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _the_worker() -> concurrent.futures.ThreadPoolExecutor:
+    global _worker
+    if _worker is None:
+        _worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="offload")
+    return _worker
+
+
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` in a worker thread, with the collector paused (:func:`gc_paused`) and the interpreter
-    switching threads every :data:`SWITCH_INTERVAL` until the last such work ends."""
+    """``fn(*args)`` in the process's one worker thread (after the work sent there before it), with the
+    collector paused (:func:`gc_paused`) and the interpreter switching threads every
+    :data:`SWITCH_INTERVAL` until the last such work ends. ``fn`` must return: it is the simulator's own."""
+    return await _in(_the_worker(), fn, args)
+
+
+async def in_plugin_thread(fn: Callable[..., T], *args: Any) -> T:
+    """As :func:`in_thread`, for a plugin's code, which may not return: in a thread of the event loop's
+    default pool, beside the simulator's worker."""
+    return await _in(None, fn, args)
+
+
+async def _in(pool: concurrent.futures.Executor | None, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     global _in_threads, _switch_interval
     if _in_threads == 0:
         _switch_interval = sys.getswitchinterval()
@@ -101,7 +134,8 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
     _in_threads += 1
     try:
         with gc_paused():
-            return await asyncio.to_thread(fn, *args)
+            call = functools.partial(contextvars.copy_context().run, fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(pool, call)
     finally:
         _in_threads -= 1
         if _in_threads == 0:

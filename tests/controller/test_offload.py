@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import sys
 import threading
+import time
 
 import pytest
 
@@ -16,27 +18,57 @@ from controller import offload
 def test_threads_switch_often_while_work_runs_and_as_before_after() -> None:
     before = sys.getswitchinterval()
     seen: list[tuple[float, bool]] = []
-    release = threading.Event()
 
     def work(n: int) -> int:
         seen.append((sys.getswitchinterval(), gc.isenabled()))
-        release.wait(5)
         return n * 2
 
     async def main() -> list[int]:
-        first = asyncio.ensure_future(offload.in_thread(work, 1))
-        second = asyncio.ensure_future(offload.in_thread(work, 2))
-        while len(seen) < 2:
-            await asyncio.sleep(0.01)
-        release.set()
-        done = [await first]
-        assert sys.getswitchinterval() == pytest.approx(offload.SWITCH_INTERVAL) or second.done()
-        done.append(await second)
-        return done
+        return list(await asyncio.gather(offload.in_thread(work, 1), offload.in_plugin_thread(work, 2)))
 
     assert asyncio.run(main()) == [2, 4]
     assert seen == [(pytest.approx(offload.SWITCH_INTERVAL), False)] * 2
     assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
+
+
+def test_the_simulators_work_runs_in_one_thread_one_piece_after_another() -> None:
+    """Big work sent off the loop at once runs in the order sent, in one thread (any further runnable
+    thread is one more the event loop waits behind): the second starts once the first has ended."""
+    spans: list[tuple[str, str, float, float]] = []
+
+    def work(name: str) -> str:
+        start = time.perf_counter()
+        time.sleep(0.05)
+        spans.append((name, threading.current_thread().name, start, time.perf_counter()))
+        return name
+
+    async def main() -> list[str]:
+        return list(await asyncio.gather(*(offload.in_thread(work, name) for name in "abc")))
+
+    assert asyncio.run(main()) == ["a", "b", "c"]
+    assert [name for name, *_ in spans] == ["a", "b", "c"]
+    assert len({thread for _, thread, *_ in spans}) == 1
+    assert all(earlier[3] <= later[2] for earlier, later in itertools.pairwise(spans))
+
+
+def test_a_plugin_stuck_in_its_thread_holds_up_no_other_work() -> None:
+    """A plugin's code runs beside the simulator's worker: one that has not returned (here until released)
+    does not keep the simulator's own work waiting."""
+    release = threading.Event()
+
+    def stuck() -> str:
+        release.wait(10)
+        return "plugin"
+
+    async def main() -> tuple[str, bool]:
+        plugin = asyncio.ensure_future(offload.in_plugin_thread(stuck))
+        own = await asyncio.wait_for(offload.in_thread(lambda: "own"), 5)
+        waiting = not plugin.done()
+        release.set()
+        await plugin
+        return own, waiting
+
+    assert asyncio.run(main()) == ("own", True)
 
 
 def test_an_error_in_a_thread_reaches_the_caller_and_restores_the_interval() -> None:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.offload import BIG, gc_paused, in_thread, off_loop
+from controller.offload import BIG, gc_paused, in_plugin_thread, in_thread, off_loop
 
 # The rules both runners share come from outcome; the worker's messages and framing are imported only by a
 # runner that starts a worker (ProcessRunner), not by every server.
@@ -95,7 +95,7 @@ class InlineRunner:
             if size > BIG and not inspect.iscoroutinefunction(self._method):
                 try:
                     async with asyncio.timeout_at(deadline):
-                        return await in_thread(self._call_and_normalize, args)
+                        return await in_plugin_thread(self._call_and_normalize, args)
                 except TimeoutError:
                     raise _timed_out(self.label) from None
             try:
@@ -347,7 +347,7 @@ async def _frame_off_loop(message: Call) -> bytes:
     """A call's frame; pickled in a thread when its arguments are large, so the loop keeps serving."""
     if _looks_small(message.args):
         return _frame(message)
-    return await asyncio.get_running_loop().run_in_executor(None, _frame, message)
+    return await in_thread(_frame, message)
 
 
 def _looks_small(args: tuple[Any, ...]) -> bool:

@@ -224,34 +224,39 @@ class Connection(asyncio.BufferedProtocol):
     def data_received(self, data: bytes | memoryview) -> None:
         if self.closed:
             return
-        self._buffer += data
-        self._held += len(data)
-        self.host.hold(len(data))
-        if not self._take():
+        size = len(data)
+        self._held += size
+        self.host.hold(size)
+        buffer = self._buffer
+        if buffer:  # the rest of a frame begun before: the frames are cut from the buffer
+            buffer += data
+            if not self._take(buffer):
+                return
+        elif not self._take(data):  # nothing waits: the frames are cut from the read itself
             return
         if self._admitted:
             self._pump()
-        self.flow()
 
-    def _take(self) -> bool:
-        """Cuts whole frames off the buffer while fewer than ``queued.max.requests`` are unanswered (the
-        rest wait there, and reading stops); False when a bad frame size closed the connection (a frame
-        above ``frame_limit`` is judged once the frames before it are answered)."""
-        buffer = self._buffer
+    def _take(self, source: bytearray | bytes | memoryview) -> bool:
+        """Cuts whole frames off ``source`` (the connection's buffer, or a read when the buffer is empty)
+        while fewer than ``queued.max.requests`` are unanswered; what is left of a read waits in the
+        buffer (and reading stops while frames wait there). False when a bad frame size closed the
+        connection (a frame above ``frame_limit`` is judged once the frames before it are answered)."""
         limit, setting = self.frame_limit()
-        room = self.limits.queued_max_requests - self.unanswered
-        pos = 0
-        end = len(buffer)
         frames = self._frames
+        unanswered = len(frames) + (self._task is not None)
+        room = self.limits.queued_max_requests - unanswered
+        pos = 0
+        end = len(source)
         bad: int | None = None  # a frame size that closes the connection
         big: int | None = None  # a big frame's size, whose rest is read into a buffer of its own
         # One copy per frame: slicing the bytearray and then bytes() of the slice would copy it twice. The
         # view is let go before the buffer changes size.
-        with memoryview(buffer) as view:
+        with memoryview(source) as view:
             while end - pos >= 4 and room > 0:
-                (size,) = _SIZE.unpack_from(buffer, pos)
+                (size,) = _SIZE.unpack_from(view, pos)
                 if size <= 0 or size > limit:
-                    if size > 0 and self.unanswered:
+                    if size > 0 and unanswered:
                         # Judged once the requests before it are answered: the limit may change meanwhile
                         # (a SASL connection's grows when it has authenticated).
                         break
@@ -264,6 +269,10 @@ class Connection(asyncio.BufferedProtocol):
                 frames.append(bytes(view[pos + 4 : pos + 4 + size]))
                 pos += 4 + size
                 room -= 1
+                unanswered += 1
+            buffer = self._buffer
+            if source is not buffer and pos < end:
+                buffer += view[pos:]
         if bad is not None:
             self.close(
                 Close(
@@ -272,11 +281,15 @@ class Connection(asyncio.BufferedProtocol):
                 )
             )
             return False
-        if big is not None:
-            self._read_big(pos, big)
+        if source is buffer:
+            if big is not None:
+                self._read_big(pos, big)
+            if pos:
+                del buffer[:pos]
+        elif big is not None:
+            self._read_big(0, big)
         if pos:
-            del buffer[:pos]
-            self._busy()
+            self._idle_since = None  # busy (_busy)
         return True
 
     def _read_big(self, pos: int, size: int) -> None:
@@ -376,8 +389,10 @@ class Connection(asyncio.BufferedProtocol):
         holds this connection back (a hung broker, a client that does not read)."""
         self._scheduled = False
         if self.closed or self._task is not None or self._write_blocked or not self._admitted:
+            self.flow()
             return
         if not self.host.answering(self):
+            self.flow()
             return
         frames = self._frames
         answer = self.answer
@@ -430,7 +445,7 @@ class Connection(asyncio.BufferedProtocol):
         if released:
             self._release_held(released)
         self._flush()
-        if self._buffer and not self._take():
+        if self._buffer and not self._take(self._buffer):
             return
         if frames and self._task is None:
             self._schedule()

@@ -241,7 +241,7 @@ class Connection(asyncio.BufferedProtocol):
         """Cuts whole frames off ``source`` (the connection's buffer, or a read when the buffer is empty)
         while fewer than ``queued.max.requests`` are unanswered; what is left of a read waits in the
         buffer (and reading stops while frames wait there). False when a bad frame size closed the
-        connection (a frame above ``frame_limit`` is judged once the frames before it are answered)."""
+        connection (a bad size after whole frames is judged once they are answered)."""
         limit, setting = self.frame_limit()
         frames = self._frames
         unanswered = len(frames) + (self._task is not None)
@@ -256,9 +256,10 @@ class Connection(asyncio.BufferedProtocol):
             while end - pos >= 4 and room > 0:
                 (size,) = _SIZE.unpack_from(view, pos)
                 if size <= 0 or size > limit:
-                    if size > 0 and unanswered:
-                        # Judged once the requests before it are answered: the limit may change meanwhile
-                        # (a SASL connection's grows when it has authenticated).
+                    if unanswered:
+                        # Judged once the requests before it are answered, as Kafka reads a connection's
+                        # next size only then; the limit may change meanwhile (a SASL connection's grows
+                        # when it has authenticated).
                         break
                     bad = size
                     break

@@ -442,12 +442,20 @@ def _scan_records(scan: _Scan, buf: bytes, pos: int, end: int, count: int) -> in
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := buf[pos + 1]) < 0x80:  # two bytes: a delta up to 8 s
+                raw = (b & 0x7F) | (c << 7)
+                ts_delta = (raw >> 1) ^ -(raw & 1)
+                pos += 2
             else:
                 ts_delta, pos = read_varlong(buf, pos)
             b = buf[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := buf[pos + 1]) < 0x80:  # two bytes: the records after the 64th, up to 8,192
+                raw = (b & 0x7F) | (c << 7)
+                offset_delta = (raw >> 1) ^ -(raw & 1)
+                pos += 2
             else:
                 offset_delta, pos = read_varint(buf, pos)
             b = buf[pos]

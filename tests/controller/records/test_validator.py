@@ -380,3 +380,29 @@ def test_a_count_the_bytes_cannot_hold_counts_only_the_records_that_fit():
         == (lying.header.size // MIN_RECORD_BYTES) * RECORD_WORK + lying.header.size // 2000
     )
     assert validate_size(lying) < BIG_BODY
+
+
+@pytest.mark.parametrize("count", [63, 64, 65, 300, 8_200])
+@pytest.mark.parametrize("spread_ms", [50, 8_000, 9_000, 3_000_000])
+def test_timestamps_and_offsets_of_any_width_are_read_as_written(count, spread_ms):
+    """Offset deltas and timestamp deltas of one, two and more bytes (from the 65th record, from 64 ms, from
+    8,192), rising and falling: the largest timestamp, the offset of its first record and the running
+    maximum's steps are those of the records written."""
+    rng = random.Random(count * 31 + spread_ms)
+    stamps = [NOW + rng.randint(-spread_ms // 4, spread_ms) for _ in range(count)]
+    stamps[0] = NOW
+    result = validate(build([(t, None, b"v", []) for t in stamps]), now=NOW + spread_ms)
+    assert isinstance(result, ClientBatch), result
+    top = max(stamps)
+    steps, running = ([], []), stamps[0] - 1
+    for i, t in enumerate(stamps):
+        if t > running:
+            running = t
+            steps[0].append(i)
+            steps[1].append(t)
+    got = result.timestamps
+    assert (got.max_timestamp, got.max_delta) == (top, stamps.index(top))
+    if len(steps[0]) > 1:
+        assert got.steps is not None and (list(got.steps[0]), list(got.steps[1])) == (steps[0], steps[1])
+    else:
+        assert got.steps is None

@@ -51,7 +51,7 @@ profiles its event loop's thread with cProfile during the rebalance, then ``--re
 then as many OffsetCommits; it prints the functions that took the most time.
 
     .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000] [--commits 20000]
-        [--share-cycles 2000] [--share-batch 10] [--share-only]
+        [--share-cycles 300] [--share-batch 10] [--share-only]
     .venv/bin/python benchmarks/groups.py --profile [--requests 20000]
 """
 
@@ -539,7 +539,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="profile the simulator's thread per case")
     parser.add_argument("--requests", type=int, default=20_000, help="requests per case with --profile")
     parser.add_argument(
-        "--share-cycles", type=int, default=2000, help="ShareFetch and ShareAcknowledge requests"
+        "--share-cycles", type=int, default=300, help="ShareFetch and ShareAcknowledge requests"
     )
     parser.add_argument(
         "--share-batch", type=int, default=10, help="records per produced batch for the share rows"

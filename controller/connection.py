@@ -244,7 +244,7 @@ class Connection(asyncio.BufferedProtocol):
         connection (a bad size after whole frames is judged once they are answered)."""
         limit, setting = self.frame_limit()
         frames = self._frames
-        unanswered = len(frames) + (self._task is not None)
+        unanswered = self.unanswered
         room = self.limits.queued_max_requests - unanswered
         pos = 0
         end = len(source)
@@ -290,7 +290,7 @@ class Connection(asyncio.BufferedProtocol):
         elif big is not None:
             self._read_big(0, big)
         if pos:
-            self._idle_since = None  # busy (_busy)
+            self._busy()
         return True
 
     def _read_big(self, pos: int, size: int) -> None:
@@ -389,10 +389,13 @@ class Connection(asyncio.BufferedProtocol):
         """Answers queued requests in order until one must wait, the turn's budget is used, or the server
         holds this connection back (a hung broker, a client that does not read)."""
         self._scheduled = False
-        if self.closed or self._task is not None or self._write_blocked or not self._admitted:
-            self.flow()
-            return
-        if not self.host.answering(self):
+        if (
+            self.closed
+            or self._task is not None
+            or self._write_blocked
+            or not self._admitted
+            or not self.host.answering(self)
+        ):
             self.flow()
             return
         frames = self._frames

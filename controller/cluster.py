@@ -327,8 +327,9 @@ class Cluster:
         )
         # Group configs (the GROUP resource): group id -> key -> value, as set (metadata, as in KRaft).
         self._group_configs: dict[str, dict[str, str]] = {}
-        # (topic, config, broker) -> the parsed value in effect; emptied on every config change.
-        self._config_values: dict[tuple[str, str, int | None], Any] = {}
+        # (topic, config, broker) and ("group", group, config) -> the parsed value in effect; emptied on
+        # every config change.
+        self._config_values: dict[tuple[str, str, int | str | None], Any] = {}
         # Broker (None: none) -> the entries of a topic that sets no config; emptied on every config change.
         self._default_entries: dict[int | None, list[ConfigEntry]] = {}
         #: Bumped on every config change (topic or broker), so that readers can cache what they derive.
@@ -696,13 +697,19 @@ class Cluster:
         """The value in effect of group config ``name`` for ``group`` (parsed): the group's own, else its
         broker synonym in ``server.properties``, else Kafka's default. The one place the simulation reads
         group-level settings, so that a change takes effect at the next request."""
+        key = ("group", group, name)
+        try:
+            return self._config_values[key]
+        except KeyError:
+            pass
         from controller.config.group_configs import group_config_def, resolve_group_config
 
         definition = group_config_def(name)
         if definition is None:
             raise KeyError(f"no group config {name!r}")
         entry = resolve_group_config(definition, self.group_configs(group), self._static_configs)
-        return definition.parse(entry.value or "")
+        value = self._config_values[key] = definition.parse(entry.value or "")
+        return value
 
     def group_config_entries(self, group: str) -> list[ConfigEntry]:
         """Every group config of ``group`` as DescribeConfigs shows it (Kafka's internal ones left out)."""

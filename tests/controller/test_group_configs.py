@@ -127,15 +127,18 @@ def test_accepted_changes_take_effect(client: BlockingClient) -> None:
         [("share.auto.offset.reset", None, 1)],
     ]:
         assert alter(client, "payments", *ok) == (0, None)
+    server = client.server  # type: ignore[attr-defined]
+    cluster = server.server.controller.cluster
+    # Read (and so cached) before the change, which must replace it.
+    assert server.call(lambda: cluster.group_config("payments", "share.auto.offset.reset")) == "latest"
     assert alter(client, "payments", ("share.auto.offset.reset", "earliest", 0), validate_only=False) == (
         0,
         None,
     )
     entry = {e["Name"]: e for e in describe(client, "payments")["Configs"]}["share.auto.offset.reset"]
     assert (entry["Value"], entry["ConfigSource"]) == ("earliest", 8)
-    server = client.server  # type: ignore[attr-defined]
-    cluster = server.server.controller.cluster
     assert server.call(lambda: cluster.group_config("payments", "share.auto.offset.reset")) == "earliest"
+    assert server.call(lambda: cluster.group_config("audit", "share.delivery.count.limit")) == 5  # cached
     legacy = client.send(
         "AlterConfigsRequest",
         {"Resources": [{"ResourceType": GROUP, "ResourceName": "audit", "Configs": [{"Name": "share.delivery.count.limit", "Value": "3"}]}], "ValidateOnly": False},

@@ -64,6 +64,20 @@ def test_an_acknowledgement_is_all_or_nothing() -> None:
     assert error is ErrorCode.INVALID_RECORD_STATE
     assert sp.state_of(0) == (RecordState.ACQUIRED, 1, "a") and sp.start_offset == 0
     assert sp.acknowledge("a", [(0, 2, [ACCEPT, REJECT])], 5, 100, 0)[0] is ErrorCode.INVALID_REQUEST
+    # An unknown type anywhere in a range (one type for the range, or one per offset) changes nothing.
+    for types in ([9], [ACCEPT, 7, ACCEPT]):
+        assert sp.acknowledge("a", [(0, 2, types)], 5, 100, 0) == (
+            ErrorCode.INVALID_REQUEST,
+            f"Invalid acknowledge type: {types[-2] if len(types) > 1 else types[0]}",
+        )
+    assert sp.state_of(0) == (RecordState.ACQUIRED, 1, "a") and sp.state_of(2) == (
+        RecordState.ACQUIRED,
+        1,
+        "a",
+    )
+    # Per-offset types apply each to its own offset.
+    assert sp.acknowledge("a", [(0, 2, [ACCEPT, RELEASE, ACCEPT])], 5, 100, 0) == (ErrorCode.NONE, None)
+    assert sp.state_of(1) == (RecordState.AVAILABLE, 1, None) and sp.start_offset == 1
 
 
 def test_locks_end_and_the_delivery_limit_archives() -> None:

@@ -239,21 +239,23 @@ class SharePartition:
             offset = end
         self.end_offset = max(self.end_offset, offset)
         out: list[Acquired] = []
+        records = self._records
+        first = last = count = -1  # the run being gathered: offsets in a row with one delivery count
         for o in sorted(taken):
-            record = self._records[o]
+            record = records[o]
             record.state = RecordState.ACQUIRED
             record.delivery_count += 1
             record.member = member
             record.deadline = deadline
-            last = out[-1] if out else None
-            if (
-                last is not None
-                and last.last_offset == o - 1
-                and last.delivery_count == record.delivery_count
-            ):
-                out[-1] = last._replace(last_offset=o)
-            else:
-                out.append(Acquired(o, o, record.delivery_count))
+            if o == last + 1 and record.delivery_count == count:
+                last = o
+                continue
+            if first >= 0:
+                out.append(Acquired(first, last, count))
+            first = last = o
+            count = record.delivery_count
+        if first >= 0:
+            out.append(Acquired(first, last, count))
         return out
 
     # ------------------------------------------------------------------------------------- acknowledging

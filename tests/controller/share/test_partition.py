@@ -130,3 +130,18 @@ def test_an_undone_acknowledgement_restores_the_records() -> None:
     assert sp.start_offset == 2
     sp.restore(*saved)
     assert sp.start_offset == 0 and sp.state_of(0) == (RecordState.ACQUIRED, 1, "a")
+
+
+def test_an_acquisition_comes_as_runs_of_one_delivery_count_in_a_row() -> None:
+    sp, _ = fresh()
+    assert sp.acquire("a", 5, 5, 100, deadline=100) == [Acquired(0, 4, 1)]
+    assert sp.acknowledge("a", [(0, 4, [ACCEPT, RELEASE, RENEW, RELEASE, RELEASE])], 5, 100, 0) == (
+        ErrorCode.NONE,
+        None,
+    )
+    # 1, 3 and 4 delivered again (count 2), 2 still held by "a", 5 and 6 new (count 1).
+    assert sp.acquire("b", 7, 10, 100, deadline=200) == [
+        Acquired(1, 1, 2),
+        Acquired(3, 4, 2),
+        Acquired(5, 6, 1),
+    ]

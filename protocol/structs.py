@@ -772,10 +772,24 @@ class KafkaStruct(KafkaType):
         """Body of ``fields(v)``: check the names in ``v``, return every field's value (defaults for the
         absent ones) and, in flexible versions, the kept unknown tagged fields."""
         allowed = set(self.names) | {name for name, f in self.absent.items() if f.ignorable}
+        # A field this version lacks, not ignorable, with a plain default may come at that default (one
+        # answer built for every version carries it so); any other value, or a default of another kind,
+        # is for the interpreted codec to judge (:meth:`AbsentField.allows`) and name in its error.
+        at_default = {
+            name: f.default
+            for name, f in self.absent.items()
+            if not f.ignorable and (f.default is None or type(f.default) in (bool, int, str))
+        }
+        allowed |= set(at_default)
         if self.tags is not None:
             allowed.add(UNKNOWN_TAGGED_FIELDS)
         keys = fn.constant(f"frozenset({sorted(allowed)!r})", "keys")
         fn(f"if not {keys}.issuperset(v): raise Fallback")
+        for name, default in sorted(at_default.items()):
+            if default is None:
+                fn(f"if v.get({name!r}) is not None: raise Fallback")
+            else:
+                fn(f"if {name!r} in v and v[{name!r}] != {default!r}: raise Fallback")
         fn("g = v.get")
         items = [
             f"g({spec.name!r}, {fn.constant(literal(spec.default), 'dflt')})"

@@ -21,6 +21,7 @@ from protocol import (
     load_schemas,
 )
 from protocol.resources import project_schemas as project_folder
+from protocol.wire import Fallback
 
 OWN_SPECS = {
     "RequestHeader",
@@ -113,6 +114,33 @@ def test_fields_outside_the_version(project_schemas, kafka_specs):
         "cannot encode MetadataRequest v3: field AllowAutoTopicCreation: version 3 lacks this field "
         "(versions 4+) and it is not ignorable; leave it out or at its default True"
     )
+
+
+def test_a_field_outside_the_version_at_its_default_is_encoded_by_the_compiled_codec(project_schemas):
+    """One answer built for every version carries each field; those a version lacks, left at their
+    defaults, must not send it to the interpreted codec (every ShareAcknowledge v1 answer went there)."""
+    codec = project_schemas.response(79).codec(1)  # AcquisitionLockTimeoutMs: 2+, not ignorable
+    answer = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Responses": [], "NodeEndpoints": []}
+    assert codec.encode_compiled({**answer, "AcquisitionLockTimeoutMs": 0}) == codec.encode_compiled(answer)
+    with pytest.raises(Fallback):  # another value: the interpreted codec judges it (and names the field)
+        codec.encode_compiled({**answer, "AcquisitionLockTimeoutMs": 5})
+    with pytest.raises(EncodeError, match="AcquisitionLockTimeoutMs: version 1 lacks this field"):
+        codec.encode({**answer, "AcquisitionLockTimeoutMs": 5})
+    entry = project_schemas.response(32).codec(1)  # DescribeConfigs v1: IsDefault is v0 only
+    config = {"Name": "a", "Value": "b", "ReadOnly": False, "IsDefault": False, "IsSensitive": False}
+    result = {
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "ResourceType": 2,
+        "ResourceName": "t",
+        "Configs": [config],
+    }
+    data = {"ThrottleTimeMs": 0, "Results": [result]}
+    assert entry.encode_compiled(data) == entry.encode_interpreted(data)
+    with pytest.raises(Fallback):
+        entry.encode_compiled(
+            {"ThrottleTimeMs": 0, "Results": [{**result, "Configs": [{**config, "IsDefault": True}]}]}
+        )
 
 
 def test_unknown_fields_are_refused(project_schemas):

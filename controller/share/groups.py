@@ -330,13 +330,21 @@ class ShareGroups:
         for mid in group.members:
             self._touch(group_id, mid)
 
-    def delete(self, group_id: str) -> ErrorCode:
-        """DeleteGroups of a share group: only an empty one (NON_EMPTY_GROUP otherwise)."""
+    def deletable(self, group_id: str) -> ErrorCode:
+        """Whether DeleteGroups may delete share group ``group_id``: only an empty one (NON_EMPTY_GROUP
+        otherwise)."""
         group = self.groups.get(group_id)
         if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
+        return ErrorCode.NONE
+
+    def delete(self, group_id: str) -> ErrorCode:
+        """DeleteGroups of a share group (:meth:`deletable` first)."""
+        error = self.deletable(group_id)
+        if error:
+            return error
         del self.groups[group_id]
         if self.log is not None:
             self.log.write_share_group(None, group_id)

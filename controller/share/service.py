@@ -661,14 +661,22 @@ class ShareService:
         self._wake()
 
     async def delete_group(self, group: str) -> ErrorCode:
-        error = self.groups.delete(group)
+        """DeleteGroups of a share group, in Kafka's order: the group checked (it exists and is empty), then
+        its share-partitions' states deleted at the share coordinator, then the group, unless a state could
+        not be deleted: the group is then kept and answered that error (``GroupCoordinatorService``
+        deletes only the share groups whose persister deletes succeeded)."""
+        error = self.groups.deletable(group)
         if error:
             return error
+        # Out of the leaders' memory first (Kafka marks them deleting), so that none writes its state
+        # again behind the tombstones; a group that stays loads them afresh from the coordinator.
         for key in list(self.partitions):
             if key[0] == group:
                 del self.partitions[key]
-        await self._tombstones(self.coordinator.keys_of(group))
-        return ErrorCode.NONE
+        failed = [e for e in await self._tombstones(self.coordinator.keys_of(group)) if e]
+        if failed:
+            return failed[0]
+        return self.groups.delete(group)  # checked again: a member may have joined meanwhile
 
 
 def _current(sp: SharePartition | None, p: PartitionState, topic_id: uuid.UUID) -> bool:

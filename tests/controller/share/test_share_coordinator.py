@@ -200,3 +200,57 @@ def test_a_share_partition_made_afresh_after_a_move_lost_every_record_of_its_key
     assert error == ErrorCode.NONE and made is not None and made.start_offset == 0
     [report] = server.call(lambda: list(share.lost_acknowledgements))
     assert (report.topic, report.partition, report.offsets) == ("shared", 0, (0, 1, 2))
+
+
+def _answered(server: ServerThread, pending: Future[dict[str, Any]]) -> dict[str, Any]:
+    """The answer of a request sent from the pool, the virtual clock moved on 100 ms at a time meanwhile."""
+    for _ in range(200):
+        if pending.done():
+            return pending.result()
+        server.advance(100)
+    return pending.result(TIMEOUT)
+
+
+def test_a_share_group_whose_state_cannot_be_deleted_is_kept_and_deleted_later(
+    server: ServerThread, pool: ThreadPoolExecutor
+) -> None:
+    """DeleteGroups deletes a share group's states at the share coordinator first and the group only when
+    they are deleted, as Kafka's GroupCoordinatorService does: with the state partition's followers not
+    copying, the tombstone's write times out (share.coordinator.write.timeout.ms), the group stays and is
+    answered COORDINATOR_NOT_AVAILABLE (it was answered NONE and deleted, its state left behind); once
+    they copy again, the same request deletes both."""
+    with BlockingClient.connect(server.bootstrap) as client:
+        group_coordinator = find(client, "g", 0)["NodeId"]
+        state_coordinator = find(client, KEY, 2)["NodeId"]
+    share = server.call(lambda: server.server.controller.share)
+    with BlockingClient.connect(server.brokers[group_coordinator]) as c:
+        heartbeat = {"GroupId": "g", "MemberId": "m1", "RackId": None}
+        for epoch, topics in ((0, ["jobs"]), (-1, None)):  # joins, then leaves: an empty share group
+            body = {**heartbeat, "MemberEpoch": epoch, "SubscribedTopicNames": topics}
+            sent = pool.submit(
+                lambda b=body: c.send("ShareGroupHeartbeatRequest", b, version=1, timeout=TIMEOUT)
+            )
+            assert _answered(server, sent)["ErrorCode"] == ErrorCode.NONE
+        written = write(server, state(4))
+        server.advance(200)
+        assert written == [ErrorCode.NONE]
+        index = coordinator_partition(KEY, 50)
+        followers = [
+            b for b in server.partition_state(SHARE_STATE_TOPIC, index).replicas if b != state_coordinator
+        ]
+        for f in followers:
+            server.set_replication(f, records_per_s=0)
+
+        def delete() -> int:
+            answer = c.send("DeleteGroupsRequest", {"GroupsNames": ["g"]}, version=2, timeout=TIMEOUT)
+            [result] = answer["Results"]
+            return int(result["ErrorCode"])
+
+        assert _answered(server, pool.submit(delete)) == ErrorCode.COORDINATOR_NOT_AVAILABLE
+        assert server.call(lambda: share.is_share_group("g")) is True
+        for f in followers:
+            server.set_replication(f, records_per_s=None)
+        server.advance(45_000)  # the timed-out tombstone becomes durable once they copy
+        assert _answered(server, pool.submit(delete)) == ErrorCode.NONE
+        assert server.call(lambda: share.is_share_group("g")) is False
+        assert server.call(lambda: share.coordinator.keys_of("g")) == []

@@ -278,10 +278,10 @@ class SharePartition:
                     ErrorCode.INVALID_REQUEST,
                     f"Invalid acknowledgement batch {first}-{last} with {len(types)} type(s).",
                 )
-            bad = [raw for raw in types if raw not in _ACKNOWLEDGE_TYPES]
-            if bad:
-                return ErrorCode.INVALID_REQUEST, f"Invalid acknowledge type: {bad[0]}"
-            kinds = [_ACKNOWLEDGE_TYPES[raw] for raw in types]
+            try:
+                kinds = [_ACKNOWLEDGE_TYPES[raw] for raw in types]
+            except KeyError as unknown:
+                return ErrorCode.INVALID_REQUEST, f"Invalid acknowledge type: {unknown.args[0]}"
             for i, offset in enumerate(range(first, last + 1)):
                 kind = kinds[0] if len(kinds) == 1 else kinds[i]
                 record = self._records.get(offset)

@@ -445,9 +445,9 @@ class ShareService:
         budget = max_bytes
         for run in acquired:
             offset = run.first_offset
+            # Up to the end of the batch that holds the run's last record, not the whole budget.
+            until = min(bound, batch_end(run.last_offset))
             while offset <= run.last_offset:
-                # Up to the end of the batch that holds the run's last record, not the whole budget.
-                until = min(bound, batch_end(run.last_offset))
                 read = leader_log.read(offset, until, budget, min_one=min_one and not batches)
                 taken = False
                 for batch in read:

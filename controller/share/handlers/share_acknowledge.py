@@ -84,18 +84,14 @@ async def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> 
 
 
 def _top(code: int, message: str | None, version: int) -> dict[str, Any]:
-    """The answer's top level, only the fields ``version`` has (an unknown key sends the encoding down the
-    slow interpreted path: AcquisitionLockTimeoutMs, v2+, made every v1 answer take it)."""
-    answer = {
+    return {
         "ThrottleTimeMs": 0,
         "ErrorCode": code,
         "ErrorMessage": message,
+        "AcquisitionLockTimeoutMs": 0,
         "Responses": [],
         "NodeEndpoints": [],
     }
-    if version >= 2:
-        answer["AcquisitionLockTimeoutMs"] = 0
-    return answer
 
 
 def error_response(request: dict[str, Any], version: int, code: int, message: str) -> dict[str, Any]:

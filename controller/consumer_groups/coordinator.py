@@ -252,10 +252,10 @@ class ConsumerGroupCoordinator:
         for kind in ("session", "rebalance", "join", "sync"):
             self._cancel((kind, group_id, member_id))
 
-    def _session(self, group_id: str, member_id: str, timeout_ms: int) -> None:
-        """The member's session now ends ``timeout_ms`` from now; the timer moves only when that is sooner
-        (a heartbeat costs no timer)."""
-        end = self.clock.now() + timeout_ms
+    def _session(self, group_id: str, member_id: str, timeout_ms: int, now: int | None = None) -> None:
+        """The member's session now ends ``timeout_ms`` from now (``now``: the clock, when read already);
+        the timer moves only when that is sooner (a heartbeat costs no timer)."""
+        end = (self.clock.now() if now is None else now) + timeout_ms
         self._session_end[(group_id, member_id)] = end
         key = ("session", group_id, member_id)
         timer = self._timers.get(key)
@@ -328,6 +328,9 @@ class ConsumerGroupCoordinator:
             respond(error_answer(refused.code, refused.message))
             return
         group_id = request.group_id
+        if not records:  # a heartbeat that changed nothing: nothing to wait for
+            respond(answer)
+            return
 
         def durable(ok: bool) -> None:
             if ok:
@@ -340,8 +343,7 @@ class ConsumerGroupCoordinator:
                 )
 
         self._write(group_id, records, durable)
-        if records:
-            self._note(group_id, f"heartbeat of {answer.get('MemberId') or request.member_id}")
+        self._note(group_id, f"heartbeat of {answer.get('MemberId') or request.member_id}")
 
     def _heartbeat(self, request: HeartbeatRequest, records: Records) -> HeartbeatAnswer:
         group_id = request.group_id
@@ -396,7 +398,7 @@ class ConsumerGroupCoordinator:
         except FencedMember as fenced:
             raise Refused(ErrorCode.FENCED_MEMBER_EPOCH, str(fenced)) from None
         # 5. The session.
-        self._session(group_id, member_id, self.session_timeout_ms(group_id))
+        self._session(group_id, member_id, self.session_timeout_ms(group_id), now)
         answer: HeartbeatAnswer = {
             "ErrorCode": ErrorCode.NONE,
             "MemberId": member_id,
@@ -409,7 +411,7 @@ class ConsumerGroupCoordinator:
             and request.topic_names is not None
             and request.owned is not None
         )
-        if full or member.current.assigned != before.assigned:
+        if full or (member.current is not before and member.current.assigned != before.assigned):
             answer["Assignment"] = member.current.assigned
         return answer
 
@@ -550,7 +552,7 @@ class ConsumerGroupCoordinator:
     ) -> bool:
         """Writes the member's subscription if it changed; whether the group epoch must be bumped."""
         known = member.member_id in group.members
-        if known and updated == member.subscription:
+        if known and (updated is member.subscription or updated == member.subscription):
             return False
         old = member.subscription
         self._apply(group, records, "ConsumerGroupMemberMetadata", (member.member_id, updated))
@@ -1038,6 +1040,9 @@ class ConsumerGroupCoordinator:
         protocol = updated.classic.protocols[0][0] if updated.classic and updated.classic.protocols else ""
         result = JoinResult(ErrorCode.NONE, member_id, member.member_epoch, "consumer", protocol, "")
         group_id = request.group_id
+        if not records:  # a heartbeat that changed nothing: nothing to wait for
+            respond(answer)
+            return
 
         def durable(ok: bool) -> None:
             if not ok:

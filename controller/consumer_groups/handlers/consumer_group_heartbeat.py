@@ -33,10 +33,7 @@ def _invalid(
 ) -> tuple[ErrorCode, str] | None:
     """Kafka's ``throwIfConsumerGroupHeartbeatRequestIsInvalid``: the first problem of the request."""
     epoch = request["MemberEpoch"]
-
-    def blank(value: str | None) -> bool:
-        return value is not None and not value.strip()
-
+    blank = _blank
     if (version >= 1 or epoch > 0 or epoch == -1) and blank(request["MemberId"]):
         return ErrorCode.INVALID_REQUEST, "MemberId can't be empty."
     if blank(request["GroupId"]):
@@ -67,6 +64,11 @@ def _invalid(
             f"ServerAssignor {assignor} is not supported. Supported assignors: {', '.join(assignors)}.",
         )
     return None
+
+
+def _blank(value: str | None) -> bool:
+    """A string given but empty or only white space (Kafka's ``isEmpty`` after ``trim``)."""
+    return value is not None and not value.strip()
 
 
 def handle(

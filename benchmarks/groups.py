@@ -29,7 +29,12 @@ hosts it). A third server shows the floor, as in ``peer.py``: ``peer.py --floor`
 answers, answering at once (for the rebalance, the simulator's rejoin exchanges are recorded and sent to
 it again, each member on its connection). For OffsetCommit a fourth shows the floor of a commit that
 waits: this script with ``--tick-floor``, which answers as the simulator must (one request of a
-connection in progress, answered at a 100 ms tick).
+connection in progress, answered at a 100 ms tick). For Heartbeat, ConsumerGroupHeartbeat and
+OffsetCommit a last floor does the row's work and nothing else (``benchmarks/group_floor.py``: the
+header and body read, the member and its generation or epoch checked, its session restarted, a commit's
+offsets kept and logged and answered at the tick, the answer encoded), after its answer to the row's
+request is checked to be the simulator's byte for byte: where that floor is above the mock, no Python
+server doing the row's work reaches the target, and the simulator's ratio to it is its own machinery.
 
 - **Share groups** (KIP-932): one share group member (ShareGroupHeartbeat v1) on one partition, records
   produced in batches of ``--share-batch``; then ``--share-cycles`` **ShareFetch v1** requests on one
@@ -87,10 +92,13 @@ SESSION_MS = 60_000
 #: The rebalance group's session timeout: the mock ends a join phase entered from Stable after its session
 #: timeout less one second (Kafka: once every member has rejoined), so the lowest Kafka allows.
 REBALANCE_SESSION_MS = 6_000
-#: Label, request count, CPU of the mock, the simulator and the floor, unit, the floor answering at the tick.
-Row = tuple[str, str, float, float, float | None, str, float | None]
+#: Label, request count, CPU of the mock, the simulator and the floor, unit, the floor answering at the tick,
+#: the floor doing the row's work (``benchmarks/group_floor.py``).
+Row = tuple[str, str, float, float, float | None, str, float | None, float | None]
 #: The floor answering at the replication tick, one request in progress per connection.
 WAITING_FLOOR = "Python floor, waiting"
+#: The floor that does each row's work (``benchmarks/group_floor.py``).
+WORK_FLOOR = "Python floor, working"
 #: The simulator's replication tick (``simulator.replication.tick.ms``'s default): a commit waits for it.
 TICK_MS = 100
 #: How long a leader waits after every follower has sent its SyncGroup before sending its own.
@@ -577,17 +585,19 @@ def main() -> None:
         sim.stop()
     print(
         "\n| case | requests | mock CPU | simulator CPU | ratio | target | met? | Python floor | floor / mock "
-        "| simulator / floor | floor answering at the tick | simulator / that floor |"
+        "| simulator / floor | floor answering at the tick | simulator / that floor "
+        "| floor doing the row's work | that floor / mock | simulator / that floor |"
     )
-    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
-    for label, count, m, s, f, unit, w in rows:
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, count, m, s, f, unit, w, k in rows:
         ratio = s / m if m > 0 else float("inf")
         target = target_of(label)
         floor = f"{f:.1f} {unit} | {f / m:.2f}x | {s / f:.2f}x" if f else "- | - | -"
         waiting = f"{w:.1f} {unit} | {s / w:.2f}x" if w else "- | -"
+        working = f"{k:.1f} {unit} | {k / m:.2f}x | {s / k:.2f}x" if k else "- | - | -"
         print(
             f"| {label} | {count} | {m:.1f} {unit} | {s:.1f} {unit} | {ratio:.2f}x | ≤ {target:.1f}x | "
-            f"{peer.verdict(ratio, target)} | {floor} | {waiting} |"
+            f"{peer.verdict(ratio, target)} | {floor} | {waiting} | {working} |"
         )
     print(
         f"\n| case (not gated) | requests | mock CPU | simulator CPU | ratio | simulator, {FAST_TICK_MS} ms tick "
@@ -642,7 +652,9 @@ def measure_rebalance(args: argparse.Namespace, mock: peer.Server, sim: peer.Ser
         f"  {peer.FLOOR:16} server CPU {floor_ms:7.1f} ms (the simulator's rejoin exchanges, answered at once)"
     )
     label = f"rebalance: {args.members} members rejoin, {args.partitions:,} partitions assigned"
-    return [(label, "-", results[peer.MOCK]["cpu_ms"], results[peer.SIM]["cpu_ms"], floor_ms, "ms", None)]
+    return [
+        (label, "-", results[peer.MOCK]["cpu_ms"], results[peer.SIM]["cpu_ms"], floor_ms, "ms", None, None)
+    ]
 
 
 def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Server) -> list[Row]:
@@ -713,13 +725,45 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
                     waiting = measure(tick_floor, per_case[peer.SIM][i], total, tick_idle)
                 finally:
                     tick_floor.stop()
+            working = measure_work_floor(
+                sim,
+                case_addresses[sim.name],
+                per_case[peer.SIM][i],
+                os.path.join(directory, "answers.pickle"),
+                total,
+            )
         m, s, f = (row[name] for name in (peer.MOCK, peer.SIM, peer.FLOOR))
         print(
             f"  {label:16} {total:>8,} requests  mock {m:8.1f}  simulator {s:8.1f}  floor {f:8.1f}"
             + (f"  floor answering at the tick {waiting:8.1f}" if waiting is not None else "")
+            + f"  floor doing the work {working:8.1f}"
         )
-        rows.append((label, f"{total:,}", m, s, f, "µs", waiting))
+        rows.append((label, f"{total:,}", m, s, f, "µs", waiting, working))
     return rows
+
+
+def measure_work_floor(
+    sim: peer.Server, address: tuple[str, int], request: Request, answers: str, total: int
+) -> float:
+    """The CPU per request of ``benchmarks/group_floor.py`` (taught the greeting's answer), once its answer
+    to the case's request is checked to be the simulator's, byte for byte."""
+    floor = peer.Server(
+        WORK_FLOOR, [sys.executable, str(Path(__file__).with_name("group_floor.py")), answers, str(TICK_MS)]
+    )
+    floor.start()
+    try:
+        peer.GREETING = request.greeting
+        theirs, ours = peer.ask(address, request.frame()), peer.ask(floor.address, request.frame())
+        if theirs != ours:
+            raise RuntimeError(
+                f"{WORK_FLOOR}: {request.label}: answered {ours.hex()}, the simulator {theirs.hex()}"
+            )
+        idle = idle_ns([floor], 1.0)[WORK_FLOOR]
+        peer.warm_up(floor, request, 1.0)
+        return measure(floor, request, total, idle)
+    finally:
+        peer.GREETING = None
+        floor.stop()
 
 
 SHARE_TOPIC = "bench-share"

@@ -22,7 +22,10 @@ ApiVersions that makes a connection speak Kafka's key space) is answered from ta
 ``peer.py --floor`` does. ``benchmarks/groups.py`` checks that this floor's answer to each case's request
 is byte for byte the simulator's before it measures it.
 
-    python benchmarks/group_floor.py ANSWERS TICK_MS   (started by benchmarks/groups.py)
+With ``--taught`` it does no work: it answers every request from the taught bytes, a commit at the
+tick, one request of a connection in progress (the groups benchmark's floor answering at the tick).
+
+    python benchmarks/group_floor.py ANSWERS TICK_MS [--taught]   (started by benchmarks/groups.py)
 """
 
 from __future__ import annotations
@@ -215,7 +218,10 @@ class Coordinator:
         return bytes(out)
 
 
-def main(path: str, tick_ms: int) -> None:
+def main(path: str, tick_ms: int, work: bool = True) -> None:
+    """Serve on an ephemeral port until SIGTERM: the rows' requests with their work (``work``; else every
+    request from the taught answers in ``path``, a commit still at the tick: the floor answering at the
+    tick), anything else from the taught answers."""
     with open(path, "rb") as f:
         taught: dict[bytes, bytes] = pickle.load(f)
     try:
@@ -225,16 +231,18 @@ def main(path: str, tick_ms: int) -> None:
     except ImportError:
         loop = asyncio.new_event_loop()
     coordinator = Coordinator(loop.time)
-    work = {
+    handlers = {
         (12, 3): (coordinator.heartbeat, False),
         (68, 1): (coordinator.consumer_heartbeat, True),
         (8, 8): (coordinator.commit, True),
     }
+    if not work:
+        handlers.clear()
     waiting: list[Serving] = []
 
     def answer(request: bytes) -> bytes:
         api_key, version, correlation, length = _HEAD.unpack_from(request, 0)
-        found = work.get((api_key, version))
+        found = handlers.get((api_key, version))
         if found is None:
             rest = taught[request[:4] + request[8:]]
             return (4 + len(rest)).to_bytes(4, "big") + request[4:8] + rest
@@ -296,4 +304,4 @@ def main(path: str, tick_ms: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), work="--taught" not in sys.argv[3:])

@@ -28,8 +28,8 @@ mock its ``rdk:mock`` thread, which serves every broker (the rest of its process
 hosts it). A third server shows the floor, as in ``peer.py``: ``peer.py --floor``, taught the simulator's
 answers, answering at once (for the rebalance, the simulator's rejoin exchanges are recorded and sent to
 it again, each member on its connection). For OffsetCommit a fourth shows the floor of a commit that
-waits: this script with ``--tick-floor``, which answers as the simulator must (one request of a
-connection in progress, answered at a 100 ms tick). For Heartbeat, ConsumerGroupHeartbeat and
+waits: ``benchmarks/group_floor.py --taught``, which answers as the simulator must (one request of a
+connection in progress, answered at a 100 ms tick) with the taught bytes. For Heartbeat, ConsumerGroupHeartbeat and
 OffsetCommit a last floor does the row's work and nothing else (``benchmarks/group_floor.py``: the
 header and body read, the member and its generation or epoch checked, its session restarted, a commit's
 offsets kept and logged and answered at the tick, the answer encoded), after its answer to the row's
@@ -69,7 +69,6 @@ import argparse
 import asyncio
 import collections
 import os
-import signal
 import struct
 import sys
 import tempfile
@@ -423,67 +422,6 @@ def cases(member: str, generation: int, consumer: tuple[str, int] | None = None)
     ]  # fmt: skip
 
 
-def tick_floor_main(path: str, tick_ms: int) -> None:
-    """``peer.py --floor`` answering as the simulator answers a commit: one request of a connection in
-    progress at a time (Kafka mutes a connection until its answer is sent), each answered at the next tick
-    of ``tick_ms`` (a commit waits for a follower's copy, made at the replication tick). The least a Python
-    server spends on a request that waits."""
-    import pickle
-
-    with open(path, "rb") as f:
-        answers: dict[bytes, bytes] = pickle.load(f)
-    try:
-        import uvloop
-
-        loop = uvloop.new_event_loop()
-    except ImportError:
-        loop = asyncio.new_event_loop()
-    waiting: list[Waiting] = []
-
-    class Waiting(asyncio.Protocol):
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            self.transport = transport
-            self.buffer = bytearray()
-            self.frames: collections.deque[bytes] = collections.deque()
-            self.busy = False
-
-        def data_received(self, data: bytes) -> None:
-            buffer = self.buffer
-            buffer += data
-            pos, end = 0, len(buffer)
-            while end - pos >= 4:
-                size = int.from_bytes(buffer[pos : pos + 4], "big")
-                if end - pos - 4 < size:
-                    break
-                self.frames.append(bytes(buffer[pos + 4 : pos + 4 + size]))
-                pos += 4 + size
-            del buffer[:pos]
-            if not self.busy and self.frames:
-                self.busy = True
-                waiting.append(self)
-
-        def answer(self) -> None:
-            request = self.frames.popleft()
-            rest = answers[request[:4] + request[8:]]
-            self.transport.write((4 + len(rest)).to_bytes(4, "big") + request[4:8] + rest)  # type: ignore[attr-defined]
-            self.busy = bool(self.frames)
-            if self.busy:
-                waiting.append(self)  # the next request of the connection waits for the next tick
-
-    def tick() -> None:
-        due = waiting[:]
-        waiting.clear()
-        for connection in due:
-            connection.answer()
-        loop.call_later(tick_ms / 1000, tick)
-
-    server = loop.run_until_complete(loop.create_server(Waiting, peer.HOST, 0))
-    print(f"listening on {peer.HOST}:{server.sockets[0].getsockname()[1]}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: loop.stop())
-    loop.call_later(tick_ms / 1000, tick)
-    loop.run_forever()
-
-
 def profile(requests: int, members: int, partitions: int, top: int = 30) -> None:
     """cProfile on an in-process simulator's event loop thread, per case: the rebalance (both rounds),
     Heartbeat, OffsetCommit."""
@@ -545,7 +483,6 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=1000)
-    parser.add_argument("--tick-floor", metavar="ANSWERS", help=argparse.SUPPRESS)
     parser.add_argument("--commits", type=int, default=MIN_COMMITS, help="at least this many commits")
     parser.add_argument("--profile", action="store_true", help="profile the simulator's thread per case")
     parser.add_argument("--requests", type=int, default=20_000, help="requests per case with --profile")
@@ -557,9 +494,6 @@ def main() -> None:
     )
     parser.add_argument("--share-only", action="store_true", help="only the share groups' rows")
     args = parser.parse_args()
-    if args.tick_floor is not None:
-        tick_floor_main(args.tick_floor, TICK_MS)
-        return
     peer.load_codec()
     if args.profile:
         profile(args.requests, args.members, args.partitions)
@@ -714,9 +648,8 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
                 peer.GREETING = None
             waiting = None
             if commits:  # the floor again, answering as the simulator does: at the tick, one per connection
-                tick_floor = peer.Server(
-                    WAITING_FLOOR,
-                    [sys.executable, __file__, "--tick-floor", os.path.join(directory, "answers.pickle")],
+                tick_floor = floor_server(
+                    WAITING_FLOOR, os.path.join(directory, "answers.pickle"), "--taught"
                 )
                 tick_floor.start()
                 try:
@@ -742,14 +675,19 @@ def measure_requests(args: argparse.Namespace, mock: peer.Server, sim: peer.Serv
     return rows
 
 
+def floor_server(name: str, answers: str, *flags: str) -> peer.Server:
+    """``benchmarks/group_floor.py`` taught ``answers``, at the simulator's tick (``--taught``: the floor
+    answering at the tick, which answers every request from what it was taught)."""
+    script = str(Path(__file__).with_name("group_floor.py"))
+    return peer.Server(name, [sys.executable, script, answers, str(TICK_MS), *flags])
+
+
 def measure_work_floor(
     sim: peer.Server, address: tuple[str, int], request: Request, answers: str, total: int
 ) -> float:
     """The CPU per request of ``benchmarks/group_floor.py`` (taught the greeting's answer), once its answer
     to the case's request is checked to be the simulator's, byte for byte."""
-    floor = peer.Server(
-        WORK_FLOOR, [sys.executable, str(Path(__file__).with_name("group_floor.py")), answers, str(TICK_MS)]
-    )
+    floor = floor_server(WORK_FLOOR, answers)
     floor.start()
     try:
         peer.GREETING = request.greeting

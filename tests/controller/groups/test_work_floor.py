@@ -4,17 +4,16 @@ answered otherwise would not be a floor of the same work."""
 
 from __future__ import annotations
 
+import asyncio
 import pickle
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks import groups, peer
 from controller.embedded import ServerThread
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -31,6 +30,13 @@ def simulator() -> Iterator[tuple[str, int]]:
         yield address
 
 
+@pytest.fixture(scope="module")
+def member(simulator: tuple[str, int]) -> tuple[tuple[str, int], dict[str, Any]]:
+    """A member of a classic group on the simulator: its coordinator's address, its id and generation."""
+    classic = groups.coordinator(_Named(simulator))
+    return classic, asyncio.run(groups.rebalance(classic, None, 1, 4))
+
+
 class _Named:
     """What ``peer.create_topics`` reads of a server: its address and name."""
 
@@ -38,26 +44,26 @@ class _Named:
         self.address, self.name = address, peer.SIM
 
 
-def _floor(directory: Path, greeting: bytes, answer: bytes) -> peer.Server:
+def _floor(directory: Path, taught: dict[bytes, bytes], *flags: str) -> peer.Server:
+    """The floor taught ``taught`` (request frame -> the simulator's answer frame, both without their size)."""
     path = directory / "answers.pickle"
-    path.write_bytes(pickle.dumps({greeting[4:8] + greeting[12:]: answer[4:]}))
-    return peer.Server(
-        groups.WORK_FLOOR, [sys.executable, str(ROOT / "benchmarks" / "group_floor.py"), str(path), "100"]
+    path.write_bytes(
+        pickle.dumps({request[:4] + request[8:]: answer[4:] for request, answer in taught.items()})
     )
+    return groups.floor_server(groups.WORK_FLOOR, str(path), *flags)
 
 
 def test_the_work_floor_answers_each_row_as_the_simulator_does(
-    simulator: tuple[str, int], tmp_path: Path
+    simulator: tuple[str, int], member: tuple[tuple[str, int], dict[str, Any]], tmp_path: Path
 ) -> None:
-    classic = groups.coordinator(_Named(simulator))
-    joined = groups.asyncio.run(groups.rebalance(classic, None, 1, 4))
+    classic, joined = member
     consumer_address = groups.coordinator(_Named(simulator), groups.CONSUMER_GROUP)
     consumer = groups.consumer_member(consumer_address)
     greeting = groups.LIBRDKAFKA_HELLO()
     peer.GREETING = greeting
     greeted = peer.ask(consumer_address, greeting)
     peer.GREETING = None
-    floor = _floor(tmp_path, greeting, greeted)
+    floor = _floor(tmp_path, {greeting[4:]: greeted})
     floor.start()
     try:
         for request in groups.cases(joined["member"], joined["generation"], consumer):
@@ -91,3 +97,18 @@ def test_the_work_floor_answers_each_row_as_the_simulator_does(
 def _code(request: groups.Request, answer: bytes) -> int:
     values = peer.decode(request.api_key, request.version, answer, request.key_space)
     return values["Topics"][0]["Partitions"][0]["ErrorCode"] if request.api_key == 8 else values["ErrorCode"]
+
+
+def test_the_floor_answering_at_the_tick_answers_a_commit_with_what_it_was_taught(
+    member: tuple[tuple[str, int], dict[str, Any]], tmp_path: Path
+) -> None:
+    classic, joined = member
+    commit = groups.cases(joined["member"], joined["generation"])[-1]
+    assert commit.api_key == 8
+    theirs = peer.ask(classic, commit.frame())
+    floor = _floor(tmp_path, {commit.frame()[4:]: theirs}, "--taught")
+    floor.start()
+    try:
+        assert peer.ask(floor.address, commit.frame()) == theirs
+    finally:
+        floor.stop()

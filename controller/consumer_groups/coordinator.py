@@ -1040,9 +1040,6 @@ class ConsumerGroupCoordinator:
         protocol = updated.classic.protocols[0][0] if updated.classic and updated.classic.protocols else ""
         result = JoinResult(ErrorCode.NONE, member_id, member.member_epoch, "consumer", protocol, "")
         group_id = request.group_id
-        if not records:  # a heartbeat that changed nothing: nothing to wait for
-            respond(answer)
-            return
 
         def durable(ok: bool) -> None:
             if not ok:

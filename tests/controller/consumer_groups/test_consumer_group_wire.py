@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from controller.consumer_groups.protocol import write_subscription
 from controller.embedded import ServerThread
 from controller.groups.durable import OFFSETS_TOPIC, coordinator_partition
 from protocol.client import BlockingClient
@@ -512,6 +513,39 @@ def test_a_classic_group_of_another_protocol_type_is_not_upgraded(group: Group, 
         version=0,
     )
     assert described["Groups"][0]["ErrorMessage"] == "Group kip848 is not a consumer group."
+
+
+def test_a_classic_member_of_a_consumer_group_rejoins_without_a_change(
+    group: Group, server: ServerThread
+) -> None:
+    """A classic member's JoinGroup to a consumer group that changes nothing (once it has reconciled: no
+    record to write) is answered at once with the member's generation."""
+    joined = group.join("m1", ["orders"])
+    assert joined["ErrorCode"] == 0
+    metadata = write_subscription(["orders"], version=0)
+
+    def join(member_id: str) -> dict[str, Any]:
+        request = {
+            "GroupId": "kip848", "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": member_id,
+            "GroupInstanceId": None, "ProtocolType": "consumer",
+            "Protocols": [{"Name": "range", "Metadata": metadata}], "Reason": None,
+        }  # fmt: skip
+        return answered(server, lambda: group.client.send("JoinGroupRequest", request, version=9))
+
+    member_id = join("")["MemberId"]  # MEMBER_ID_REQUIRED
+    assert join(member_id)["ErrorCode"] == 0
+    # The consumer member gives up the partitions now the classic member's target; the classic member's
+    # next join takes them (its generation moves on), and the one after changes nothing.
+    revoked = group.heartbeat(MemberId="m1", MemberEpoch=joined["MemberEpoch"], TopicPartitions=[])
+    assert revoked["ErrorCode"] == 0, revoked
+    reconciled = join(member_id)
+    assert reconciled["ErrorCode"] == 0, reconciled
+    again = join(member_id)
+    assert (again["ErrorCode"], again["GenerationId"], again["MemberId"]) == (
+        0,
+        reconciled["GenerationId"],
+        member_id,
+    ), again
 
 
 def test_the_group_moves_with_its_coordinator(group: Group, server: ServerThread) -> None:

@@ -15,6 +15,12 @@ as Python allows, on the same event loop (uvloop) and without the project's code
   record appended to the group's log, compacted as it grows), the answer encoded per partition; as the
   simulator must, one request of a connection is in progress at a time and each is answered at the
   next replication tick (a commit waits for the followers' copy).
+- **the rebalance** (JoinGroup v5, SyncGroup v3): every member's rejoin read and kept (its protocols'
+  metadata) and parked until every member of the group has rejoined; then the generation moves on and
+  each is answered (the leader with every member's metadata); a follower's SyncGroup is parked until
+  the leader's brings the assignments, and each member is answered its own. The group (its members, its
+  leader, its generation) is taught the state the simulator's round began from, and every round begins
+  from it again (the benchmark replays the same round twice).
 
 The members are learned from the first request of each (the simulator learned them from their joins,
 which are not measured); every other request is checked against what was learned. Anything else (the
@@ -25,13 +31,15 @@ is byte for byte the simulator's before it measures it.
 With ``--taught`` it does no work: it answers every request from the taught bytes, a commit at the
 tick, one request of a connection in progress (the groups benchmark's floor answering at the tick).
 
-    python benchmarks/group_floor.py ANSWERS TICK_MS [--taught]   (started by benchmarks/groups.py)
+    python benchmarks/group_floor.py ANSWERS TICK_MS [--taught] [--rebalance GROUP]   (started by
+        benchmarks/groups.py)
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import pickle
 import signal
 import struct
@@ -45,7 +53,8 @@ SESSION_MS = 45_000
 _HEAD = struct.Struct(">hhih")
 _I32 = struct.Struct(">i")
 _PARTITION = struct.Struct(">iqi")
-NONE, ILLEGAL_GENERATION, INVALID_REQUEST, FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH = 0, 22, 42, 82, 110
+NONE, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, INVALID_REQUEST = 0, 22, 25, 42
+FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH = 82, 110
 
 
 def uvarint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -118,6 +127,8 @@ class Coordinator:
         self.deadlines: dict[tuple[str, str], float] = {}
         self.offsets: dict[tuple[str, str, int], tuple[int, int, str, float]] = {}
         self.logs: dict[str, list[tuple[Any, ...]]] = collections.defaultdict(list)
+        #: group -> its rebalance (:class:`Rebalance`), when taught one.
+        self.rebalances: dict[str, Rebalance] = {}
 
     def member(self, group: str, member_id: str, generation: int, instance: str | None) -> int:
         """The error of a request of ``member_id`` at ``generation``; its session restarts when none."""
@@ -184,6 +195,39 @@ class Coordinator:
         out.append(0)
         return bytes(out)
 
+    def join(self, buf: bytes, pos: int, reply: Reply) -> None:
+        group, pos = string(buf, pos)
+        pos += 8  # the session and rebalance timeouts
+        member_id, pos = string(buf, pos)
+        instance, pos = string(buf, pos)
+        _, pos = string(buf, pos)  # the protocol type
+        (count,) = _I32.unpack_from(buf, pos)
+        pos += 4
+        protocols = []
+        for _ in range(count):
+            name, pos = string(buf, pos)
+            (n,) = _I32.unpack_from(buf, pos)
+            protocols.append((name, buf[pos + 4 : pos + 4 + n]))
+            pos += 4 + n
+        rebalance = self.rebalances[group or ""]
+        metadata = next((m for name, m in protocols if name == rebalance.protocol), b"")
+        rebalance.join(member_id or "", instance, metadata, reply)
+
+    def sync(self, buf: bytes, pos: int, reply: Reply) -> None:
+        group, pos = string(buf, pos)
+        (generation,) = _I32.unpack_from(buf, pos)
+        member_id, pos = string(buf, pos + 4)
+        _, pos = string(buf, pos)  # the instance id
+        (count,) = _I32.unpack_from(buf, pos)
+        pos += 4
+        assignments = {}
+        for _ in range(count):
+            m, pos = string(buf, pos)
+            (n,) = _I32.unpack_from(buf, pos)
+            assignments[m or ""] = buf[pos + 4 : pos + 4 + n]
+            pos += 4 + n
+        self.rebalances[group or ""].sync(member_id or "", generation, assignments, reply)
+
     def commit(self, buf: bytes, pos: int) -> bytes:
         group, pos = compact_string(buf, pos)
         (generation,) = _I32.unpack_from(buf, pos)
@@ -218,10 +262,91 @@ class Coordinator:
         return bytes(out)
 
 
-def main(path: str, tick_ms: int, work: bool = True) -> None:
+Reply = Any  # a parked request's answer: reply(body)
+
+
+class Rebalance:
+    """A group's join and sync phases: the members, the leader and the generation each round starts from,
+    who has rejoined (with its metadata and its parked answer) and who waits for the leader's SyncGroup."""
+
+    def __init__(self, generation: int, leader: str, members: list[str], protocol: str) -> None:
+        self.start = (generation, leader, frozenset(members), protocol)
+        self.generation, self.leader, self.members, self.protocol = self.start
+        self.joined: dict[str, tuple[str | None, bytes, Reply]] = {}
+        self.waiting: dict[str, Reply] = {}
+        self.assignments: dict[str, bytes] | None = None
+        self.synced = 0
+
+    def join(self, member_id: str, instance: str | None, metadata: bytes, reply: Reply) -> None:
+        if member_id not in self.members:
+            reply(_join_answer(UNKNOWN_MEMBER_ID, -1, "", "", member_id, []))
+            return
+        self.joined[member_id] = (instance, metadata, reply)
+        if len(self.joined) < len(self.members):
+            return  # parked until every member has rejoined
+        self.generation += 1
+        self.assignments, self.synced = None, 0
+        everyone = [(m, instance, metadata) for m, (instance, metadata, _) in self.joined.items()]
+        joined, self.joined = self.joined, {}
+        for m, (_, _, answer) in joined.items():
+            answer(
+                _join_answer(
+                    NONE, self.generation, self.protocol, self.leader, m, everyone if m == self.leader else []
+                )
+            )
+
+    def sync(self, member_id: str, generation: int, assignments: dict[str, bytes], reply: Reply) -> None:
+        if member_id not in self.members:
+            reply(_sync_answer(UNKNOWN_MEMBER_ID, b""))
+            return
+        if generation != self.generation:
+            reply(_sync_answer(ILLEGAL_GENERATION, b""))
+            return
+        if member_id == self.leader:
+            self.assignments = assignments
+        self.waiting[member_id] = reply
+        if self.assignments is None:
+            return  # parked until the leader's SyncGroup
+        waiting, self.waiting = self.waiting, {}
+        for m, answer in waiting.items():
+            answer(_sync_answer(NONE, self.assignments.get(m, b"")))
+        self.synced += len(waiting)
+        if self.synced == len(self.members):  # the round is over: the next begins where this one did
+            self.generation, self.leader, self.members, self.protocol = self.start
+            self.assignments, self.synced = None, 0
+
+
+def _string(value: str | None) -> bytes:
+    if value is None:
+        return b"\xff\xff"
+    raw = value.encode()
+    return struct.pack(">h", len(raw)) + raw
+
+
+def _join_answer(
+    error: int,
+    generation: int,
+    protocol: str,
+    leader: str,
+    member_id: str,
+    members: list[tuple[str, Any, bytes]],
+) -> bytes:
+    out = bytearray(struct.pack(">ihi", 0, error, generation))
+    out += _string(protocol) + _string(leader) + _string(member_id) + struct.pack(">i", len(members))
+    for m, instance, metadata in members:
+        out += _string(m) + _string(instance) + struct.pack(">i", len(metadata)) + metadata
+    return bytes(out)
+
+
+def _sync_answer(error: int, assignment: bytes) -> bytes:
+    return struct.pack(">ihi", 0, error, len(assignment)) + assignment
+
+
+def main(path: str, tick_ms: int, work: bool = True, rebalance: str | None = None) -> None:
     """Serve on an ephemeral port until SIGTERM: the rows' requests with their work (``work``; else every
     request from the taught answers in ``path``, a commit still at the tick: the floor answering at the
-    tick), anything else from the taught answers."""
+    tick), anything else from the taught answers; ``rebalance``: a file of the group a rebalance round
+    starts from (JSON: group, generation, leader, members, protocol)."""
     with open(path, "rb") as f:
         taught: dict[bytes, bytes] = pickle.load(f)
     try:
@@ -236,12 +361,28 @@ def main(path: str, tick_ms: int, work: bool = True) -> None:
         (68, 1): (coordinator.consumer_heartbeat, True),
         (8, 8): (coordinator.commit, True),
     }
+    parked = {(11, 5): coordinator.join, (14, 3): coordinator.sync}
     if not work:
         handlers.clear()
+        parked.clear()
+    if rebalance is not None:
+        with open(rebalance) as f:
+            state = json.load(f)
+        coordinator.rebalances[state["group"]] = Rebalance(
+            state["generation"], state["leader"], state["members"], state["protocol"]
+        )
     waiting: list[Serving] = []
 
-    def answer(request: bytes) -> bytes:
+    def answer(request: bytes, transport: Any) -> bytes | None:
         api_key, version, correlation, length = _HEAD.unpack_from(request, 0)
+        park = parked.get((api_key, version))
+        if park is not None:  # answered when the group's phase ends (non-flexible: header v0)
+
+            def reply(body: bytes) -> None:
+                transport.write(struct.pack(">ii", len(body) + 4, correlation) + body)
+
+            park(request, 10 + max(length, 0), reply)
+            return None
         found = handlers.get((api_key, version))
         if found is None:
             rest = taught[request[:4] + request[8:]]
@@ -275,7 +416,9 @@ def main(path: str, tick_ms: int, work: bool = True) -> None:
                 if request[:2] == b"\x00\x08" or self.frames:  # a commit waits for the tick
                     self.frames.append(request)
                 else:
-                    out.append(answer(request))
+                    answered = answer(request, self.transport)
+                    if answered is not None:
+                        out.append(answered)
             del buffer[:pos]
             if out:
                 self.transport.write(b"".join(out))  # type: ignore[attr-defined]
@@ -284,7 +427,7 @@ def main(path: str, tick_ms: int, work: bool = True) -> None:
                 waiting.append(self)
 
         def answer(self) -> None:
-            self.transport.write(answer(self.frames.popleft()))  # type: ignore[attr-defined]
+            self.transport.write(answer(self.frames.popleft(), self.transport))  # type: ignore[attr-defined]
             self.busy = bool(self.frames)
             if self.busy:
                 waiting.append(self)  # the next request of the connection waits for the next tick
@@ -304,4 +447,10 @@ def main(path: str, tick_ms: int, work: bool = True) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), work="--taught" not in sys.argv[3:])
+    flags = sys.argv[3:]
+    main(
+        sys.argv[1],
+        int(sys.argv[2]),
+        work="--taught" not in flags,
+        rebalance=flags[flags.index("--rebalance") + 1] if "--rebalance" in flags else None,
+    )

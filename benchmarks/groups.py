@@ -29,12 +29,13 @@ hosts it). A third server shows the floor, as in ``peer.py``: ``peer.py --floor`
 answers, answering at once (for the rebalance, the simulator's rejoin exchanges are recorded and sent to
 it again, each member on its connection). For OffsetCommit a fourth shows the floor of a commit that
 waits: ``benchmarks/group_floor.py --taught``, which answers as the simulator must (one request of a
-connection in progress, answered at a 100 ms tick) with the taught bytes. For Heartbeat, ConsumerGroupHeartbeat and
-OffsetCommit a last floor does the row's work and nothing else (``benchmarks/group_floor.py``: the
-header and body read, the member and its generation or epoch checked, its session restarted, a commit's
-offsets kept and logged and answered at the tick, the answer encoded), after its answer to the row's
-request is checked to be the simulator's byte for byte: where that floor is above the mock, no Python
-server doing the row's work reaches the target, and the simulator's ratio to it is its own machinery.
+connection in progress, answered at a 100 ms tick) with the taught bytes. A last floor does each row's
+work and nothing else (``benchmarks/group_floor.py``: the header and body read, the member and its
+generation or epoch checked, its session restarted, a commit's offsets kept and logged and answered at
+the tick, the answer encoded; for the rebalance, taught the group the simulator's round began from, the
+join and sync phases with their parked answers), after its answers are checked to be the simulator's
+byte for byte: where that floor is above the mock, no Python server doing the row's work reaches the
+target, and the simulator's ratio to it is its own machinery.
 
 - **Share groups** (KIP-932): one share group member (ShareGroupHeartbeat v1) on one partition, records
   produced in batches of ``--share-batch``; then ``--share-cycles`` **ShareFetch v1** requests on one

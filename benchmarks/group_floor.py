@@ -1,8 +1,8 @@
 """The group rows' second Python floor: a server that does what each row needs and nothing else.
 
 ``peer.py --floor`` answers taught bytes: the least any Python server spends on a request. This floor
-does a group coordinator's work for the three requests of ``benchmarks/groups.py``'s rows, as plainly
-as Python allows, on the same event loop (uvloop) and without the project's code:
+does a group coordinator's work for the requests of ``benchmarks/groups.py``'s rows, as plainly as
+Python allows, on the same event loop (uvloop) and without the project's code:
 
 - every request: its frame cut by the size prefix, its header read (apiKey, version, correlation id,
   client id, the tag section of a flexible header), its body read field by field;
@@ -22,11 +22,11 @@ as Python allows, on the same event loop (uvloop) and without the project's code
   leader, its generation) is taught the state the simulator's round began from, and every round begins
   from it again (the benchmark replays the same round twice).
 
-The members are learned from the first request of each (the simulator learned them from their joins,
-which are not measured); every other request is checked against what was learned. Anything else (the
+In the per-request rows the members are learned from the first request of each (the simulator learned
+them from their joins, which are not measured); every other request is checked against what was learned. Anything else (the
 ApiVersions that makes a connection speak Kafka's key space) is answered from taught bytes, as
-``peer.py --floor`` does. ``benchmarks/groups.py`` checks that this floor's answer to each case's request
-is byte for byte the simulator's before it measures it.
+``peer.py --floor`` does. ``benchmarks/groups.py`` checks that this floor's answers are byte for byte the
+simulator's before it measures it.
 
 With ``--taught`` it does no work: it answers every request from the taught bytes, a commit at the
 tick, one request of a connection in progress (the groups benchmark's floor answering at the tick).

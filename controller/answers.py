@@ -35,6 +35,7 @@ __all__ = [
     "Parked",
     "Pieces",
     "Sized",
+    "parked",
 ]
 
 
@@ -152,6 +153,27 @@ class Parked:
 
     def __init__(self, work: Awaitable[Any]) -> None:
         self.work = work
+
+
+def parked(ask: Callable[[Callable[[Any], None]], None], answer: Callable[[Any], Any]) -> Any:
+    """A handler's answer that waits for other clients: ``ask`` is given the callback that takes the
+    result (a coordinator's), and ``answer`` makes the handler's answer of it. The answer now when the
+    result is given at once (an error), else :class:`Parked` on a future (waited for by a callback on
+    it, not a task: a group of many members parks as many requests at once)."""
+    given: list[Any] = []
+    future: asyncio.Future[Any] | None = None
+
+    def respond(result: Any) -> None:
+        if future is None:
+            given.append(result)
+        elif not future.done():  # (cancelled: the client went away)
+            future.set_result(answer(result))
+
+    ask(respond)
+    if given:
+        return answer(given[0])
+    future = asyncio.get_running_loop().create_future()
+    return Parked(future)
 
 
 class Pieces:

@@ -433,11 +433,16 @@ class Connection(asyncio.BufferedProtocol):
                     self.close(None)
                     return
                 work = result.work
-                if work.__class__ is FUTURE and not result.parked:
-                    # A future the handler completes (a commit waiting for the high watermark): its
-                    # answer is made when it is done, without a task of its own.
+                if work.__class__ is FUTURE:
+                    # A future the handler completes (a commit waiting for the high watermark, a member
+                    # waiting for its group's join phase): its answer is made when it is done, without a
+                    # task of its own. A parked request's frame is not held while it waits.
+                    size = len(frame)
+                    if result.parked:
+                        self._release_frame(size)
+                        size = -1
                     self._task = work
-                    work.add_done_callback(functools.partial(self._done, result, len(frame)))
+                    work.add_done_callback(functools.partial(self._done, result, size))
                     break
                 self._pending = result
                 self._task = asyncio.ensure_future(self._finish(result, len(frame)))
@@ -491,7 +496,8 @@ class Connection(asyncio.BufferedProtocol):
         self._pump()
 
     def _done(self, pending: Later, size: int, work: asyncio.Future[object]) -> None:
-        """:meth:`_finish` for a Later whose work is a future: called once it is done."""
+        """:meth:`_finish` for a Later whose work is a future: called once it is done (``size`` -1: its
+        frame was released when it was parked)."""
         if self._task is not work:
             return  # cancelled: the client went away
         self._task = None
@@ -512,7 +518,8 @@ class Connection(asyncio.BufferedProtocol):
         if isinstance(answer, Later):  # more to wait for (an answer encoded off the loop)
             self._task = asyncio.ensure_future(self._finish(answer, size))
             return
-        self._release_frame(size)
+        if size >= 0:
+            self._release_frame(size)
         if answer.__class__ is Closing:
             self._closing(answer)  # type: ignore[arg-type]
             return

@@ -535,6 +535,13 @@ class Dispatcher:
                 lambda done: self._respond(route, request, correlation, done),
                 lambda exc: self._failed(route, request, correlation, exc),
             )
+        elif kind is Parked or (kind is not Sized and inspect.isawaitable(result)):
+            return Later(
+                result.work if kind is Parked else result,
+                lambda done: self._respond(route, request, correlation, done),
+                lambda exc: self._failed(route, request, correlation, exc),
+                parked=kind is Parked,
+            )
         elif isinstance(result, Sized):
             if result.size > BIG:
 
@@ -543,13 +550,6 @@ class Dispatcher:
 
                 return Later(encoded(), _as_is, lambda exc: self._failed(route, request, correlation, exc))
             result = result.made()
-        elif inspect.isawaitable(result) or kind is Parked:
-            return Later(
-                result.work if kind is Parked else result,
-                lambda done: self._respond(route, request, correlation, done),
-                lambda exc: self._failed(route, request, correlation, exc),
-                parked=kind is Parked,
-            )
         if kind is bytes:
             body = result
         else:

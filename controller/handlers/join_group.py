@@ -5,11 +5,10 @@ GROUP_AUTHORIZATION_FAILED (an authorizer's)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
-from controller.answers import Parked
+from controller.answers import Parked, parked
 from controller.groups.classic import JoinResult
 from controller.groups.coordinator import JoinRequest
 from controller.groups.wire import fit
@@ -25,13 +24,10 @@ def client_host(ctx: RequestContext) -> str:
     return "/" + ctx.peer.rsplit(":", 1)[0].strip("[]")
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked:
-    # Parked: the answer waits for the other members (its frame stops counting against
-    # queued.max.request.bytes meanwhile).
-    return Parked(_handle(ctx, request, version))
-
-
-async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Parked:
+    """The answer now when the coordinator gives it at once (an error, the member id to join with), else
+    Parked: the answer waits for the other members (its frame stops counting against
+    queued.max.request.bytes meanwhile), made when the join phase completes."""
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
         return _answer(ctx, JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, request["MemberId"]), version)
     service = ctx.controller.groups
@@ -58,9 +54,7 @@ async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) ->
         client_host=client_host(ctx),
         reason=request.get("Reason"),
     )
-    answered: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
-    service.coordinator.join(join, lambda result: answered.done() or answered.set_result(result))
-    return _answer(ctx, await answered, version)
+    return parked(lambda respond: service.coordinator.join(join, respond), lambda r: _answer(ctx, r, version))
 
 
 def _answer(ctx: RequestContext, result: JoinResult, version: int) -> dict[str, Any]:

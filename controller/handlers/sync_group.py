@@ -4,11 +4,10 @@ authorizer's)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from controller.acls.codes import Operation, ResourceType
-from controller.answers import Parked
+from controller.answers import Parked, parked
 from controller.groups.classic import SyncResult
 from controller.groups.wire import fit
 from controller.handlers import RequestContext
@@ -18,31 +17,29 @@ API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = (0, 5)
 
 
-def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> Parked:
-    # Parked: the answer waits for the other members (its frame stops counting against
-    # queued.max.request.bytes meanwhile).
-    return Parked(_handle(ctx, request, version))
-
-
-async def _handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any]:
+def handle(ctx: RequestContext, request: dict[str, Any], version: int) -> dict[str, Any] | Parked:
+    """The answer now when the coordinator gives it at once (an error, the assignment of a group already
+    synced), else Parked: the answer waits for the leader's assignment (its frame stops counting against
+    queued.max.request.bytes meanwhile)."""
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request["GroupId"]):
         return _answer(ctx, SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED), version)
     service = ctx.controller.groups
     error = service.check(request["GroupId"], ctx.listener_broker)
     if error:
         return _answer(ctx, SyncResult(error), version)
-    answered: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
-    service.coordinator.sync(
-        request["GroupId"],
-        request["GenerationId"],
-        request["MemberId"],
-        request.get("GroupInstanceId"),
-        request.get("ProtocolType"),
-        request.get("ProtocolName"),
-        [(a["MemberId"], a["Assignment"]) for a in request["Assignments"]],
-        lambda result: answered.done() or answered.set_result(result),
+    return parked(
+        lambda respond: service.coordinator.sync(
+            request["GroupId"],
+            request["GenerationId"],
+            request["MemberId"],
+            request.get("GroupInstanceId"),
+            request.get("ProtocolType"),
+            request.get("ProtocolName"),
+            [(a["MemberId"], a["Assignment"]) for a in request["Assignments"]],
+            respond,
+        ),
+        lambda result: _answer(ctx, result, version),
     )
-    return _answer(ctx, await answered, version)
 
 
 def _answer(ctx: RequestContext, result: SyncResult, version: int) -> dict[str, Any]:

@@ -95,14 +95,29 @@ class Member:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     assignment: bytes = b""
-    join_waiter: JoinWaiter | None = None
     sync_waiter: SyncWaiter | None = None
     #: Joined but not yet through a completed join phase: it may time out while it waits.
     is_new: bool = False
+    #: What answers its JoinGroup (:attr:`join_waiter`).
+    _join_waiter: JoinWaiter | None = field(default=None, repr=False)
+    #: The count of members awaiting a join answer of the group it is in (None: in none).
+    _awaiting: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def join_waiter(self) -> JoinWaiter | None:
+        """What answers the member's JoinGroup while it waits for the join phase (None: it does not)."""
+        return self._join_waiter
+
+    @join_waiter.setter
+    def join_waiter(self, waiter: JoinWaiter | None) -> None:
+        tally = self._awaiting
+        if tally is not None and (waiter is None) is not (self._join_waiter is None):
+            tally[0] += 1 if waiter is not None else -1
+        self._join_waiter = waiter
 
     @property
     def awaiting_join(self) -> bool:
-        return self.join_waiter is not None
+        return self._join_waiter is not None
 
     @property
     def awaiting_sync(self) -> bool:
@@ -154,6 +169,11 @@ class ClassicGroup:
     #: How many members support each protocol name (Kafka's ``ClassicGroup.supportedProtocols``): whether a
     #: joining member's protocols fit the group is then not a walk over every member.
     supported: collections.Counter[str] = field(default_factory=collections.Counter, repr=False)
+    #: How many members await a join answer (Kafka's ``numMembersAwaitingJoinResponse``), kept by the
+    #: members' :attr:`Member.join_waiter`: whether all have rejoined is then not a walk over every member.
+    awaiting: list[int] = field(default_factory=lambda: [0], repr=False)
+    #: The members' ids in order, made when asked after they change (:meth:`member_ids`).
+    _ids: tuple[str, ...] | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------------------------- state
 
@@ -174,11 +194,34 @@ class ClassicGroup:
 
     # ----------------------------------------------------------------------------------- members
 
+    def member_ids(self) -> tuple[str, ...]:
+        """The members' ids in the order they joined (the same tuple while they do not change)."""
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = tuple(self.members)
+        return ids
+
+    def _attach(self, member: Member) -> None:
+        member._awaiting = self.awaiting
+        if member._join_waiter is not None:
+            self.awaiting[0] += 1
+
+    def _detach(self, member: Member) -> None:
+        if member._join_waiter is not None:
+            self.awaiting[0] -= 1
+        member._awaiting = None
+
     def add(self, member: Member, join_waiter: JoinWaiter | None = None) -> None:
         if not self.members:
             self.protocol_type = member.protocol_type
-        if member.member_id not in self.members:
+        known = self.members.get(member.member_id)
+        if known is None:
             self.supported.update({name for name, _ in member.protocols})
+            self._ids = None
+        if known is not member:
+            if known is not None:
+                self._detach(known)
+            self._attach(member)
         self.members[member.member_id] = member
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
@@ -191,6 +234,8 @@ class ClassicGroup:
         member = self.members.pop(member_id, None)
         if member is not None:
             self.supported.subtract({name for name, _ in member.protocols})
+            self._detach(member)
+            self._ids = None
         if member is not None and member.instance_id is not None:
             self.static_members.pop(member.instance_id, None)
         if self.leader == member_id:
@@ -209,6 +254,7 @@ class ClassicGroup:
             member.sync_waiter = None
         member.member_id = new_id
         self.members[new_id] = member
+        self._ids = None
         if self.leader == old_id:
             self.leader = new_id
         self.static_members[instance_id] = new_id
@@ -216,7 +262,7 @@ class ClassicGroup:
         return member
 
     def has_all_members_joined(self) -> bool:
-        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
+        return not self.pending_members and self.awaiting[0] == len(self.members)
 
     def not_yet_rejoined(self) -> list[Member]:
         return [m for m in self.members.values() if not m.awaiting_join]
@@ -252,8 +298,11 @@ class ClassicGroup:
     def set_protocols(self, member: Member, protocols: Sequence[tuple[str, bytes]]) -> None:
         """A member's protocols change (it rejoins with new ones)."""
         if self.members.get(member.member_id) is member:
-            self.supported.subtract({name for name, _ in member.protocols})
-            self.supported.update({name for name, _ in protocols})
+            before = {name for name, _ in member.protocols}
+            after = {name for name, _ in protocols}
+            if before != after:
+                self.supported.subtract(before)
+                self.supported.update(after)
         member.protocols = list(protocols)
 
     def supports_protocols(self, protocol_type: str, protocols: Sequence[tuple[str, bytes]]) -> bool:

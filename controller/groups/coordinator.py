@@ -308,7 +308,7 @@ class GroupCoordinator:
             return
         group = self.groups.get(group_id)
         now = (
-            (group.state.value, group.generation, group.leader, tuple(group.members))
+            (group.state.value, group.generation, group.leader, group.member_ids())
             if group is not None
             else (GroupState.DEAD.value, -1, None, ())
         )

@@ -485,3 +485,46 @@ def test_groups_and_pending_members_are_capped() -> None:
     assert [a.error for a in h.join(group="g3")] == [E.MEMBER_ID_REQUIRED]
     h.advance(10_000)  # the pending members' sessions end
     assert h.coordinator.pending_members == 0
+
+
+def test_the_counts_kept_for_a_join_phase_match_the_members_over_a_seeded_walk() -> None:
+    """Whether every member has rejoined is a count kept as waiters come and go (Kafka's
+    numMembersAwaitingJoinResponse), and the members' ids a tuple kept until they change: over joins,
+    rejoins with other protocols, static replacements, syncs, leaves and expiries, both stay what a walk
+    over the members gives."""
+    import random
+
+    h = Harness(delay_ms=100)
+    rng = random.Random(11)
+    known: list[str] = []
+    checked = completed = 0
+    for _ in range(1500):
+        op = rng.randrange(7)
+        group = h.coordinator.groups.get("g")
+        if op == 0 or not known:
+            answers = h.join(client_id=f"c{rng.randrange(5)}", session_ms=6000)
+            if answers and answers[0].error is E.MEMBER_ID_REQUIRED:
+                known.append(answers[0].member_id)
+                h.join(answers[0].member_id, session_ms=6000)
+        elif op == 1:
+            protocols = (("range", b"r"),) if rng.random() < 0.7 else (("range", b"x"), ("rr", b"y"))
+            h.join(rng.choice(known), protocols=protocols, session_ms=6000)
+        elif op == 2:
+            h.join(instance_id=f"i{rng.randrange(3)}", client_id="s", session_ms=6000, v4=False)
+        elif op == 3 and group is not None and group.members:
+            member = rng.choice(list(group.members))
+            given = [(m, b"a") for m in group.members] if member == group.leader else []
+            completed += sum(a.error is E.NONE for a in h.sync(member, group.generation, given))
+        elif op == 4 and group is not None and group.members:
+            h.coordinator.leave("g", [(rng.choice(list(group.members)), None)])
+        else:
+            h.advance(rng.choice((0, 50, 200, 3000, 7000)))
+        group = h.coordinator.groups.get("g")
+        if group is not None:
+            assert group.awaiting[0] == sum(m.join_waiter is not None for m in group.members.values())
+            assert group.member_ids() == tuple(group.members)
+            assert group.has_all_members_joined() == (
+                not group.pending_members and all(m.join_waiter is not None for m in group.members.values())
+            )
+            checked += 1
+    assert checked > 1000 and completed > 10  # the walk went through join phases and syncs

@@ -7,12 +7,14 @@ coordinator each names in FindCoordinator.
 
 - **Rebalance**: 100 members (JoinGroup v5, SyncGroup v3) in one Stable group subscribed to a topic (the
   leader range-assigns 1,000 partitions: 1,000 partitions' worth of assignment bytes); then all 100
-  rejoin at once, the leader assigns again and every member syncs. Measured from the first rejoin sent
-  to the last SyncGroup answer: wall time and server CPU. The leader sends its SyncGroup once every
-  follower has sent theirs (and 50 ms after): the mock completes the sync at the leader's assignment
-  and refuses a SyncGroup after it; Kafka takes them in any order. The group's session timeout is
-  6 s, Kafka's least: the mock ends a join phase entered from Stable only after the session timeout
-  less 1 s (Kafka: once every member has rejoined), so its wall time is that wait.
+  rejoin, the leader first (its rejoin starts the rebalance: a follower rejoining a Stable group
+  unchanged is answered at once, as Kafka does) and the others 20 ms after, the leader assigns again
+  and every member syncs; ``--rounds`` such rounds (7), the figures their medians. Measured from the
+  first rejoin sent to the last SyncGroup answer: wall time and server CPU. The leader sends its
+  SyncGroup once every follower has sent theirs (and 50 ms after): the mock completes the sync at the
+  leader's assignment and refuses a SyncGroup after it; Kafka takes them in any order. The group's
+  session timeout is 6 s, Kafka's least: the mock ends a join phase entered from Stable only after the
+  session timeout less 1 s (Kafka: once every member has rejoined), so its wall time is that wait.
 - **ConsumerGroupHeartbeat v1** (KIP-848, apiKey 68 on a connection that named librdkafka in ApiVersions):
   one member of a group of the consumer group protocol heartbeating with its epoch, which the mock serves
   too; measured as Heartbeat is, beside it.
@@ -70,6 +72,7 @@ import argparse
 import asyncio
 import collections
 import os
+import statistics
 import struct
 import sys
 import tempfile
@@ -103,6 +106,8 @@ WORK_FLOOR = "Python floor, working"
 TICK_MS = 100
 #: How long a leader waits after every follower has sent its SyncGroup before sending its own.
 SYNC_PAUSE = 0.05
+#: How long the followers of a rebalance round wait after the leader's rejoin is sent before sending theirs.
+LEADER_FIRST = 0.02
 REBALANCE_MS = 60_000
 
 
@@ -193,8 +198,9 @@ class Round:
         await asyncio.sleep(SYNC_PAUSE)
 
 
-async def member_round(wire: Wire, member_id: str, partitions: int, round_: Round) -> tuple[str, int]:
-    """Join (parked until the group's join phase completes), then sync; again while the group rebalances."""
+async def member_round(wire: Wire, member_id: str, partitions: int, round_: Round) -> tuple[str, int, str]:
+    """Join (parked until the group's join phase completes), then sync; again while the group rebalances:
+    the member's id, the generation and the leader."""
     for _ in range(20):
         joined = await wire.send(11, 5, join_body(member_id, round_.session_ms))
         if joined["ErrorCode"] == 79:  # MEMBER_ID_REQUIRED
@@ -225,7 +231,7 @@ async def member_round(wire: Wire, member_id: str, partitions: int, round_: Roun
             },
         )
         if synced["ErrorCode"] == 0:
-            return member_id, generation
+            return member_id, generation, joined["Leader"]
         if synced["ErrorCode"] not in (22, 27):  # ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS: join again
             raise RuntimeError(
                 f"SyncGroup: error {synced['ErrorCode']} (leader {joined['Leader'] == member_id}, {len(given)} given, gen {generation})"
@@ -274,36 +280,64 @@ async def rebalance(
     partitions: int,
     session_ms: int = SESSION_MS,
     record: bool = False,
+    rounds: int = 1,
 ) -> dict:
-    """``members`` join, then all rejoin at once: the second round's wall time and server CPU (and, with
-    ``record``, its exchanges per member, for the floor)."""
+    """``members`` join, then all rejoin at once, ``rounds`` times: the median of the rejoin rounds' wall
+    times and server CPU, and their spread (and, with ``record``, the exchanges per member of the first
+    round in which no member had to ask again, else of the last, for the floors)."""
     wires = [await Wire.open(address) for _ in range(members)]
     try:
         first_round = Round(session_ms)
         first = await asyncio.gather(*(member_round(w, "", partitions, first_round) for w in wires))
-        ids = [m for m, _ in first]
-        if record:
-            for w in wires:
-                w.recorded = []
-        cpu_ns = server_cpu_ns(server) if server is not None else 0
-        started = time.perf_counter()
-        again_round = Round(session_ms)
-        again = await asyncio.gather(
-            *(member_round(w, m, partitions, again_round) for w, m in zip(wires, ids, strict=True))
-        )
-        wall = time.perf_counter() - started
-        cpu = (server_cpu_ns(server) - cpu_ns) / 1e9 if server is not None else 0.0
-        generation = max(g for _, g in again)
+        ids = [m for m, _, _ in first]
+        leader = first[0][2]
+        walls, cpus = [], []
+        recorded: list[list[tuple[bytes, bytes]]] | None = None
+        generation = 0
+        for _ in range(rounds):
+            if record:
+                for w in wires:
+                    w.recorded = []
+            cpu_ns = server_cpu_ns(server) if server is not None else 0
+            started = time.perf_counter()
+            again_round = Round(session_ms)
+            # The leader rejoins first: its rejoin starts the rebalance (a follower's rejoin to a Stable
+            # group with its metadata unchanged is answered at once with the current generation, Kafka's
+            # rule, and that member would not take part in the round the leader starts).
+            first_join = asyncio.ensure_future(
+                member_round(wires[ids.index(leader)], leader, partitions, again_round)
+            )
+            await asyncio.sleep(LEADER_FIRST)  # (its JoinGroup is written when the task first runs)
+            again = await asyncio.gather(
+                first_join,
+                *(
+                    member_round(w, m, partitions, again_round)
+                    for w, m in zip(wires, ids, strict=True)
+                    if m != leader
+                ),
+            )
+            leader = again[0][2]
+            walls.append((time.perf_counter() - started) * 1000)
+            cpus.append((server_cpu_ns(server) - cpu_ns) / 1e6 if server is not None else 0.0)
+            generation = max(g for _, g, _ in again)
+            if record and (recorded is None or not once_each(recorded)):
+                recorded = [w.recorded or [] for w in wires]
         return {
-            "wall_ms": wall * 1000,
-            "cpu_ms": cpu * 1000,
+            "wall_ms": statistics.median(walls),
+            "cpu_ms": statistics.median(cpus),
+            "cpu_spread": (min(cpus), max(cpus)),
             "generation": generation,
             "member": ids[0],
-            "recorded": [w.recorded for w in wires] if record else None,
+            "recorded": recorded,
         }
     finally:
         for w in wires:
             w.close()
+
+
+def once_each(exchanges: list[list[tuple[bytes, bytes]]]) -> bool:
+    """Whether every member of a recorded round sent one JoinGroup and one SyncGroup (none asked again)."""
+    return all(tuple(struct.unpack_from(">h", r, 4)[0] for r, _ in seq) == (11, 14) for seq in exchanges)
 
 
 async def replay(
@@ -342,9 +376,20 @@ async def replay(
             writer.close()
 
 
-def rebalance_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: str) -> float:
+def replays_ms(
+    address: tuple[str, int],
+    exchanges: list[list[tuple[bytes, bytes]]],
+    cpu_ns: Callable[[], int],
+    rounds: int,
+) -> float:
+    """The median CPU (ms) of ``rounds`` replays of a recorded round."""
+    return statistics.median(asyncio.run(replay(address, exchanges, cpu_ns)) / 1e6 for _ in range(rounds))
+
+
+def rebalance_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: str, rounds: int = 1) -> float:
     """The Python floor's CPU (ms) for the rebalance: ``peer.py --floor`` taught the simulator's answers to
-    the rejoin round's requests, which are sent to it again (each answered at once)."""
+    the rejoin round's requests, which are sent to it again (each answered at once): the median of
+    ``rounds`` replays."""
     import pickle
 
     answers = {request[4:8] + request[12:]: response[4:] for seq in exchanges for request, response in seq}
@@ -355,21 +400,26 @@ def rebalance_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: str) 
     floor.start()
     try:
         asyncio.run(replay(floor.address, exchanges, floor.cpu_ns))  # warm
-        return asyncio.run(replay(floor.address, exchanges, floor.cpu_ns)) / 1e6
+        return replays_ms(floor.address, exchanges, floor.cpu_ns, rounds)
     finally:
         floor.stop()
 
 
-def rebalance_work_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: str) -> float | None:
+def rebalance_work_floor(
+    exchanges: list[list[tuple[bytes, bytes]]], directory: str, rounds: int = 1
+) -> float | None:
     """The CPU (ms) of the floor doing the rebalance's work (``benchmarks/group_floor.py``), taught the
     group the simulator's round began from, once its answers to the round are checked to be the
-    simulator's (a JoinGroup's members in any order); None (said why) when the simulator's round was
-    not one JoinGroup and one SyncGroup per member (a member asked again), which it does not replay."""
+    simulator's (a JoinGroup's members in any order): the median of ``rounds`` replays; None (said why)
+    when the simulator's round was not one JoinGroup and one SyncGroup per member (a member asked
+    again), which it does not replay."""
     import json
     import pickle
 
-    apis = collections.Counter(tuple(struct.unpack_from(">h", r, 4)[0] for r, _ in seq) for seq in exchanges)
-    if set(apis) != {(11, 14)}:
+    if not once_each(exchanges):
+        apis = collections.Counter(
+            tuple(struct.unpack_from(">h", r, 4)[0] for r, _ in seq) for seq in exchanges
+        )
         print(f"  {WORK_FLOOR}: not measured: the round's exchanges per member were {dict(apis)}")
         return None
     joined = [peer.decode(11, 5, seq[0][1]) for seq in exchanges]
@@ -399,7 +449,7 @@ def rebalance_work_floor(exchanges: list[list[tuple[bytes, bytes]]], directory: 
         for seq, ours in zip(exchanges, given, strict=True):
             if join(ours[0]) != join(seq[0][1]) or ours[1] != seq[1][1]:
                 raise RuntimeError(f"{WORK_FLOOR}: the rebalance answered otherwise than the simulator")
-        return asyncio.run(replay(floor.address, exchanges, floor.cpu_ns)) / 1e6
+        return replays_ms(floor.address, exchanges, floor.cpu_ns, rounds)
     finally:
         floor.stop()
 
@@ -542,6 +592,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=7, help="rejoin rounds of the rebalance (medians)")
     parser.add_argument("--commits", type=int, default=MIN_COMMITS, help="at least this many commits")
     parser.add_argument("--profile", action="store_true", help="profile the simulator's thread per case")
     parser.add_argument("--requests", type=int, default=20_000, help="requests per case with --profile")
@@ -629,18 +680,21 @@ def measure_rebalance(args: argparse.Namespace, mock: peer.Server, sim: peer.Ser
                 args.partitions,
                 REBALANCE_SESSION_MS,
                 record=server is sim,
+                rounds=args.rounds,
             )
         )
     with tempfile.TemporaryDirectory() as directory:
-        floor_ms = rebalance_floor(results[peer.SIM]["recorded"], directory)
-        working_ms = rebalance_work_floor(results[peer.SIM]["recorded"], directory)
+        floor_ms = rebalance_floor(results[peer.SIM]["recorded"], directory, args.rounds)
+        working_ms = rebalance_work_floor(results[peer.SIM]["recorded"], directory, args.rounds)
     print(
-        f"Rebalance of {args.members} members over {args.partitions:,} partitions (all rejoin, leader assigns):"
+        f"Rebalance of {args.members} members over {args.partitions:,} partitions (all rejoin, leader assigns), "
+        f"medians of {args.rounds} rounds:"
     )
     for name, r in results.items():
+        low, high = r["cpu_spread"]
         print(
-            f"  {name:16} wall {r['wall_ms']:8.1f} ms  server CPU {r['cpu_ms']:7.1f} ms  "
-            f"(generation {r['generation']})"
+            f"  {name:16} wall {r['wall_ms']:8.1f} ms  server CPU {r['cpu_ms']:7.1f} ms "
+            f"({low:.1f} to {high:.1f}; generation {r['generation']})"
         )
     print(
         f"  {peer.FLOOR:16} server CPU {floor_ms:7.1f} ms (the simulator's rejoin exchanges, answered at once)"

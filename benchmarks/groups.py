@@ -61,7 +61,7 @@ simulator once it is durable, which the floor answering at the tick shows).
 profiles its event loop's thread with cProfile during the rebalance, then ``--requests`` Heartbeats,
 then as many OffsetCommits; it prints the functions that took the most time.
 
-    .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000] [--commits 20000]
+    .venv/bin/python benchmarks/groups.py [--seconds 4] [--members 100] [--partitions 1000] [--rounds 7] [--commits 20000]
         [--share-cycles 300] [--share-batch 10] [--share-only]
     .venv/bin/python benchmarks/groups.py --profile [--requests 20000]
 """

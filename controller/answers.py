@@ -167,7 +167,12 @@ def parked(ask: Callable[[Callable[[Any], None]], None], answer: Callable[[Any],
         if future is None:
             given.append(result)
         elif not future.done():  # (cancelled: the client went away)
-            future.set_result(answer(result))
+            try:
+                made = answer(result)
+            except Exception as exc:  # a handler's bug: its request is answered as one, not the caller's
+                future.set_exception(exc)
+            else:
+                future.set_result(made)
 
     ask(respond)
     if given:

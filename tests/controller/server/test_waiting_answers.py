@@ -1,6 +1,7 @@
 """A request whose answer waits on a future the handler completes (a commit waiting for the high
-watermark) holds the requests behind it on its connection, and is answered by a callback on the future,
-not a task: in order, with its error answer when the work fails, and never after its client has gone."""
+watermark, a member parked until its group's join phase completes) holds the requests behind it on its
+connection, and is answered by a callback on the future, not a task: in order, with its error answer
+when the work fails, and never after its client has gone. A parked one's frame is not held meanwhile."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from controller.answers import Close, Later
+from controller.answers import Close, Later, Parked, parked
 from controller.connection import Connection, ConnectionLimits
 
 LIMITS = ConnectionLimits(
@@ -122,13 +123,14 @@ def answerer(waiting: dict[bytes, asyncio.Future[Any]], finish: Any = None, fail
     """Frames starting with ``w`` wait on a future (kept in ``waiting``); the others are answered at once."""
 
     def answer(frame: bytes) -> Any:
-        if frame.startswith(b"w"):
+        if frame.startswith((b"w", b"p")):  # p: parked (it waits for other clients)
             future = asyncio.get_running_loop().create_future()
             waiting[frame] = future
             return Later(
                 future,
                 finish or (lambda result: b"<" + result + b">"),
                 fail or (lambda exc: b"!" + type(exc).__name__.encode()),
+                parked=frame.startswith(b"p"),
             )
         return b"[" + frame + b"]"
 
@@ -209,3 +211,53 @@ async def test_work_completed_after_its_client_left_answers_nothing(waiting):
     assert future.cancelled()  # the handler's own check (a commit's ``answered.done()``) sees it
     await settle()
     assert answers(transport) == b"" and transport.closed
+
+
+async def test_a_parked_request_is_not_held_while_it_waits_and_is_answered_in_order(waiting):
+    conn, transport, host = connect(answerer(waiting))
+    tasks = len(asyncio.all_tasks())
+    send(conn, framed(b"p1" + b"x" * 1000))
+    await settle()
+    assert len(asyncio.all_tasks()) == tasks
+    assert host.held_bytes == 0  # released when it parked, not when it is answered
+    send(conn, framed(b"b"))
+    await settle()
+    assert answers(transport) == b"" and conn.unanswered == 2
+    waiting[b"p1" + b"x" * 1000].set_result(b"one")
+    await settle()
+    assert answers(transport) == b"<one>[b]"
+    assert host.held_bytes == 0 and conn.unanswered == 0
+
+
+async def test_parked_answers_now_when_the_result_is_given_at_once() -> None:
+    made = parked(lambda respond: respond(7), lambda result: {"answer": result})
+    assert made == {"answer": 7}
+
+
+async def test_parked_answers_from_its_future_when_the_result_comes_later() -> None:
+    held: list[Any] = []
+    made = parked(held.append, lambda result: {"answer": result})
+    assert isinstance(made, Parked) and not made.work.done()
+    held[0](7)
+    held[0](8)  # a second result is not taken
+    assert made.work.result() == {"answer": 7}
+
+
+async def test_parked_hands_a_failing_answer_to_the_request_not_to_the_caller() -> None:
+    held: list[Any] = []
+
+    def broken(result: int) -> dict[str, int]:
+        raise KeyError(result)
+
+    made = parked(held.append, broken)
+    held[0](7)  # the coordinator completing a join phase is not interrupted
+    assert isinstance(made.work.exception(), KeyError)
+
+
+async def test_parked_gives_nothing_once_its_client_has_gone() -> None:
+    held: list[Any] = []
+    calls: list[int] = []
+    made = parked(held.append, lambda result: calls.append(result))
+    made.work.cancel()
+    held[0](7)
+    assert calls == [] and made.work.cancelled()

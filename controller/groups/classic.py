@@ -18,7 +18,7 @@ from __future__ import annotations
 import collections
 import enum
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -381,8 +381,9 @@ class ClassicGroup:
         topics = self.subscribed_topics()
         return True if topics is None else topic in topics
 
-    def snapshot(self) -> dict[str, Any]:
-        """The group as Kafka's GroupMetadata record keeps it: what a coordinator loads after a move."""
+    def snapshot(self, assignment: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+        """The group as Kafka's GroupMetadata record keeps it: what a coordinator loads after a move
+        (``assignment``: the members' assignments written instead of those they hold)."""
         return {
             "generation": self.generation,
             "protocol_type": self.protocol_type,
@@ -398,7 +399,7 @@ class ClassicGroup:
                     m.session_timeout_ms,
                     m.protocol_type,
                     list(m.protocols),
-                    m.assignment,
+                    m.assignment if assignment is None else assignment.get(m.member_id, b""),
                 )
                 for m in self.members.values()
             ],

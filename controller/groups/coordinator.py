@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -145,8 +145,15 @@ CommitWaiter = Callable[[list[ErrorCode]], None]
 class GroupLog(Protocol):
     """Where the coordinator writes what Kafka writes to ``__consumer_offsets``."""
 
-    def write_group(self, group: ClassicGroup) -> None:
-        """The group's generation, protocol and members with their assignments (or its removal)."""
+    def write_group(
+        self,
+        group: ClassicGroup,
+        respond: Callable[[ErrorCode], None] | None = None,
+        assignment: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """The group's generation, protocol and members with their assignments (or its removal);
+        ``assignment``: the members' assignments written instead of those they hold. ``respond``, when
+        given, with NONE once the record is durable, or with the error of a write that failed."""
 
     def write_offsets(
         self,
@@ -717,19 +724,48 @@ class GroupCoordinator:
             group.pending_sync.discard(member_id)
             if member_id == group.leader:
                 given = dict(assignments)
-                for member in group.members.values():
-                    member.assignment = given.get(member.member_id, b"")
-                if self.log is not None:
-                    self.log.write_group(group)
-                self._propagate(group, ErrorCode.NONE)
-                group.transition(GroupState.STABLE)
-                self._note(group_id, f"assignment from leader {member_id}")
+                assignment = {m: given.get(m, b"") for m in group.members}
+                if self.log is None:
+                    self._assigned(group, generation, member_id, assignment, ErrorCode.NONE)
+                else:
+                    # Kafka hands the assignment out once the group's record is committed.
+                    self.log.write_group(
+                        group,
+                        lambda error: self._assigned(group, generation, member_id, assignment, error),
+                        assignment,
+                    )
         elif group.is_in(GroupState.STABLE):
             group.pending_sync.discard(member_id)
             member = group.members[member_id]
             respond(SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment))
         else:
             respond(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+
+    def _assigned(
+        self,
+        group: ClassicGroup,
+        generation: int,
+        leader: str,
+        assignment: Mapping[str, bytes],
+        error: ErrorCode,
+    ) -> None:
+        """The leader's assignment is stored (or its write failed, ``error``): the members get it and the
+        group is Stable, if it is still completing that generation's rebalance (Kafka's ``storeGroup``
+        callback: a member that joined meanwhile started another). A write that failed hands out the
+        error, and the group rebalances again."""
+        if self.groups.get(group.group_id) is not group or group.generation != generation:
+            return
+        if not group.is_in(GroupState.COMPLETING_REBALANCE):
+            return
+        if error:
+            self._propagate_error(group, error)
+            self._prepare_rebalance(group, f"error {error.name} when storing the assignment of {leader}")
+            return
+        for member in group.members.values():
+            member.assignment = assignment.get(member.member_id, b"")
+        self._propagate(group, ErrorCode.NONE)
+        group.transition(GroupState.STABLE)
+        self._note(group.group_id, f"assignment from leader {leader}")
 
     @staticmethod
     def _sync_error(

@@ -38,7 +38,7 @@ offsets are the classic coordinator's, for every family's groups.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -442,8 +442,19 @@ class GroupService:
 
         self.topic.wait(index, last, answered)
 
-    def write_group(self, group: ClassicGroup) -> None:
-        self._append(group.group_id, "group", [None if group.is_in(GroupState.DEAD) else group.snapshot()])
+    def write_group(
+        self,
+        group: ClassicGroup,
+        respond: Callable[[ErrorCode], None] | None = None,
+        assignment: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """The group's record (its removal when it is Dead), with ``assignment`` for its members' when
+        given; ``respond`` as :meth:`when_durable` does."""
+        value = None if group.is_in(GroupState.DEAD) else group.snapshot(assignment)
+        index = self.partition_of(group.group_id)
+        last = self._append_to(index, group.group_id, "group", [value])
+        if respond is not None:
+            self._when_durable_at(index, last, 1, respond)
 
     def write_offsets(
         self,

@@ -235,17 +235,32 @@ def test_join_sync_heartbeat_and_describe_on_the_wire(server: ServerThread, pool
             "range",
         )
         assert joined["Members"] == [{"MemberId": member, "GroupInstanceId": None, "Metadata": b"meta"}]
-        synced = c.send(
-            "SyncGroupRequest",
-            {
-                "GroupId": "g",
-                "GenerationId": 1,
-                "MemberId": member,
-                "GroupInstanceId": None,
-                "Assignments": [{"MemberId": member, "Assignment": b"all"}],
-            },
-            version=3,
+        index = coordinator_partition("g", 50)
+        written = server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker]
+        pending = later(
+            pool,
+            lambda: c.send(
+                "SyncGroupRequest",
+                {
+                    "GroupId": "g",
+                    "GenerationId": 1,
+                    "MemberId": member,
+                    "GroupInstanceId": None,
+                    "Assignments": [{"MemberId": member, "Assignment": b"all"}],
+                },
+                version=3,
+            ),
         )
+        # As Kafka, the assignment is handed out once the group's record is committed: one replication
+        # tick (the followers copy it, the high watermark covers it).
+        server.wait_until(
+            lambda: server.partition_state(OFFSETS_TOPIC, index).log_end_offsets[broker] == written + 1,
+            TIMEOUT,
+        )
+        assert not pending.done()
+        assert (server.group_state("g") or {}).get("state") == "CompletingRebalance"
+        server.advance(100)
+        synced = pending.result(TIMEOUT)
         assert (synced["ErrorCode"], synced["Assignment"]) == (0, b"all")
         beat = c.send(
             "HeartbeatRequest",

@@ -548,53 +548,46 @@ class HeldLog:
         respond()
 
 
-def rebalanced(h: Harness, count: int = 2) -> tuple[list[str], list[list[SyncResult]]]:
-    """``count`` members through a join phase; every member's SyncGroup sent, the leader's last: the ids
-    (the leader first) and each member's SyncGroup answers."""
-    ids, parked = [], []
-    for i in range(count):
-        member_id, answers = h.new_member(client_id=f"c{i}")
-        ids.append(member_id)
-        parked.append(answers)
-    h.advance(0)
-    leader = h.coordinator.groups["g"].leader
-    ids.sort(key=lambda m: m != leader)
-    synced = [h.sync(m, 1) for m in ids[1:]]
-    synced.insert(0, h.sync(leader, 1, [(m, m.encode()) for m in ids]))
-    return ids, synced
+class Rebalanced:
+    """Two members through a join phase with a :class:`HeldLog`; every member's SyncGroup sent, the
+    leader's last: ``ids`` (the leader first), each member's SyncGroup answers (``synced``), the group's
+    record written with the leader's assignment and what answers its write (``record``, ``respond``)."""
+
+    def __init__(self, count: int = 2) -> None:
+        h = self.h = Harness()
+        h.coordinator.log = log = HeldLog()
+        joined = [h.new_member(client_id=f"c{i}")[0] for i in range(count)]
+        h.advance(0)
+        leader = h.coordinator.groups["g"].leader
+        ids = self.ids = sorted(joined, key=lambda m: m != leader)
+        synced = [h.sync(m, 1) for m in ids[1:]]
+        synced.insert(0, h.sync(leader, 1, [(m, m.encode()) for m in ids]))
+        self.synced = synced
+        [(self.record, self.respond)] = [w for w in log.groups if w[1] is not None]
 
 
 def test_the_leaders_assignment_is_handed_out_once_the_groups_record_is_durable() -> None:
-    h = Harness()
-    h.coordinator.log = log = HeldLog()
-    ids, synced = rebalanced(h)
-    [(record, respond)] = [w for w in log.groups if w[1] is not None]
-    assert [m[8] for m in record["members"]] == [m.encode() for m in ids]  # the record holds it
-    assert synced == [[], []] and h.state() is GroupState.COMPLETING_REBALANCE
-    assert h.coordinator.groups["g"].members[ids[1]].assignment == b""  # not the group's yet
-    respond(E.NONE)
-    assert [a[0].error for a in synced] == [E.NONE, E.NONE]
-    assert [a[0].assignment for a in synced] == [m.encode() for m in ids]
-    assert h.state() is GroupState.STABLE
+    r = Rebalanced()
+    assert [m[8] for m in r.record["members"]] == [m.encode() for m in r.ids]  # the record holds it
+    assert r.synced == [[], []] and r.h.state() is GroupState.COMPLETING_REBALANCE
+    assert r.h.coordinator.groups["g"].members[r.ids[1]].assignment == b""  # not the group's yet
+    r.respond(E.NONE)
+    assert [a[0].error for a in r.synced] == [E.NONE, E.NONE]
+    assert [a[0].assignment for a in r.synced] == [m.encode() for m in r.ids]
+    assert r.h.state() is GroupState.STABLE
 
 
 def test_a_failed_write_of_the_assignment_hands_out_its_error_and_rebalances() -> None:
-    h = Harness()
-    h.coordinator.log = log = HeldLog()
-    ids, synced = rebalanced(h)
-    [respond] = [r for _, r in log.groups if r is not None]
-    respond(E.NOT_COORDINATOR)
-    assert [(a[0].error, a[0].assignment) for a in synced] == [(E.NOT_COORDINATOR, b"")] * 2
-    assert h.state() is GroupState.PREPARING_REBALANCE
+    r = Rebalanced()
+    r.respond(E.NOT_COORDINATOR)
+    assert [(a[0].error, a[0].assignment) for a in r.synced] == [(E.NOT_COORDINATOR, b"")] * 2
+    assert r.h.state() is GroupState.PREPARING_REBALANCE
 
 
 def test_an_assignment_stored_after_the_group_moved_on_is_not_handed_out() -> None:
-    h = Harness()
-    h.coordinator.log = log = HeldLog()
-    ids, synced = rebalanced(h)
-    [respond] = [r for _, r in log.groups if r is not None]
-    h.join(ids[0], protocols=(("range", b"new"),))  # a changed rejoin before the write is durable
-    assert [a[0].error for a in synced] == [E.REBALANCE_IN_PROGRESS] * 2
-    respond(E.NONE)
-    assert h.state() is GroupState.PREPARING_REBALANCE
-    assert all(m.assignment == b"" for m in h.coordinator.groups["g"].members.values())
+    r = Rebalanced()
+    r.h.join(r.ids[0], protocols=(("range", b"new"),))  # a changed rejoin before the write is durable
+    assert [a[0].error for a in r.synced] == [E.REBALANCE_IN_PROGRESS] * 2
+    r.respond(E.NONE)
+    assert r.h.state() is GroupState.PREPARING_REBALANCE
+    assert all(m.assignment == b"" for m in r.h.coordinator.groups["g"].members.values())

@@ -166,6 +166,9 @@ class ClassicGroup:
     static_members: dict[str, str] = field(default_factory=dict)
     #: A member joined during the initial rebalance delay: the delay is extended.
     new_member_added: bool = False
+    #: False once the coordinator no longer holds the group (unloaded by a coordinator move): what was
+    #: pending for it (a write of its assignment) no longer acts on it.
+    loaded: bool = True
     #: How many members support each protocol name (Kafka's ``ClassicGroup.supportedProtocols``): whether a
     #: joining member's protocols fit the group is then not a walk over every member.
     supported: collections.Counter[str] = field(default_factory=collections.Counter, repr=False)

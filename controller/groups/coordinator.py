@@ -751,9 +751,9 @@ class GroupCoordinator:
     ) -> None:
         """The leader's assignment is stored (or its write failed, ``error``): the members get it and the
         group is Stable, if it is still completing that generation's rebalance (Kafka's ``storeGroup``
-        callback: a member that joined meanwhile started another). A write that failed hands out the
-        error, and the group rebalances again."""
-        if self.groups.get(group.group_id) is not group or group.generation != generation:
+        callback: a member that joined meanwhile started another; a group unloaded meanwhile is not this
+        coordinator's). A write that failed hands out the error, and the group rebalances again."""
+        if not group.loaded or self.groups.get(group.group_id) is not group or group.generation != generation:
             return
         if not group.is_in(GroupState.COMPLETING_REBALANCE):
             return
@@ -1193,6 +1193,7 @@ class GroupCoordinator:
             self._cancel(key)
         if group is None:
             return
+        group.loaded = False
         for member in group.members.values():
             if member.join_waiter is not None:
                 waiter, member.join_waiter = member.join_waiter, None

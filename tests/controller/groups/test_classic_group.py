@@ -591,3 +591,14 @@ def test_an_assignment_stored_after_the_group_moved_on_is_not_handed_out() -> No
     r.respond(E.NONE)
     assert r.h.state() is GroupState.PREPARING_REBALANCE
     assert all(m.assignment == b"" for m in r.h.coordinator.groups["g"].members.values())
+
+
+@pytest.mark.parametrize("outcome", [E.NONE, E.NOT_COORDINATOR])
+def test_a_write_that_completes_after_its_group_was_unloaded_does_not_act_on_it(outcome) -> None:
+    r = Rebalanced()
+    r.h.coordinator.unload("g", E.NOT_COORDINATOR)  # the coordinator moved: the parked syncs are told
+    assert [a[0].error for a in r.synced] == [E.NOT_COORDINATOR] * 2
+    r.respond(outcome)
+    assert r.h.state() is GroupState.COMPLETING_REBALANCE  # neither Stable nor rebalancing here
+    assert not [key for key in r.h.coordinator._timers if key[1] == "g"]
+    assert all(len(a) == 1 for a in r.synced)

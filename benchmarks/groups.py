@@ -282,9 +282,9 @@ async def rebalance(
     record: bool = False,
     rounds: int = 1,
 ) -> dict:
-    """``members`` join, then all rejoin at once, ``rounds`` times: the median of the rejoin rounds' wall
-    times and server CPU, and their spread (and, with ``record``, the exchanges per member of the first
-    round in which no member had to ask again, else of the last, for the floors)."""
+    """``members`` join, then all rejoin (the leader first), ``rounds`` times: the median of the rejoin
+    rounds' wall times and server CPU, and their spread (and, with ``record``, the exchanges per member
+    of the first round in which no member had to ask again, else of the last, for the floors)."""
     wires = [await Wire.open(address) for _ in range(members)]
     try:
         first_round = Round(session_ms)

@@ -3,7 +3,8 @@ layer and the connection, which import nothing else of each other.
 
 A request is answered with one of:
 
-- a response frame (``bytes``), now;
+- a response frame (``bytes``, or :class:`protocol.framing.FramePieces`: a frame in pieces, written as
+  they are), now;
 - :class:`Later`: work to wait for (a placement, an election), then the frame it makes;
 - :class:`Closing`: a frame (or none), then the connection closes (a failed authentication);
 - :class:`Close`, raised: the connection closes now, unanswered (a malformed frame);
@@ -11,7 +12,7 @@ A request is answered with one of:
   never answers).
 
 A handler answers with response data (a ``dict``), an encoded body (``bytes``, or :class:`Pieces` of it,
-joined once into the frame), :class:`Sized` data too big to encode on the event loop, :data:`NO_RESPONSE` (the request is not answered), an awaitable of
+framed without a copy), :class:`Sized` data too big to encode on the event loop, :data:`NO_RESPONSE` (the request is not answered), an awaitable of
 one of those, or :class:`Parked` (an awaitable that waits for other clients); it may raise :class:`Close`.
 """
 
@@ -22,6 +23,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from protocol.framing import FramePieces
 
 __all__ = [
     "FUTURE",
@@ -108,7 +111,7 @@ class Later:
 
 
 #: What answering one request frame gives.
-Answer = bytes | Later | Closing
+Answer = bytes | FramePieces | Later | Closing
 
 
 class NoResponse:
@@ -183,7 +186,8 @@ def parked(ask: Callable[[Callable[[Any], None]], None], answer: Callable[[Any],
 
 class Pieces:
     """A handler's answer encoded already, as the pieces of its body (a Fetch answer: its fields, and each
-    batch's bytes as the log holds them): the frame is made with one join, so the body is copied once."""
+    batch's bytes as the log holds them): framed as :class:`protocol.framing.FramePieces`, never joined,
+    so the records go from the log to the socket without a copy."""
 
     __slots__ = ("pieces",)
 

@@ -45,6 +45,7 @@ from typing import Protocol, cast
 
 from controller.answers import FUTURE, Answer, Close, Closing, Later
 from controller.logsafe import shown
+from protocol.framing import FramePieces
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ class Connection(asyncio.BufferedProtocol):
         self._frames: deque[bytes] = deque()
         self._held = 0  # bytes of this connection counted against queued.max.request.bytes
         self._unsent = 0  # bytes of answers counted as unsent at the host (while its client does not read)
-        self._out: list[bytes] = []
+        self._out: list[bytes | FramePieces] = []
         #: The work in progress: a task waiting for a Later, or the Later's own future (:meth:`_done`).
         self._task: asyncio.Future[object] | None = None
         #: The work of the request being answered, until its task starts.
@@ -349,6 +350,11 @@ class Connection(asyncio.BufferedProtocol):
             if self._close_reason is None:
                 if self._unfinished():
                     self._close_reason = "disconnected mid-request"
+                elif isinstance(exc, (ConnectionResetError, BrokenPipeError)):
+                    # The client reset the connection (closed it with answers unread, or at once): it
+                    # left, as a client may; Kafka logs such a disconnect at debug too.
+                    self._close_reason = "client reset"
+                    log.debug("%s reset the connection (%s)", self.peer, exc)
                 elif exc is not None:
                     self._close_reason = "connection error"
                     log.warning("closing connection from %s: connection error (%s)", self.peer, exc)
@@ -551,8 +557,28 @@ class Connection(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         out = self._out
-        if out and self.transport is not None and not self.transport.is_closing():
-            self.transport.write(out[0] if len(out) == 1 else b"".join(out))
+        transport = self.transport
+        if out and transport is not None and not transport.is_closing():
+            # A frame in pieces (a Fetch answer's records, the logs' own bytes) goes to the transport as it
+            # is: uvloop writes the pieces with one vectored write, where a join would copy every record
+            # once more (a quarter of a consumer's CPU per MB). Other frames are joined as before.
+            if len(out) == 1:
+                answer = out[0]
+                if answer.__class__ is FramePieces:
+                    transport.writelines(answer.pieces)  # type: ignore[attr-defined]
+                else:
+                    transport.write(answer)  # type: ignore[arg-type]
+            else:
+                written: list[bytes | memoryview] = []
+                for answer in out:
+                    if answer.__class__ is FramePieces:
+                        written.extend(answer.pieces)  # type: ignore[attr-defined]
+                    else:
+                        written.append(answer)  # type: ignore[arg-type]
+                if len(written) == len(out):
+                    transport.write(b"".join(written))
+                else:
+                    transport.writelines(written)
         out.clear()
 
     # ------------------------------------------------------------------------------------- flow and idle

@@ -53,6 +53,7 @@ from protocol.caps import CapPath
 from protocol.codec import DecodeCaps, Message
 from protocol.codes import ErrorCode
 from protocol.framing import (
+    FramePieces,
     RequestHeader,
     encode_response,
     encode_response_pieces,
@@ -162,7 +163,7 @@ class _Route:
         """The one place a response is framed (:meth:`framed_pieces` for a body in pieces)."""
         return encode_response(correlation, self.header_version, body)
 
-    def framed_pieces(self, correlation: int, pieces: list[bytes | memoryview]) -> bytes:
+    def framed_pieces(self, correlation: int, pieces: list[bytes | memoryview]) -> FramePieces:
         return encode_response_pieces(correlation, self.header_version, pieces)
 
 

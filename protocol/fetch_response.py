@@ -4,7 +4,8 @@ The spec's codec (:mod:`protocol.codec`) copies each partition's ``Records`` int
 and the body is copied again into its frame; for an answer carrying a 1 MB batch those copies are most
 of what answering costs. :func:`encode` writes the same bytes as the codec for the common answer, as a
 list of pieces in which each partition's records are the pieces given (the logs' own bytes: a batch's
-stamped head and the rest of the client's bytes), so that the frame is made with one join. It answers
+stamped head and the rest of the client's bytes), so that the frame is written as those pieces
+(:class:`protocol.framing.FramePieces`), the records never copied after the socket read. It answers
 None for anything else, which the codec then encodes: a partition with a tagged field
 (``DivergingEpoch``, ``CurrentLeader``, ``SnapshotId``), ``NodeEndpoints``, a version it does not know.
 

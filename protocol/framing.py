@@ -193,16 +193,35 @@ def encode_response(correlation_id: int, header_version: int, body: bytes) -> by
     return prefix + (b"\x00" if header_version else b"") + body
 
 
+class FramePieces:
+    """A response frame as its pieces, in order (the size prefix and header, then the body's pieces: a Fetch
+    answer's records are the logs' own bytes). Nothing is joined: the connection hands the pieces to the
+    transport, which writes them as they are (a vectored write), so the records are not copied on their
+    way to the socket. ``len()`` is the frame's size in bytes; ``bytes()`` joins it (for tests)."""
+
+    __slots__ = ("pieces", "size")
+
+    def __init__(self, pieces: list[bytes | memoryview], size: int) -> None:
+        self.pieces = pieces
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.pieces)
+
+
 def encode_response_pieces(
     correlation_id: int, header_version: int, pieces: Sequence[bytes | memoryview]
-) -> bytes:
+) -> FramePieces:
     """:func:`encode_response` for a body in pieces (a Fetch answer's records are the logs' own bytes):
-    the frame is made with one join, the body's bytes copied once."""
+    the frame's prefix and header before the body's pieces, none of them copied."""
     if header_version not in (0, 1):
         raise ValueError(f"response header version must be 0 or 1, not {header_version}")
     size = 4 + header_version + sum(len(piece) for piece in pieces)
     prefix = _SIZE_AND_CORRELATION.pack(size, correlation_id) + (b"\x00" if header_version else b"")
-    return b"".join([prefix, *pieces])
+    return FramePieces([prefix, *pieces], size + 4)
 
 
 def encode_response_frame(

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import errno
 import logging
+import socket
+import struct
 import time
 
 from protocol.framing import encode_request
+from tests.support.groups import wait_for
 from tests.support.rawwire import SCHEMAS, raw_connect, read_response, request_frame
 
 FORGED = "x\nERROR controller.server: forged line\r\x1b[2J"
@@ -70,3 +73,18 @@ def test_repeated_accept_errors_make_one_line_a_second(placement_sim, caplog):
     waiting.sendall(request_frame(18, 0, {}, 5))
     frame = read_response(waiting)
     assert frame is not None and int.from_bytes(frame[:4], "big") == 5
+
+
+def test_a_client_that_resets_its_connection_left_without_a_warning(placement_sim, caplog):
+    """A client that closes with a reset (SO_LINGER 0: what a client killed, or closing with answers unread,
+    sends) has left as a client may: counted as ``closed:client reset``, logged at debug, no warning."""
+    caplog.set_level(logging.DEBUG, logger="controller.connection")
+    before = placement_sim.stats["closed:client reset"]
+    sock = raw_connect(placement_sim.bootstrap)
+    sock.sendall(request_frame(18, 0, {}, 7))
+    assert read_response(sock) is not None
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+    wait_for(lambda: placement_sim.stats["closed:client reset"] > before, 10)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("reset the connection" in r.getMessage() for r in caplog.records)

@@ -55,6 +55,8 @@ class Transport:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.written: list[bytes] = []
+        #: What each writelines() was given, the objects themselves.
+        self.pieces: list[list[bytes | memoryview]] = []
         self.closed = False
 
     def get_extra_info(self, name: str) -> Any:
@@ -63,6 +65,11 @@ class Transport:
     def write(self, data: bytes) -> None:
         assert not self.closed, "written after close"
         self.written.append(bytes(data))
+
+    def writelines(self, pieces: list[bytes | memoryview]) -> None:
+        assert not self.closed, "written after close"
+        self.pieces.append(list(pieces))
+        self.written.append(b"".join(pieces))
 
     def is_closing(self) -> bool:
         return self.closed

@@ -199,6 +199,10 @@ class DataPath:
         #: Bytes of answers written to connections whose clients do not read them (kept by the server):
         #: past ``simulator.unsent.answers.max.bytes`` a Fetch answer carries at most its first batch.
         self.unsent_answer_bytes = 0
+        #: Each topic's settings as its leader has them (topic_settings), and the config generation they
+        #: were read at.
+        self._settings: dict[tuple[str, int | None], TopicSettings] = {}
+        self._settings_at = -1
         self.replication.on_log_end_offsets = self.follow
         self.replication.on_high_watermark = self.high_watermark_moved
         dynamics.on_partitions_changed = self.partitions_changed
@@ -241,10 +245,22 @@ class DataPath:
         own, else the brokers', else Kafka's defaults: :meth:`Cluster.topic_config`, so that AlterConfigs
         takes effect at the next request); ``retention.bytes`` bounded by ``simulator.log.max.bytes``.
         The one place they are read from."""
-        t = self.cluster.topics.get(topic)
+        cluster = self.cluster
+        t = cluster.topics.get(topic)
         leader = t.partitions[0].leader if t is not None and t.partitions else None
         broker = leader if leader is not None and leader >= 0 else None
+        # Kept until a config changes anywhere (Cluster.config_generation moves: a topic deleted too), as
+        # Cluster.topic_config keeps each value: a Produce reads them for every partition it writes.
+        if self._settings_at != cluster.config_generation:
+            self._settings.clear()
+            self._settings_at = cluster.config_generation
+        key = (topic, broker)
+        settings = self._settings.get(key)
+        if settings is None:
+            settings = self._settings[key] = self._read_settings(topic, broker)
+        return settings
 
+    def _read_settings(self, topic: str, broker: int | None) -> TopicSettings:
         def value(name: str) -> Any:
             return self.cluster.topic_config(topic, name, broker)
 

@@ -351,7 +351,9 @@ def _scan(batch: ClientBatch, bound: int, pairs: list[tuple[int, int]] | None = 
         raise _Invalid(f"Found invalid record count {count} in magic v2 batch")
     view = batch.data
     if header.compression_id == 0:
-        data = bytes(view[HEADER_SIZE : header.size])
+        # Read in place: a copy of a big batch (fresh memory, faulted in page by page) cost more than the
+        # records' reading (a batch of 60 records of 16 KiB: 126 us with the copy, 89 without).
+        data = view[HEADER_SIZE : header.size]
         end = len(data)
         pos = _scan_records(scan, data, 0, end, count)
         while scan.count < count:  # what the fast scan left (headers, or an anomaly): read carefully

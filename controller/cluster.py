@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import bisect
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum, StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from controller.config.topic_configs import (
     TOPIC_CONFIGS,
@@ -34,6 +34,7 @@ __all__ = [
     "Broker",
     "BrokerState",
     "Cluster",
+    "ConfigDerived",
     "LeaderRecoveryState",
     "PartitionChange",
     "PartitionState",
@@ -911,6 +912,35 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     return value
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class ConfigDerived(Generic[_K, _V]):
+    """Values read from configs in effect, kept until any config changes (the cluster's
+    ``config_generation`` moves: a topic's, a broker's or a group's configs set, a topic deleted), as
+    :meth:`Cluster.topic_config` keeps each value: for what a request reads on every call (a Produce,
+    for each partition it writes; a heartbeat, two group configs). The one home of that rule."""
+
+    __slots__ = ("_at", "_cluster", "_values")
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._values: dict[_K, _V] = {}
+        self._at = -1
+
+    def get(self, key: _K, read: Callable[..., _V], *args: Any) -> _V:
+        """The value kept for ``key``, else ``read(*args)`` (kept)."""
+        generation = self._cluster.config_generation
+        if self._at != generation:
+            self._values.clear()
+            self._at = generation
+        value = self._values.get(key)
+        if value is None:
+            value = self._values[key] = read(*args)
+        return value
 
 
 class _UuidSource:

@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cluster import NO_LEADER, Cluster, LeaderRecoveryState, PartitionState
+from controller.cluster import NO_LEADER, Cluster, ConfigDerived, LeaderRecoveryState, PartitionState
 from controller.config.topic_configs import MIN_INSYNC_REPLICAS
 from controller.election.api import ElectionStyle
 from controller.records.batch import control_batch, read_header
@@ -199,10 +199,8 @@ class DataPath:
         #: Bytes of answers written to connections whose clients do not read them (kept by the server):
         #: past ``simulator.unsent.answers.max.bytes`` a Fetch answer carries at most its first batch.
         self.unsent_answer_bytes = 0
-        #: Each topic's settings as its leader has them (topic_settings), and the config generation they
-        #: were read at.
-        self._settings: dict[tuple[str, int | None], TopicSettings] = {}
-        self._settings_at = -1
+        #: Each topic's settings as its leader has them (topic_settings).
+        self._settings: ConfigDerived[tuple[str, int | None], TopicSettings] = ConfigDerived(cluster)
         self.replication.on_log_end_offsets = self.follow
         self.replication.on_high_watermark = self.high_watermark_moved
         dynamics.on_partitions_changed = self.partitions_changed
@@ -249,16 +247,7 @@ class DataPath:
         t = cluster.topics.get(topic)
         leader = t.partitions[0].leader if t is not None and t.partitions else None
         broker = leader if leader is not None and leader >= 0 else None
-        # Kept until a config changes anywhere (Cluster.config_generation moves: a topic deleted too), as
-        # Cluster.topic_config keeps each value: a Produce reads them for every partition it writes.
-        if self._settings_at != cluster.config_generation:
-            self._settings.clear()
-            self._settings_at = cluster.config_generation
-        key = (topic, broker)
-        settings = self._settings.get(key)
-        if settings is None:
-            settings = self._settings[key] = self._read_settings(topic, broker)
-        return settings
+        return self._settings.get((topic, broker), self._read_settings, topic, broker)
 
     def _read_settings(self, topic: str, broker: int | None) -> TopicSettings:
         def value(name: str) -> Any:

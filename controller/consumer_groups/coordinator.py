@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from controller.clock import Clock, Timer
+from controller.cluster import ConfigDerived
 from controller.consumer_groups import regex
 from controller.consumer_groups.assignors import ASSIGNORS, AssignorError, MemberSpec
 from controller.consumer_groups.group import (
@@ -161,9 +162,8 @@ class ConsumerGroupCoordinator:
         #: When each member's session ends (a heartbeat moves it; the timer catches up when it fires).
         self._session_end: dict[tuple[str, str], int] = {}
         self._seen: dict[str, tuple[Any, ...]] = {}
-        #: Group configs in effect, (group id, name) -> value, as of the cluster's config generation.
-        self._configs: dict[tuple[str, str], int] = {}
-        self._configs_at = -1
+        #: Group configs in effect, (group id, name) -> value.
+        self._configs: ConfigDerived[tuple[str, str], int] = ConfigDerived(self.cluster)
 
     def close(self) -> None:
         for timer in self._timers.values():
@@ -175,15 +175,10 @@ class ConsumerGroupCoordinator:
     def _group_config(self, group_id: str, name: str) -> int:
         """A group config's value in effect (the group's own, else its broker default), kept until a config
         changes (every heartbeat reads two)."""
-        cluster = self.cluster
-        if self._configs_at != cluster.config_generation:
-            self._configs.clear()
-            self._configs_at = cluster.config_generation
-        key = (group_id, name)
-        value = self._configs.get(key)
-        if value is None:
-            value = self._configs[key] = int(cluster.group_config(group_id, name))
-        return value
+        return self._configs.get((group_id, name), self._read_group_config, group_id, name)
+
+    def _read_group_config(self, group_id: str, name: str) -> int:
+        return int(self.cluster.group_config(group_id, name))
 
     def session_timeout_ms(self, group_id: str) -> int:
         return self._group_config(group_id, "consumer.session.timeout.ms")

@@ -123,3 +123,31 @@ async def test_lowering_min_insync_replicas_moves_an_idle_partitions_high_waterm
         assert sim.dynamics.partition_state("t", 0).high_watermark == 10  # no clock step needed
     finally:
         await sim.close()
+
+
+async def test_values_read_from_configs_are_kept_until_any_config_changes() -> None:
+    """ConfigDerived (what a Produce or a heartbeat reads on every call) reads again after a topic's or a
+    broker's configs are set and after a topic is deleted, and not otherwise."""
+    from controller.cluster import ConfigDerived
+
+    sim = await make_sim([0, 1, 2], properties=QUIET)
+    try:
+        sim.topic("t", [[0, 1, 2]])
+        cluster = sim.cluster
+        reads: list[str] = []
+
+        def read(topic: str) -> int:
+            reads.append(topic)
+            return int(cluster.topic_config(topic, "min.insync.replicas", 0))
+
+        kept: ConfigDerived[str, int] = ConfigDerived(cluster)
+        assert [kept.get("t", read, "t") for _ in range(3)] == [1, 1, 1] and reads == ["t"]
+        cluster.set_topic_configs("t", {"min.insync.replicas": "2"}, "test")
+        assert kept.get("t", read, "t") == 2 and reads == ["t", "t"]
+        cluster.set_broker_configs(0, {"min.insync.replicas": "3"}, "test")
+        assert kept.get("t", read, "t") == 2 and reads == ["t", "t", "t"]  # the topic's own value wins
+        cluster.delete_topic("t")
+        sim.topic("t", [[0, 1, 2]])  # made again without configs: the broker's value now
+        assert kept.get("t", read, "t") == 3 and len(reads) == 4
+    finally:
+        await sim.close()

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -320,11 +320,67 @@ def _cancel_all(interrupts: Interrupts) -> None:
         log.debug("cancelling the sweep's jobs: %s", exc)
 
 
+#: The tables a sweep writes under its folder.
+_TABLES = (output.METRICS, *(split.name for split in SPLITS), output.AGGREGATES)
+
+
 def remove_tables(spark: SparkSession, out: str) -> None:
     """Deletes every table a sweep writes under ``out`` (any Hadoop path): after an interrupted sweep, no
     table of it, nor one of an earlier sweep it had begun to replace, is left to look complete."""
-    for name in (output.METRICS, *(split.name for split in SPLITS), output.AGGREGATES):
+    for name in _TABLES:
         _delete(spark, f"{out}/{name}")
+
+
+def remove_tables_once_idle(
+    interrupts: Interrupts, spark: SparkSession, out: str, settle: float = 1.0, timeout: float = 60.0
+) -> None:
+    """:func:`remove_tables` once the cancelled work is idle (:meth:`Interrupts.wait_until_idle`), and again
+    while a table's folder comes back within ``settle`` seconds. Spark does not interrupt a cancelled
+    task's thread (``spark.job.interruptOnCancel`` is false): the task stops at its next record, and one
+    whose first record reaches its writer after the removal makes its table's folder again before it
+    stops (seen in CI: the interrupted sweep left an empty ``metrics`` folder after it had removed its
+    tables)."""
+    if not removed_for_good(
+        interrupts.wait_until_idle,
+        lambda: remove_tables(spark, out),
+        lambda: _any_table(spark, out),
+        settle,
+        timeout,
+    ):
+        log.warning("a table of the interrupted sweep came back for %.0f s: %s", timeout, out)
+
+
+def removed_for_good(
+    wait_idle: Callable[[float], None],
+    remove: Callable[[], None],
+    left: Callable[[], bool],
+    settle: float,
+    timeout: float,
+) -> bool:
+    """Waits for the work to be idle, removes, and does it again while something comes back (``left``)
+    within ``settle`` seconds of a removal; whether nothing came back within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        wait_idle(max(0.0, deadline - time.monotonic()))
+        remove()
+        quiet_until = min(time.monotonic() + settle, deadline)
+        while time.monotonic() < quiet_until and not left():
+            time.sleep(min(0.1, settle))
+        if not left():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+
+
+def _any_table(spark: SparkSession, out: str) -> bool:
+    """Whether a folder of a sweep's table is under ``out`` (any Hadoop file system)."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
+    for name in _TABLES:
+        path = jvm.org.apache.hadoop.fs.Path(f"{out}/{name}")
+        if path.getFileSystem(conf).exists(path):
+            return True
+    return False
 
 
 def default_partitions(spark: SparkSession, runs: int) -> int:

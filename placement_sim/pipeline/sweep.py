@@ -191,7 +191,7 @@ def run_sweep(
 
         from placement_sim.pipeline.spark_job import (
             cancel_on_interrupt,
-            remove_tables,
+            remove_tables_once_idle,
             run_sweep_spark,
             spark_session,
         )
@@ -226,8 +226,7 @@ def run_sweep(
                 except Exception:
                     if not interrupts.interrupted:
                         raise
-                    interrupts.wait_until_idle()
-                    remove_tables(session, out)
+                    remove_tables_once_idle(interrupts, session, out)
                     _remove_files(out, report_path)
                     raise SweepInterrupted(
                         f"interrupted: the Spark jobs were cancelled, and the tables begun in {out} removed"

@@ -56,3 +56,34 @@ def test_ctrl_c_during_a_spark_sweep_cancels_it_removes_its_tables_and_exits_130
         f"placement-sim sweep: interrupted: the Spark jobs were cancelled, and the tables begun in {out} removed",
     ]
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_a_table_that_comes_back_after_its_removal_is_removed_again() -> None:
+    """A cancelled task whose first record reaches its writer after the tables were removed makes its
+    table's folder again: the removal waits for the work to be idle and removes again."""
+    from placement_sim.pipeline.spark_job import removed_for_good
+
+    folder = {"there": True, "late_writes": 1}
+    removals: list[float] = []
+    waits: list[float] = []
+
+    def remove() -> None:
+        removals.append(time.monotonic())
+        folder["there"] = False
+
+    def left() -> bool:
+        if not folder["there"] and folder["late_writes"]:
+            folder["late_writes"] -= 1
+            folder["there"] = True  # the late task's writer makes the folder again
+        return folder["there"]
+
+    assert removed_for_good(waits.append, remove, left, settle=0.05, timeout=5.0)
+    assert len(removals) == 2 and len(waits) == 2 and not folder["there"]
+
+
+def test_a_table_that_keeps_coming_back_is_given_up_at_the_timeout() -> None:
+    from placement_sim.pipeline.spark_job import removed_for_good
+
+    started = time.monotonic()
+    assert not removed_for_good(lambda _: None, lambda: None, lambda: True, settle=0.01, timeout=0.2)
+    assert time.monotonic() - started < 5.0

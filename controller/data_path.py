@@ -243,8 +243,7 @@ class DataPath:
         own, else the brokers', else Kafka's defaults: :meth:`Cluster.topic_config`, so that AlterConfigs
         takes effect at the next request); ``retention.bytes`` bounded by ``simulator.log.max.bytes``.
         The one place they are read from."""
-        cluster = self.cluster
-        t = cluster.topics.get(topic)
+        t = self.cluster.topics.get(topic)
         leader = t.partitions[0].leader if t is not None and t.partitions else None
         broker = leader if leader is not None and leader >= 0 else None
         return self._settings.get((topic, broker), self._read_settings, topic, broker)

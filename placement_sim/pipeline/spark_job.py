@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -213,12 +214,19 @@ class SparkSweep:
     aggregates: Mapping[str, pa.Table]
 
 
-def _delete(spark: SparkSession, path: str) -> None:
-    """Deletes ``path`` (any Hadoop file system) if it exists."""
+def _found(spark: SparkSession, path: str) -> tuple[Any, Any] | None:
+    """``path`` (any Hadoop file system) and its file system, if it exists."""
     jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
-    if fs.exists(hadoop_path):
+    return (fs, hadoop_path) if fs.exists(hadoop_path) else None
+
+
+def _delete(spark: SparkSession, path: str) -> None:
+    """Deletes ``path`` (any Hadoop file system) if it exists."""
+    found = _found(spark, path)
+    if found is not None:
+        fs, hadoop_path = found
         fs.delete(hadoop_path, True)
         log.info("deleted %s", path)
 
@@ -374,13 +382,7 @@ def removed_for_good(
 
 def _any_table(spark: SparkSession, out: str) -> bool:
     """Whether a folder of a sweep's table is under ``out`` (any Hadoop file system)."""
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
-    for name in _TABLES:
-        path = jvm.org.apache.hadoop.fs.Path(f"{out}/{name}")
-        if path.getFileSystem(conf).exists(path):
-            return True
-    return False
+    return any(_found(spark, f"{out}/{name}") is not None for name in _TABLES)
 
 
 def default_partitions(spark: SparkSession, runs: int) -> int:
